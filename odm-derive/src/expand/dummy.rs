@@ -1,0 +1,60 @@
+//! What is emitted beside `compile_error!`: the accessors and a stub impl, so that one mistake
+//! in an attribute does not turn every use of the type into a further error.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::DeriveInput;
+
+use super::{paths, wrap};
+use crate::model::{Container, Derive};
+
+pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -> TokenStream {
+    if !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    let body = match derive {
+        Derive::Model => {
+            let accessors = cont.map(paths::model_accessors);
+            let id_ty = cont
+                .and_then(Container::id_field)
+                .map_or_else(|| quote!(()), |id| paths::id_type_and_getter(id).0);
+            quote! {
+                #accessors
+
+                impl ::odm::__private::Model for #ident {
+                    type Id = #id_ty;
+                    const COLLECTION: &'static str = "";
+                    fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
+                        ::odm::__private::Option::None
+                    }
+                    fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
+                        ::odm::__private::Vec::new()
+                    }
+                    fn generate_id() -> ::odm::__private::Option<Self::Id> {
+                        ::odm::__private::Option::None
+                    }
+                }
+            }
+        }
+        Derive::Embed => {
+            let Some(cont) = cont else {
+                return TokenStream::new();
+            };
+            let (paths_struct, paths_ident) = paths::embed_paths(cont);
+            quote! {
+                #paths_struct
+
+                impl ::odm::__private::Embed for #ident {
+                    type Paths<Root, W, M, S> = #paths_ident<Root, W, M, S>;
+                    fn paths<Root, W, M, S>(
+                        field: ::odm::__private::Field<Root, W, M>,
+                    ) -> Self::Paths<Root, W, M, S> {
+                        #paths_ident { field, _below: ::odm::__private::PhantomData }
+                    }
+                }
+            }
+        }
+    };
+    wrap(body)
+}

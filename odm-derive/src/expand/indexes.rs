@@ -1,0 +1,83 @@
+//! The generated `Model::indexes()`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+
+use crate::model::{Container, Shape};
+
+pub fn index_specs(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let mut specs = Vec::new();
+    for f in cont.stored_fields() {
+        let Some(index) = &f.index else { continue };
+        let stored = &f.stored;
+        let key = if index.text.is_some() {
+            quote!(::odm::__private::IndexKey::Text)
+        } else if index.desc.is_some() {
+            quote!(::odm::__private::IndexKey::Desc)
+        } else {
+            quote!(::odm::__private::IndexKey::Asc)
+        };
+        let mut spec = quote!(::odm::__private::IndexSpec::on(#stored, #key));
+        if index.unique.is_some() {
+            spec = quote!(#spec.unique());
+            if matches!(f.shape, Shape::Option(_)) {
+                spec = quote!(#spec.only_present(#stored));
+            }
+        }
+        if index.sparse.is_some() {
+            spec = quote!(#spec.sparse());
+        }
+        if let Some((secs, _)) = index.expire_after_secs {
+            spec = quote!(#spec.expire_after_secs(#secs));
+        }
+        if let Some(name) = &index.name {
+            spec = quote!(#spec.named(#name));
+        }
+        specs.push(spec);
+    }
+    for idx in &cont.compound_indexes {
+        let Some(lit) = &idx.keys_lit else { continue };
+        let mut spec: Option<TokenStream> = None;
+        for key in &idx.keys {
+            let Some(first) = cont.field_named(&key.segments[0]) else { continue };
+            let path = if key.segments.len() == 1 {
+                let stored = &first.stored;
+                quote!(#stored)
+            } else {
+                // The accessor chain makes the compiler check each segment against the
+                // embedded types; errors point at the attribute's string.
+                let first_ident = first.ident;
+                let rest = key.segments[1..].iter().map(|s| format_ident!("{}", s, span = lit.span()));
+                quote_spanned! {lit.span()=>
+                    ::odm::__private::String::from(#ident::#first_ident()#(.#rest())*.path())
+                }
+            };
+            let dir = if idx.text.is_some() {
+                quote!(::odm::__private::IndexKey::Text)
+            } else if key.desc {
+                quote!(::odm::__private::IndexKey::Desc)
+            } else {
+                quote!(::odm::__private::IndexKey::Asc)
+            };
+            spec = Some(match spec {
+                None => quote!(::odm::__private::IndexSpec::on(#path, #dir)),
+                Some(s) => quote!(#s.then(#path, #dir)),
+            });
+        }
+        let Some(mut spec) = spec else { continue };
+        if idx.unique.is_some() {
+            spec = quote!(#spec.unique());
+        }
+        if idx.sparse.is_some() {
+            spec = quote!(#spec.sparse());
+        }
+        if let Some(name) = &idx.name {
+            spec = quote!(#spec.named(#name));
+        }
+        specs.push(spec);
+    }
+    quote! {
+        ::std::vec![#(#specs),*]
+    }
+}

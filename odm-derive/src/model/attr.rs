@@ -1,0 +1,388 @@
+//! Attribute parsing. Parsing never stops at the first problem: every error goes into the
+//! context and parsing goes on, so the user sees all of them at once.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::{Attribute, Lit, LitStr, Token};
+
+use super::case::{RenameRule, RULE_NAMES};
+use super::Derive;
+use crate::ctxt::Ctxt;
+
+const CONTAINER_KEYS: &str = "`collection`, `index`";
+const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
+const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
+
+/// `#[odm(...)]` on the struct, plus the serde container attributes that change paths.
+#[derive(Default)]
+pub struct ContainerAttrs {
+    pub collection: Option<LitStr>,
+    pub indexes: Vec<CompoundIndex>,
+    pub rename_all: Option<RenameRule>,
+}
+
+/// One key of a compound index: a field path (dotted into `#[embed]` fields), maybe descending.
+pub struct IndexKeyPath {
+    pub segments: Vec<String>,
+    pub desc: bool,
+}
+
+/// `#[odm(index(keys = "book, -user", unique))]`.
+pub struct CompoundIndex {
+    pub span: Span,
+    pub keys_lit: Option<LitStr>,
+    pub keys: Vec<IndexKeyPath>,
+    pub unique: Option<Span>,
+    pub sparse: Option<Span>,
+    pub text: Option<Span>,
+    pub name: Option<LitStr>,
+}
+
+/// `#[index(...)]` on a field.
+pub struct FieldIndex {
+    pub span: Span,
+    pub unique: Option<Span>,
+    pub sparse: Option<Span>,
+    pub desc: Option<Span>,
+    pub text: Option<Span>,
+    pub name: Option<LitStr>,
+    pub expire_after_secs: Option<(u64, Span)>,
+}
+
+/// `#[embed]` on a field.
+pub struct EmbedAttr {
+    pub span: Span,
+}
+
+/// Everything a field's attributes say.
+#[derive(Default)]
+pub struct FieldAttrs {
+    pub serde_rename: Option<String>,
+    pub serde_skip: bool,
+    pub serde_flatten: Option<Span>,
+    pub embed: Option<EmbedAttr>,
+    pub index: Option<FieldIndex>,
+}
+
+/// Skips the value of a key we report as unknown, so parsing can go on after it.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        content.parse::<TokenStream>()?;
+    }
+    Ok(())
+}
+
+fn key_name(meta: &ParseNestedMeta<'_>) -> String {
+    meta.path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| {
+            let path = &meta.path;
+            quote::quote!(#path).to_string().replace(' ', "")
+        })
+}
+
+/// Parses `= "string"`, reporting a value of another kind at the value.
+fn string_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str, example: &str) -> syn::Result<Option<LitStr>> {
+    let lit: Lit = meta.value()?.parse()?;
+    match lit {
+        Lit::Str(s) => Ok(Some(s)),
+        other => {
+            cx.error_spanned_by(other, format!("expected a string literal: `{key} = \"{example}\"`"));
+            Ok(None)
+        }
+    }
+}
+
+/// Sets a flag, reporting a repeated one at its second occurrence.
+fn set_flag(cx: &Ctxt, slot: &mut Option<Span>, meta: &ParseNestedMeta<'_>, what: &str) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(&meta.path, format!("`{what}` takes no value: write `{what}` alone"));
+        skip_value(meta)?;
+    }
+    if slot.is_some() {
+        cx.error_spanned_by(&meta.path, format!("duplicate `{what}`"));
+    }
+    *slot = Some(meta.path.span());
+    Ok(())
+}
+
+impl ContainerAttrs {
+    pub fn parse(cx: &Ctxt, attrs: &[Attribute], derive: Derive) -> Self {
+        let mut out = ContainerAttrs::default();
+        for attr in attrs {
+            if attr.path().is_ident("serde") {
+                parse_serde_container(cx, attr, &mut out);
+            } else if attr.path().is_ident("odm") {
+                if derive == Derive::Embed {
+                    cx.error_spanned_by(
+                        attr,
+                        "`#[odm(...)]` configures a Model; an Embed type has no collection and no indexes of its own (declare indexes on the model: `#[odm(index(keys = \"field.sub\"))]`)",
+                    );
+                    continue;
+                }
+                let result = attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("collection") {
+                        let lit = string_value(cx, &meta, "collection", "books")?;
+                        if out.collection.is_some() {
+                            cx.error_spanned_by(&meta.path, "duplicate odm attribute `collection`");
+                        } else if let Some(lit) = lit {
+                            out.collection = Some(lit);
+                        }
+                    } else if meta.path.is_ident("index") {
+                        out.indexes.push(CompoundIndex::parse(cx, &meta)?);
+                    } else {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            format!("unknown odm container attribute `{}`, expected one of {CONTAINER_KEYS}", key_name(&meta)),
+                        );
+                        skip_value(&meta)?;
+                    }
+                    Ok(())
+                });
+                if let Err(e) = result {
+                    cx.syn_error(e);
+                }
+            }
+        }
+        out
+    }
+}
+
+fn parse_serde_container(cx: &Ctxt, attr: &Attribute, out: &mut ContainerAttrs) {
+    // Only `rename_all` changes stored names; every other serde key is serde's business.
+    let _ = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("rename_all") {
+            let lit = if meta.input.peek(Token![=]) {
+                Some(meta.value()?.parse::<LitStr>()?)
+            } else {
+                let mut ser = None;
+                meta.parse_nested_meta(|inner| {
+                    if inner.path.is_ident("serialize") {
+                        ser = Some(inner.value()?.parse::<LitStr>()?);
+                    } else {
+                        skip_value(&inner)?;
+                    }
+                    Ok(())
+                })?;
+                ser
+            };
+            if let Some(lit) = lit {
+                match RenameRule::from_str(&lit.value()) {
+                    Some(rule) => out.rename_all = Some(rule),
+                    None => {
+                        let names: Vec<_> = RULE_NAMES.iter().map(|(n, _)| *n).collect();
+                        cx.error_spanned_by(&lit, format!("unknown serde rename rule, expected one of {}", names.join(", ")));
+                    }
+                }
+            }
+        } else {
+            skip_value(&meta)?;
+        }
+        Ok(())
+    });
+}
+
+impl CompoundIndex {
+    fn parse(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Self> {
+        let mut out = CompoundIndex {
+            span: meta.path.span(),
+            keys_lit: None,
+            keys: Vec::new(),
+            unique: None,
+            sparse: None,
+            text: None,
+            name: None,
+        };
+        if !meta.input.peek(syn::token::Paren) {
+            cx.error_spanned_by(&meta.path, "expected `index(keys = \"field, -other\", ...)`");
+            skip_value(meta)?;
+            return Ok(out);
+        }
+        meta.parse_nested_meta(|inner| {
+            if inner.path.is_ident("keys") {
+                let lit = string_value(cx, &inner, "keys", "book, -user")?;
+                if out.keys_lit.is_some() {
+                    cx.error_spanned_by(&inner.path, "duplicate `keys`");
+                } else if let Some(lit) = lit {
+                    out.keys = parse_keys(cx, &lit);
+                    out.keys_lit = Some(lit);
+                }
+            } else if inner.path.is_ident("unique") {
+                set_flag(cx, &mut out.unique, &inner, "unique")?;
+            } else if inner.path.is_ident("sparse") {
+                set_flag(cx, &mut out.sparse, &inner, "sparse")?;
+            } else if inner.path.is_ident("text") {
+                set_flag(cx, &mut out.text, &inner, "text")?;
+            } else if inner.path.is_ident("name") {
+                let lit = string_value(cx, &inner, "name", "book_user")?;
+                if out.name.is_some() {
+                    cx.error_spanned_by(&inner.path, "duplicate `name`");
+                }
+                out.name = lit;
+            } else {
+                cx.error_spanned_by(
+                    &inner.path,
+                    format!("unknown index option `{}`, expected one of {COMPOUND_INDEX_KEYS}", key_name(&inner)),
+                );
+                skip_value(&inner)?;
+            }
+            Ok(())
+        })?;
+        if out.keys_lit.is_none() {
+            cx.error_at(out.span, "`index(...)` needs its keys: `index(keys = \"field, -other\")`");
+        }
+        Ok(out)
+    }
+}
+
+fn parse_keys(cx: &Ctxt, lit: &LitStr) -> Vec<IndexKeyPath> {
+    let value = lit.value();
+    let mut keys = Vec::new();
+    for part in value.split(',') {
+        let part = part.trim();
+        let (desc, path) = match part.strip_prefix('-') {
+            Some(rest) => (true, rest.trim()),
+            None => (false, part),
+        };
+        let segments: Vec<String> = path.split('.').map(str::to_owned).collect();
+        let valid = segments
+            .iter()
+            .all(|s| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_'));
+        if !valid {
+            cx.error_spanned_by(
+                lit,
+                format!("invalid index key `{part}`: expected field names separated by commas, `-` before a descending key, `.` into embedded fields (\"book, -user\")"),
+            );
+            continue;
+        }
+        keys.push(IndexKeyPath { segments, desc });
+    }
+    keys
+}
+
+impl FieldAttrs {
+    pub fn parse(cx: &Ctxt, attrs: &[Attribute], derive: Derive) -> Self {
+        let mut out = FieldAttrs::default();
+        for attr in attrs {
+            let path = attr.path();
+            if path.is_ident("serde") {
+                parse_serde_field(attr, &mut out);
+            } else if path.is_ident("embed") {
+                if !matches!(attr.meta, syn::Meta::Path(_)) {
+                    cx.error_spanned_by(attr, "`#[embed]` takes no arguments");
+                }
+                if out.embed.is_some() {
+                    cx.error_spanned_by(attr, "duplicate `#[embed]`");
+                }
+                out.embed = Some(EmbedAttr { span: attr.span() });
+            } else if path.is_ident("index") {
+                if derive == Derive::Embed {
+                    cx.error_spanned_by(
+                        attr,
+                        "indexes belong to the model: declare this one on the model that embeds this type, e.g. `#[odm(index(keys = \"publisher.name\"))]`",
+                    );
+                    continue;
+                }
+                let index = FieldIndex::parse(cx, attr);
+                if out.index.is_some() {
+                    cx.error_spanned_by(attr, "duplicate `#[index]` on one field; for several indexes use `#[odm(index(keys = ...))]` on the struct");
+                } else {
+                    out.index = Some(index);
+                }
+            } else if path.is_ident("odm") {
+                cx.error_spanned_by(
+                    attr,
+                    "`#[odm(...)]` goes on the struct; field attributes are `#[index(...)]` and `#[embed]`",
+                );
+            }
+        }
+        out
+    }
+}
+
+fn parse_serde_field(attr: &Attribute, out: &mut FieldAttrs) {
+    let _ = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("rename") {
+            if meta.input.peek(Token![=]) {
+                out.serde_rename = Some(meta.value()?.parse::<LitStr>()?.value());
+            } else {
+                meta.parse_nested_meta(|inner| {
+                    if inner.path.is_ident("serialize") {
+                        out.serde_rename = Some(inner.value()?.parse::<LitStr>()?.value());
+                    } else {
+                        skip_value(&inner)?;
+                    }
+                    Ok(())
+                })?;
+            }
+        } else if meta.path.is_ident("skip") || meta.path.is_ident("skip_serializing") {
+            out.serde_skip = true;
+            skip_value(&meta)?;
+        } else if meta.path.is_ident("flatten") {
+            out.serde_flatten = Some(meta.path.span());
+        } else {
+            skip_value(&meta)?;
+        }
+        Ok(())
+    });
+}
+
+impl FieldIndex {
+    fn parse(cx: &Ctxt, attr: &Attribute) -> Self {
+        let mut out = FieldIndex {
+            span: attr.span(),
+            unique: None,
+            sparse: None,
+            desc: None,
+            text: None,
+            name: None,
+            expire_after_secs: None,
+        };
+        if matches!(attr.meta, syn::Meta::Path(_)) {
+            return out;
+        }
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("unique") {
+                set_flag(cx, &mut out.unique, &meta, "unique")?;
+            } else if meta.path.is_ident("sparse") {
+                set_flag(cx, &mut out.sparse, &meta, "sparse")?;
+            } else if meta.path.is_ident("desc") {
+                set_flag(cx, &mut out.desc, &meta, "desc")?;
+            } else if meta.path.is_ident("text") {
+                set_flag(cx, &mut out.text, &meta, "text")?;
+            } else if meta.path.is_ident("name") {
+                let lit = string_value(cx, &meta, "name", "by_isbn")?;
+                if out.name.is_some() {
+                    cx.error_spanned_by(&meta.path, "duplicate `name`");
+                }
+                out.name = lit;
+            } else if meta.path.is_ident("expire_after_secs") {
+                let lit: Lit = meta.value()?.parse()?;
+                match &lit {
+                    Lit::Int(i) => match i.base10_parse::<u64>() {
+                        Ok(v) => out.expire_after_secs = Some((v, i.span())),
+                        Err(e) => cx.syn_error(e),
+                    },
+                    other => cx.error_spanned_by(other, "expected a whole number of seconds: `expire_after_secs = 3600`"),
+                }
+            } else {
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!("unknown index option `{}`, expected one of {FIELD_INDEX_KEYS}", key_name(&meta)),
+                );
+                skip_value(&meta)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            cx.syn_error(e);
+        }
+        out
+    }
+}

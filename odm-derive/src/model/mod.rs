@@ -1,0 +1,197 @@
+//! The parsed input: a struct, its fields, and what their attributes ask for.
+
+pub mod attr;
+pub mod case;
+pub mod check;
+
+use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility};
+
+use crate::ctxt::Ctxt;
+
+/// Which derive is running.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Derive {
+    Model,
+    Embed,
+}
+
+impl Derive {
+    pub fn name(self) -> &'static str {
+        match self {
+            Derive::Model => "Model",
+            Derive::Embed => "Embed",
+        }
+    }
+}
+
+pub struct Container<'a> {
+    pub derive: Derive,
+    pub ident: &'a Ident,
+    pub collection: Option<LitStr>,
+    pub compound_indexes: Vec<attr::CompoundIndex>,
+    pub fields: Vec<Field<'a>>,
+}
+
+/// How a field holds its value.
+#[derive(Clone, Copy)]
+pub enum Shape<'a> {
+    Plain,
+    Option(&'a Type),
+    Vec(&'a Type),
+}
+
+pub struct Field<'a> {
+    pub ident: &'a Ident,
+    pub ty: &'a Type,
+    pub vis: &'a Visibility,
+    /// The key serde stores the field under.
+    pub stored: String,
+    pub shape: Shape<'a>,
+    /// `#[serde(skip)]` (or skipped both ways): not stored, no path.
+    pub skipped: bool,
+    pub embed: Option<attr::EmbedAttr>,
+    pub index: Option<attr::FieldIndex>,
+}
+
+impl<'a> Field<'a> {
+    pub fn is_id(&self) -> bool {
+        self.stored == "_id"
+    }
+
+    /// The embedded type (`Publisher` for `Publisher`, `Option<Publisher>` and `Vec<Publisher>`).
+    pub fn inner_ty(&self) -> &'a Type {
+        match self.shape {
+            Shape::Plain => self.ty,
+            Shape::Option(t) | Shape::Vec(t) => t,
+        }
+    }
+}
+
+impl<'a> Container<'a> {
+    /// Parses the input, recording every problem in `cx`. Returns `None` only when the item
+    /// is not a struct with named fields (nothing sensible can be generated then).
+    pub fn from_ast(cx: &Ctxt, input: &'a DeriveInput, derive: Derive) -> Option<Container<'a>> {
+        let fields = match &input.data {
+            Data::Struct(s) => match &s.fields {
+                Fields::Named(named) => &named.named,
+                Fields::Unnamed(_) | Fields::Unit => {
+                    cx.error_spanned_by(
+                        &input.ident,
+                        format!(
+                            "`{}` can only be derived for structs with named fields: a document is a set of named fields",
+                            derive.name()
+                        ),
+                    );
+                    return None;
+                }
+            },
+            Data::Enum(e) => {
+                cx.error_at(
+                    e.enum_token.span,
+                    format!("`{}` cannot be derived for an enum; use a struct with named fields", derive.name()),
+                );
+                return None;
+            }
+            Data::Union(u) => {
+                cx.error_at(
+                    u.union_token.span,
+                    format!("`{}` cannot be derived for a union; use a struct with named fields", derive.name()),
+                );
+                return None;
+            }
+        };
+        if !input.generics.params.is_empty() {
+            cx.error_spanned_by(
+                &input.generics,
+                format!("`{}` cannot be derived for a generic struct: the stored shape must be known at compile time", derive.name()),
+            );
+        }
+        let container_attrs = attr::ContainerAttrs::parse(cx, &input.attrs, derive);
+        let fields = fields
+            .iter()
+            .map(|f| {
+                let ident = f.ident.as_ref().expect("named field");
+                let attrs = attr::FieldAttrs::parse(cx, &f.attrs, derive);
+                let stored = match &attrs.serde_rename {
+                    Some(name) => name.clone(),
+                    None => {
+                        let name = ident.unraw().to_string();
+                        match container_attrs.rename_all {
+                            Some(rule) => rule.apply_to_field(&name),
+                            None => name,
+                        }
+                    }
+                };
+                if let Some(flatten) = attrs.serde_flatten {
+                    cx.error_at(
+                        flatten,
+                        "`#[serde(flatten)]` is not supported on odm documents: field paths must be known; use `#[embed]` on a nested struct instead",
+                    );
+                }
+                Field {
+                    ident,
+                    ty: &f.ty,
+                    vis: &f.vis,
+                    stored,
+                    shape: shape_of(&f.ty),
+                    skipped: attrs.serde_skip,
+                    embed: attrs.embed,
+                    index: attrs.index,
+                }
+            })
+            .collect();
+        Some(Container {
+            derive,
+            ident: &input.ident,
+            collection: container_attrs.collection,
+            compound_indexes: container_attrs.indexes,
+            fields,
+        })
+    }
+
+    /// The collection name: declared, or the snake-cased type name plus `s`.
+    pub fn collection_name(&self) -> String {
+        match &self.collection {
+            Some(lit) => lit.value(),
+            None => format!("{}s", case::snake_case(&self.ident.to_string())),
+        }
+    }
+
+    pub fn id_field(&self) -> Option<&Field<'a>> {
+        self.fields.iter().find(|f| f.is_id() && !f.skipped)
+    }
+
+    pub fn field_named(&self, name: &str) -> Option<&Field<'a>> {
+        self.fields.iter().find(|f| f.ident.unraw() == name)
+    }
+
+    pub fn stored_fields(&self) -> impl Iterator<Item = &Field<'a>> {
+        self.fields.iter().filter(|f| !f.skipped)
+    }
+}
+
+use syn::ext::IdentExt;
+
+/// `Option<T>` and `Vec<T>` by their last path segment (also `std::option::Option<T>`).
+fn shape_of(ty: &Type) -> Shape<'_> {
+    if let Type::Path(tp) = ty {
+        if tp.qself.is_none() {
+            if let Some(last) = tp.path.segments.last() {
+                if let PathArguments::AngleBracketed(args) = &last.arguments {
+                    if args.args.len() == 1 {
+                        if let Some(GenericArgument::Type(inner)) = args.args.first() {
+                            if last.ident == "Option" {
+                                return Shape::Option(inner);
+                            }
+                            if last.ident == "Vec" {
+                                return Shape::Vec(inner);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Shape::Plain
+}
+

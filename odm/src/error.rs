@@ -1,0 +1,184 @@
+//! The one error type of the crate.
+
+use std::fmt;
+
+use bson::Bson;
+
+/// Result alias used throughout `odm`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in an `odm` operation.
+///
+/// Errors about stored data always name the collection, the document's `_id` and the field
+/// path, so that a bad document can be found and fixed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A stored document does not decode into the model type (missing field, wrong type, ...).
+    #[error("cannot decode document {id} in collection `{collection}` at field `{path}`: {message}")]
+    Decode {
+        /// Collection the document was read from.
+        collection: String,
+        /// The document's `_id`, or `<no _id>` when it has none.
+        id: DisplayBson,
+        /// Dotted path of the offending field (`publisher.name`, `reviews.1.user`), or `.` for
+        /// the document itself.
+        path: String,
+        /// What the decoder said.
+        message: String,
+    },
+
+    /// A value could not be encoded as BSON (for example an integer out of BSON's range).
+    #[error("cannot encode {what} for collection `{collection}`: {message}")]
+    Encode {
+        /// Collection the value was meant for.
+        collection: String,
+        /// What was being encoded (`document`, `filter value for `isbn``, ...).
+        what: String,
+        /// What the encoder said.
+        message: String,
+    },
+
+    /// A write would have created a second document with the same value in a unique index.
+    #[error("duplicate key in collection `{collection}`: index `{index}` already has {key}")]
+    DuplicateKey {
+        /// Collection written to.
+        collection: String,
+        /// Name of the unique index that refused the write (`isbn_1`).
+        index: String,
+        /// The duplicated key as the server reported it (`{ isbn: "9781857150193" }`).
+        key: String,
+        /// The driver's error, for the full server reply.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
+    /// A document or update value has a key that MongoDB would read as an operator or a path
+    /// (a key starting with `$` or containing `.`). The write is refused before it is sent.
+    #[error("refusing to write key `{key}` at `{path}` in collection `{collection}`: keys must not start with `$` or contain `.`")]
+    InvalidKey {
+        /// Collection the write was meant for.
+        collection: String,
+        /// Dotted path of the document holding the key (`.` for the top level).
+        path: String,
+        /// The key itself.
+        key: String,
+    },
+
+    /// A document without an `_id` was inserted and its id type cannot be generated
+    /// (only `ObjectId` ids are generated).
+    #[error("document for collection `{collection}` has no `_id` and its id type cannot be generated; set the id before inserting")]
+    MissingId {
+        /// Collection the document was meant for.
+        collection: String,
+    },
+
+    /// An update with no operators was passed; MongoDB rejects it, so it is never sent.
+    #[error("empty update for collection `{collection}`: nothing to change")]
+    EmptyUpdate {
+        /// Collection the update was meant for.
+        collection: String,
+    },
+
+    /// The local test server could not be found or started (feature `testing`).
+    #[error("test server: {0}")]
+    TestServer(String),
+
+    /// Any other error reported by the driver or the server.
+    #[error(transparent)]
+    Driver(#[from] mongodb::error::Error),
+}
+
+/// A BSON value printed the way the shell prints it; used in error messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DisplayBson(pub Option<Bson>);
+
+impl fmt::Display for DisplayBson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(Bson::String(s)) => write!(f, "{{ _id: {s:?} }}"),
+            Some(v) => write!(f, "{{ _id: {v} }}"),
+            None => f.write_str("<no _id>"),
+        }
+    }
+}
+
+const DUPLICATE_KEY: i32 = 11000;
+
+impl Error {
+    /// Turns a driver error into the richest `odm` error it can be, given the collection the
+    /// operation was on.
+    pub(crate) fn from_driver(collection: &str, err: mongodb::error::Error) -> Self {
+        use mongodb::error::{ErrorKind, WriteFailure};
+        let dup = match &*err.kind {
+            ErrorKind::Write(WriteFailure::WriteError(we)) if we.code == DUPLICATE_KEY => {
+                Some(we.message.clone())
+            }
+            ErrorKind::Command(ce) if ce.code == DUPLICATE_KEY => Some(ce.message.clone()),
+            ErrorKind::InsertMany(im) => im
+                .write_errors
+                .as_ref()
+                .and_then(|v| v.iter().find(|w| w.code == DUPLICATE_KEY))
+                .map(|w| w.message.clone()),
+            ErrorKind::BulkWrite(bw) => bw
+                .write_errors
+                .values()
+                .find(|w| w.code == DUPLICATE_KEY)
+                .map(|w| w.message.clone()),
+            _ => None,
+        };
+        match dup {
+            Some(message) => {
+                let (index, key) = parse_duplicate_key(&message);
+                Error::DuplicateKey {
+                    collection: collection.to_owned(),
+                    index,
+                    key,
+                    source: Box::new(err),
+                }
+            }
+            None => Error::Driver(err),
+        }
+    }
+
+    /// True when this is a duplicate-key error.
+    pub fn is_duplicate_key(&self) -> bool {
+        matches!(self, Error::DuplicateKey { .. })
+    }
+}
+
+/// Pulls the index name and the duplicated key out of the server's E11000 message:
+/// `E11000 duplicate key error collection: db.books index: isbn_1 dup key: { isbn: "..." }`.
+fn parse_duplicate_key(message: &str) -> (String, String) {
+    let index = message
+        .split_once("index: ")
+        .map(|(_, rest)| rest.split_whitespace().next().unwrap_or("").to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "<unknown index>".to_owned());
+    let key = message
+        .split_once("dup key: ")
+        .map(|(_, rest)| rest.trim().to_owned())
+        .unwrap_or_else(|| "<key not reported>".to_owned());
+    (index, key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_e11000_message() {
+        let (index, key) = parse_duplicate_key(
+            "E11000 duplicate key error collection: lib.books index: isbn_1 dup key: { isbn: \"978\" }",
+        );
+        assert_eq!(index, "isbn_1");
+        assert_eq!(key, "{ isbn: \"978\" }");
+    }
+
+    #[test]
+    fn survives_a_message_without_details() {
+        let (index, key) = parse_duplicate_key("E11000 duplicate key error");
+        assert_eq!(index, "<unknown index>");
+        assert_eq!(key, "<key not reported>");
+    }
+}

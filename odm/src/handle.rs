@@ -1,0 +1,155 @@
+//! The [`Odm`] handle.
+
+use mongodb::options::ClientOptions;
+use mongodb::{Client, ClientSession, Collection, Database};
+
+use crate::index::SyncIndexes;
+use crate::model::Model;
+use crate::ops::{
+    Count, Delete, Find, FindOne, FindOneAndUpdate, InsertMany, InsertOne, Replace, UpdateOp,
+};
+use crate::path::Value;
+use crate::query::Filter;
+use crate::update::Update;
+use crate::{Error, Result};
+
+/// The entry point: a MongoDB database and the typed operations on the models stored in it.
+///
+/// Cheap to clone (it wraps the driver's `Database`, which is reference-counted). Every
+/// operation is a builder: set options, optionally `.session(&mut session)` to run it inside a
+/// caller's session or transaction, then `.await` it. Each documents the commands it sends.
+#[derive(Debug, Clone)]
+pub struct Odm {
+    db: Database,
+}
+
+impl Odm {
+    /// Wraps a driver database.
+    pub fn new(db: Database) -> Self {
+        Odm { db }
+    }
+
+    /// Connects to `uri` and uses the database `db_name`.
+    ///
+    /// Parsing the URI may resolve DNS (`mongodb+srv://`); no command is sent until the first
+    /// operation.
+    pub async fn connect(uri: &str, db_name: &str) -> Result<Self> {
+        let options = ClientOptions::parse(uri).await?;
+        let client = Client::with_options(options)?;
+        Ok(Odm::new(client.database(db_name)))
+    }
+
+    /// The driver database, for anything `odm` does not cover.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// The driver client.
+    pub fn client(&self) -> &Client {
+        self.db.client()
+    }
+
+    /// The model's collection as a typed driver collection.
+    pub fn collection<T: Model>(&self) -> Collection<T> {
+        self.db.collection(T::COLLECTION)
+    }
+
+    /// Starts a client session, for running several operations in one transaction. Sends no
+    /// command (sessions are created lazily by the driver).
+    pub async fn start_session(&self) -> Result<ClientSession> {
+        Ok(self.client().start_session().await?)
+    }
+
+    /// Inserts one document. Sends one `insert`.
+    ///
+    /// The `_id` is generated client-side when the document has none (`Option` id left `None`)
+    /// and its type is `ObjectId`; otherwise a missing id is an [`Error::MissingId`]. Keys
+    /// starting with `$` or containing `.` are refused before anything is sent. A unique-index
+    /// violation is an [`Error::DuplicateKey`] naming the index and the value.
+    pub fn insert_one<'a, T: Model>(&'a self, doc: &'a T) -> InsertOne<'a, T> {
+        InsertOne::new(self, doc)
+    }
+
+    /// Inserts many documents, in order. Sends one `insert` per 100,000 documents or 48 MB (the
+    /// driver splits larger batches); nothing for an empty list.
+    pub fn insert_many<'a, T: Model>(&'a self, docs: impl IntoIterator<Item = &'a T>) -> InsertMany<'a, T> {
+        InsertMany::new(self, docs.into_iter().collect())
+    }
+
+    /// Finds the documents matching `filter`. Sends one `find`, plus one `getMore` per further
+    /// batch (the first batch holds 101 documents, the next ones up to 16 MB each).
+    pub fn find<T: Model>(&self, filter: Filter<T>) -> Find<'_, T> {
+        Find::new(self, filter)
+    }
+
+    /// Finds the first document matching `filter`. Sends one `find` (with `limit: 1`).
+    pub fn find_one<T: Model>(&self, filter: Filter<T>) -> FindOne<'_, T> {
+        FindOne::new(self, filter)
+    }
+
+    /// Finds the document with this `_id`. Sends one `find`.
+    pub fn get<T: Model>(&self, id: impl Value<T::Id>) -> FindOne<'_, T> {
+        FindOne::new(self, T::id_field().eq(id))
+    }
+
+    /// Counts the documents matching `filter`. Sends one `aggregate` (what `countDocuments` is).
+    pub fn count<T: Model>(&self, filter: Filter<T>) -> Count<'_, T> {
+        Count::new(self, filter)
+    }
+
+    /// Updates the first document matching `filter`. Sends one `update`.
+    pub fn update_one<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
+        UpdateOp::new(self, filter, update, false)
+    }
+
+    /// Updates every document matching `filter`. Sends one `update` (with `multi: true`).
+    pub fn update_many<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
+        UpdateOp::new(self, filter, update, true)
+    }
+
+    /// Updates the document with this `_id`. Sends one `update`.
+    pub fn update_by_id<T: Model>(&self, id: impl Value<T::Id>, update: Update<T>) -> UpdateOp<'_, T> {
+        UpdateOp::new(self, T::id_field().eq(id), update, false)
+    }
+
+    /// Replaces the stored document that has `doc`'s `_id` with `doc`. Sends one `update`.
+    pub fn replace_one<'a, T: Model>(&'a self, doc: &'a T) -> Replace<'a, T> {
+        Replace::new(self, doc)
+    }
+
+    /// Deletes the first document matching `filter`. Sends one `delete`.
+    pub fn delete_one<T: Model>(&self, filter: Filter<T>) -> Delete<'_, T> {
+        Delete::new(self, filter, false)
+    }
+
+    /// Deletes every document matching `filter`. Sends one `delete`.
+    pub fn delete_many<T: Model>(&self, filter: Filter<T>) -> Delete<'_, T> {
+        Delete::new(self, filter, true)
+    }
+
+    /// Atomically updates the first document matching `filter` (in `sort` order) and returns it,
+    /// as it was before the update or, with `.return_new()`, after. Sends one `findAndModify`.
+    /// This is the seed's loan queue: take the highest-priority pending request and mark it.
+    pub fn find_one_and_update<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> FindOneAndUpdate<'_, T> {
+        FindOneAndUpdate::new(self, filter, update)
+    }
+
+    /// Makes the database's indexes match the declarations of every model linked into the
+    /// program. See [`SyncIndexes`] for the commands it sends and the opt-in drops.
+    pub fn sync_indexes(&self) -> SyncIndexes<'_> {
+        SyncIndexes::all(self)
+    }
+
+    /// Like [`Odm::sync_indexes`], for one model's collection only.
+    pub fn sync_indexes_of<T: Model>(&self) -> SyncIndexes<'_> {
+        SyncIndexes::of::<T>(self)
+    }
+
+    pub(crate) fn raw_collection<T: Model>(&self) -> Collection<bson::RawDocumentBuf> {
+        self.db.collection(T::COLLECTION)
+    }
+
+    pub(crate) fn driver_error<T: Model>(e: mongodb::error::Error) -> Error {
+        Error::from_driver(T::COLLECTION, e)
+    }
+}

@@ -1,0 +1,561 @@
+//! Declared indexes and `sync_indexes`.
+//!
+//! Each model's indexes come from its attributes (`#[index]`, `#[odm(index(...))]`) and, later,
+//! from the features that need them (references, cascades). [`Odm::sync_indexes`] makes the
+//! database match: it creates what is missing, and reports, never silently drops, what differs
+//! or is not declared.
+//!
+//! [`Odm::sync_indexes`]: crate::Odm::sync_indexes
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+use bson::{doc, Bson, Document};
+
+use crate::model::{registered_models, Model};
+use crate::{Error, Odm, Result};
+
+/// Direction or kind of one index key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKey {
+    /// `1`
+    Asc,
+    /// `-1`
+    Desc,
+    /// `"text"`
+    Text,
+}
+
+/// One declared index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexSpec {
+    keys: Vec<(String, IndexKey)>,
+    name: Option<String>,
+    unique: bool,
+    sparse: bool,
+    partial: Option<Document>,
+    expire_after_secs: Option<u64>,
+}
+
+/// The BSON types an index must hold to count a field as present: every type but `null`, so that
+/// a unique index on an `Option` field does not make two absent values collide.
+const PRESENT_TYPES: [&str; 15] = [
+    "double", "string", "object", "array", "binData", "objectId", "bool", "date", "regex",
+    "javascript", "int", "timestamp", "long", "decimal", "minKey",
+];
+
+impl IndexSpec {
+    /// An index on one key.
+    pub fn on(path: impl Into<String>, key: IndexKey) -> Self {
+        IndexSpec {
+            keys: vec![(path.into(), key)],
+            name: None,
+            unique: false,
+            sparse: false,
+            partial: None,
+            expire_after_secs: None,
+        }
+    }
+
+    /// Adds a key (compound index).
+    pub fn then(mut self, path: impl Into<String>, key: IndexKey) -> Self {
+        self.keys.push((path.into(), key));
+        self
+    }
+
+    /// Rejects duplicate values.
+    pub fn unique(mut self) -> Self {
+        self.unique = true;
+        self
+    }
+
+    /// Leaves out documents that lack the field.
+    pub fn sparse(mut self) -> Self {
+        self.sparse = true;
+        self
+    }
+
+    /// Indexes only documents where `path` holds a value (not missing, not `null`): what a unique
+    /// index on an `Option` field needs so that absent values do not collide.
+    pub fn only_present(mut self, path: &str) -> Self {
+        let types: Vec<Bson> = PRESENT_TYPES.iter().map(|t| Bson::from(*t)).collect();
+        self.partial = Some(doc! { path: { "$type": types } });
+        self
+    }
+
+    /// Indexes only documents matching `filter` (`partialFilterExpression`).
+    pub fn partial(mut self, filter: Document) -> Self {
+        self.partial = Some(filter);
+        self
+    }
+
+    /// Deletes documents `secs` seconds after the date in the (single) key field.
+    pub fn expire_after_secs(mut self, secs: u64) -> Self {
+        self.expire_after_secs = Some(secs);
+        self
+    }
+
+    /// Names the index; by default the name is MongoDB's (`book_1_user_1`).
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The index name.
+    pub fn name(&self) -> String {
+        if let Some(n) = &self.name {
+            return n.clone();
+        }
+        let parts: Vec<String> = self
+            .keys
+            .iter()
+            .map(|(p, k)| match k {
+                IndexKey::Asc => format!("{p}_1"),
+                IndexKey::Desc => format!("{p}_-1"),
+                IndexKey::Text => format!("{p}_text"),
+            })
+            .collect();
+        parts.join("_")
+    }
+
+    /// The keys, in order.
+    pub fn keys(&self) -> &[(String, IndexKey)] {
+        &self.keys
+    }
+
+    /// Whether the index is unique.
+    pub fn is_unique(&self) -> bool {
+        self.unique
+    }
+
+    fn key_document(&self) -> Document {
+        let mut key = Document::new();
+        for (p, k) in &self.keys {
+            match k {
+                IndexKey::Asc => key.insert(p, 1),
+                IndexKey::Desc => key.insert(p, -1),
+                IndexKey::Text => key.insert(p, "text"),
+            };
+        }
+        key
+    }
+
+    /// The `createIndexes` entry for this index.
+    pub fn to_document(&self) -> Document {
+        let mut d = doc! { "key": self.key_document(), "name": self.name() };
+        if self.unique {
+            d.insert("unique", true);
+        }
+        if self.sparse {
+            d.insert("sparse", true);
+        }
+        if let Some(p) = &self.partial {
+            d.insert("partialFilterExpression", p.clone());
+        }
+        if let Some(s) = self.expire_after_secs {
+            d.insert("expireAfterSeconds", s as i64);
+        }
+        d
+    }
+
+    /// How an existing index (as `listIndexes` reports it) differs from this declaration; empty
+    /// when it matches.
+    fn differences(&self, existing: &Document) -> Vec<String> {
+        let mut out = Vec::new();
+        let declared = normalized_keys(&self.key_document(), None);
+        let found = normalized_keys(
+            existing.get_document("key").unwrap_or(&Document::new()),
+            existing.get_document("weights").ok(),
+        );
+        if declared != found {
+            out.push(format!("keys: declared {declared}, found {found}"));
+        }
+        let flag = |name: &str| existing.get_bool(name).unwrap_or(false);
+        if flag("unique") != self.unique {
+            out.push(format!("unique: declared {}, found {}", self.unique, flag("unique")));
+        }
+        if flag("sparse") != self.sparse {
+            out.push(format!("sparse: declared {}, found {}", self.sparse, flag("sparse")));
+        }
+        let partial = existing.get_document("partialFilterExpression").ok();
+        if partial != self.partial.as_ref() {
+            out.push(format!(
+                "partialFilterExpression: declared {}, found {}",
+                show(self.partial.as_ref()),
+                show(partial)
+            ));
+        }
+        let ttl = existing.get("expireAfterSeconds").and_then(as_f64).map(|s| s as u64);
+        if ttl != self.expire_after_secs {
+            out.push(format!(
+                "expireAfterSeconds: declared {:?}, found {:?}",
+                self.expire_after_secs, ttl
+            ));
+        }
+        out
+    }
+}
+
+fn show(d: Option<&Document>) -> String {
+    d.map_or_else(|| "none".to_owned(), |d| d.to_string())
+}
+
+fn as_f64(b: &Bson) -> Option<f64> {
+    match b {
+        Bson::Int32(i) => Some(f64::from(*i)),
+        Bson::Int64(i) => Some(*i as f64),
+        Bson::Double(d) => Some(*d),
+        _ => None,
+    }
+}
+
+/// Keys in a comparable form: numbers as `1`/`-1`, and a text index's internal `_fts`/`_ftsx`
+/// keys replaced by its text fields (from `weights`), sorted, as they were declared.
+fn normalized_keys(key: &Document, weights: Option<&Document>) -> String {
+    let mut parts = Vec::new();
+    let mut text: BTreeSet<String> = BTreeSet::new();
+    for (k, v) in key {
+        match (k.as_str(), v) {
+            ("_fts", _) => {
+                if let Some(w) = weights {
+                    text.extend(w.keys().cloned());
+                }
+            }
+            ("_ftsx", _) => {}
+            (_, Bson::String(s)) if s == "text" => {
+                text.insert(k.clone());
+            }
+            (_, v) => {
+                let dir = as_f64(v).map_or_else(|| v.to_string(), |n| if n < 0.0 { "-1".into() } else { "1".into() });
+                parts.push(format!("{k}: {dir}"));
+            }
+        }
+    }
+    for t in text {
+        parts.push(format!("{t}: \"text\""));
+    }
+    format!("{{ {} }}", parts.join(", "))
+}
+
+/// What `sync_indexes` found and did for one collection.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CollectionSync {
+    /// The collection.
+    pub collection: String,
+    /// Declared indexes that were missing and have been created.
+    pub created: Vec<String>,
+    /// Declared indexes that were already there as declared.
+    pub unchanged: Vec<String>,
+    /// Indexes whose name or keys match a declaration but whose definition differs.
+    pub differing: Vec<IndexDiff>,
+    /// Indexes in the database that no model declares (the `_id` index aside).
+    pub extra: Vec<String>,
+    /// Indexes dropped because dropping was asked for.
+    pub dropped: Vec<String>,
+}
+
+/// A declared index that the database holds in another form.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct IndexDiff {
+    /// The declared index's name.
+    pub name: String,
+    /// Each difference, in words.
+    pub differences: Vec<String>,
+    /// Whether it was dropped and created again as declared (only when asked for).
+    pub replaced: bool,
+}
+
+/// The outcome of [`Odm::sync_indexes`]; printable.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct SyncReport {
+    /// One entry per collection, sorted by name.
+    pub collections: Vec<CollectionSync>,
+}
+
+impl SyncReport {
+    /// Names of the indexes created, as `collection.index`.
+    pub fn created(&self) -> Vec<String> {
+        self.collections
+            .iter()
+            .flat_map(|c| c.created.iter().map(move |n| format!("{}.{n}", c.collection)))
+            .collect()
+    }
+
+    /// True when the database already matched the declarations.
+    pub fn is_in_sync(&self) -> bool {
+        self.collections
+            .iter()
+            .all(|c| c.created.is_empty() && c.differing.is_empty() && c.extra.is_empty())
+    }
+}
+
+impl fmt::Display for SyncReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in &self.collections {
+            writeln!(f, "{}:", c.collection)?;
+            for n in &c.created {
+                writeln!(f, "  created    {n}")?;
+            }
+            for n in &c.unchanged {
+                writeln!(f, "  unchanged  {n}")?;
+            }
+            for d in &c.differing {
+                let what = if d.replaced { "replaced" } else { "DIFFERS" };
+                writeln!(f, "  {what:<10} {} ({})", d.name, d.differences.join("; "))?;
+            }
+            for n in &c.extra {
+                writeln!(f, "  EXTRA      {n} (not declared by any model; kept)")?;
+            }
+            for n in &c.dropped {
+                writeln!(f, "  dropped    {n}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builder returned by [`Odm::sync_indexes`]; `.await` it.
+///
+/// Sends, per collection: one `listIndexes`; one `createIndexes` when something is missing; one
+/// `dropIndexes` per index it was told to drop. A second run against an up-to-date database
+/// sends only the `listIndexes` commands.
+#[must_use = "the sync runs when awaited"]
+#[derive(Debug)]
+pub struct SyncIndexes<'a> {
+    odm: &'a Odm,
+    targets: Vec<(String, Vec<IndexSpec>)>,
+    drop_extra: bool,
+    replace_differing: bool,
+}
+
+impl<'a> SyncIndexes<'a> {
+    pub(crate) fn all(odm: &'a Odm) -> Self {
+        let mut targets: Vec<(String, Vec<IndexSpec>)> = Vec::new();
+        for entry in registered_models() {
+            let specs = (entry.indexes)();
+            match targets.iter_mut().find(|(c, _)| c == entry.collection) {
+                Some((_, existing)) => merge(existing, specs),
+                None => targets.push((entry.collection.to_owned(), specs)),
+            }
+        }
+        SyncIndexes::new(odm, targets)
+    }
+
+    pub(crate) fn of<T: Model>(odm: &'a Odm) -> Self {
+        SyncIndexes::new(odm, vec![(T::COLLECTION.to_owned(), T::indexes())])
+    }
+
+    fn new(odm: &'a Odm, targets: Vec<(String, Vec<IndexSpec>)>) -> Self {
+        SyncIndexes {
+            odm,
+            targets,
+            drop_extra: false,
+            replace_differing: false,
+        }
+    }
+
+    /// Also syncs the indexes of model `T` (useful after [`Odm::sync_indexes_of`]).
+    pub fn and<T: Model>(mut self) -> Self {
+        match self.targets.iter_mut().find(|(c, _)| c == T::COLLECTION) {
+            Some((_, existing)) => merge(existing, T::indexes()),
+            None => self.targets.push((T::COLLECTION.to_owned(), T::indexes())),
+        }
+        self
+    }
+
+    /// Drops indexes that no model declares (off by default: they are only reported).
+    pub fn drop_extra(mut self, yes: bool) -> Self {
+        self.drop_extra = yes;
+        self
+    }
+
+    /// Drops and recreates indexes whose definition differs from the declaration (off by
+    /// default: they are only reported).
+    pub fn replace_differing(mut self, yes: bool) -> Self {
+        self.replace_differing = yes;
+        self
+    }
+
+    async fn run(self) -> Result<SyncReport> {
+        let mut report = SyncReport::default();
+        let mut targets = self.targets;
+        targets.sort_by(|a, b| a.0.cmp(&b.0));
+        for (collection, specs) in targets {
+            let existing = list_indexes(self.odm, &collection).await?;
+            report.collections.push(
+                sync_collection(self.odm, &collection, &specs, existing, self.drop_extra, self.replace_differing)
+                    .await?,
+            );
+        }
+        Ok(report)
+    }
+}
+
+fn merge(into: &mut Vec<IndexSpec>, more: Vec<IndexSpec>) {
+    for s in more {
+        if !into.iter().any(|e| e.name() == s.name()) {
+            into.push(s);
+        }
+    }
+}
+
+impl<'a> IntoFuture for SyncIndexes<'a> {
+    type Output = Result<SyncReport>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}
+
+const NAMESPACE_NOT_FOUND: i32 = 26;
+
+async fn list_indexes(odm: &Odm, collection: &str) -> Result<Vec<Document>> {
+    let reply = odm
+        .database()
+        .run_command(doc! { "listIndexes": collection })
+        .await;
+    let reply = match reply {
+        Ok(r) => r,
+        Err(e) if matches!(&*e.kind, mongodb::error::ErrorKind::Command(c) if c.code == NAMESPACE_NOT_FOUND) => {
+            return Ok(Vec::new())
+        }
+        Err(e) => return Err(Error::from_driver(collection, e)),
+    };
+    let batch = reply
+        .get_document("cursor")
+        .and_then(|c| c.get_array("firstBatch"))
+        .map_err(|e| Error::Encode {
+            collection: collection.to_owned(),
+            what: "listIndexes reply".to_owned(),
+            message: e.to_string(),
+        })?;
+    Ok(batch
+        .iter()
+        .filter_map(|b| b.as_document().cloned())
+        .collect())
+}
+
+async fn sync_collection(
+    odm: &Odm,
+    collection: &str,
+    specs: &[IndexSpec],
+    existing: Vec<Document>,
+    drop_extra: bool,
+    replace_differing: bool,
+) -> Result<CollectionSync> {
+    let mut out = CollectionSync {
+        collection: collection.to_owned(),
+        ..CollectionSync::default()
+    };
+    let mut to_create: Vec<&IndexSpec> = Vec::new();
+    let mut to_drop: Vec<String> = Vec::new();
+    let mut matched: BTreeSet<String> = BTreeSet::new();
+    for spec in specs {
+        let name = spec.name();
+        let declared_keys = normalized_keys(&spec.key_document(), None);
+        let found = existing
+            .iter()
+            .find(|e| e.get_str("name").ok() == Some(name.as_str()))
+            .or_else(|| {
+                existing.iter().find(|e| {
+                    normalized_keys(
+                        e.get_document("key").unwrap_or(&Document::new()),
+                        e.get_document("weights").ok(),
+                    ) == declared_keys
+                        && e.get_str("name").ok() != Some("_id_")
+                })
+            });
+        match found {
+            None => to_create.push(spec),
+            Some(e) => {
+                let found_name = e.get_str("name").unwrap_or_default().to_owned();
+                matched.insert(found_name.clone());
+                let mut differences = spec.differences(e);
+                if found_name != name {
+                    differences.insert(0, format!("name: declared {name}, found {found_name}"));
+                }
+                if differences.is_empty() {
+                    out.unchanged.push(name);
+                } else {
+                    if replace_differing {
+                        to_drop.push(found_name);
+                        to_create.push(spec);
+                    }
+                    out.differing.push(IndexDiff {
+                        name,
+                        differences,
+                        replaced: replace_differing,
+                    });
+                }
+            }
+        }
+    }
+    for e in &existing {
+        let name = e.get_str("name").unwrap_or_default();
+        if name != "_id_" && !matched.contains(name) {
+            out.extra.push(name.to_owned());
+            if drop_extra {
+                to_drop.push(name.to_owned());
+            }
+        }
+    }
+    for name in &to_drop {
+        odm.database()
+            .run_command(doc! { "dropIndexes": collection, "index": name.as_str() })
+            .await
+            .map_err(|e| Error::from_driver(collection, e))?;
+        if out.extra.contains(name) {
+            out.dropped.push(name.clone());
+        }
+    }
+    if !to_create.is_empty() {
+        let indexes: Vec<Document> = to_create.iter().map(|s| s.to_document()).collect();
+        odm.database()
+            .run_command(doc! { "createIndexes": collection, "indexes": indexes })
+            .await
+            .map_err(|e| Error::from_driver(collection, e))?;
+        out.created = to_create
+            .iter()
+            .filter(|s| !out.differing.iter().any(|d| d.name == s.name()))
+            .map(|s| s.name())
+            .collect();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names_follow_mongodb() {
+        let s = IndexSpec::on("book", IndexKey::Asc).then("user", IndexKey::Desc);
+        assert_eq!(s.name(), "book_1_user_-1");
+        assert_eq!(IndexSpec::on("title", IndexKey::Text).name(), "title_text");
+    }
+
+    #[test]
+    fn text_keys_compare_with_what_the_server_lists() {
+        let spec = IndexSpec::on("title", IndexKey::Text);
+        let listed = doc! {
+            "key": {"_fts": "text", "_ftsx": 1},
+            "name": "title_text",
+            "weights": {"title": 1},
+        };
+        assert!(spec.differences(&listed).is_empty());
+    }
+
+    #[test]
+    fn number_types_do_not_count_as_differences() {
+        let spec = IndexSpec::on("slug", IndexKey::Asc).unique();
+        let listed = doc! { "key": {"slug": 1.0}, "name": "slug_1", "unique": true };
+        assert!(spec.differences(&listed).is_empty());
+        let not_unique = doc! { "key": {"slug": 1i64}, "name": "slug_1" };
+        assert_eq!(spec.differences(&not_unique), vec!["unique: declared true, found false"]);
+    }
+}

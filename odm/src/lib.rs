@@ -1,0 +1,152 @@
+//! # odm
+//!
+//! A MongoDB ODM in which schema-design decisions are declared on plain structs, checked at
+//! compile time, and carried out correctly at run time.
+//!
+//! ```no_run
+//! use odm::prelude::*;
+//!
+//! #[derive(Model, Serialize, Deserialize, Debug)]
+//! #[odm(collection = "books")]
+//! struct Book {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     title: String,
+//!     #[index(unique)]
+//!     isbn: String,
+//!     #[embed]
+//!     publisher: Publisher,
+//! }
+//!
+//! #[derive(Embed, Serialize, Deserialize, Debug)]
+//! struct Publisher {
+//!     name: String,
+//!     city: String,
+//! }
+//!
+//! # async fn run() -> odm::Result<()> {
+//! let odm = Odm::connect("mongodb://127.0.0.1:27017", "library").await?;
+//! odm.sync_indexes().await?;
+//! let everymans = odm
+//!     .find(Book::publisher().name().eq("Everyman's Library"))
+//!     .sort(Book::title().asc())
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The guide (the `book/` directory of the repository) explains each schema-design pattern and
+//! the commands every operation sends.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod decode;
+mod error;
+mod handle;
+pub mod index;
+mod keys;
+mod model;
+pub mod monitor;
+pub mod ops;
+pub mod path;
+pub mod query;
+mod update;
+
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
+
+pub use error::{DisplayBson, Error, Result};
+pub use handle::Odm;
+pub use index::{IndexKey, IndexSpec, SyncReport};
+pub use model::{registered_models, Embed, Model, ModelEntry};
+pub use path::{Each, Field, Single, Value};
+pub use query::{Filter, Projection, Sort};
+pub use update::Update;
+
+/// Derives [`Model`] for a struct stored in a collection.
+///
+/// # Container attributes
+///
+/// - <a id="collection"></a>`#[odm(collection = "books")]`: the collection name. Default: the
+///   struct name in snake case with an `s` added (`LogMessage` -> `log_messages`).
+/// - <a id="compound-index"></a>`#[odm(index(keys = "book, -user", unique, sparse, name = "..."))]`:
+///   a compound index; keys are field names (dotted into `#[embed]` fields), `-` for descending.
+///
+/// # Field attributes
+///
+/// - `#[serde(rename = "_id")]` (or a field named `_id`): the id. Required.
+/// - <a id="index"></a>`#[index]`, `#[index(unique)]`, `#[index(sparse)]`, `#[index(desc)]`,
+///   `#[index(text)]`, `#[index(name = "...")]`, `#[index(expire_after_secs = N)]`.
+/// - <a id="embed"></a>`#[embed]`: the field holds a type deriving [`Embed`] (or an `Option` or
+///   `Vec` of it); typed paths reach into it (`Book::publisher().name()`).
+///
+/// serde's `rename` and `rename_all` are applied to every generated path.
+pub use odm_derive::Model;
+
+/// Derives [`Embed`] for a struct stored inside other documents.
+///
+/// Field attributes: `#[embed]` on fields that are themselves embedded types. serde's
+/// `rename` and `rename_all` are applied to every generated path.
+pub use odm_derive::Embed;
+
+pub use bson;
+pub use mongodb;
+pub use serde;
+
+/// The names most programs need: `use odm::prelude::*;`.
+pub mod prelude {
+    pub use crate::{Embed, Field, Filter, Model, Odm, Projection, Sort, Update};
+    pub use bson::oid::ObjectId;
+    pub use serde::{Deserialize, Serialize};
+}
+
+/// Used by the generated code; not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::index::{IndexKey, IndexSpec};
+    pub use crate::model::{Embed, Model, ModelEntry};
+    pub use crate::path::{Each, Field, Single};
+    pub use bson::oid::ObjectId;
+    pub use inventory;
+    pub use std::marker::PhantomData;
+    pub use std::ops::Deref;
+    pub use std::option::Option;
+    pub use std::string::String;
+    pub use std::vec::Vec;
+
+    /// Picks an id generator by the id's type: `ObjectId` ids are generated, others are not.
+    /// Resolved at compile time by method-call autoref (`(&IdGen::<X>::NEW).generate()`).
+    #[derive(Debug)]
+    pub struct IdGen<T>(PhantomData<T>);
+
+    impl<T> IdGen<T> {
+        pub const NEW: Self = IdGen(PhantomData);
+    }
+
+    pub trait GenerateObjectId {
+        fn generate(&self) -> Option<ObjectId>;
+    }
+
+    impl GenerateObjectId for IdGen<ObjectId> {
+        fn generate(&self) -> Option<ObjectId> {
+            Some(ObjectId::new())
+        }
+    }
+
+    pub trait GenerateNothing<T> {
+        fn generate(&self) -> Option<T>;
+    }
+
+    impl<T> GenerateNothing<T> for &IdGen<T> {
+        fn generate(&self) -> Option<T> {
+            None
+        }
+    }
+
+    /// A type is either stored on its own (a `Model`) or inside others (an `Embed`), never
+    /// both: both derives implement this trait, so deriving both is a conflict.
+    pub trait ModelOrEmbedNotBoth {}
+
+    /// Asserts at compile time that `T` is embeddable.
+    pub const fn assert_embed<T: Embed + ?Sized>() {}
+}

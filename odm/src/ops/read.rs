@@ -1,0 +1,302 @@
+use std::marker::PhantomData;
+
+use bson::Document;
+use mongodb::options::{FindOneAndUpdateOptions, FindOptions, ReturnDocument};
+use mongodb::ClientSession;
+use serde::de::DeserializeOwned;
+
+use super::into_future;
+use crate::decode::decode;
+use crate::query::{Filter, Projection, Sort};
+use crate::update::Update;
+use crate::{Model, Odm, Result};
+
+/// Builder returned by [`Odm::find`]. Sends one `find`, plus one `getMore` per further batch.
+///
+/// `.await` it for a `Vec<R>`, where `R` is the model or, after [`Find::into_type`], a view type.
+#[must_use = "the query runs when awaited"]
+pub struct Find<'a, T, R = T> {
+    odm: &'a Odm,
+    filter: Filter<T>,
+    options: FindOptions,
+    session: Option<&'a mut ClientSession>,
+    _result: PhantomData<fn() -> R>,
+}
+
+impl<T, R> std::fmt::Debug for Find<'_, T, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Find")
+            .field("filter", &self.filter)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl<'a, T: Model> Find<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, filter: Filter<T>) -> Self {
+        Find {
+            odm,
+            filter,
+            options: FindOptions::default(),
+            session: None,
+            _result: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Model, R: DeserializeOwned + Send + 'a> Find<'a, T, R> {
+    /// Sort order.
+    pub fn sort(mut self, sort: Sort<T>) -> Self {
+        self.options.sort = Some(sort.into_document());
+        self
+    }
+
+    /// Skips the first `n` matches.
+    pub fn skip(mut self, n: u64) -> Self {
+        self.options.skip = Some(n);
+        self
+    }
+
+    /// Returns at most `n` documents.
+    pub fn limit(mut self, n: u64) -> Self {
+        self.options.limit = Some(i64::try_from(n).unwrap_or(i64::MAX));
+        self
+    }
+
+    /// Documents per `getMore` batch.
+    pub fn batch_size(mut self, n: u32) -> Self {
+        self.options.batch_size = Some(n);
+        self
+    }
+
+    /// Returns only some fields; decode into a type that has just those with
+    /// [`Find::into_type`].
+    pub fn projection(mut self, projection: Projection<T>) -> Self {
+        self.options.projection = Some(projection.into_document());
+        self
+    }
+
+    /// Decodes the results into `U` instead (a view with fewer fields, typically used with a
+    /// projection).
+    pub fn into_type<U: DeserializeOwned + Send + 'a>(self) -> Find<'a, T, U> {
+        Find {
+            odm: self.odm,
+            filter: self.filter,
+            options: self.options,
+            session: self.session,
+            _result: PhantomData,
+        }
+    }
+
+    /// Runs inside the caller's session (and its transaction, if one is started).
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<Vec<R>> {
+        let filter = self.filter.into_document(T::COLLECTION)?;
+        let coll = self.odm.raw_collection::<T>();
+        let action = coll.find(filter).with_options(self.options);
+        let mut out = Vec::new();
+        match self.session {
+            None => {
+                let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
+                while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
+                    out.push(decode(T::COLLECTION, cursor.current())?);
+                }
+            }
+            Some(session) => {
+                let mut cursor = action
+                    .session(&mut *session)
+                    .await
+                    .map_err(Odm::driver_error::<T>)?;
+                while cursor.advance(session).await.map_err(Odm::driver_error::<T>)? {
+                    out.push(decode(T::COLLECTION, cursor.current())?);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+into_future!(Find<R> => Vec<R>);
+
+/// Builder returned by [`Odm::find_one`] and [`Odm::get`]. Sends one `find`.
+#[must_use = "the query runs when awaited"]
+pub struct FindOne<'a, T, R = T> {
+    inner: Find<'a, T, R>,
+}
+
+impl<T, R> std::fmt::Debug for FindOne<'_, T, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl<'a, T: Model> FindOne<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, filter: Filter<T>) -> Self {
+        FindOne {
+            inner: Find::new(odm, filter).limit(1),
+        }
+    }
+}
+
+impl<'a, T: Model, R: DeserializeOwned + Send + 'a> FindOne<'a, T, R> {
+    /// Which document comes first when several match.
+    pub fn sort(self, sort: Sort<T>) -> Self {
+        FindOne {
+            inner: self.inner.sort(sort),
+        }
+    }
+
+    /// Skips the first `n` matches.
+    pub fn skip(self, n: u64) -> Self {
+        FindOne {
+            inner: self.inner.skip(n),
+        }
+    }
+
+    /// Returns only some fields; see [`Find::projection`].
+    pub fn projection(self, projection: Projection<T>) -> Self {
+        FindOne {
+            inner: self.inner.projection(projection),
+        }
+    }
+
+    /// Decodes the result into `U` instead.
+    pub fn into_type<U: DeserializeOwned + Send + 'a>(self) -> FindOne<'a, T, U> {
+        FindOne {
+            inner: self.inner.into_type(),
+        }
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(self, session: &'a mut ClientSession) -> Self {
+        FindOne {
+            inner: self.inner.session(session),
+        }
+    }
+
+    async fn run(self) -> Result<Option<R>> {
+        Ok(self.inner.run().await?.into_iter().next())
+    }
+}
+
+into_future!(FindOne<R> => Option<R>);
+
+/// Builder returned by [`Odm::count`]. Sends one `aggregate`.
+#[must_use = "the count runs when awaited"]
+pub struct Count<'a, T> {
+    odm: &'a Odm,
+    filter: Filter<T>,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<T> std::fmt::Debug for Count<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Count").field("filter", &self.filter).finish()
+    }
+}
+
+impl<'a, T: Model> Count<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, filter: Filter<T>) -> Self {
+        Count {
+            odm,
+            filter,
+            session: None,
+        }
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<u64> {
+        let filter = self.filter.into_document(T::COLLECTION)?;
+        let coll = self.odm.raw_collection::<T>();
+        let action = coll.count_documents(filter);
+        match self.session {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)
+    }
+}
+
+into_future!(Count => u64);
+
+/// Builder returned by [`Odm::find_one_and_update`]. Sends one `findAndModify`.
+#[must_use = "the update runs when awaited"]
+pub struct FindOneAndUpdate<'a, T> {
+    odm: &'a Odm,
+    filter: Filter<T>,
+    update: Update<T>,
+    options: FindOneAndUpdateOptions,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<T> std::fmt::Debug for FindOneAndUpdate<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FindOneAndUpdate")
+            .field("filter", &self.filter)
+            .field("update", &self.update)
+            .finish()
+    }
+}
+
+impl<'a, T: Model> FindOneAndUpdate<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, filter: Filter<T>, update: Update<T>) -> Self {
+        FindOneAndUpdate {
+            odm,
+            filter,
+            update,
+            options: FindOneAndUpdateOptions::default(),
+            session: None,
+        }
+    }
+
+    /// Which document is taken when several match (the seed: highest priority first).
+    pub fn sort(mut self, sort: Sort<T>) -> Self {
+        self.options.sort = Some(sort.into_document());
+        self
+    }
+
+    /// Returns the document as it is after the update (`new: true`); by default it is returned
+    /// as it was before.
+    pub fn return_new(mut self) -> Self {
+        self.options.return_document = Some(ReturnDocument::After);
+        self
+    }
+
+    /// Inserts a document when none matches.
+    pub fn upsert(mut self, yes: bool) -> Self {
+        self.options.upsert = Some(yes);
+        self
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<Option<T>> {
+        let filter = self.filter.into_document(T::COLLECTION)?;
+        let update: Document = super::write::checked_update(T::COLLECTION, self.update)?;
+        let coll = self.odm.raw_collection::<T>();
+        let action = coll
+            .find_one_and_update(filter, update)
+            .with_options(self.options);
+        let found = match self.session {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)?;
+        found.map(|raw| decode(T::COLLECTION, &raw)).transpose()
+    }
+}
+
+into_future!(FindOneAndUpdate => Option<T>);

@@ -1,0 +1,337 @@
+use bson::raw::{RawBsonRef, RawDocument};
+use bson::{Bson, Document, RawDocumentBuf};
+use mongodb::options::{InsertManyOptions, ReplaceOptions, UpdateOptions};
+use mongodb::results::UpdateResult;
+use mongodb::ClientSession;
+
+use super::into_future;
+use crate::keys::check_document;
+use crate::query::Filter;
+use crate::update::Update;
+use crate::{Error, Model, Odm, Result};
+
+/// Encodes a model document for writing: keys checked, `_id` present (generated when the type
+/// allows). Returns the document and its id.
+fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
+    let encode_error = |e: bson::error::Error| Error::Encode {
+        collection: T::COLLECTION.to_owned(),
+        what: "document".to_owned(),
+        message: e.to_string(),
+    };
+    let raw = bson::serialize_to_raw_document_buf(doc).map_err(encode_error)?;
+    check_document(T::COLLECTION, &raw)?;
+    let has_id = matches!(raw.get("_id"), Ok(Some(v)) if !matches!(v, RawBsonRef::Null));
+    if has_id {
+        let id = doc.document_id().cloned().map_or_else(|| id_of::<T>(&raw), Ok)?;
+        return Ok((raw, id));
+    }
+    let id = T::generate_id().ok_or_else(|| Error::MissingId {
+        collection: T::COLLECTION.to_owned(),
+    })?;
+    // Rare path (an `Option` id left empty): rebuild with `_id` first, as the server would.
+    let mut with_id = Document::new();
+    with_id.insert("_id", bson::serialize_to_bson(&id).map_err(encode_error)?);
+    let mut rest = Document::try_from(raw.as_ref()).map_err(encode_error)?;
+    rest.remove("_id");
+    with_id.extend(rest);
+    Ok((RawDocumentBuf::try_from(&with_id).map_err(encode_error)?, id))
+}
+
+fn id_of<T: Model>(raw: &RawDocument) -> Result<T::Id> {
+    let value = raw
+        .get("_id")
+        .ok()
+        .flatten()
+        .and_then(|v| Bson::try_from(v).ok())
+        .unwrap_or(Bson::Null);
+    bson::deserialize_from_bson(value).map_err(|e| Error::Encode {
+        collection: T::COLLECTION.to_owned(),
+        what: "document id".to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// An update document, with the keys of every value it writes checked (typed updates only:
+/// a raw update may carry modifiers such as `$each`).
+pub(crate) fn checked_update<T>(collection: &str, update: Update<T>) -> Result<Document> {
+    let raw = update.is_raw();
+    let doc = update.into_document(collection)?;
+    if !raw {
+        for fields in doc.values() {
+            if let Bson::Document(fields) = fields {
+                for value in fields.values() {
+                    let wrapped = bson::doc! { "v": value.clone() };
+                    if matches!(value, Bson::Document(_) | Bson::Array(_)) {
+                        let raw = RawDocumentBuf::try_from(&wrapped).map_err(|e| Error::Encode {
+                            collection: collection.to_owned(),
+                            what: "update value".to_owned(),
+                            message: e.to_string(),
+                        })?;
+                        check_document(collection, &raw)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(doc)
+}
+
+/// Builder returned by [`Odm::insert_one`]; resolves to the document's id. Sends one `insert`.
+#[must_use = "the insert runs when awaited"]
+#[derive(Debug)]
+pub struct InsertOne<'a, T> {
+    odm: &'a Odm,
+    doc: &'a T,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Model> InsertOne<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, doc: &'a T) -> Self {
+        InsertOne {
+            odm,
+            doc,
+            session: None,
+        }
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<T::Id> {
+        let (raw, id) = encode_document(self.doc)?;
+        let coll = self.odm.raw_collection::<T>();
+        let action = coll.insert_one(raw);
+        match self.session {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)?;
+        Ok(id)
+    }
+}
+
+into_future!(InsertOne => T::Id);
+
+/// Builder returned by [`Odm::insert_many`]; resolves to the ids, in order.
+///
+/// Sends one `insert` per 100,000 documents or 48 MB; none for an empty list. Ordered by
+/// default: the first failure stops the rest.
+#[must_use = "the insert runs when awaited"]
+#[derive(Debug)]
+pub struct InsertMany<'a, T> {
+    odm: &'a Odm,
+    docs: Vec<&'a T>,
+    ordered: bool,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Model> InsertMany<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, docs: Vec<&'a T>) -> Self {
+        InsertMany {
+            odm,
+            docs,
+            ordered: true,
+            session: None,
+        }
+    }
+
+    /// Unordered: the server goes on after a failed document.
+    pub fn unordered(mut self) -> Self {
+        self.ordered = false;
+        self
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<Vec<T::Id>> {
+        if self.docs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut raws = Vec::with_capacity(self.docs.len());
+        let mut ids = Vec::with_capacity(self.docs.len());
+        for doc in &self.docs {
+            let (raw, id) = encode_document(*doc)?;
+            raws.push(raw);
+            ids.push(id);
+        }
+        let coll = self.odm.raw_collection::<T>();
+        let options = InsertManyOptions::builder().ordered(self.ordered).build();
+        let action = coll.insert_many(raws).with_options(options);
+        match self.session {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)?;
+        Ok(ids)
+    }
+}
+
+into_future!(InsertMany => Vec<T::Id>);
+
+/// Builder returned by [`Odm::update_one`], [`Odm::update_many`] and [`Odm::update_by_id`].
+/// Sends one `update`; resolves to the driver's `UpdateResult` (matched, modified, upserted id).
+#[must_use = "the update runs when awaited"]
+#[derive(Debug)]
+pub struct UpdateOp<'a, T> {
+    odm: &'a Odm,
+    filter: Filter<T>,
+    update: Update<T>,
+    many: bool,
+    upsert: bool,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Model> UpdateOp<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, filter: Filter<T>, update: Update<T>, many: bool) -> Self {
+        UpdateOp {
+            odm,
+            filter,
+            update,
+            many,
+            upsert: false,
+            session: None,
+        }
+    }
+
+    /// Inserts a document built from the filter and the update when none matches.
+    pub fn upsert(mut self, yes: bool) -> Self {
+        self.upsert = yes;
+        self
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<UpdateResult> {
+        let filter = self.filter.into_document(T::COLLECTION)?;
+        let update = checked_update(T::COLLECTION, self.update)?;
+        let coll = self.odm.raw_collection::<T>();
+        let options = UpdateOptions::builder().upsert(self.upsert).build();
+        let result = if self.many {
+            let action = coll.update_many(filter, update).with_options(options);
+            match self.session {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+        } else {
+            let action = coll.update_one(filter, update).with_options(options);
+            match self.session {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+        };
+        result.map_err(Odm::driver_error::<T>)
+    }
+}
+
+into_future!(UpdateOp => UpdateResult);
+
+/// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`).
+#[must_use = "the replace runs when awaited"]
+#[derive(Debug)]
+pub struct Replace<'a, T> {
+    odm: &'a Odm,
+    doc: &'a T,
+    upsert: bool,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Model> Replace<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, doc: &'a T) -> Self {
+        Replace {
+            odm,
+            doc,
+            upsert: false,
+            session: None,
+        }
+    }
+
+    /// Inserts the document when no document has its id.
+    pub fn upsert(mut self, yes: bool) -> Self {
+        self.upsert = yes;
+        self
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<UpdateResult> {
+        let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
+            collection: T::COLLECTION.to_owned(),
+        })?;
+        let filter = T::id_field().eq(id).into_document(T::COLLECTION)?;
+        let (raw, _) = encode_document(self.doc)?;
+        let coll = self.odm.raw_collection::<T>();
+        let options = ReplaceOptions::builder().upsert(self.upsert).build();
+        let action = coll.replace_one(filter, raw).with_options(options);
+        match self.session {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)
+    }
+}
+
+into_future!(Replace => UpdateResult);
+
+/// Builder returned by [`Odm::delete_one`] and [`Odm::delete_many`]; resolves to the number of
+/// documents deleted. Sends one `delete`.
+#[must_use = "the delete runs when awaited"]
+#[derive(Debug)]
+pub struct Delete<'a, T> {
+    odm: &'a Odm,
+    filter: Filter<T>,
+    many: bool,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Model> Delete<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, filter: Filter<T>, many: bool) -> Self {
+        Delete {
+            odm,
+            filter,
+            many,
+            session: None,
+        }
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<u64> {
+        let filter = self.filter.into_document(T::COLLECTION)?;
+        let coll = self.odm.raw_collection::<T>();
+        let result = if self.many {
+            let action = coll.delete_many(filter);
+            match self.session {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+        } else {
+            let action = coll.delete_one(filter);
+            match self.session {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+        };
+        Ok(result.map_err(Odm::driver_error::<T>)?.deleted_count)
+    }
+}
+
+into_future!(Delete => u64);

@@ -1,0 +1,126 @@
+//! Typed field paths.
+//!
+//! `#[derive(Model)]` gives every field an accessor (`Book::title()`), and `#[derive(Embed)]`
+//! gives every embedded field one below its parent (`Book::publisher().name()`). The accessors
+//! return [`Field`] values that know the stored path (serde renames applied) and the field's
+//! Rust type, so filters, sorts, projections and updates built from them are checked by the
+//! compiler: a misspelt field does not compile, and a value of the wrong type does not either.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use bson::Bson;
+use serde::Serialize;
+
+/// Marker: the path reaches one value per document (no array on the way), so it can be
+/// written with `$set`, `$inc`, ...
+#[derive(Debug, Clone, Copy)]
+pub enum Single {}
+
+/// Marker: the path goes through an array of embedded documents (`reviews.user`), so it
+/// matches each element in queries but cannot be the target of a plain `$set`.
+#[derive(Debug, Clone, Copy)]
+pub enum Each {}
+
+/// A typed path to a field of the model `Root`, holding values of type `T`.
+///
+/// `M` is [`Single`] for a path that addresses one value per document and [`Each`] for a path
+/// through an array of embedded documents.
+pub struct Field<Root, T, M = Single> {
+    path: Cow<'static, str>,
+    _marker: PhantomData<fn() -> (Root, T, M)>,
+}
+
+impl<Root, T, M> Field<Root, T, M> {
+    /// A top-level field; used by the generated accessors.
+    #[doc(hidden)]
+    pub const fn top(path: &'static str) -> Self {
+        Field {
+            path: Cow::Borrowed(path),
+            _marker: PhantomData,
+        }
+    }
+
+    /// A field at an arbitrary dotted path. The type parameters are not checked against the
+    /// model: prefer the generated accessors.
+    pub fn at_path(path: impl Into<Cow<'static, str>>) -> Self {
+        Field {
+            path: path.into(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// The path as stored in MongoDB (`publisher.name`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// A field below this one; used by the generated accessors of embedded types.
+    #[doc(hidden)]
+    pub fn child<U, M2>(&self, name: &str) -> Field<Root, U, M2> {
+        Field::at_path(format!("{}.{}", self.path, name))
+    }
+}
+
+impl<Root, T, M> Clone for Field<Root, T, M> {
+    fn clone(&self) -> Self {
+        Field {
+            path: self.path.clone(),
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<Root, T, M> fmt::Debug for Field<Root, T, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Field({})", self.path)
+    }
+}
+
+impl<Root, T, M> fmt::Display for Field<Root, T, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.path)
+    }
+}
+
+/// A value that may be compared with, or stored in, a field of type `T`.
+///
+/// Implemented for `T` itself, for `&T`, for `&str` where `T` is `String`, and for `T` where
+/// the field is an `Option<T>`. Values are encoded as BSON values and are never read as query
+/// operators: a user-supplied document `{"$gt": ""}` is matched literally.
+pub trait Value<T> {
+    /// Encodes the value.
+    fn to_bson(&self) -> Result<Bson, bson::error::Error>;
+}
+
+impl<T: Serialize> Value<T> for T {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        bson::serialize_to_bson(self)
+    }
+}
+
+impl<T: Serialize> Value<T> for &T {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        bson::serialize_to_bson(*self)
+    }
+}
+
+impl Value<String> for &str {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        Ok(Bson::String((*self).to_owned()))
+    }
+}
+
+impl Value<Option<String>> for &str {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        Ok(Bson::String((*self).to_owned()))
+    }
+}
+
+/// Field types whose values can be added to with `$inc`.
+pub trait Numeric {}
+macro_rules! numeric {
+    ($($t:ty),*) => { $(impl Numeric for $t {} impl Numeric for Option<$t> {})* };
+}
+numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);

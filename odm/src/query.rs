@@ -1,0 +1,387 @@
+//! Typed filters, sorts and projections built from [`Field`]s.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{BitAnd, BitOr, Not};
+
+use bson::{doc, Bson, Document};
+
+use crate::path::{Field, Value};
+use crate::Error;
+
+/// A value that failed to encode while a filter or update was being built. The error is kept
+/// and reported when the operation runs, so that builders stay infallible.
+#[derive(Debug, Clone)]
+pub(crate) struct Deferred {
+    pub(crate) what: String,
+    pub(crate) message: String,
+}
+
+impl Deferred {
+    pub(crate) fn into_error(self, collection: &str) -> Error {
+        Error::Encode {
+            collection: collection.to_owned(),
+            what: self.what,
+            message: self.message,
+        }
+    }
+}
+
+pub(crate) fn encode<T>(
+    value: &impl Value<T>,
+    what: impl FnOnce() -> String,
+    error: &mut Option<Deferred>,
+) -> Bson {
+    match value.to_bson() {
+        Ok(v) => v,
+        Err(e) => {
+            error.get_or_insert(Deferred {
+                what: what(),
+                message: e.to_string(),
+            });
+            Bson::Null
+        }
+    }
+}
+
+/// A query filter on the model `Root`.
+///
+/// Build one from a field (`Book::isbn().eq("9781857150193")`) and combine with `&`, `|`, `!`
+/// or [`Filter::and`] / [`Filter::or`]. Every comparison is sent with an explicit operator
+/// (`{isbn: {$eq: ...}}`), so a user-supplied value is always matched literally and never
+/// read as an operator.
+pub struct Filter<Root> {
+    doc: Document,
+    error: Option<Deferred>,
+    _root: PhantomData<fn() -> Root>,
+}
+
+impl<Root> Filter<Root> {
+    /// Matches every document: `{}`.
+    pub fn all() -> Self {
+        Filter::from_parts(Document::new(), None)
+    }
+
+    /// A filter from a raw document, sent as written. This is the one way to put operators of
+    /// your own into a filter: never build it from unchecked user input.
+    pub fn raw(doc: Document) -> Self {
+        Filter::from_parts(doc, None)
+    }
+
+    /// Text search over the collection's text index: `{$text: {$search: terms}}`.
+    pub fn text(terms: &str) -> Self {
+        Filter::raw(doc! { "$text": { "$search": terms } })
+    }
+
+    pub(crate) fn from_parts(doc: Document, error: Option<Deferred>) -> Self {
+        Filter {
+            doc,
+            error,
+            _root: PhantomData,
+        }
+    }
+
+    /// Both filters must match.
+    pub fn and(self, other: Filter<Root>) -> Self {
+        Filter::combine("$and", [self, other])
+    }
+
+    /// Either filter may match.
+    pub fn or(self, other: Filter<Root>) -> Self {
+        Filter::combine("$or", [self, other])
+    }
+
+    /// Every filter must match (`{}` when there are none).
+    pub fn all_of(filters: impl IntoIterator<Item = Filter<Root>>) -> Self {
+        Filter::combine("$and", filters)
+    }
+
+    /// At least one filter must match.
+    pub fn any_of(filters: impl IntoIterator<Item = Filter<Root>>) -> Self {
+        Filter::combine("$or", filters)
+    }
+
+    fn combine(op: &str, filters: impl IntoIterator<Item = Filter<Root>>) -> Self {
+        let mut error = None;
+        let mut parts = Vec::new();
+        for f in filters {
+            if error.is_none() {
+                error = f.error;
+            }
+            if !(op == "$and" && f.doc.is_empty()) {
+                parts.push(Bson::Document(f.doc));
+            }
+        }
+        let doc = match parts.len() {
+            0 if op == "$and" => Document::new(),
+            1 if op == "$and" => match parts.pop() {
+                Some(Bson::Document(d)) => d,
+                _ => Document::new(),
+            },
+            _ => doc! { op: parts },
+        };
+        Filter::from_parts(doc, error)
+    }
+
+    /// The filter document as it will be sent.
+    pub fn as_document(&self) -> &Document {
+        &self.doc
+    }
+
+    pub(crate) fn into_document(self, collection: &str) -> crate::Result<Document> {
+        match self.error {
+            Some(e) => Err(e.into_error(collection)),
+            None => Ok(self.doc),
+        }
+    }
+}
+
+impl<Root> Default for Filter<Root> {
+    fn default() -> Self {
+        Filter::all()
+    }
+}
+
+impl<Root> Clone for Filter<Root> {
+    fn clone(&self) -> Self {
+        Filter::from_parts(self.doc.clone(), self.error.clone())
+    }
+}
+
+impl<Root> fmt::Debug for Filter<Root> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Filter({})", self.doc)
+    }
+}
+
+impl<Root> BitAnd for Filter<Root> {
+    type Output = Filter<Root>;
+    fn bitand(self, rhs: Self) -> Self {
+        self.and(rhs)
+    }
+}
+
+impl<Root> BitOr for Filter<Root> {
+    type Output = Filter<Root>;
+    fn bitor(self, rhs: Self) -> Self {
+        self.or(rhs)
+    }
+}
+
+impl<Root> Not for Filter<Root> {
+    type Output = Filter<Root>;
+    fn not(self) -> Self {
+        Filter::from_parts(doc! { "$nor": [self.doc] }, self.error)
+    }
+}
+
+impl<Root, T, M> Field<Root, T, M> {
+    fn compare(&self, op: &str, value: &impl Value<T>) -> Filter<Root> {
+        let mut error = None;
+        let v = encode(value, || format!("filter value for `{}`", self.path()), &mut error);
+        Filter::from_parts(doc! { self.path(): { op: v } }, error)
+    }
+
+    fn compare_many<V: Value<T>>(
+        &self,
+        op: &str,
+        values: impl IntoIterator<Item = V>,
+    ) -> Filter<Root> {
+        let mut error = None;
+        let vs: Vec<Bson> = values
+            .into_iter()
+            .map(|v| encode(&v, || format!("filter value for `{}`", self.path()), &mut error))
+            .collect();
+        Filter::from_parts(doc! { self.path(): { op: vs } }, error)
+    }
+
+    /// Equal to `value` (`$eq`). On an array field this is whole-array equality; use
+    /// [`Field::contains`] to match one element.
+    pub fn eq(&self, value: impl Value<T>) -> Filter<Root> {
+        self.compare("$eq", &value)
+    }
+
+    /// Not equal to `value` (`$ne`).
+    pub fn ne(&self, value: impl Value<T>) -> Filter<Root> {
+        self.compare("$ne", &value)
+    }
+
+    /// Greater than `value` (`$gt`).
+    pub fn gt(&self, value: impl Value<T>) -> Filter<Root> {
+        self.compare("$gt", &value)
+    }
+
+    /// Greater than or equal to `value` (`$gte`).
+    pub fn gte(&self, value: impl Value<T>) -> Filter<Root> {
+        self.compare("$gte", &value)
+    }
+
+    /// Less than `value` (`$lt`).
+    pub fn lt(&self, value: impl Value<T>) -> Filter<Root> {
+        self.compare("$lt", &value)
+    }
+
+    /// Less than or equal to `value` (`$lte`).
+    pub fn lte(&self, value: impl Value<T>) -> Filter<Root> {
+        self.compare("$lte", &value)
+    }
+
+    /// Equal to one of `values` (`$in`).
+    pub fn is_in<V: Value<T>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
+        self.compare_many("$in", values)
+    }
+
+    /// Equal to none of `values` (`$nin`).
+    pub fn not_in<V: Value<T>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
+        self.compare_many("$nin", values)
+    }
+
+    /// The field is present (`$exists: true`) or absent (`$exists: false`).
+    pub fn exists(&self, present: bool) -> Filter<Root> {
+        Filter::from_parts(doc! { self.path(): { "$exists": present } }, None)
+    }
+
+    /// Ascending sort on this field.
+    pub fn asc(&self) -> Sort<Root> {
+        Sort::from_doc(doc! { self.path(): 1 })
+    }
+
+    /// Descending sort on this field.
+    pub fn desc(&self) -> Sort<Root> {
+        Sort::from_doc(doc! { self.path(): -1 })
+    }
+}
+
+impl<Root, E, M> Field<Root, Vec<E>, M> {
+    /// The array holds an element equal to `value` (a multikey match: `{subjects: {$eq: v}}`).
+    pub fn contains(&self, value: impl Value<E>) -> Filter<Root> {
+        let mut error = None;
+        let v = encode(&value, || format!("filter value for `{}`", self.path()), &mut error);
+        Filter::from_parts(doc! { self.path(): { "$eq": v } }, error)
+    }
+
+    /// The array holds every one of `values` (`$all`).
+    pub fn contains_all<V: Value<E>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
+        let mut error = None;
+        let vs: Vec<Bson> = values
+            .into_iter()
+            .map(|v| encode(&v, || format!("filter value for `{}`", self.path()), &mut error))
+            .collect();
+        Filter::from_parts(doc! { self.path(): { "$all": vs } }, error)
+    }
+
+    /// The array has exactly `len` elements (`$size`).
+    pub fn has_len(&self, len: u32) -> Filter<Root> {
+        Filter::from_parts(doc! { self.path(): { "$size": i64::from(len) } }, None)
+    }
+}
+
+impl<Root, T, M> Field<Root, Option<T>, M> {
+    /// The field is `null` or missing (`{field: {$eq: null}}`).
+    pub fn is_none(&self) -> Filter<Root> {
+        Filter::from_parts(doc! { self.path(): { "$eq": Bson::Null } }, None)
+    }
+}
+
+/// A sort order on the model `Root`: `Book::pages().desc()`, chained with [`Sort::then`].
+pub struct Sort<Root> {
+    doc: Document,
+    _root: PhantomData<fn() -> Root>,
+}
+
+impl<Root> Sort<Root> {
+    fn from_doc(doc: Document) -> Self {
+        Sort {
+            doc,
+            _root: PhantomData,
+        }
+    }
+
+    /// Sorts by `next` among documents that this sort ranks equal.
+    pub fn then(mut self, next: Sort<Root>) -> Self {
+        self.doc.extend(next.doc);
+        self
+    }
+
+    /// The sort document as it will be sent.
+    pub fn as_document(&self) -> &Document {
+        &self.doc
+    }
+
+    pub(crate) fn into_document(self) -> Document {
+        self.doc
+    }
+}
+
+impl<Root> Clone for Sort<Root> {
+    fn clone(&self) -> Self {
+        Sort::from_doc(self.doc.clone())
+    }
+}
+
+impl<Root> fmt::Debug for Sort<Root> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sort({})", self.doc)
+    }
+}
+
+/// Which fields a query returns. Decode the result into a type that has just those fields
+/// (see `Find::into_type`), or into the model when the left-out fields have defaults.
+pub struct Projection<Root> {
+    doc: Document,
+    _root: PhantomData<fn() -> Root>,
+}
+
+impl<Root> Projection<Root> {
+    /// Returns only `field` (and `_id`).
+    pub fn include<T, M>(field: &Field<Root, T, M>) -> Self {
+        Projection {
+            doc: doc! { field.path(): 1 },
+            _root: PhantomData,
+        }
+    }
+
+    /// Returns everything but `field`.
+    pub fn exclude<T, M>(field: &Field<Root, T, M>) -> Self {
+        Projection {
+            doc: doc! { field.path(): 0 },
+            _root: PhantomData,
+        }
+    }
+
+    /// Also returns `field`.
+    pub fn and<T, M>(mut self, field: &Field<Root, T, M>) -> Self {
+        self.doc.insert(field.path(), 1);
+        self
+    }
+
+    /// Also leaves out `field`.
+    pub fn and_not<T, M>(mut self, field: &Field<Root, T, M>) -> Self {
+        self.doc.insert(field.path(), 0);
+        self
+    }
+
+    /// The projection document as it will be sent.
+    pub fn as_document(&self) -> &Document {
+        &self.doc
+    }
+
+    pub(crate) fn into_document(self) -> Document {
+        self.doc
+    }
+}
+
+impl<Root> Clone for Projection<Root> {
+    fn clone(&self) -> Self {
+        Projection {
+            doc: self.doc.clone(),
+            _root: PhantomData,
+        }
+    }
+}
+
+impl<Root> fmt::Debug for Projection<Root> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Projection({})", self.doc)
+    }
+}

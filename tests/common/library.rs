@@ -1,0 +1,79 @@
+use odm::bson::DateTime;
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "authors")]
+pub struct Author {
+    #[serde(rename = "_id")]
+    pub id: i32,
+    pub first_name: String,
+    pub last_name: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "users")]
+pub struct User {
+    #[serde(rename = "_id")]
+    pub id: i32,
+    #[index(unique)]
+    pub username: String,
+    pub password: String,
+}
+
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Publisher {
+    pub name: String,
+    pub date: DateTime,
+    pub city: String,
+}
+
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Review {
+    pub user: i32,
+    pub text: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "books", index(keys = "publisher.name"))]
+pub struct Book {
+    #[serde(rename = "_id")]
+    pub id: i32,
+    pub title: String,
+    #[index]
+    pub slug: String,
+    pub author: i32,
+    pub available: bool,
+    #[index(unique)]
+    pub isbn: String,
+    pub pages: i32,
+    #[embed]
+    pub publisher: Publisher,
+    #[index]
+    pub subjects: Vec<String>,
+    pub language: String,
+    #[embed]
+    pub reviews: Vec<Review>,
+}
+
+pub fn gatsby() -> Book {
+    Book {
+        id: 1,
+        title: "The Great Gatsby".into(),
+        slug: "9781857150193-the-great-gatsby".into(),
+        author: 1,
+        available: true,
+        isbn: "9781857150193".into(),
+        pages: 176,
+        publisher: Publisher {
+            name: "Everyman's Library".into(),
+            date: DateTime::parse_rfc3339_str("1991-09-19T00:00:00Z").expect("valid date"),
+            city: "London".into(),
+        },
+        subjects: vec!["Love stories".into(), "1920s".into(), "Jazz Age".into()],
+        language: "English".into(),
+        reviews: vec![
+            Review { user: 1, text: "One of the best…".into() },
+            Review { user: 2, text: "It's hard to…".into() },
+        ],
+    }
+}
