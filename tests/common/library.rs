@@ -77,3 +77,64 @@ pub fn gatsby() -> Book {
         ],
     }
 }
+
+/// Seed exercise 3: a loan request, keyed by borrower and book.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct LoanId {
+    pub borrower: String,
+    pub book: i32,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "loans")]
+pub struct Loan {
+    #[serde(rename = "_id")]
+    pub id: LoanId,
+    pub pending: bool,
+    pub approved: bool,
+    pub priority: i32,
+    pub started: Option<DateTime>,
+}
+
+/// Seed exercise 4: users can recommend each book only once.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "recommendations", index(keys = "book, user", unique))]
+pub struct Recommendation {
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    pub book: i32,
+    pub user: i32,
+}
+
+/// A view of a book with just its title, for projections.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+pub struct BookTitle {
+    pub title: String,
+}
+
+/// A few books with distinct ids, titles, isbns and page counts.
+pub fn shelf() -> Vec<Book> {
+    let titles = [
+        ("This Side of Paradise", 305, vec!["1920s"]),
+        ("The Beautiful and Damned", 449, vec!["1920s", "Jazz Age"]),
+        ("Tender Is the Night", 317, vec!["Riviera"]),
+        ("The Last Tycoon", 168, vec!["Hollywood"]),
+    ];
+    let mut books = vec![gatsby()];
+    for (i, (title, pages, subjects)) in titles.into_iter().enumerate() {
+        let id = i as i32 + 2;
+        let mut b = gatsby();
+        b.id = id;
+        b.title = title.into();
+        b.slug = format!("slug-{id}");
+        b.isbn = format!("isbn-{id}");
+        b.pages = pages;
+        b.subjects = subjects.into_iter().map(String::from).collect();
+        b.reviews = vec![];
+        if id % 2 == 0 {
+            b.publisher.name = "Scribner".into();
+        }
+        books.push(b);
+    }
+    books
+}

@@ -1,1 +1,200 @@
-fn main(){}
+//! Project tooling. `cargo xtask <command>`:
+//!
+//! - `examples`: installs the pinned dev server if missing, then runs every example against it.
+//! - `test`: installs what is missing (cmake, the dev server, mdBook), then runs the format
+//!   check, clippy, every test (unit, integration, compile-fail, doc), rustdoc, the book build
+//!   and the examples. This is what CI runs.
+//! - `install`: only the installs.
+//!
+//! Installs go to a per-user cache directory keyed by version, so a fresh clone reuses them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+#[path = "../../odm/src/testing/location.rs"]
+#[allow(dead_code)]
+mod location;
+
+const MDBOOK_VERSION: &str = "0.5.4";
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let started = Instant::now();
+    let result = match args.first().map(String::as_str) {
+        Some("examples") => install_server().and_then(|server| run_examples(&server)),
+        Some("test") => run_all(),
+        Some("install") => install_all().map(|_| ()),
+        _ => Err("usage: cargo xtask <examples|test|install>".to_owned()),
+    };
+    match result {
+        Ok(()) => {
+            eprintln!("xtask: done in {:.0} s", started.elapsed().as_secs_f64());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+/// Runs a command in the workspace root, echoing it and timing it.
+fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
+    eprintln!("xtask: $ {program} {}", args.join(" "));
+    let started = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    eprintln!(
+        "xtask: {program} {} finished in {:.1} s",
+        args.first().copied().unwrap_or_default(),
+        started.elapsed().as_secs_f64()
+    );
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
+    }
+}
+
+fn has(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// cmake is needed to build the dev server (it bundles WiredTiger).
+fn install_cmake() -> Result {
+    if has("cmake", "--version") {
+        return Ok(());
+    }
+    eprintln!("xtask: cmake is missing; installing it with apt-get");
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let (program, prefix): (&str, &[&str]) = if is_root { ("apt-get", &[]) } else { ("sudo", &["-n", "apt-get"]) };
+    let with = |rest: &[&'static str]| -> Vec<&str> { prefix.iter().copied().chain(rest.iter().copied()).collect() };
+    run(program, &with(&["update", "-qq"]), &[])?;
+    run(program, &with(&["install", "-y", "-qq", "cmake"]), &[("DEBIAN_FRONTEND", "noninteractive")])
+        .map_err(|e| format!("{e}; install cmake by hand (apt-get install -y cmake)"))
+}
+
+/// Installs the pinned dev server into the cache unless it is there; returns its path.
+fn install_server() -> Result<PathBuf> {
+    let binary = location::server_binary();
+    if binary.is_file() {
+        eprintln!("xtask: dev server present: {}", binary.display());
+        return Ok(binary);
+    }
+    install_cmake()?;
+    let root = location::server_root();
+    eprintln!("xtask: installing {} {} (about 4 minutes on 2 cores)", location::SERVER_CRATE, location::SERVER_VERSION);
+    run(
+        "cargo",
+        &[
+            "install",
+            location::SERVER_CRATE,
+            "--version",
+            &format!("={}", location::SERVER_VERSION),
+            "--ignore-rust-version",
+            "--root",
+            &root.to_string_lossy(),
+        ],
+        &[],
+    )?;
+    if binary.is_file() {
+        Ok(binary)
+    } else {
+        Err(format!("installed {} but {} is missing", location::SERVER_CRATE, binary.display()))
+    }
+}
+
+/// Installs the pinned mdBook into the cache unless it is there; returns its path.
+fn install_mdbook() -> Result<PathBuf> {
+    let root = location::cache_dir().join(format!("mdbook-{MDBOOK_VERSION}"));
+    let binary = root.join("bin").join("mdbook");
+    if binary.is_file() {
+        eprintln!("xtask: mdbook present: {}", binary.display());
+        return Ok(binary);
+    }
+    run(
+        "cargo",
+        &[
+            "install",
+            "mdbook",
+            "--version",
+            &format!("={MDBOOK_VERSION}"),
+            "--locked",
+            "--root",
+            &root.to_string_lossy(),
+        ],
+        &[],
+    )?;
+    Ok(binary)
+}
+
+fn install_all() -> Result<(PathBuf, PathBuf)> {
+    Ok((install_server()?, install_mdbook()?))
+}
+
+/// The example names declared in examples/Cargo.toml.
+fn example_names() -> Result<Vec<String>> {
+    let manifest = std::fs::read_to_string(root().join("examples/Cargo.toml"))
+        .map_err(|e| format!("cannot read examples/Cargo.toml: {e}"))?;
+    let mut names = Vec::new();
+    let mut in_example = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_example = line == "[[example]]";
+        } else if in_example {
+            if let Some(value) = line.strip_prefix("name").map(str::trim).and_then(|l| l.strip_prefix('=')) {
+                names.push(value.trim().trim_matches('"').to_owned());
+            }
+        }
+    }
+    Ok(names)
+}
+
+fn run_examples(server: &Path) -> Result {
+    let server = server.to_string_lossy();
+    for name in example_names()? {
+        run(
+            "cargo",
+            &["run", "--quiet", "-p", "odm-examples", "--example", &name],
+            &[(location::SERVER_ENV, &server)],
+        )?;
+    }
+    Ok(())
+}
+
+fn run_all() -> Result {
+    let (server, mdbook) = install_all()?;
+    let server_s = server.to_string_lossy().into_owned();
+    let env = [(location::SERVER_ENV, server_s.as_str())];
+    run("cargo", &["fmt", "--all", "--", "--check"], &[])?;
+    run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
+    run("cargo", &["test", "--workspace", "--all-targets"], &env)?;
+    run("cargo", &["test", "--workspace", "--doc"], &env)?;
+    run(
+        "cargo",
+        &["doc", "--workspace", "--no-deps", "--all-features"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    run(&mdbook.to_string_lossy(), &["build", "book"], &[])?;
+    run_examples(&server)
+}

@@ -54,6 +54,7 @@ pub fn test_uri() -> Result<String> {
 #[derive(Debug)]
 pub struct TestDb {
     odm: Odm,
+    raw: Database,
     uri: String,
     log: CommandLog,
 }
@@ -62,7 +63,8 @@ static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 impl TestDb {
     /// A new database named `odm_test_<pid>_<n>_<nanos>` on the test server, with a client of
-    /// its own that logs every command it sends. Sends no command.
+    /// its own that logs every command it sends, and a second, unlogged client for
+    /// [`TestDb::raw`]. Sends no command.
     pub async fn new() -> Result<TestDb> {
         let uri = test_uri()?;
         let mut options = ClientOptions::parse(&uri).await?;
@@ -78,8 +80,10 @@ impl TestDb {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
+        let unlogged = Client::with_options(ClientOptions::parse(&uri).await?)?;
         Ok(TestDb {
             odm: Odm::new(client.database(&name)),
+            raw: unlogged.database(&name),
             uri,
             log,
         })
@@ -90,9 +94,10 @@ impl TestDb {
         &self.odm
     }
 
-    /// The raw driver database, to read back what an operation stored.
+    /// The same database through a second client that is not logged: read back what an
+    /// operation stored, or set up data, without adding to [`TestDb::commands`].
     pub fn raw(&self) -> &Database {
-        self.odm.database()
+        &self.raw
     }
 
     /// The database name.
