@@ -80,6 +80,11 @@ pub enum Error {
         collection: String,
     },
 
+    /// `sync_indexes` could not create some declared indexes; the report says which and why
+    /// (everything else was synced).
+    #[error("some indexes could not be created: {}", .0.failures().join("; "))]
+    IndexSync(Box<crate::index::SyncReport>),
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),

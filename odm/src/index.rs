@@ -255,6 +255,18 @@ pub struct CollectionSync {
     pub extra: Vec<String>,
     /// Indexes dropped because dropping was asked for.
     pub dropped: Vec<String>,
+    /// Declared indexes the server refused to create, with its reason.
+    pub failed: Vec<IndexFailure>,
+}
+
+/// A declared index that could not be created.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct IndexFailure {
+    /// The declared index's name.
+    pub name: String,
+    /// What the server said.
+    pub message: String,
 }
 
 /// A declared index that the database holds in another form.
@@ -288,9 +300,21 @@ impl SyncReport {
 
     /// True when the database already matched the declarations.
     pub fn is_in_sync(&self) -> bool {
+        self.collections.iter().all(|c| {
+            c.created.is_empty() && c.differing.is_empty() && c.extra.is_empty() && c.failed.is_empty()
+        })
+    }
+
+    /// Every index the server refused to create, as `collection.index: reason`.
+    pub fn failures(&self) -> Vec<String> {
         self.collections
             .iter()
-            .all(|c| c.created.is_empty() && c.differing.is_empty() && c.extra.is_empty())
+            .flat_map(|c| {
+                c.failed
+                    .iter()
+                    .map(move |f| format!("{}.{}: {}", c.collection, f.name, f.message))
+            })
+            .collect()
     }
 }
 
@@ -314,6 +338,9 @@ impl fmt::Display for SyncReport {
             for n in &c.dropped {
                 writeln!(f, "  dropped    {n}")?;
             }
+            for x in &c.failed {
+                writeln!(f, "  FAILED     {} ({})", x.name, x.message)?;
+            }
         }
         Ok(())
     }
@@ -324,6 +351,10 @@ impl fmt::Display for SyncReport {
 /// Sends, per collection: one `listIndexes`; one `createIndexes` when something is missing; one
 /// `dropIndexes` per index it was told to drop. A second run against an up-to-date database
 /// sends only the `listIndexes` commands.
+///
+/// When the server refuses an index (say, a text index on a server without text search), the
+/// indexes of that collection are retried one `createIndexes` each, every other collection is
+/// still synced, and the result is [`Error::IndexSync`] carrying the full report.
 #[must_use = "the sync runs when awaited"]
 #[derive(Debug)]
 pub struct SyncIndexes<'a> {
@@ -392,7 +423,11 @@ impl<'a> SyncIndexes<'a> {
                     .await?,
             );
         }
-        Ok(report)
+        if report.failures().is_empty() {
+            Ok(report)
+        } else {
+            Err(Error::IndexSync(Box::new(report)))
+        }
     }
 }
 
@@ -515,17 +550,42 @@ async fn sync_collection(
     }
     if !to_create.is_empty() {
         let indexes: Vec<Document> = to_create.iter().map(|s| s.to_document()).collect();
-        odm.database()
-            .run_command(doc! { "createIndexes": collection, "indexes": indexes })
-            .await
-            .map_err(|e| Error::from_driver(collection, e))?;
-        out.created = to_create
+        let all = create_indexes(odm, collection, indexes).await;
+        let created: Vec<&IndexSpec> = match all {
+            Ok(()) => to_create,
+            Err(_) => {
+                // Find out which ones the server refuses, creating the rest.
+                let mut created = Vec::new();
+                for spec in to_create {
+                    match create_indexes(odm, collection, vec![spec.to_document()]).await {
+                        Ok(()) => created.push(spec),
+                        Err(message) => out.failed.push(IndexFailure {
+                            name: spec.name(),
+                            message,
+                        }),
+                    }
+                }
+                created
+            }
+        };
+        out.created = created
             .iter()
             .filter(|s| !out.differing.iter().any(|d| d.name == s.name()))
             .map(|s| s.name())
             .collect();
     }
     Ok(out)
+}
+
+async fn create_indexes(odm: &Odm, collection: &str, indexes: Vec<Document>) -> Result<(), String> {
+    odm.database()
+        .run_command(doc! { "createIndexes": collection, "indexes": indexes })
+        .await
+        .map(|_| ())
+        .map_err(|e| match &*e.kind {
+            mongodb::error::ErrorKind::Command(c) => c.message.clone(),
+            _ => e.to_string(),
+        })
 }
 
 #[cfg(test)]
