@@ -1,1 +1,107 @@
-//! Placeholder.
+//! Bad data in the database gives a typed error naming collection, `_id` and field path.
+
+mod common;
+
+use common::library::*;
+use odm::bson::{doc, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+
+async fn store_raw(db: &TestDb, collection: &str, doc: Document) {
+    db.raw().collection::<Document>(collection).insert_one(doc).await.expect("raw insert");
+}
+
+fn decode_error(err: odm::Error) -> (String, String, String, String) {
+    match err {
+        odm::Error::Decode { collection, id, path, message } => (collection, id.to_string(), path, message),
+        other => panic!("expected a decode error, got {other}"),
+    }
+}
+
+fn raw_book(id: i32) -> Document {
+    let mut d = odm::bson::serialize_to_document(&gatsby()).expect("encodes");
+    d.insert("_id", id);
+    d.insert("isbn", format!("isbn-{id}"));
+    d
+}
+
+#[tokio::test]
+async fn a_missing_field_names_collection_id_and_path() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let mut bad = raw_book(7);
+    bad.get_document_mut("publisher").unwrap().remove("city");
+    store_raw(&db, "books", bad).await;
+
+    let err = db.odm().find::<Book>(Filter::all()).await.unwrap_err();
+    let message = err.to_string();
+    let (collection, id, path, detail) = decode_error(err);
+    assert_eq!(collection, "books");
+    assert_eq!(id, "{ _id: 7 }");
+    assert_eq!(path, "publisher.city");
+    assert!(detail.contains("city"), "{detail}");
+    assert!(message.contains("books") && message.contains("_id: 7") && message.contains("publisher.city"), "{message}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_wrong_type_inside_an_array_names_the_element() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let mut bad = raw_book(8);
+    bad.insert("reviews", vec![doc! {"user": 1, "text": "fine"}, doc! {"user": "two", "text": "typo"}]);
+    store_raw(&db, "books", bad).await;
+    let (collection, id, path, _) = decode_error(db.odm().get::<Book>(8).await.unwrap_err());
+    assert_eq!((collection.as_str(), id.as_str(), path.as_str()), ("books", "{ _id: 8 }", "reviews.1.user"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_good_document_after_a_bad_one_is_not_silently_dropped() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&gatsby()).await?;
+    let mut bad = raw_book(9);
+    bad.insert("pages", "many");
+    store_raw(&db, "books", bad).await;
+    // The whole query fails rather than returning a partial list.
+    let err = db.odm().find::<Book>(Filter::all()).await.unwrap_err();
+    let (_, id, path, _) = decode_error(err);
+    assert_eq!((id.as_str(), path.as_str()), ("{ _id: 9 }", "pages"));
+    // Queries that do not touch the bad document still work.
+    assert_eq!(db.odm().find(Book::id().eq(1)).await?.len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn find_one_and_update_reports_the_document_it_could_not_decode() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    store_raw(&db, "loans", doc! {"_id": {"borrower": "bob", "book": 1}, "pending": false, "priority": 1}).await;
+    let err = db
+        .odm()
+        .find_one_and_update(Loan::pending().eq(false), Loan::pending().set(true))
+        .await
+        .unwrap_err();
+    let (collection, id, path, _) = decode_error(err);
+    assert_eq!(collection, "loans");
+    assert!(id.contains("bob"), "{id}");
+    assert_eq!(path, "approved");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_document_without_an_id_says_so() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    store_raw(&db, "authors", doc! {"_id": 3, "first_name": "F. Scott"}).await;
+    let (_, id, path, _) = decode_error(db.odm().find::<Author>(Filter::all()).await.unwrap_err());
+    assert_eq!((id.as_str(), path.as_str()), ("{ _id: 3 }", "last_name"));
+
+    // A projection that leaves `_id` out, decoded into the full model: the error still says
+    // which field is missing, and that there was no id to report.
+    let err = db
+        .odm()
+        .find::<Author>(Filter::all())
+        .projection(Projection::exclude(&Author::id()))
+        .await
+        .unwrap_err();
+    let (_, id, _, _) = decode_error(err);
+    assert_eq!(id, "<no _id>");
+    Ok(())
+}

@@ -27,8 +27,23 @@ fn explain<T: DeserializeOwned>(collection: &str, raw: &RawDocument, first: bson
         .map(|d| serde_path_to_error::deserialize::<_, T>(bson::de::Deserializer::new(Bson::Document(d))))
     {
         Some(Err(e)) => {
-            let path = e.path().to_string();
-            (path, e.into_inner().to_string())
+            let mut segments: Vec<String> = e
+                .path()
+                .iter()
+                .filter_map(|seg| match seg {
+                    serde_path_to_error::Segment::Seq { index } => Some(index.to_string()),
+                    serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+                    serde_path_to_error::Segment::Enum { variant } => Some(variant.clone()),
+                    serde_path_to_error::Segment::Unknown => None,
+                })
+                .collect();
+            let message = e.into_inner().to_string();
+            // serde reports a missing field at the struct that lacks it; name the field itself.
+            if let Some(field) = missing_field(&message) {
+                segments.push(field.to_owned());
+            }
+            let path = if segments.is_empty() { ".".to_owned() } else { segments.join(".") };
+            (path, message)
         }
         _ => (
             first.key.clone().unwrap_or_else(|| ".".to_owned()),
@@ -41,4 +56,10 @@ fn explain<T: DeserializeOwned>(collection: &str, raw: &RawDocument, first: bson
         path,
         message,
     }
+}
+
+/// The field named by serde's "missing field `x`" message.
+fn missing_field(message: &str) -> Option<&str> {
+    let rest = message.split_once("missing field `")?.1;
+    rest.split_once('`').map(|(field, _)| field)
 }
