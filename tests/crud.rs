@@ -18,9 +18,22 @@ async fn insert_one_stores_the_document_as_declared() -> odm::Result<()> {
 
     let raw = stored_one(&db, "books", 1).await.expect("stored");
     assert_eq!(raw.get_str("isbn").unwrap(), "9781857150193");
-    assert_eq!(raw.get_document("publisher").unwrap().get_str("name").unwrap(), "Everyman's Library");
+    assert_eq!(
+        raw.get_document("publisher")
+            .unwrap()
+            .get_str("name")
+            .unwrap(),
+        "Everyman's Library"
+    );
     assert_eq!(raw.get_array("subjects").unwrap().len(), 3);
-    assert_eq!(raw.get_array("reviews").unwrap()[1].as_document().unwrap().get_i32("user").unwrap(), 2);
+    assert_eq!(
+        raw.get_array("reviews").unwrap()[1]
+            .as_document()
+            .unwrap()
+            .get_i32("user")
+            .unwrap(),
+        2
+    );
     assert_eq!(raw.keys().next().map(String::as_str), Some("_id"));
     Ok(())
 }
@@ -59,20 +72,41 @@ struct Tag {
 #[tokio::test]
 async fn an_absent_object_id_is_generated_client_side() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let id = db.odm().insert_one(&Note { id: None, text: "hello".into() }).await?;
+    let id = db
+        .odm()
+        .insert_one(&Note {
+            id: None,
+            text: "hello".into(),
+        })
+        .await?;
     let raw = stored(&db, "notes").await;
     assert_eq!(raw.len(), 1);
-    assert_eq!(raw[0].get_object_id("_id").unwrap(), id, "the returned id is the stored one, not null");
+    assert_eq!(
+        raw[0].get_object_id("_id").unwrap(),
+        id,
+        "the returned id is the stored one, not null"
+    );
     let back = db.odm().get::<Note>(id).await?.expect("found by id");
     assert_eq!(back.id, Some(id));
     Ok(())
 }
 
 #[tokio::test]
-async fn an_absent_id_that_cannot_be_generated_is_an_error_and_nothing_is_sent() -> odm::Result<()> {
+async fn an_absent_id_that_cannot_be_generated_is_an_error_and_nothing_is_sent() -> odm::Result<()>
+{
     let db = TestDb::new().await?;
-    let err = db.odm().insert_one(&Tag { id: None, label: "x".into() }).await.unwrap_err();
-    assert!(matches!(err, odm::Error::MissingId { ref collection } if collection == "tags"), "{err}");
+    let err = db
+        .odm()
+        .insert_one(&Tag {
+            id: None,
+            label: "x".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, odm::Error::MissingId { ref collection } if collection == "tags"),
+        "{err}"
+    );
     assert!(sent(&db).is_empty());
     assert!(stored(&db, "tags").await.is_empty());
     Ok(())
@@ -95,7 +129,10 @@ async fn find_applies_filter_sort_skip_and_limit_in_one_command() -> odm::Result
     assert_eq!(titles, ["Tender Is the Night", "This Side of Paradise"]);
 
     let cmd = last_command(&db, "find");
-    assert_eq!(cmd.get_document("filter").unwrap(), &doc! {"pages": {"$gt": 200}});
+    assert_eq!(
+        cmd.get_document("filter").unwrap(),
+        &doc! {"pages": {"$gt": 200}}
+    );
     assert_eq!(cmd.get_document("sort").unwrap(), &doc! {"pages": -1});
     assert_eq!(cmd.get("skip").and_then(Bson::as_i64), Some(1));
     assert_eq!(cmd.get("limit").and_then(Bson::as_i64), Some(2));
@@ -108,7 +145,11 @@ async fn find_one_and_get_send_one_find_each() -> odm::Result<()> {
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
 
-    let first = db.odm().find_one(Book::publisher().name().eq("Scribner")).sort(Book::id().asc()).await?;
+    let first = db
+        .odm()
+        .find_one(Book::publisher().name().eq("Scribner"))
+        .sort(Book::id().asc())
+        .await?;
     assert_eq!(first.map(|b| b.id), Some(2));
     let missing = db.odm().get::<Book>(99).await?;
     assert!(missing.is_none());
@@ -132,20 +173,34 @@ async fn a_projection_decodes_into_a_view_type() -> odm::Result<()> {
     assert_eq!(
         titles,
         [
-            BookTitle { title: "The Beautiful and Damned".into() },
-            BookTitle { title: "The Great Gatsby".into() },
-            BookTitle { title: "This Side of Paradise".into() },
+            BookTitle {
+                title: "The Beautiful and Damned".into()
+            },
+            BookTitle {
+                title: "The Great Gatsby".into()
+            },
+            BookTitle {
+                title: "This Side of Paradise".into()
+            },
         ]
     );
     let cmd = last_command(&db, "find");
-    assert_eq!(cmd.get_document("projection").unwrap(), &doc! {"title": 1, "_id": 0});
+    assert_eq!(
+        cmd.get_document("projection").unwrap(),
+        &doc! {"title": 1, "_id": 0}
+    );
     Ok(())
 }
 
 #[tokio::test]
 async fn a_large_result_is_read_in_batches() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let notes: Vec<Note> = (0..250).map(|i| Note { id: Some(ObjectId::new()), text: format!("n{i}") }).collect();
+    let notes: Vec<Note> = (0..250)
+        .map(|i| Note {
+            id: Some(ObjectId::new()),
+            text: format!("n{i}"),
+        })
+        .collect();
     db.odm().insert_many(&notes).await?;
     db.commands().clear();
 
@@ -153,9 +208,17 @@ async fn a_large_result_is_read_in_batches() -> odm::Result<()> {
     assert_eq!(all.len(), 250);
     let names = sent(&db);
     assert_eq!(names[0], "find");
-    assert!(names.len() >= 2 && names[1..].iter().all(|n| n == "getMore"), "{names:?}");
+    assert!(
+        names.len() >= 2 && names[1..].iter().all(|n| n == "getMore"),
+        "{names:?}"
+    );
 
-    let small = db.odm().find::<Note>(Filter::all()).batch_size(100).limit(100).await?;
+    let small = db
+        .odm()
+        .find::<Note>(Filter::all())
+        .batch_size(100)
+        .limit(100)
+        .await?;
     assert_eq!(small.len(), 100);
     Ok(())
 }
@@ -165,7 +228,12 @@ async fn count_sends_one_aggregate() -> odm::Result<()> {
     let db = TestDb::new().await?;
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
-    assert_eq!(db.odm().count(Book::publisher().name().eq("Scribner")).await?, 2);
+    assert_eq!(
+        db.odm()
+            .count(Book::publisher().name().eq("Scribner"))
+            .await?,
+        2
+    );
     assert_eq!(db.odm().count::<Book>(Filter::all()).await?, 5);
     assert_eq!(sent(&db), ["aggregate", "aggregate"]);
     Ok(())
@@ -186,20 +254,37 @@ async fn updates_change_exactly_what_they_say() -> odm::Result<()> {
     assert_eq!(raw.get_i32("pages").unwrap(), 180);
     assert!(!raw.get_bool("available").unwrap());
 
-    let review = Review { user: 3, text: "Timeless.".into() };
-    odm.update_one(Book::isbn().eq("9781857150193"), Book::reviews().push(&review)).await?;
+    let review = Review {
+        user: 3,
+        text: "Timeless.".into(),
+    };
+    odm.update_one(
+        Book::isbn().eq("9781857150193"),
+        Book::reviews().push(&review),
+    )
+    .await?;
     let raw = stored_one(&db, "books", 1).await.unwrap();
     let reviews = raw.get_array("reviews").unwrap();
     assert_eq!(reviews.len(), 3);
-    assert_eq!(reviews[2].as_document().unwrap(), &doc! {"user": 3, "text": "Timeless."});
+    assert_eq!(
+        reviews[2].as_document().unwrap(),
+        &doc! {"user": 3, "text": "Timeless."}
+    );
 
     let many = odm
-        .update_many(Book::publisher().name().eq("Scribner"), Book::publisher().city().set("New York"))
+        .update_many(
+            Book::publisher().name().eq("Scribner"),
+            Book::publisher().city().set("New York"),
+        )
         .await?;
     assert_eq!(many.modified_count, 2);
     for raw in stored(&db, "books").await {
         let publisher = raw.get_document("publisher").unwrap();
-        let expected = if publisher.get_str("name").unwrap() == "Scribner" { "New York" } else { "London" };
+        let expected = if publisher.get_str("name").unwrap() == "Scribner" {
+            "New York"
+        } else {
+            "London"
+        };
         assert_eq!(publisher.get_str("city").unwrap(), expected);
     }
     assert_eq!(sent(&db), ["update", "update", "update"]);
@@ -209,7 +294,11 @@ async fn updates_change_exactly_what_they_say() -> odm::Result<()> {
 #[tokio::test]
 async fn an_update_with_nothing_in_it_is_refused_before_sending() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let err = db.odm().update_by_id::<Book>(1, Update::raw(doc! {})).await.unwrap_err();
+    let err = db
+        .odm()
+        .update_by_id::<Book>(1, Update::raw(doc! {}))
+        .await
+        .unwrap_err();
     assert!(matches!(err, odm::Error::EmptyUpdate { .. }), "{err}");
     assert!(sent(&db).is_empty());
     Ok(())
@@ -241,17 +330,29 @@ async fn deletes_remove_what_matches() -> odm::Result<()> {
     let db = TestDb::new().await?;
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
-    assert_eq!(db.odm().delete_one(Book::publisher().name().eq("Scribner")).await?, 1);
+    assert_eq!(
+        db.odm()
+            .delete_one(Book::publisher().name().eq("Scribner"))
+            .await?,
+        1
+    );
     assert_eq!(db.odm().delete_many(Book::pages().lt(400)).await?, 3);
     assert_eq!(sent(&db), ["delete", "delete"]);
-    let left: Vec<i32> = stored(&db, "books").await.iter().map(|d| d.get_i32("_id").unwrap()).collect();
+    let left: Vec<i32> = stored(&db, "books")
+        .await
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
     assert_eq!(left, [3]);
     Ok(())
 }
 
 fn loan(borrower: &str, book: i32, priority: i32) -> Loan {
     Loan {
-        id: LoanId { borrower: borrower.into(), book },
+        id: LoanId {
+            borrower: borrower.into(),
+            book,
+        },
         pending: false,
         approved: false,
         priority,
@@ -264,23 +365,34 @@ fn loan(borrower: &str, book: i32, priority: i32) -> Loan {
 async fn the_loan_queue_takes_the_highest_priority_request() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let odm = db.odm();
-    odm.insert_many(&[loan("bob", 1, 1), loan("ann", 2, 3), loan("cid", 1, 2)]).await?;
+    odm.insert_many(&[loan("bob", 1, 1), loan("ann", 2, 3), loan("cid", 1, 2)])
+        .await?;
     db.commands().clear();
 
     let taken = odm
         .find_one_and_update(
             Loan::pending().eq(false),
-            Loan::pending().set(true).and(Loan::started().set(Some(DateTime::now()))),
+            Loan::pending()
+                .set(true)
+                .and(Loan::started().set(Some(DateTime::now()))),
         )
         .sort(Loan::priority().desc())
         .return_new()
         .await?
         .expect("a pending request");
-    assert_eq!(taken.id, LoanId { borrower: "ann".into(), book: 2 });
+    assert_eq!(
+        taken.id,
+        LoanId {
+            borrower: "ann".into(),
+            book: 2
+        }
+    );
     assert!(taken.pending && taken.started.is_some());
     assert_eq!(sent(&db), ["findAndModify"]);
 
-    let raw = stored_one(&db, "loans", doc! {"borrower": "ann", "book": 2}).await.unwrap();
+    let raw = stored_one(&db, "loans", doc! {"borrower": "ann", "book": 2})
+        .await
+        .unwrap();
     assert!(raw.get_bool("pending").unwrap());
     assert!(matches!(raw.get("started"), Some(Bson::DateTime(_))));
 
@@ -303,19 +415,42 @@ async fn operations_run_inside_the_callers_transaction() -> odm::Result<()> {
 
     let mut session = odm.start_session().await?;
     session.start_transaction().await?;
-    odm.insert_one(&loan("bob", 1, 1)).session(&mut session).await?;
-    odm.update_by_id::<Book>(1, Book::available().set(false)).session(&mut session).await?;
-    let inside = odm.find::<Loan>(Filter::all()).session(&mut session).await?;
+    odm.insert_one(&loan("bob", 1, 1))
+        .session(&mut session)
+        .await?;
+    odm.update_by_id::<Book>(1, Book::available().set(false))
+        .session(&mut session)
+        .await?;
+    let inside = odm
+        .find::<Loan>(Filter::all())
+        .session(&mut session)
+        .await?;
     assert_eq!(inside.len(), 1, "the transaction sees its own insert");
-    assert!(stored(&db, "loans").await.is_empty(), "others do not see it before commit");
+    assert!(
+        stored(&db, "loans").await.is_empty(),
+        "others do not see it before commit"
+    );
     session.abort_transaction().await?;
     assert!(stored(&db, "loans").await.is_empty());
-    assert!(stored_one(&db, "books", 1).await.unwrap().get_bool("available").unwrap());
+    assert!(stored_one(&db, "books", 1)
+        .await
+        .unwrap()
+        .get_bool("available")
+        .unwrap());
 
     session.start_transaction().await?;
-    odm.insert_one(&loan("bob", 1, 1)).session(&mut session).await?;
-    odm.delete_one(Book::id().eq(1)).session(&mut session).await?;
-    assert_eq!(odm.count::<Loan>(Filter::all()).session(&mut session).await?, 1);
+    odm.insert_one(&loan("bob", 1, 1))
+        .session(&mut session)
+        .await?;
+    odm.delete_one(Book::id().eq(1))
+        .session(&mut session)
+        .await?;
+    assert_eq!(
+        odm.count::<Loan>(Filter::all())
+            .session(&mut session)
+            .await?,
+        1
+    );
     session.commit_transaction().await?;
     assert_eq!(stored(&db, "loans").await.len(), 1);
     assert!(stored_one(&db, "books", 1).await.is_none());
@@ -325,8 +460,15 @@ async fn operations_run_inside_the_callers_transaction() -> odm::Result<()> {
         .take()
         .into_iter()
         .filter(|c| c.name == "insert")
-        .filter(|c| c.command.as_ref().is_some_and(|d| matches!(d.get_bool("autocommit"), Ok(false))))
+        .filter(|c| {
+            c.command
+                .as_ref()
+                .is_some_and(|d| matches!(d.get_bool("autocommit"), Ok(false)))
+        })
         .count();
-    assert_eq!(txn_inserts, 2, "both transactional inserts carried the transaction number");
+    assert_eq!(
+        txn_inserts, 2,
+        "both transactional inserts carried the transaction number"
+    );
     Ok(())
 }

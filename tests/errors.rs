@@ -8,12 +8,21 @@ use odm::prelude::*;
 use odm::testing::TestDb;
 
 async fn store_raw(db: &TestDb, collection: &str, doc: Document) {
-    db.raw().collection::<Document>(collection).insert_one(doc).await.expect("raw insert");
+    db.raw()
+        .collection::<Document>(collection)
+        .insert_one(doc)
+        .await
+        .expect("raw insert");
 }
 
 fn decode_error(err: odm::Error) -> (String, String, String, String) {
     match err {
-        odm::Error::Decode { collection, id, path, message } => (collection, id.to_string(), path, message),
+        odm::Error::Decode {
+            collection,
+            id,
+            path,
+            message,
+        } => (collection, id, path, message),
         other => panic!("expected a decode error, got {other}"),
     }
 }
@@ -39,7 +48,12 @@ async fn a_missing_field_names_collection_id_and_path() -> odm::Result<()> {
     assert_eq!(id, "{ _id: 7 }");
     assert_eq!(path, "publisher.city");
     assert!(detail.contains("city"), "{detail}");
-    assert!(message.contains("books") && message.contains("_id: 7") && message.contains("publisher.city"), "{message}");
+    assert!(
+        message.contains("books")
+            && message.contains("_id: 7")
+            && message.contains("publisher.city"),
+        "{message}"
+    );
     Ok(())
 }
 
@@ -47,10 +61,19 @@ async fn a_missing_field_names_collection_id_and_path() -> odm::Result<()> {
 async fn a_wrong_type_inside_an_array_names_the_element() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let mut bad = raw_book(8);
-    bad.insert("reviews", vec![doc! {"user": 1, "text": "fine"}, doc! {"user": "two", "text": "typo"}]);
+    bad.insert(
+        "reviews",
+        vec![
+            doc! {"user": 1, "text": "fine"},
+            doc! {"user": "two", "text": "typo"},
+        ],
+    );
     store_raw(&db, "books", bad).await;
     let (collection, id, path, _) = decode_error(db.odm().get::<Book>(8).await.unwrap_err());
-    assert_eq!((collection.as_str(), id.as_str(), path.as_str()), ("books", "{ _id: 8 }", "reviews.1.user"));
+    assert_eq!(
+        (collection.as_str(), id.as_str(), path.as_str()),
+        ("books", "{ _id: 8 }", "reviews.1.user")
+    );
     Ok(())
 }
 
@@ -73,7 +96,12 @@ async fn a_good_document_after_a_bad_one_is_not_silently_dropped() -> odm::Resul
 #[tokio::test]
 async fn find_one_and_update_reports_the_document_it_could_not_decode() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    store_raw(&db, "loans", doc! {"_id": {"borrower": "bob", "book": 1}, "pending": false, "priority": 1}).await;
+    store_raw(
+        &db,
+        "loans",
+        doc! {"_id": {"borrower": "bob", "book": 1}, "pending": false, "priority": 1},
+    )
+    .await;
     let err = db
         .odm()
         .find_one_and_update(Loan::pending().eq(false), Loan::pending().set(true))

@@ -8,7 +8,9 @@ use odm::bson::Document;
 use odm::testing::{test_uri, TestDb};
 
 async fn database_names() -> Vec<String> {
-    let client = odm::mongodb::Client::with_uri_str(test_uri().expect("uri")).await.expect("client");
+    let client = odm::mongodb::Client::with_uri_str(test_uri().expect("uri"))
+        .await
+        .expect("client");
     client.list_database_names().await.expect("listDatabases")
 }
 
@@ -17,11 +19,17 @@ async fn a_test_database_is_fresh_and_is_dropped_afterwards() -> odm::Result<()>
     let db = TestDb::new().await?;
     let name = db.name().to_owned();
     assert!(name.starts_with("odm_test_"), "{name}");
-    assert!(db.raw().list_collection_names().await?.is_empty(), "a new database is empty");
+    assert!(
+        db.raw().list_collection_names().await?.is_empty(),
+        "a new database is empty"
+    );
     db.odm().insert_one(&gatsby()).await?;
     assert!(database_names().await.contains(&name));
     drop(db);
-    assert!(!database_names().await.contains(&name), "dropped with the TestDb");
+    assert!(
+        !database_names().await.contains(&name),
+        "dropped with the TestDb"
+    );
     Ok(())
 }
 
@@ -34,10 +42,21 @@ async fn parallel_tests_get_distinct_databases_on_one_server() -> odm::Result<()
     assert_eq!(names.len(), 8);
     // Writes in one are invisible in another.
     dbs[0].odm().insert_one(&gatsby()).await?;
-    assert_eq!(dbs[1].raw().collection::<Document>("books").estimated_document_count().await?, 0);
+    assert_eq!(
+        dbs[1]
+            .raw()
+            .collection::<Document>("books")
+            .estimated_document_count()
+            .await?,
+        0
+    );
     if std::env::var_os("MONGODB_URI").is_none() {
         let server = odm::testing::local_server()?;
-        assert!(server.uri().starts_with("mongodb://127.0.0.1:"), "{}", server.uri());
+        assert!(
+            server.uri().starts_with("mongodb://127.0.0.1:"),
+            "{}",
+            server.uri()
+        );
         assert_eq!(test_uri()?, server.uri(), "one server per process");
     }
     Ok(())

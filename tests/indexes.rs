@@ -16,13 +16,21 @@ fn index<'a>(listed: &'a [Document], name: &str) -> &'a Document {
 }
 
 fn names(listed: &[Document]) -> Vec<&str> {
-    listed.iter().filter_map(|d| d.get_str("name").ok()).collect()
+    listed
+        .iter()
+        .filter_map(|d| d.get_str("name").ok())
+        .collect()
 }
 
 #[tokio::test]
 async fn sync_creates_every_declared_index() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let report = db.odm().sync_indexes_of::<Book>().and::<User>().and::<Recommendation>().await?;
+    let report = db
+        .odm()
+        .sync_indexes_of::<Book>()
+        .and::<User>()
+        .and::<Recommendation>()
+        .await?;
     assert_eq!(
         report.created(),
         [
@@ -37,18 +45,42 @@ async fn sync_creates_every_declared_index() -> odm::Result<()> {
     // One listIndexes per collection, and one createIndexes per collection that lacked some.
     assert_eq!(
         sent(&db),
-        ["listIndexes", "createIndexes", "listIndexes", "createIndexes", "listIndexes", "createIndexes"]
+        [
+            "listIndexes",
+            "createIndexes",
+            "listIndexes",
+            "createIndexes",
+            "listIndexes",
+            "createIndexes"
+        ]
     );
 
     let books = listed_indexes(&db, "books").await;
-    assert_eq!(names(&books), ["_id_", "isbn_1", "publisher.name_1", "slug_1", "subjects_1"]);
-    assert_eq!(index(&books, "isbn_1").get_document("key").unwrap(), &doc! {"isbn": 1});
+    assert_eq!(
+        names(&books),
+        ["_id_", "isbn_1", "publisher.name_1", "slug_1", "subjects_1"]
+    );
+    assert_eq!(
+        index(&books, "isbn_1").get_document("key").unwrap(),
+        &doc! {"isbn": 1}
+    );
     assert!(index(&books, "isbn_1").get_bool("unique").unwrap());
-    assert!(index(&books, "slug_1").get_bool("unique").is_err(), "slug is not unique");
-    assert_eq!(index(&books, "publisher.name_1").get_document("key").unwrap(), &doc! {"publisher.name": 1});
+    assert!(
+        index(&books, "slug_1").get_bool("unique").is_err(),
+        "slug is not unique"
+    );
+    assert_eq!(
+        index(&books, "publisher.name_1")
+            .get_document("key")
+            .unwrap(),
+        &doc! {"publisher.name": 1}
+    );
     let recs = listed_indexes(&db, "recommendations").await;
     let compound = index(&recs, "book_1_user_1");
-    assert_eq!(compound.get_document("key").unwrap(), &doc! {"book": 1, "user": 1});
+    assert_eq!(
+        compound.get_document("key").unwrap(),
+        &doc! {"book": 1, "user": 1}
+    );
     assert!(compound.get_bool("unique").unwrap());
     Ok(())
 }
@@ -56,14 +88,25 @@ async fn sync_creates_every_declared_index() -> odm::Result<()> {
 #[tokio::test]
 async fn a_second_sync_sends_no_create_indexes() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let sync = || db.odm().sync_indexes_of::<Book>().and::<User>().and::<Member>();
+    let sync = || {
+        db.odm()
+            .sync_indexes_of::<Book>()
+            .and::<User>()
+            .and::<Member>()
+    };
     sync().await?;
     db.commands().clear();
     let again = sync().await?;
     assert!(again.is_in_sync(), "{again}");
     let names = sent(&db);
-    assert!(!names.is_empty() && names.iter().all(|n| n == "listIndexes"), "{names:?}");
-    assert!(again.collections.iter().any(|c| c.collection == "books" && c.unchanged.len() == 4));
+    assert!(
+        !names.is_empty() && names.iter().all(|n| n == "listIndexes"),
+        "{names:?}"
+    );
+    assert!(again
+        .collections
+        .iter()
+        .any(|c| c.collection == "books" && c.unchanged.len() == 4));
     Ok(())
 }
 
@@ -82,17 +125,34 @@ async fn differing_and_undeclared_indexes_are_reported_not_dropped() -> odm::Res
     assert_eq!(books.extra, ["legacy_1"]);
     assert_eq!(books.differing.len(), 1);
     assert_eq!(books.differing[0].name, "isbn_1");
-    assert_eq!(books.differing[0].differences, ["unique: declared true, found false"]);
+    assert_eq!(
+        books.differing[0].differences,
+        ["unique: declared true, found false"]
+    );
     assert!(!report.is_in_sync());
     let printed = report.to_string();
-    assert!(printed.contains("DIFFERS    isbn_1 (unique: declared true, found false)"), "{printed}");
+    assert!(
+        printed.contains("DIFFERS    isbn_1 (unique: declared true, found false)"),
+        "{printed}"
+    );
     assert!(printed.contains("EXTRA      legacy_1"), "{printed}");
 
     let listed = listed_indexes(&db, "books").await;
-    assert!(names(&listed).contains(&"legacy_1"), "an undeclared index is kept");
-    assert!(index(&listed, "isbn_1").get_bool("unique").is_err(), "a differing index is left as it is");
+    assert!(
+        names(&listed).contains(&"legacy_1"),
+        "an undeclared index is kept"
+    );
+    assert!(
+        index(&listed, "isbn_1").get_bool("unique").is_err(),
+        "a differing index is left as it is"
+    );
 
-    let fixed = db.odm().sync_indexes_of::<Book>().drop_extra(true).replace_differing(true).await?;
+    let fixed = db
+        .odm()
+        .sync_indexes_of::<Book>()
+        .drop_extra(true)
+        .replace_differing(true)
+        .await?;
     assert_eq!(fixed.collections[0].dropped, ["legacy_1"]);
     assert!(fixed.collections[0].differing[0].replaced);
     let listed = listed_indexes(&db, "books").await;
@@ -111,7 +171,12 @@ async fn a_duplicate_key_error_names_the_index_and_the_value() -> odm::Result<()
     copy.id = 2;
     let err = db.odm().insert_one(&copy).await.unwrap_err();
     match &err {
-        odm::Error::DuplicateKey { collection, index, key, .. } => {
+        odm::Error::DuplicateKey {
+            collection,
+            index,
+            key,
+            ..
+        } => {
             assert_eq!(collection, "books");
             assert_eq!(index, "isbn_1");
             assert!(key.contains("9781857150193"), "{key}");
@@ -127,10 +192,19 @@ async fn a_duplicate_key_error_names_the_index_and_the_value() -> odm::Result<()
 async fn a_compound_unique_index_allows_each_pair_once() -> odm::Result<()> {
     let db = TestDb::new().await?;
     db.odm().sync_indexes_of::<Recommendation>().await?;
-    let rec = |book, user| Recommendation { id: ObjectId::new(), book, user };
-    db.odm().insert_many(&[rec(1, 1), rec(1, 2), rec(2, 1)]).await?;
+    let rec = |book, user| Recommendation {
+        id: ObjectId::new(),
+        book,
+        user,
+    };
+    db.odm()
+        .insert_many(&[rec(1, 1), rec(1, 2), rec(2, 1)])
+        .await?;
     let err = db.odm().insert_one(&rec(1, 2)).await.unwrap_err();
-    assert!(matches!(&err, odm::Error::DuplicateKey { index, .. } if index == "book_1_user_1"), "{err}");
+    assert!(
+        matches!(&err, odm::Error::DuplicateKey { index, .. } if index == "book_1_user_1"),
+        "{err}"
+    );
     assert_eq!(stored(&db, "recommendations").await.len(), 3);
     Ok(())
 }
@@ -149,7 +223,12 @@ struct Member {
 }
 
 fn member(id: i32, email: Option<&str>) -> Member {
-    Member { id, email: email.map(String::from), nickname: None, last_seen: DateTime::now() }
+    Member {
+        id,
+        email: email.map(String::from),
+        nickname: None,
+        last_seen: DateTime::now(),
+    }
 }
 
 #[tokio::test]
@@ -157,17 +236,37 @@ async fn a_unique_option_field_lets_absent_values_coexist() -> odm::Result<()> {
     let db = TestDb::new().await?;
     db.odm().sync_indexes_of::<Member>().await?;
     let listed = listed_indexes(&db, "members").await;
-    assert!(index(&listed, "email_1").get_document("partialFilterExpression").is_ok());
+    assert!(index(&listed, "email_1")
+        .get_document("partialFilterExpression")
+        .is_ok());
     assert!(index(&listed, "nickname_-1").get_bool("sparse").unwrap());
-    assert_eq!(index(&listed, "nickname_-1").get_document("key").unwrap(), &doc! {"nickname": -1});
     assert_eq!(
-        index(&listed, "session_ttl").get("expireAfterSeconds").and_then(|v| v.as_i64().or(v.as_i32().map(i64::from))),
+        index(&listed, "nickname_-1").get_document("key").unwrap(),
+        &doc! {"nickname": -1}
+    );
+    assert_eq!(
+        index(&listed, "session_ttl")
+            .get("expireAfterSeconds")
+            .and_then(|v| v.as_i64().or(v.as_i32().map(i64::from))),
         Some(3600)
     );
 
-    db.odm().insert_many(&[member(1, None), member(2, None), member(3, Some("kate@example.com"))]).await?;
-    let err = db.odm().insert_one(&member(4, Some("kate@example.com"))).await.unwrap_err();
-    assert!(matches!(&err, odm::Error::DuplicateKey { index, .. } if index == "email_1"), "{err}");
+    db.odm()
+        .insert_many(&[
+            member(1, None),
+            member(2, None),
+            member(3, Some("kate@example.com")),
+        ])
+        .await?;
+    let err = db
+        .odm()
+        .insert_one(&member(4, Some("kate@example.com")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::DuplicateKey { index, .. } if index == "email_1"),
+        "{err}"
+    );
     assert_eq!(stored(&db, "members").await.len(), 3);
     Ok(())
 }
@@ -194,17 +293,30 @@ async fn text_and_multikey_indexes_serve_their_queries() -> odm::Result<()> {
         Err(odm::Error::IndexSync(report)) => {
             let failures = report.failures();
             assert_eq!(failures.len(), 1, "{failures:?}");
-            assert!(failures[0].starts_with("volumes.title_text_summary_text: "), "{failures:?}");
+            assert!(
+                failures[0].starts_with("volumes.title_text_summary_text: "),
+                "{failures:?}"
+            );
             assert_eq!(report.collections[0].created, ["topics_1"]);
-            assert!(report.to_string().contains("FAILED     title_text_summary_text"), "{report}");
-            eprintln!("note: this server has no text indexes; checked that the refusal is reported");
+            assert!(
+                report
+                    .to_string()
+                    .contains("FAILED     title_text_summary_text"),
+                "{report}"
+            );
+            eprintln!(
+                "note: this server has no text indexes; checked that the refusal is reported"
+            );
             false
         }
         Err(other) => return Err(other),
     };
     let listed = listed_indexes(&db, "volumes").await;
     if text_supported {
-        assert_eq!(names(&listed), ["_id_", "title_text_summary_text", "topics_1"]);
+        assert_eq!(
+            names(&listed),
+            ["_id_", "title_text_summary_text", "topics_1"]
+        );
     } else {
         assert_eq!(names(&listed), ["_id_", "topics_1"]);
     }
@@ -227,7 +339,10 @@ async fn text_and_multikey_indexes_serve_their_queries() -> odm::Result<()> {
     if text_supported {
         let searched = db.odm().find::<Volume>(Filter::text("living")).await?;
         assert_eq!(searched.iter().map(|v| v.id).collect::<Vec<_>>(), [2]);
-        assert!(db.odm().sync_indexes_of::<Volume>().await?.is_in_sync(), "text index compares as declared");
+        assert!(
+            db.odm().sync_indexes_of::<Volume>().await?.is_in_sync(),
+            "text index compares as declared"
+        );
     }
     Ok(())
 }
@@ -235,6 +350,12 @@ async fn text_and_multikey_indexes_serve_their_queries() -> odm::Result<()> {
 #[test]
 fn a_text_index_is_declared_with_every_text_field() {
     let specs = Volume::indexes();
-    let text = specs.iter().find(|s| s.name() == "title_text_summary_text").expect("declared");
-    assert_eq!(text.to_document().get_document("key").unwrap(), &doc! {"title": "text", "summary": "text"});
+    let text = specs
+        .iter()
+        .find(|s| s.name() == "title_text_summary_text")
+        .expect("declared");
+    assert_eq!(
+        text.to_document().get_document("key").unwrap(),
+        &doc! {"title": "text", "summary": "text"}
+    );
 }

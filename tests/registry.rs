@@ -33,7 +33,10 @@ mod catalog {
 
 #[test]
 fn the_registry_lists_every_model() {
-    let models: Vec<(&str, &str)> = odm::registered_models().iter().map(|m| (m.collection, m.type_name)).collect();
+    let models: Vec<(&str, &str)> = odm::registered_models()
+        .iter()
+        .map(|m| (m.collection, m.type_name))
+        .collect();
     assert_eq!(models, [("hosts", "Host"), ("parts", "Part")]);
 }
 
@@ -43,10 +46,23 @@ async fn sync_indexes_reaches_models_it_was_never_told_about() -> odm::Result<()
     let report = db.odm().sync_indexes().await?;
     assert_eq!(report.created(), ["hosts.ipaddr_1", "parts.partno_1"]);
     for (collection, index) in [("hosts", "ipaddr_1"), ("parts", "partno_1")] {
-        let listed = db.raw().run_command(odm::bson::doc! {"listIndexes": collection}).await?;
-        let batch = listed.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
-        let found = batch.iter().filter_map(|b| b.as_document()).find(|d| d.get_str("name").ok() == Some(index));
-        assert!(found.is_some_and(|d| d.get_bool("unique").unwrap_or(false)), "{collection}: {batch:?}");
+        let listed = db
+            .raw()
+            .run_command(odm::bson::doc! {"listIndexes": collection})
+            .await?;
+        let batch = listed
+            .get_document("cursor")
+            .unwrap()
+            .get_array("firstBatch")
+            .unwrap();
+        let found = batch
+            .iter()
+            .filter_map(|b| b.as_document())
+            .find(|d| d.get_str("name").ok() == Some(index));
+        assert!(
+            found.is_some_and(|d| d.get_bool("unique").unwrap_or(false)),
+            "{collection}: {batch:?}"
+        );
     }
     Ok(())
 }

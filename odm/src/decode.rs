@@ -4,7 +4,7 @@ use bson::raw::RawDocument;
 use bson::{Bson, Document};
 use serde::de::DeserializeOwned;
 
-use crate::error::DisplayBson;
+use crate::error::show_id;
 use crate::Error;
 
 /// Decodes one stored document. The fast path decodes straight from the raw bytes; only when
@@ -16,16 +16,22 @@ pub(crate) fn decode<T: DeserializeOwned>(collection: &str, raw: &RawDocument) -
     }
 }
 
-fn explain<T: DeserializeOwned>(collection: &str, raw: &RawDocument, first: bson::error::Error) -> Error {
+fn explain<T: DeserializeOwned>(
+    collection: &str,
+    raw: &RawDocument,
+    first: bson::error::Error,
+) -> Error {
     let id = raw
         .get("_id")
         .ok()
         .flatten()
         .and_then(|v| Bson::try_from(v).ok());
     let doc = Document::try_from(raw).ok();
-    let (path, message) = match doc
-        .map(|d| serde_path_to_error::deserialize::<_, T>(bson::de::Deserializer::new(Bson::Document(d))))
-    {
+    let retried = doc.map(|d| {
+        serde_path_to_error::deserialize::<_, T>(bson::de::Deserializer::new(Bson::Document(d)))
+            .map_err(Box::new)
+    });
+    let (path, message) = match retried {
         Some(Err(e)) => {
             let mut segments: Vec<String> = e
                 .path()
@@ -42,7 +48,11 @@ fn explain<T: DeserializeOwned>(collection: &str, raw: &RawDocument, first: bson
             if let Some(field) = missing_field(&message) {
                 segments.push(field.to_owned());
             }
-            let path = if segments.is_empty() { ".".to_owned() } else { segments.join(".") };
+            let path = if segments.is_empty() {
+                ".".to_owned()
+            } else {
+                segments.join(".")
+            };
             (path, message)
         }
         _ => (
@@ -52,7 +62,7 @@ fn explain<T: DeserializeOwned>(collection: &str, raw: &RawDocument, first: bson
     };
     Error::Decode {
         collection: collection.to_owned(),
-        id: DisplayBson(id),
+        id: show_id(id.as_ref()),
         path,
         message,
     }

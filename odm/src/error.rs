@@ -1,7 +1,5 @@
 //! The one error type of the crate.
 
-use std::fmt;
-
 use bson::Bson;
 
 /// Result alias used throughout `odm`.
@@ -15,12 +13,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// A stored document does not decode into the model type (missing field, wrong type, ...).
-    #[error("cannot decode document {id} in collection `{collection}` at field `{path}`: {message}")]
+    #[error(
+        "cannot decode document {id} in collection `{collection}` at field `{path}`: {message}"
+    )]
     Decode {
         /// Collection the document was read from.
         collection: String,
-        /// The document's `_id`, or `<no _id>` when it has none.
-        id: DisplayBson,
+        /// The document's `_id` as the shell prints it (`{ _id: 7 }`), or `<no _id>`.
+        id: String,
         /// Dotted path of the offending field (`publisher.name`, `reviews.1.user`), or `.` for
         /// the document itself.
         path: String,
@@ -94,17 +94,12 @@ pub enum Error {
     Driver(#[from] mongodb::error::Error),
 }
 
-/// A BSON value printed the way the shell prints it; used in error messages.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DisplayBson(pub Option<Bson>);
-
-impl fmt::Display for DisplayBson {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Some(Bson::String(s)) => write!(f, "{{ _id: {s:?} }}"),
-            Some(v) => write!(f, "{{ _id: {v} }}"),
-            None => f.write_str("<no _id>"),
-        }
+/// An `_id` printed the way the shell prints it, for error messages.
+pub(crate) fn show_id(id: Option<&Bson>) -> String {
+    match id {
+        Some(Bson::String(s)) => format!("{{ _id: {s:?} }}"),
+        Some(v) => format!("{{ _id: {v} }}"),
+        None => "<no _id>".to_owned(),
     }
 }
 

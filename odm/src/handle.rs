@@ -72,7 +72,10 @@ impl Odm {
 
     /// Inserts many documents, in order. Sends one `insert` per 100,000 documents or 48 MB (the
     /// driver splits larger batches); nothing for an empty list.
-    pub fn insert_many<'a, T: Model>(&'a self, docs: impl IntoIterator<Item = &'a T>) -> InsertMany<'a, T> {
+    pub fn insert_many<'a, T: Model>(
+        &'a self,
+        docs: impl IntoIterator<Item = &'a T>,
+    ) -> InsertMany<'a, T> {
         InsertMany::new(self, docs.into_iter().collect())
     }
 
@@ -108,7 +111,11 @@ impl Odm {
     }
 
     /// Updates the document with this `_id`. Sends one `update`.
-    pub fn update_by_id<T: Model>(&self, id: impl Value<T::Id>, update: Update<T>) -> UpdateOp<'_, T> {
+    pub fn update_by_id<T: Model>(
+        &self,
+        id: impl Value<T::Id>,
+        update: Update<T>,
+    ) -> UpdateOp<'_, T> {
         UpdateOp::new(self, T::id_field().eq(id), update, false)
     }
 
@@ -130,7 +137,11 @@ impl Odm {
     /// Atomically updates the first document matching `filter` (in `sort` order) and returns it,
     /// as it was before the update or, with `.return_new()`, after. Sends one `findAndModify`.
     /// This is the seed's loan queue: take the highest-priority pending request and mark it.
-    pub fn find_one_and_update<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> FindOneAndUpdate<'_, T> {
+    pub fn find_one_and_update<T: Model>(
+        &self,
+        filter: Filter<T>,
+        update: Update<T>,
+    ) -> FindOneAndUpdate<'_, T> {
         FindOneAndUpdate::new(self, filter, update)
     }
 

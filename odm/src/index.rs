@@ -42,8 +42,21 @@ pub struct IndexSpec {
 /// The BSON types an index must hold to count a field as present: every type but `null`, so that
 /// a unique index on an `Option` field does not make two absent values collide.
 const PRESENT_TYPES: [&str; 15] = [
-    "double", "string", "object", "array", "binData", "objectId", "bool", "date", "regex",
-    "javascript", "int", "timestamp", "long", "decimal", "minKey",
+    "double",
+    "string",
+    "object",
+    "array",
+    "binData",
+    "objectId",
+    "bool",
+    "date",
+    "regex",
+    "javascript",
+    "int",
+    "timestamp",
+    "long",
+    "decimal",
+    "minKey",
 ];
 
 impl IndexSpec {
@@ -174,10 +187,18 @@ impl IndexSpec {
         }
         let flag = |name: &str| existing.get_bool(name).unwrap_or(false);
         if flag("unique") != self.unique {
-            out.push(format!("unique: declared {}, found {}", self.unique, flag("unique")));
+            out.push(format!(
+                "unique: declared {}, found {}",
+                self.unique,
+                flag("unique")
+            ));
         }
         if flag("sparse") != self.sparse {
-            out.push(format!("sparse: declared {}, found {}", self.sparse, flag("sparse")));
+            out.push(format!(
+                "sparse: declared {}, found {}",
+                self.sparse,
+                flag("sparse")
+            ));
         }
         let partial = existing.get_document("partialFilterExpression").ok();
         if partial != self.partial.as_ref() {
@@ -187,7 +208,10 @@ impl IndexSpec {
                 show(partial)
             ));
         }
-        let ttl = existing.get("expireAfterSeconds").and_then(as_f64).map(|s| s as u64);
+        let ttl = existing
+            .get("expireAfterSeconds")
+            .and_then(as_f64)
+            .map(|s| s as u64);
         if ttl != self.expire_after_secs {
             out.push(format!(
                 "expireAfterSeconds: declared {:?}, found {:?}",
@@ -228,7 +252,10 @@ fn normalized_keys(key: &Document, weights: Option<&Document>) -> String {
                 text.insert(k.clone());
             }
             (_, v) => {
-                let dir = as_f64(v).map_or_else(|| v.to_string(), |n| if n < 0.0 { "-1".into() } else { "1".into() });
+                let dir = as_f64(v).map_or_else(
+                    || v.to_string(),
+                    |n| if n < 0.0 { "-1".into() } else { "1".into() },
+                );
                 parts.push(format!("{k}: {dir}"));
             }
         }
@@ -294,14 +321,21 @@ impl SyncReport {
     pub fn created(&self) -> Vec<String> {
         self.collections
             .iter()
-            .flat_map(|c| c.created.iter().map(move |n| format!("{}.{n}", c.collection)))
+            .flat_map(|c| {
+                c.created
+                    .iter()
+                    .map(move |n| format!("{}.{n}", c.collection))
+            })
             .collect()
     }
 
     /// True when the database already matched the declarations.
     pub fn is_in_sync(&self) -> bool {
         self.collections.iter().all(|c| {
-            c.created.is_empty() && c.differing.is_empty() && c.extra.is_empty() && c.failed.is_empty()
+            c.created.is_empty()
+                && c.differing.is_empty()
+                && c.extra.is_empty()
+                && c.failed.is_empty()
         })
     }
 
@@ -419,8 +453,15 @@ impl<'a> SyncIndexes<'a> {
         for (collection, specs) in targets {
             let existing = list_indexes(self.odm, &collection).await?;
             report.collections.push(
-                sync_collection(self.odm, &collection, &specs, existing, self.drop_extra, self.replace_differing)
-                    .await?,
+                sync_collection(
+                    self.odm,
+                    &collection,
+                    &specs,
+                    existing,
+                    self.drop_extra,
+                    self.replace_differing,
+                )
+                .await?,
             );
         }
         if report.failures().is_empty() {
@@ -616,6 +657,9 @@ mod tests {
         let listed = doc! { "key": {"slug": 1.0}, "name": "slug_1", "unique": true };
         assert!(spec.differences(&listed).is_empty());
         let not_unique = doc! { "key": {"slug": 1i64}, "name": "slug_1" };
-        assert_eq!(spec.differences(&not_unique), vec!["unique: declared true, found false"]);
+        assert_eq!(
+            spec.differences(&not_unique),
+            vec!["unique: declared true, found false"]
+        );
     }
 }

@@ -23,7 +23,11 @@ fn check_level(collection: &str, doc: &RawDocument, path: &mut String) -> Result
         if (key.starts_with('$') && !dbref) || key.contains('.') {
             return Err(Error::InvalidKey {
                 collection: collection.to_owned(),
-                path: if path.is_empty() { ".".to_owned() } else { path.clone() },
+                path: if path.is_empty() {
+                    ".".to_owned()
+                } else {
+                    path.clone()
+                },
                 key: key.to_owned(),
             });
         }
@@ -88,6 +92,9 @@ mod tests {
     #[test]
     fn refuses_dotted_keys() {
         let err = check(doc! {"m": {"a.b": 1}}).unwrap_err();
-        assert!(matches!(err, Error::InvalidKey { ref key, .. } if key == "a.b"), "{err}");
+        assert!(
+            matches!(err, Error::InvalidKey { ref key, .. } if key == "a.b"),
+            "{err}"
+        );
     }
 }

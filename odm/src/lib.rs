@@ -55,7 +55,7 @@ mod update;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
-pub use error::{DisplayBson, Error, Result};
+pub use error::{Error, Result};
 pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use model::{registered_models, Embed, Model, ModelEntry};
@@ -148,5 +148,5 @@ pub mod __private {
     pub trait ModelOrEmbedNotBoth {}
 
     /// Asserts at compile time that `T` is embeddable.
-    pub const fn assert_embed<T: Embed + ?Sized>() {}
+    pub const fn assert_embed<T: Embed>() {}
 }

@@ -29,8 +29,11 @@ pub enum Each {}
 /// through an array of embedded documents.
 pub struct Field<Root, T, M = Single> {
     path: Cow<'static, str>,
-    _marker: PhantomData<fn() -> (Root, T, M)>,
+    _marker: Types<Root, T, M>,
 }
+
+/// The type parameters of a [`Field`], which holds no value of them.
+type Types<Root, T, M> = PhantomData<fn() -> (Root, T, M)>;
 
 impl<Root, T, M> Field<Root, T, M> {
     /// A top-level field; used by the generated accessors.

@@ -178,7 +178,11 @@ impl<Root> Not for Filter<Root> {
 impl<Root, T, M> Field<Root, T, M> {
     fn compare(&self, op: &str, value: &impl Value<T>) -> Filter<Root> {
         let mut error = None;
-        let v = encode(value, || format!("filter value for `{}`", self.path()), &mut error);
+        let v = encode(
+            value,
+            || format!("filter value for `{}`", self.path()),
+            &mut error,
+        );
         Filter::from_parts(doc! { self.path(): { op: v } }, error)
     }
 
@@ -190,7 +194,13 @@ impl<Root, T, M> Field<Root, T, M> {
         let mut error = None;
         let vs: Vec<Bson> = values
             .into_iter()
-            .map(|v| encode(&v, || format!("filter value for `{}`", self.path()), &mut error))
+            .map(|v| {
+                encode(
+                    &v,
+                    || format!("filter value for `{}`", self.path()),
+                    &mut error,
+                )
+            })
             .collect();
         Filter::from_parts(doc! { self.path(): { op: vs } }, error)
     }
@@ -256,7 +266,11 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
     /// The array holds an element equal to `value` (a multikey match: `{subjects: {$eq: v}}`).
     pub fn contains(&self, value: impl Value<E>) -> Filter<Root> {
         let mut error = None;
-        let v = encode(&value, || format!("filter value for `{}`", self.path()), &mut error);
+        let v = encode(
+            &value,
+            || format!("filter value for `{}`", self.path()),
+            &mut error,
+        );
         Filter::from_parts(doc! { self.path(): { "$eq": v } }, error)
     }
 
@@ -265,7 +279,13 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
         let mut error = None;
         let vs: Vec<Bson> = values
             .into_iter()
-            .map(|v| encode(&v, || format!("filter value for `{}`", self.path()), &mut error))
+            .map(|v| {
+                encode(
+                    &v,
+                    || format!("filter value for `{}`", self.path()),
+                    &mut error,
+                )
+            })
             .collect();
         Filter::from_parts(doc! { self.path(): { "$all": vs } }, error)
     }

@@ -68,11 +68,13 @@ impl<Root> Update<Root> {
 
     /// The paths this update writes, in order.
     pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.ops.values().filter_map(|v| match v {
-            Bson::Document(d) => Some(d.keys().map(String::as_str)),
-            _ => None,
-        })
-        .flatten()
+        self.ops
+            .values()
+            .filter_map(|v| match v {
+                Bson::Document(d) => Some(d.keys().map(String::as_str)),
+                _ => None,
+            })
+            .flatten()
     }
 
     pub(crate) fn is_raw(&self) -> bool {
@@ -112,7 +114,11 @@ impl<Root> fmt::Debug for Update<Root> {
 impl<Root, T> Field<Root, T, Single> {
     fn value_update(&self, op: &str, value: &impl Value<T>) -> Update<Root> {
         let mut error = None;
-        let v = encode(value, || format!("update value for `{}`", self.path()), &mut error);
+        let v = encode(
+            value,
+            || format!("update value for `{}`", self.path()),
+            &mut error,
+        );
         Update::op(op, self.path(), v, error)
     }
 
@@ -154,7 +160,11 @@ impl<Root, T: Numeric> Field<Root, T, Single> {
 impl<Root, E> Field<Root, Vec<E>, Single> {
     fn element_update(&self, op: &str, value: &impl Value<E>) -> Update<Root> {
         let mut error = None;
-        let v = encode(value, || format!("array element for `{}`", self.path()), &mut error);
+        let v = encode(
+            value,
+            || format!("array element for `{}`", self.path()),
+            &mut error,
+        );
         Update::op(op, self.path(), v, error)
     }
 

@@ -72,8 +72,14 @@ pub fn gatsby() -> Book {
         subjects: vec!["Love stories".into(), "1920s".into(), "Jazz Age".into()],
         language: "English".into(),
         reviews: vec![
-            Review { user: 1, text: "One of the best…".into() },
-            Review { user: 2, text: "It's hard to…".into() },
+            Review {
+                user: 1,
+                text: "One of the best…".into(),
+            },
+            Review {
+                user: 2,
+                text: "It's hard to…".into(),
+            },
         ],
     }
 }

@@ -24,7 +24,11 @@ pub async fn stored(db: &TestDb, collection: &str) -> Vec<Document> {
 }
 
 /// The stored document with this `_id`, read with the raw driver.
-pub async fn stored_one(db: &TestDb, collection: &str, id: impl Into<odm::bson::Bson>) -> Option<Document> {
+pub async fn stored_one(
+    db: &TestDb,
+    collection: &str,
+    id: impl Into<odm::bson::Bson>,
+) -> Option<Document> {
     db.raw()
         .collection::<Document>(collection)
         .find_one(doc! {"_id": id.into()})
@@ -46,7 +50,11 @@ pub async fn listed_indexes(db: &TestDb, collection: &str) -> Vec<Document> {
         .iter()
         .filter_map(|b| b.as_document().cloned())
         .collect();
-    out.sort_by(|a, b| a.get_str("name").unwrap_or("").cmp(b.get_str("name").unwrap_or("")));
+    out.sort_by(|a, b| {
+        a.get_str("name")
+            .unwrap_or("")
+            .cmp(b.get_str("name").unwrap_or(""))
+    });
     out
 }
 

@@ -87,11 +87,21 @@ fn install_cmake() -> Result {
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let (program, prefix): (&str, &[&str]) = if is_root { ("apt-get", &[]) } else { ("sudo", &["-n", "apt-get"]) };
-    let with = |rest: &[&'static str]| -> Vec<&str> { prefix.iter().copied().chain(rest.iter().copied()).collect() };
+    let (program, prefix): (&str, &[&str]) = if is_root {
+        ("apt-get", &[])
+    } else {
+        ("sudo", &["-n", "apt-get"])
+    };
+    let with = |rest: &[&'static str]| -> Vec<&str> {
+        prefix.iter().copied().chain(rest.iter().copied()).collect()
+    };
     run(program, &with(&["update", "-qq"]), &[])?;
-    run(program, &with(&["install", "-y", "-qq", "cmake"]), &[("DEBIAN_FRONTEND", "noninteractive")])
-        .map_err(|e| format!("{e}; install cmake by hand (apt-get install -y cmake)"))
+    run(
+        program,
+        &with(&["install", "-y", "-qq", "cmake"]),
+        &[("DEBIAN_FRONTEND", "noninteractive")],
+    )
+    .map_err(|e| format!("{e}; install cmake by hand (apt-get install -y cmake)"))
 }
 
 /// Installs the pinned dev server into the cache unless it is there; returns its path.
@@ -103,7 +113,11 @@ fn install_server() -> Result<PathBuf> {
     }
     install_cmake()?;
     let root = location::server_root();
-    eprintln!("xtask: installing {} {} (about 4 minutes on 2 cores)", location::SERVER_CRATE, location::SERVER_VERSION);
+    eprintln!(
+        "xtask: installing {} {} (about 4 minutes on 2 cores)",
+        location::SERVER_CRATE,
+        location::SERVER_VERSION
+    );
     run(
         "cargo",
         &[
@@ -120,7 +134,11 @@ fn install_server() -> Result<PathBuf> {
     if binary.is_file() {
         Ok(binary)
     } else {
-        Err(format!("installed {} but {} is missing", location::SERVER_CRATE, binary.display()))
+        Err(format!(
+            "installed {} but {} is missing",
+            location::SERVER_CRATE,
+            binary.display()
+        ))
     }
 }
 
@@ -162,7 +180,11 @@ fn example_names() -> Result<Vec<String>> {
         if line.starts_with('[') {
             in_example = line == "[[example]]";
         } else if in_example {
-            if let Some(value) = line.strip_prefix("name").map(str::trim).and_then(|l| l.strip_prefix('=')) {
+            if let Some(value) = line
+                .strip_prefix("name")
+                .map(str::trim)
+                .and_then(|l| l.strip_prefix('='))
+            {
                 names.push(value.trim().trim_matches('"').to_owned());
             }
         }
@@ -187,7 +209,18 @@ fn run_all() -> Result {
     let server_s = server.to_string_lossy().into_owned();
     let env = [(location::SERVER_ENV, server_s.as_str())];
     run("cargo", &["fmt", "--all", "--", "--check"], &[])?;
-    run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
+    run(
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
     run("cargo", &["test", "--workspace", "--all-targets"], &env)?;
     run("cargo", &["test", "--workspace", "--doc"], &env)?;
     run(

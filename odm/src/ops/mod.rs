@@ -11,9 +11,8 @@ macro_rules! into_future {
     ($ty:ident => $out:ty) => {
         impl<'a, T: $crate::Model> ::std::future::IntoFuture for $ty<'a, T> {
             type Output = $crate::Result<$out>;
-            type IntoFuture = ::std::pin::Pin<
-                Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>,
-            >;
+            type IntoFuture =
+                ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
                 Box::pin(self.run())
             }
@@ -24,9 +23,8 @@ macro_rules! into_future {
             ::std::future::IntoFuture for $ty<'a, T, R>
         {
             type Output = $crate::Result<$out>;
-            type IntoFuture = ::std::pin::Pin<
-                Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>,
-            >;
+            type IntoFuture =
+                ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
                 Box::pin(self.run())
             }

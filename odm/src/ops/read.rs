@@ -111,7 +111,11 @@ impl<'a, T: Model, R: DeserializeOwned + Send + 'a> Find<'a, T, R> {
                     .session(&mut *session)
                     .await
                     .map_err(Odm::driver_error::<T>)?;
-                while cursor.advance(session).await.map_err(Odm::driver_error::<T>)? {
+                while cursor
+                    .advance(session)
+                    .await
+                    .map_err(Odm::driver_error::<T>)?
+                {
                     out.push(decode(T::COLLECTION, cursor.current())?);
                 }
             }
@@ -195,7 +199,9 @@ pub struct Count<'a, T> {
 
 impl<T> std::fmt::Debug for Count<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Count").field("filter", &self.filter).finish()
+        f.debug_struct("Count")
+            .field("filter", &self.filter)
+            .finish()
     }
 }
 

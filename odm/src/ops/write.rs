@@ -22,7 +22,10 @@ fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
     check_document(T::COLLECTION, &raw)?;
     let has_id = matches!(raw.get("_id"), Ok(Some(v)) if !matches!(v, RawBsonRef::Null));
     if has_id {
-        let id = doc.document_id().cloned().map_or_else(|| id_of::<T>(&raw), Ok)?;
+        let id = doc
+            .document_id()
+            .cloned()
+            .map_or_else(|| id_of::<T>(&raw), Ok)?;
         return Ok((raw, id));
     }
     let id = T::generate_id().ok_or_else(|| Error::MissingId {
@@ -34,7 +37,10 @@ fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
     let mut rest = Document::try_from(raw.as_ref()).map_err(encode_error)?;
     rest.remove("_id");
     with_id.extend(rest);
-    Ok((RawDocumentBuf::try_from(&with_id).map_err(encode_error)?, id))
+    Ok((
+        RawDocumentBuf::try_from(&with_id).map_err(encode_error)?,
+        id,
+    ))
 }
 
 fn id_of<T: Model>(raw: &RawDocument) -> Result<T::Id> {
@@ -62,11 +68,12 @@ pub(crate) fn checked_update<T>(collection: &str, update: Update<T>) -> Result<D
                 for value in fields.values() {
                     let wrapped = bson::doc! { "v": value.clone() };
                     if matches!(value, Bson::Document(_) | Bson::Array(_)) {
-                        let raw = RawDocumentBuf::try_from(&wrapped).map_err(|e| Error::Encode {
-                            collection: collection.to_owned(),
-                            what: "update value".to_owned(),
-                            message: e.to_string(),
-                        })?;
+                        let raw =
+                            RawDocumentBuf::try_from(&wrapped).map_err(|e| Error::Encode {
+                                collection: collection.to_owned(),
+                                what: "update value".to_owned(),
+                                message: e.to_string(),
+                            })?;
                         check_document(collection, &raw)?;
                     }
                 }

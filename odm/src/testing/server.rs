@@ -52,7 +52,10 @@ pub fn find_binary() -> Result<PathBuf, String> {
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!("{SERVER_ENV} names {}, which is not a file", p.display()))
+            Err(format!(
+                "{SERVER_ENV} names {}, which is not a file",
+                p.display()
+            ))
         };
     }
     let cached = server_binary();
@@ -177,7 +180,10 @@ fn die_with_parent(_cmd: &mut Command) {}
 
 fn register_exit_hook() {
     extern "C" fn stop_server() {
-        let running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let running = RUNNING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         if let Some(mut r) = running {
             let _ = r.child.kill();
             let _ = r.child.wait();
