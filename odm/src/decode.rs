@@ -43,7 +43,7 @@ fn explain<T: DeserializeOwned>(
                     serde_path_to_error::Segment::Unknown => None,
                 })
                 .collect();
-            let message = e.into_inner().to_string();
+            let message = plain_message(&e.into_inner());
             // serde reports a missing field at the struct that lacks it; name the field itself.
             if let Some(field) = missing_field(&message) {
                 segments.push(field.to_owned());
@@ -57,7 +57,7 @@ fn explain<T: DeserializeOwned>(
         }
         _ => (
             first.key.clone().unwrap_or_else(|| ".".to_owned()),
-            first.to_string(),
+            plain_message(&first),
         ),
     };
     Error::Decode {
@@ -72,4 +72,9 @@ fn explain<T: DeserializeOwned>(
 fn missing_field(message: &str) -> Option<&str> {
     let rest = message.split_once("missing field `")?.1;
     rest.split_once('`').map(|(field, _)| field)
+}
+
+/// The decoder's own words, without the `BSON error. Kind: ...` wrapping.
+fn plain_message(e: &bson::error::Error) -> String {
+    e.message.clone().unwrap_or_else(|| e.kind.to_string())
 }

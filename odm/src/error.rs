@@ -80,6 +80,35 @@ pub enum Error {
         collection: String,
     },
 
+    /// A reference points at a document that does not exist (populate with the default
+    /// [`Dangling::Error`](crate::Dangling::Error) policy).
+    #[error("dangling reference: document {id} in collection `{collection}` has `{path}` = {missing}, but `{target}` has no such document")]
+    DanglingReference {
+        /// Collection of the referencing document.
+        collection: String,
+        /// The referencing document's `_id`.
+        id: String,
+        /// Path of the reference field.
+        path: String,
+        /// Collection the reference points into.
+        target: String,
+        /// The missing id.
+        missing: String,
+    },
+
+    /// [`Ref::loaded`](crate::Ref::loaded) on a reference that was not populated.
+    #[error("reference to {id} in `{collection}` was not populated")]
+    NotPopulated {
+        /// Collection the reference points into.
+        collection: String,
+        /// The referenced id.
+        id: String,
+    },
+
+    /// An operation `odm` refuses rather than do it wrongly; the message says what to do.
+    #[error("{0}")]
+    Unsupported(String),
+
     /// `sync_indexes` could not create some declared indexes; the report says which and why
     /// (everything else was synced).
     #[error("some indexes could not be created: {}", .0.failures().join("; "))]

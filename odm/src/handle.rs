@@ -9,6 +9,7 @@ use crate::ops::{
     Count, Delete, Find, FindOne, FindOneAndUpdate, InsertMany, InsertOne, Replace, UpdateOp,
 };
 use crate::path::Value;
+use crate::populate::{Children, RefPath};
 use crate::query::Filter;
 use crate::update::Update;
 use crate::{Error, Result};
@@ -143,6 +144,18 @@ impl Odm {
         update: Update<T>,
     ) -> FindOneAndUpdate<'_, T> {
         FindOneAndUpdate::new(self, filter, update)
+    }
+
+    /// The children of `parents` through the parent reference `link` (the reverse of a
+    /// `#[parent]` field: `odm.children(LogMsg::host(), &hosts)`), with a per-parent sort and
+    /// limit. Sends one `find`, or with `.limit_per_parent(n)` one `aggregate`, whatever the
+    /// number of parents. See [`Children`](crate::populate::Children).
+    pub fn children<'a, C: Model, W, P: Model>(
+        &'a self,
+        link: &RefPath<C, W, P>,
+        parents: &[P],
+    ) -> Children<'a, C, P> {
+        Children::new(self, link, parents)
     }
 
     /// Makes the database's indexes match the declarations of every model linked into the

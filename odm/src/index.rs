@@ -356,6 +356,14 @@ impl fmt::Display for SyncReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for c in &self.collections {
             writeln!(f, "{}:", c.collection)?;
+            let nothing = c.created.is_empty()
+                && c.unchanged.is_empty()
+                && c.differing.is_empty()
+                && c.extra.is_empty()
+                && c.failed.is_empty();
+            if nothing {
+                writeln!(f, "  (no indexes declared besides _id)")?;
+            }
             for n in &c.created {
                 writeln!(f, "  created    {n}")?;
             }
@@ -367,10 +375,11 @@ impl fmt::Display for SyncReport {
                 writeln!(f, "  {what:<10} {} ({})", d.name, d.differences.join("; "))?;
             }
             for n in &c.extra {
-                writeln!(f, "  EXTRA      {n} (not declared by any model; kept)")?;
-            }
-            for n in &c.dropped {
-                writeln!(f, "  dropped    {n}")?;
+                if c.dropped.contains(n) {
+                    writeln!(f, "  dropped    {n} (not declared by any model)")?;
+                } else {
+                    writeln!(f, "  EXTRA      {n} (not declared by any model; kept)")?;
+                }
             }
             for x in &c.failed {
                 writeln!(f, "  FAILED     {} ({})", x.name, x.message)?;

@@ -48,7 +48,9 @@ mod model;
 pub mod monitor;
 pub mod ops;
 pub mod path;
+pub mod populate;
 pub mod query;
+mod reference;
 mod update;
 
 #[cfg(feature = "testing")]
@@ -60,7 +62,9 @@ pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use model::{registered_models, Embed, Model, ModelEntry};
 pub use path::{Each, Field, Single, Value};
+pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
+pub use reference::Ref;
 pub use update::Update;
 
 /// Derives [`Model`] for a struct stored in a collection.
@@ -95,7 +99,7 @@ pub use serde;
 
 /// The names most programs need: `use odm::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Embed, Field, Filter, Model, Odm, Projection, Sort, Update};
+    pub use crate::{Dangling, Embed, Field, Filter, Model, Odm, Projection, Ref, Sort, Update};
     pub use bson::oid::ObjectId;
     pub use serde::{Deserialize, Serialize};
 }
@@ -106,6 +110,8 @@ pub mod __private {
     pub use crate::index::{IndexKey, IndexSpec};
     pub use crate::model::{Embed, Model, ModelEntry};
     pub use crate::path::{Each, Field, Single};
+    pub use crate::populate::{RefContainer, RefPath};
+    pub use crate::reference::Ref;
     pub use bson::oid::ObjectId;
     pub use inventory;
     pub use std::marker::PhantomData;
@@ -150,3 +156,8 @@ pub mod __private {
     /// Asserts at compile time that `T` is embeddable.
     pub const fn assert_embed<T: Embed>() {}
 }
+
+/// The README's example, compiled as a doctest so that it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

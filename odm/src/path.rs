@@ -115,6 +115,12 @@ impl Value<String> for &str {
     }
 }
 
+impl<T: Serialize> Value<Option<T>> for T {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        bson::serialize_to_bson(self)
+    }
+}
+
 impl Value<Option<String>> for &str {
     fn to_bson(&self) -> Result<Bson, bson::error::Error> {
         Ok(Bson::String((*self).to_owned()))

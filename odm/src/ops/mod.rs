@@ -3,7 +3,7 @@
 mod read;
 mod write;
 
-pub use read::{Count, Find, FindOne, FindOneAndUpdate};
+pub use read::{Count, Find, FindAs, FindOne, FindOneAndUpdate, FindOneAs};
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
 
 /// Implements `IntoFuture` for a builder by boxing its `run` method.
@@ -18,9 +18,9 @@ macro_rules! into_future {
             }
         }
     };
-    ($ty:ident<R> => $out:ty) => {
-        impl<'a, T: $crate::Model, R: ::serde::de::DeserializeOwned + Send + 'a>
-            ::std::future::IntoFuture for $ty<'a, T, R>
+    ($ty:ident<U> => $out:ty) => {
+        impl<'a, T: $crate::Model, U: ::serde::de::DeserializeOwned + Send + 'a>
+            ::std::future::IntoFuture for $ty<'a, T, U>
         {
             type Output = $crate::Result<$out>;
             type IntoFuture =

@@ -7,27 +7,30 @@ use serde::de::DeserializeOwned;
 
 use super::into_future;
 use crate::decode::decode;
+use crate::populate::{populate_all, IntoPopulate, Step};
 use crate::query::{Filter, Projection, Sort};
 use crate::update::Update;
 use crate::{Model, Odm, Result};
 
-/// Builder returned by [`Odm::find`]. Sends one `find`, plus one `getMore` per further batch.
+/// Builder returned by [`Odm::find`]. Sends one `find`, plus one `getMore` per further batch,
+/// plus what [`Find::populate`] adds.
 ///
-/// `.await` it for a `Vec<R>`, where `R` is the model or, after [`Find::into_type`], a view type.
+/// `.await` it for a `Vec<T>`; [`Find::into_type`] decodes into a view type instead.
 #[must_use = "the query runs when awaited"]
-pub struct Find<'a, T, R = T> {
+pub struct Find<'a, T> {
     odm: &'a Odm,
     filter: Filter<T>,
     options: FindOptions,
     session: Option<&'a mut ClientSession>,
-    _result: PhantomData<fn() -> R>,
+    populate: Vec<Box<dyn Step<T>>>,
 }
 
-impl<T, R> std::fmt::Debug for Find<'_, T, R> {
+impl<T> std::fmt::Debug for Find<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Find")
             .field("filter", &self.filter)
             .field("options", &self.options)
+            .field("populate", &self.populate.len())
             .finish()
     }
 }
@@ -39,12 +42,10 @@ impl<'a, T: Model> Find<'a, T> {
             filter,
             options: FindOptions::default(),
             session: None,
-            _result: PhantomData,
+            populate: Vec::new(),
         }
     }
-}
 
-impl<'a, T: Model, R: DeserializeOwned + Send + 'a> Find<'a, T, R> {
     /// Sort order.
     pub fn sort(mut self, sort: Sort<T>) -> Self {
         self.options.sort = Some(sort.into_document());
@@ -76,30 +77,40 @@ impl<'a, T: Model, R: DeserializeOwned + Send + 'a> Find<'a, T, R> {
         self
     }
 
-    /// Decodes the results into `U` instead (a view with fewer fields, typically used with a
-    /// projection).
-    pub fn into_type<U: DeserializeOwned + Send + 'a>(self) -> Find<'a, T, U> {
-        Find {
-            odm: self.odm,
-            filter: self.filter,
-            options: self.options,
-            session: self.session,
-            _result: PhantomData,
-        }
-    }
-
     /// Runs inside the caller's session (and its transaction, if one is started).
     pub fn session(mut self, session: &'a mut ClientSession) -> Self {
         self.session = Some(session);
         self
     }
 
-    async fn run(self) -> Result<Vec<R>> {
-        let filter = self.filter.into_document(T::COLLECTION)?;
-        let coll = self.odm.raw_collection::<T>();
-        let action = coll.find(filter).with_options(self.options);
+    /// Loads the documents a reference field points to, after the query: one more `find`
+    /// (`{_id: {$in: ids}}`) per path and level, whatever the number of documents found.
+    /// Several paths of one level are fetched concurrently. See [`crate::populate`].
+    pub fn populate(mut self, path: impl IntoPopulate<T>) -> Self {
+        self.populate.push(path.into_step());
+        self
+    }
+
+    /// Decodes the results into `U` instead (a view with fewer fields, typically used with a
+    /// projection). A view is not populated.
+    pub fn into_type<U: DeserializeOwned + Send + 'a>(self) -> FindAs<'a, T, U> {
+        FindAs {
+            find: self,
+            _result: PhantomData,
+        }
+    }
+
+    async fn fetch<U: DeserializeOwned>(
+        odm: &Odm,
+        filter: Filter<T>,
+        options: FindOptions,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Vec<U>> {
+        let filter = filter.into_document(T::COLLECTION)?;
+        let coll = odm.raw_collection::<T>();
+        let action = coll.find(filter).with_options(options);
         let mut out = Vec::new();
-        match self.session {
+        match session {
             None => {
                 let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
                 while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
@@ -111,28 +122,54 @@ impl<'a, T: Model, R: DeserializeOwned + Send + 'a> Find<'a, T, R> {
                     .session(&mut *session)
                     .await
                     .map_err(Odm::driver_error::<T>)?;
-                while cursor
-                    .advance(session)
-                    .await
-                    .map_err(Odm::driver_error::<T>)?
-                {
+                while cursor.advance(session).await.map_err(Odm::driver_error::<T>)? {
                     out.push(decode(T::COLLECTION, cursor.current())?);
                 }
             }
         }
         Ok(out)
     }
+
+    async fn run(self) -> Result<Vec<T>> {
+        let mut session = self.session;
+        let mut docs = Self::fetch(self.odm, self.filter, self.options, session.as_deref_mut()).await?;
+        populate_all(self.odm, &mut docs, &self.populate, session).await?;
+        Ok(docs)
+    }
 }
 
-into_future!(Find<R> => Vec<R>);
+into_future!(Find => Vec<T>);
 
-/// Builder returned by [`Odm::find_one`] and [`Odm::get`]. Sends one `find`.
+/// Builder returned by [`Find::into_type`]; `.await` it for a `Vec<U>`.
 #[must_use = "the query runs when awaited"]
-pub struct FindOne<'a, T, R = T> {
-    inner: Find<'a, T, R>,
+pub struct FindAs<'a, T, U> {
+    find: Find<'a, T>,
+    _result: PhantomData<fn() -> U>,
 }
 
-impl<T, R> std::fmt::Debug for FindOne<'_, T, R> {
+impl<T, U> std::fmt::Debug for FindAs<'_, T, U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.find.fmt(f)
+    }
+}
+
+impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindAs<'a, T, U> {
+    async fn run(self) -> Result<Vec<U>> {
+        let f = self.find;
+        Find::<T>::fetch(f.odm, f.filter, f.options, f.session).await
+    }
+}
+
+into_future!(FindAs<U> => Vec<U>);
+
+/// Builder returned by [`Odm::find_one`] and [`Odm::get`]. Sends one `find`, plus what
+/// [`FindOne::populate`] adds.
+#[must_use = "the query runs when awaited"]
+pub struct FindOne<'a, T> {
+    inner: Find<'a, T>,
+}
+
+impl<T> std::fmt::Debug for FindOne<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.inner.fmt(f)
     }
@@ -144,9 +181,7 @@ impl<'a, T: Model> FindOne<'a, T> {
             inner: Find::new(odm, filter).limit(1),
         }
     }
-}
 
-impl<'a, T: Model, R: DeserializeOwned + Send + 'a> FindOne<'a, T, R> {
     /// Which document comes first when several match.
     pub fn sort(self, sort: Sort<T>) -> Self {
         FindOne {
@@ -168,13 +203,6 @@ impl<'a, T: Model, R: DeserializeOwned + Send + 'a> FindOne<'a, T, R> {
         }
     }
 
-    /// Decodes the result into `U` instead.
-    pub fn into_type<U: DeserializeOwned + Send + 'a>(self) -> FindOne<'a, T, U> {
-        FindOne {
-            inner: self.inner.into_type(),
-        }
-    }
-
     /// Runs inside the caller's session.
     pub fn session(self, session: &'a mut ClientSession) -> Self {
         FindOne {
@@ -182,12 +210,46 @@ impl<'a, T: Model, R: DeserializeOwned + Send + 'a> FindOne<'a, T, R> {
         }
     }
 
-    async fn run(self) -> Result<Option<R>> {
+    /// Loads the documents a reference field points to; see [`Find::populate`].
+    pub fn populate(self, path: impl IntoPopulate<T>) -> Self {
+        FindOne {
+            inner: self.inner.populate(path),
+        }
+    }
+
+    /// Decodes the result into `U` instead.
+    pub fn into_type<U: DeserializeOwned + Send + 'a>(self) -> FindOneAs<'a, T, U> {
+        FindOneAs {
+            inner: self.inner.into_type(),
+        }
+    }
+
+    async fn run(self) -> Result<Option<T>> {
         Ok(self.inner.run().await?.into_iter().next())
     }
 }
 
-into_future!(FindOne<R> => Option<R>);
+into_future!(FindOne => Option<T>);
+
+/// Builder returned by [`FindOne::into_type`]; `.await` it for an `Option<U>`.
+#[must_use = "the query runs when awaited"]
+pub struct FindOneAs<'a, T, U> {
+    inner: FindAs<'a, T, U>,
+}
+
+impl<T, U> std::fmt::Debug for FindOneAs<'_, T, U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindOneAs<'a, T, U> {
+    async fn run(self) -> Result<Option<U>> {
+        Ok(self.inner.run().await?.into_iter().next())
+    }
+}
+
+into_future!(FindOneAs<U> => Option<U>);
 
 /// Builder returned by [`Odm::count`]. Sends one `aggregate`.
 #[must_use = "the count runs when awaited"]

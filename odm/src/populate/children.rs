@@ -1,0 +1,294 @@
+//! The reverse side of a reference: the children of many parents, with a per-parent sort and
+//! limit, in one command.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use bson::{doc, Bson, Document, RawDocumentBuf};
+use mongodb::options::FindOptions;
+use mongodb::ClientSession;
+
+use super::key::IdKey;
+use super::{RefPath, RefSlots};
+use crate::decode::decode;
+use crate::model::Model;
+use crate::query::{Filter, Sort};
+use crate::{Error, Odm, Result};
+
+/// Builder returned by [`Odm::children`]; `.await` it for a [`ChildrenOf`].
+///
+/// Commands: without a limit, one `find` (`{link: {$in: parent ids}}`, plus `getMore`s for a
+/// large result); with a per-parent limit, one `aggregate` that groups by parent with `$topN`
+/// (or `$firstN` when unsorted), so that each parent gets its own `limit` children: a limit
+/// never acts globally, and a parent with older children is never starved by busier ones.
+#[must_use = "the query runs when awaited"]
+pub struct Children<'a, C: Model, P: Model> {
+    odm: &'a Odm,
+    path: String,
+    slots: fn(&mut C) -> RefSlots<'_, P>,
+    many: bool,
+    parents: Vec<Bson>,
+    error: Option<Error>,
+    filter: Option<Filter<C>>,
+    sort: Option<Document>,
+    limit: Option<u32>,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<C: Model, P: Model> fmt::Debug for Children<'_, C, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Children")
+            .field("path", &self.path)
+            .field("parents", &self.parents.len())
+            .field("sort", &self.sort)
+            .field("limit", &self.limit)
+            .finish()
+    }
+}
+
+/// Children grouped by parent, as [`Children`] returns them.
+pub struct ChildrenOf<P: Model, C> {
+    by_parent: HashMap<IdKey, Vec<C>>,
+    _parent: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<P: Model, C: fmt::Debug> fmt::Debug for ChildrenOf<P, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildrenOf").field("parents", &self.by_parent.len()).finish()
+    }
+}
+
+fn key_of<P: Model>(parent: &P) -> Option<IdKey> {
+    let id = parent.document_id()?;
+    bson::serialize_to_bson(id).ok().map(|b| IdKey::of(&b))
+}
+
+impl<P: Model, C> ChildrenOf<P, C> {
+    /// The children of `parent` (empty when it has none).
+    pub fn of(&self, parent: &P) -> &[C] {
+        key_of(parent)
+            .and_then(|k| self.by_parent.get(&k))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Takes the children of `parent` out.
+    pub fn take(&mut self, parent: &P) -> Vec<C> {
+        key_of(parent)
+            .and_then(|k| self.by_parent.remove(&k))
+            .unwrap_or_default()
+    }
+
+    /// Number of children loaded, over all parents.
+    pub fn total(&self) -> usize {
+        self.by_parent.values().map(Vec::len).sum()
+    }
+}
+
+impl<'a, C: Model, P: Model> Children<'a, C, P> {
+    pub(crate) fn new<W>(odm: &'a Odm, link: &RefPath<C, W, P>, parents: &[P]) -> Self {
+        let mut seen = std::collections::HashSet::new();
+        let mut ids = Vec::new();
+        let mut error = None;
+        for p in parents {
+            let Some(id) = p.document_id() else { continue };
+            match bson::serialize_to_bson(id) {
+                Ok(id) => {
+                    if seen.insert(IdKey::of(&id)) {
+                        ids.push(id);
+                    }
+                }
+                Err(e) => {
+                    error.get_or_insert(Error::Encode {
+                        collection: P::COLLECTION.to_owned(),
+                        what: "parent id".to_owned(),
+                        message: e.to_string(),
+                    });
+                }
+            }
+        }
+        Children {
+            odm,
+            path: link.path().to_owned(),
+            slots: link.slots,
+            many: link.many,
+            parents: ids,
+            error,
+            filter: None,
+            sort: None,
+            limit: None,
+            session: None,
+        }
+    }
+
+    /// Only children matching `filter`.
+    pub fn filter(mut self, filter: Filter<C>) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// Order of each parent's children (e.g. newest first: `LogMsg::time().desc()`).
+    pub fn sort(mut self, sort: Sort<C>) -> Self {
+        self.sort = Some(sort.into_document());
+        self
+    }
+
+    /// At most `n` children per parent.
+    pub fn limit_per_parent(mut self, n: u32) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    fn match_stage(&self) -> Result<Document> {
+        let by_parent = doc! { self.path.as_str(): { "$in": self.parents.clone() } };
+        Ok(match &self.filter {
+            Some(f) => doc! { "$and": [by_parent, f.clone().into_document(C::COLLECTION)?] },
+            None => by_parent,
+        })
+    }
+
+    async fn run(mut self) -> Result<ChildrenOf<P, C>> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let mut out = ChildrenOf {
+            by_parent: HashMap::new(),
+            _parent: std::marker::PhantomData,
+        };
+        if self.parents.is_empty() {
+            return Ok(out);
+        }
+        let wanted: std::collections::HashSet<IdKey> = self.parents.iter().map(IdKey::of).collect();
+        let coll = self.odm.database().collection::<RawDocumentBuf>(C::COLLECTION);
+        match self.limit {
+            None => {
+                let mut options = FindOptions::default();
+                options.sort = self.sort.clone();
+                let action = coll.find(self.match_stage()?).with_options(options);
+                let mut children = Vec::new();
+                match self.session.take() {
+                    None => {
+                        let mut cursor = action.await.map_err(Odm::driver_error::<C>)?;
+                        while cursor.advance().await.map_err(Odm::driver_error::<C>)? {
+                            children.push(decode::<C>(C::COLLECTION, cursor.current())?);
+                        }
+                    }
+                    Some(s) => {
+                        let mut cursor = action.session(&mut *s).await.map_err(Odm::driver_error::<C>)?;
+                        while cursor.advance(s).await.map_err(Odm::driver_error::<C>)? {
+                            children.push(decode::<C>(C::COLLECTION, cursor.current())?);
+                        }
+                    }
+                }
+                for mut child in children {
+                    let keys = parent_keys(self.slots, &mut child, &wanted)?;
+                    push_child(&mut out.by_parent, keys, child);
+                }
+            }
+            Some(n) => {
+                let pipeline = self.pipeline(n)?;
+                let action = coll.aggregate(pipeline);
+                let mut groups: Vec<RawDocumentBuf> = Vec::new();
+                match self.session.take() {
+                    None => {
+                        let mut cursor = action.await.map_err(Odm::driver_error::<C>)?;
+                        while cursor.advance().await.map_err(Odm::driver_error::<C>)? {
+                            groups.push(cursor.current().to_owned());
+                        }
+                    }
+                    Some(s) => {
+                        let mut cursor = action.session(&mut *s).await.map_err(Odm::driver_error::<C>)?;
+                        while cursor.advance(s).await.map_err(Odm::driver_error::<C>)? {
+                            groups.push(cursor.current().to_owned());
+                        }
+                    }
+                }
+                for group in groups {
+                    let key = group
+                        .get("_id")
+                        .ok()
+                        .flatten()
+                        .and_then(|v| Bson::try_from(v).ok())
+                        .map(|b| IdKey::of(&b));
+                    let Some(key) = key else { continue };
+                    let docs = group.get_array("docs").map_err(|e| Error::Encode {
+                        collection: C::COLLECTION.to_owned(),
+                        what: "children group".to_owned(),
+                        message: e.to_string(),
+                    })?;
+                    let list = out.by_parent.entry(key).or_default();
+                    for item in docs {
+                        if let Ok(bson::RawBsonRef::Document(d)) = item {
+                            list.push(decode::<C>(C::COLLECTION, d)?);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `$match` the parents' children, then keep the first `n` of each parent's group.
+    fn pipeline(&self, n: u32) -> Result<Vec<Document>> {
+        let mut stages = vec![doc! { "$match": self.match_stage()? }];
+        let group_key = if self.many {
+            // A child referencing several parents counts once for each of them.
+            stages.push(doc! { "$addFields": { "__odm_parent": format!("${}", self.path) } });
+            stages.push(doc! { "$unwind": "$__odm_parent" });
+            stages.push(doc! { "$match": { "__odm_parent": { "$in": self.parents.clone() } } });
+            "$__odm_parent".to_owned()
+        } else {
+            format!("${}", self.path)
+        };
+        let take = match &self.sort {
+            Some(sort) => doc! { "$topN": { "n": i64::from(n), "sortBy": sort.clone(), "output": "$$ROOT" } },
+            None => doc! { "$firstN": { "n": i64::from(n), "input": "$$ROOT" } },
+        };
+        stages.push(doc! { "$group": { "_id": group_key, "docs": take } });
+        Ok(stages)
+    }
+}
+
+fn parent_keys<C: Model, P: Model>(
+    slots: fn(&mut C) -> RefSlots<'_, P>,
+    child: &mut C,
+    wanted: &std::collections::HashSet<IdKey>,
+) -> Result<Vec<IdKey>> {
+    let key = |r: &crate::Ref<P>| -> Result<IdKey> {
+        bson::serialize_to_bson(r.id())
+            .map(|b| IdKey::of(&b))
+            .map_err(|e| Error::Encode {
+                collection: C::COLLECTION.to_owned(),
+                what: "parent reference".to_owned(),
+                message: e.to_string(),
+            })
+    };
+    let keys = match slots(child) {
+        RefSlots::One(r) => vec![key(r)?],
+        RefSlots::Optional(Some(r)) => vec![key(r)?],
+        RefSlots::Optional(None) => vec![],
+        RefSlots::Many(v) => v.iter().map(key).collect::<Result<_>>()?,
+    };
+    Ok(keys.into_iter().filter(|k| wanted.contains(k)).collect())
+}
+
+fn push_child<C>(by_parent: &mut HashMap<IdKey, Vec<C>>, keys: Vec<IdKey>, child: C) {
+    // A child of several requested parents (an array of references) is listed under the first;
+    // use a per-parent limit to have it under each.
+    if let Some(first) = keys.into_iter().next() {
+        by_parent.entry(first).or_default().push(child);
+    }
+}
+
+impl<'a, C: Model, P: Model> std::future::IntoFuture for Children<'a, C, P> {
+    type Output = Result<ChildrenOf<P, C>>;
+    type IntoFuture = super::engine::BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

@@ -1,0 +1,356 @@
+//! The populate engine: collect ids, fetch them with one `$in` query per relation and level,
+//! attach the documents.
+
+use std::any::Any;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bson::{doc, Bson, Document, RawDocumentBuf};
+use mongodb::options::FindOptions;
+use mongodb::ClientSession;
+
+use super::key::IdKey;
+use super::{Dangling, Populate, RefSlots};
+use crate::decode::decode;
+use crate::model::Model;
+use crate::{Error, Odm, Result};
+
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The documents one step fetched, type-erased so that steps on different targets can be
+/// fetched together.
+#[doc(hidden)]
+pub struct Fetched(Box<dyn Any + Send>);
+
+impl std::fmt::Debug for Fetched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Fetched")
+    }
+}
+
+/// One populate path, as the engine sees it.
+#[doc(hidden)]
+pub trait Step<Root>: Send + Sync {
+    /// The distinct ids the documents reference, in first-seen order.
+    fn collect(&self, docs: &mut [Root]) -> Result<Vec<Bson>>;
+    /// Fetches (and populates the next levels of) the referenced documents.
+    fn fetch<'a>(
+        &'a self,
+        odm: &'a Odm,
+        ids: Vec<Bson>,
+        session: Option<&'a mut ClientSession>,
+    ) -> BoxFuture<'a, Result<Fetched>>;
+    /// Puts the fetched documents into the references.
+    fn attach(&self, docs: &mut [Root], fetched: Fetched) -> Result<()>;
+}
+
+/// Runs every step on `docs`: ids collected, all steps fetched (concurrently, unless a session
+/// is given, which serialises them), then attached.
+pub(crate) async fn populate_all<Root: Model>(
+    odm: &Odm,
+    docs: &mut [Root],
+    steps: &[Box<dyn Step<Root>>],
+    session: Option<&mut ClientSession>,
+) -> Result<()> {
+    if steps.is_empty() || docs.is_empty() {
+        return Ok(());
+    }
+    let mut ids = Vec::with_capacity(steps.len());
+    for step in steps {
+        ids.push(step.collect(docs)?);
+    }
+    let fetched: Vec<Fetched> = match session {
+        None => {
+            let futures = steps.iter().zip(ids).map(|(step, ids)| step.fetch(odm, ids, None));
+            futures_util::future::try_join_all(futures).await?
+        }
+        Some(session) => {
+            let mut out = Vec::with_capacity(steps.len());
+            for (step, ids) in steps.iter().zip(ids) {
+                out.push(step.fetch(odm, ids, Some(&mut *session)).await?);
+            }
+            out
+        }
+    };
+    for (step, fetched) in steps.iter().zip(fetched) {
+        step.attach(docs, fetched)?;
+    }
+    Ok(())
+}
+
+/// The fetched documents by id, with their rank in the requested sort order.
+struct ById<T> {
+    docs: HashMap<IdKey, (usize, Arc<T>)>,
+}
+
+/// Stay well under the 16 MB command limit, whatever else the command carries.
+const MAX_BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+/// Bytes an id adds to an `$in` array: type byte, index key, value.
+fn id_size(id: &Bson) -> usize {
+    let value = match id {
+        Bson::ObjectId(_) => 12,
+        Bson::Int32(_) => 4,
+        Bson::Int64(_) | Bson::Double(_) => 8,
+        Bson::String(s) => s.len() + 5,
+        other => bson::serialize_to_vec(&doc! { "": other.clone() }).map_or(64, |v| v.len()),
+    };
+    1 + 8 + value
+}
+
+fn batches(ids: Vec<Bson>, max_ids: Option<usize>) -> Vec<Vec<Bson>> {
+    let mut out = Vec::new();
+    let mut current = Vec::new();
+    let mut bytes = 0;
+    for id in ids {
+        let size = id_size(&id);
+        let full = max_ids.is_some_and(|m| current.len() >= m) || bytes + size > MAX_BATCH_BYTES;
+        if full && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += size;
+        current.push(id);
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn encode_id<T: Model>(id: &T::Id) -> Result<Bson> {
+    bson::serialize_to_bson(id).map_err(|e| Error::Encode {
+        collection: T::COLLECTION.to_owned(),
+        what: "reference id".to_owned(),
+        message: e.to_string(),
+    })
+}
+
+impl<Root: Model, T: Model> Populate<Root, T> {
+    async fn find_batch(
+        &self,
+        odm: &Odm,
+        ids: Vec<Bson>,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Vec<T>> {
+        let by_id = doc! { "_id": { "$in": ids } };
+        let filter = match &self.filter {
+            Some(f) => doc! { "$and": [by_id, f.clone().into_document(T::COLLECTION)?] },
+            None => by_id,
+        };
+        let mut options = FindOptions::default();
+        options.projection = self.projection.clone().map(with_id);
+        options.sort = self.sort.clone();
+        let coll = odm.database().collection::<RawDocumentBuf>(T::COLLECTION);
+        let action = coll.find(filter).with_options(options);
+        let mut out = Vec::new();
+        match session {
+            None => {
+                let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
+                while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
+                    out.push(decode(T::COLLECTION, cursor.current())?);
+                }
+            }
+            Some(session) => {
+                let mut cursor = action
+                    .session(&mut *session)
+                    .await
+                    .map_err(Odm::driver_error::<T>)?;
+                while cursor.advance(session).await.map_err(Odm::driver_error::<T>)? {
+                    out.push(decode(T::COLLECTION, cursor.current())?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn dangling_error(&self, parent: &Root, missing: &T::Id) -> Error {
+        Error::DanglingReference {
+            collection: Root::COLLECTION.to_owned(),
+            id: parent
+                .document_id()
+                .map_or_else(|| "<no _id>".to_owned(), |id| format!("{id:?}")),
+            path: self.path.clone(),
+            target: T::COLLECTION.to_owned(),
+            missing: format!("{missing:?}"),
+        }
+    }
+}
+
+/// A projection that keeps `_id` (needed to match documents to references).
+fn with_id(mut projection: Document) -> Document {
+    let excluding = projection
+        .iter()
+        .any(|(k, v)| k != "_id" && matches!(v, Bson::Int32(0) | Bson::Int64(0) | Bson::Boolean(false)));
+    if !excluding {
+        projection.insert("_id", 1);
+    } else {
+        projection.remove("_id");
+    }
+    projection
+}
+
+impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
+    fn collect(&self, docs: &mut [Root]) -> Result<Vec<Bson>> {
+        let mut seen = HashSet::new();
+        let mut ids = Vec::new();
+        let mut add = |r: &crate::Ref<T>| -> Result<()> {
+            let id = encode_id::<T>(r.id())?;
+            if seen.insert(IdKey::of(&id)) {
+                ids.push(id);
+            }
+            Ok(())
+        };
+        for doc in docs.iter_mut() {
+            match (self.slots)(doc) {
+                RefSlots::One(r) => add(r)?,
+                RefSlots::Optional(Some(r)) => add(r)?,
+                RefSlots::Optional(None) => {}
+                RefSlots::Many(v) => {
+                    for r in v.iter() {
+                        add(r)?;
+                    }
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        odm: &'a Odm,
+        ids: Vec<Bson>,
+        session: Option<&'a mut ClientSession>,
+    ) -> BoxFuture<'a, Result<Fetched>> {
+        Box::pin(async move {
+            let chunks = batches(ids, self.batch_size);
+            if self.sort.is_some() && chunks.len() > 1 {
+                return Err(Error::Unsupported(format!(
+                    "a sorted populate of `{}` needs more than one query ({} batches): sort the loaded documents in your code instead",
+                    self.path,
+                    chunks.len()
+                )));
+            }
+            let mut docs: Vec<T> = Vec::new();
+            let mut session = session;
+            match session.as_deref_mut() {
+                None => {
+                    let futures = chunks.into_iter().map(|c| self.find_batch(odm, c, None));
+                    for part in futures_util::future::try_join_all(futures).await? {
+                        docs.extend(part);
+                    }
+                }
+                Some(s) => {
+                    for chunk in chunks {
+                        docs.extend(self.find_batch(odm, chunk, Some(&mut *s)).await?);
+                    }
+                }
+            }
+            populate_all(odm, &mut docs, &self.children, session).await?;
+            let mut by_id = HashMap::with_capacity(docs.len());
+            for (rank, doc) in docs.into_iter().enumerate() {
+                let Some(id) = doc.document_id() else { continue };
+                let key = IdKey::of(&encode_id::<T>(id)?);
+                by_id.insert(key, (rank, Arc::new(doc)));
+            }
+            Ok(Fetched(Box::new(ById { docs: by_id })))
+        })
+    }
+
+    fn attach(&self, docs: &mut [Root], fetched: Fetched) -> Result<()> {
+        let by_id = fetched
+            .0
+            .downcast::<ById<T>>()
+            .map_err(|_| Error::Unsupported("populate: fetched documents of another type".into()))?;
+        // With a filter, a reference whose document was not loaded may just not match it.
+        let policy = if self.filter.is_some() { Dangling::Keep } else { self.dangling };
+        let find = |r: &crate::Ref<T>| -> Result<Option<(usize, Arc<T>)>> {
+            let key = IdKey::of(&encode_id::<T>(r.id())?);
+            Ok(by_id.docs.get(&key).map(|(rank, doc)| (*rank, Arc::clone(doc))))
+        };
+        for doc in docs.iter_mut() {
+            let mut missing: Option<T::Id> = None;
+            match (self.slots)(doc) {
+                RefSlots::One(r) => match find(r)? {
+                    Some((_, d)) => r.set_loaded(d),
+                    None => missing = Some(r.id().clone()),
+                },
+                RefSlots::Optional(slot) => {
+                    if let Some(r) = slot {
+                        match find(r)? {
+                            Some((_, d)) => r.set_loaded(d),
+                            None if policy == Dangling::Skip => *slot = None,
+                            None => missing = Some(r.id().clone()),
+                        }
+                    }
+                }
+                RefSlots::Many(refs) => {
+                    let mut ranks = Vec::with_capacity(refs.len());
+                    for r in refs.iter_mut() {
+                        match find(r)? {
+                            Some((rank, d)) => {
+                                r.set_loaded(d);
+                                ranks.push(rank);
+                            }
+                            None => {
+                                if missing.is_none() {
+                                    missing = Some(r.id().clone());
+                                }
+                                ranks.push(usize::MAX);
+                            }
+                        }
+                    }
+                    if policy == Dangling::Skip {
+                        refs.retain(Ref::is_loaded);
+                        ranks.retain(|r| *r != usize::MAX);
+                        missing = None;
+                    }
+                    if self.sort.is_some() {
+                        let mut paired: Vec<_> = ranks.into_iter().zip(refs.drain(..)).collect();
+                        paired.sort_by_key(|(rank, _)| *rank);
+                        refs.extend(paired.into_iter().map(|(_, r)| r));
+                    }
+                }
+            }
+            if let (Some(id), Dangling::Error) = (missing, policy) {
+                return Err(self.dangling_error(doc, &id));
+            }
+        }
+        Ok(())
+    }
+}
+
+use crate::Ref;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_respect_the_id_limit_and_keep_order() {
+        let ids: Vec<Bson> = (0..10).map(Bson::Int32).collect();
+        let b = batches(ids, Some(4));
+        assert_eq!(b.iter().map(Vec::len).collect::<Vec<_>>(), [4, 4, 2]);
+        assert_eq!(b[2], [Bson::Int32(8), Bson::Int32(9)]);
+    }
+
+    #[test]
+    fn batches_stay_under_the_command_size_limit() {
+        let ids: Vec<Bson> = (0..1_000_000).map(|_| Bson::ObjectId(bson::oid::ObjectId::new())).collect();
+        let b = batches(ids, None);
+        assert!(b.len() >= 2);
+        for batch in b {
+            let bytes: usize = batch.iter().map(id_size).sum();
+            assert!(bytes <= MAX_BATCH_BYTES);
+        }
+    }
+
+    #[test]
+    fn projections_keep_the_id() {
+        assert_eq!(with_id(doc! {"name": 1}), doc! {"name": 1, "_id": 1});
+        assert_eq!(with_id(doc! {"name": 1, "_id": 0}), doc! {"name": 1, "_id": 1});
+        assert_eq!(with_id(doc! {"blob": 0}), doc! {"blob": 0});
+    }
+}

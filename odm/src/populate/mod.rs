@@ -1,0 +1,239 @@
+//! Populate: the application-level join of the seeds, done in a constant number of commands.
+//!
+//! `odm.find::<Product>(filter).populate(Product::parts())` sends one `find` for the products
+//! and one `{_id: {$in: [...]}}` `find` for the parts they reference, whatever the number of
+//! products: the ids of every product are collected, deduplicated and fetched at once (split
+//! into batches only when one command would pass MongoDB's 16 MB limit). Nested paths
+//! (`Product::parts().then(Part::supplier())`) add one `find` per level, and independent
+//! relations of the same level are fetched concurrently.
+//!
+//! The other direction, a parent reference (`LogMsg.host`), has no ids to collect on the
+//! parent: [`Odm::children`](crate::Odm::children) loads the children of many parents with
+//! a per-parent sort and limit in one `aggregate`.
+
+mod children;
+mod engine;
+mod key;
+
+pub use children::{Children, ChildrenOf};
+pub(crate) use engine::{populate_all, Step};
+
+use std::fmt;
+
+use bson::Document;
+
+use crate::model::Model;
+use crate::path::{Field, Single};
+use crate::query::{Filter, Projection, Sort};
+use crate::reference::Ref;
+
+/// Where a document keeps its references of one field; what the generated accessors hand to
+/// the populate engine.
+#[derive(Debug)]
+pub enum RefSlots<'a, T: Model> {
+    /// `Ref<T>`
+    One(&'a mut Ref<T>),
+    /// `Option<Ref<T>>`
+    Optional(&'a mut Option<Ref<T>>),
+    /// `Vec<Ref<T>>`
+    Many(&'a mut Vec<Ref<T>>),
+}
+
+/// Field types that hold references to `T`.
+pub trait RefContainer<T: Model> {
+    /// Whether the field holds many references (an array).
+    const MANY: bool = false;
+    /// The references, for the populate engine.
+    fn slots(&mut self) -> RefSlots<'_, T>;
+}
+
+impl<T: Model> RefContainer<T> for Ref<T> {
+    fn slots(&mut self) -> RefSlots<'_, T> {
+        RefSlots::One(self)
+    }
+}
+
+impl<T: Model> RefContainer<T> for Option<Ref<T>> {
+    fn slots(&mut self) -> RefSlots<'_, T> {
+        RefSlots::Optional(self)
+    }
+}
+
+impl<T: Model> RefContainer<T> for Vec<Ref<T>> {
+    const MANY: bool = true;
+    fn slots(&mut self) -> RefSlots<'_, T> {
+        RefSlots::Many(self)
+    }
+}
+
+/// The typed path of a reference field: `Product::parts()`.
+///
+/// Dereferences to the [`Field`] (for filters and updates on the stored ids), and is what
+/// [`Find::populate`](crate::ops::Find::populate) and [`Odm::children`](crate::Odm::children)
+/// take.
+pub struct RefPath<Root, W, T: Model> {
+    field: Field<Root, W, Single>,
+    pub(crate) slots: fn(&mut Root) -> RefSlots<'_, T>,
+    pub(crate) many: bool,
+}
+
+impl<Root, W: RefContainer<T>, T: Model> RefPath<Root, W, T> {
+    /// Used by the generated accessors.
+    #[doc(hidden)]
+    pub fn new(field: Field<Root, W, Single>, slots: fn(&mut Root) -> RefSlots<'_, T>) -> Self {
+        RefPath {
+            field,
+            slots,
+            many: W::MANY,
+        }
+    }
+}
+
+impl<Root, W, T: Model> RefPath<Root, W, T> {
+    /// Documents whose reference is the document with id `id`:
+    /// `{path: {$eq: id}}` (for an array of references, any element).
+    pub fn refers_to(&self, id: impl crate::path::Value<T::Id>) -> Filter<Root> {
+        Field::<Root, T::Id>::at_path(self.field.path().to_owned()).eq(id)
+    }
+
+    /// Documents whose reference is one of `ids` (`$in`).
+    pub fn refers_to_any<V: crate::path::Value<T::Id>>(&self, ids: impl IntoIterator<Item = V>) -> Filter<Root> {
+        Field::<Root, T::Id>::at_path(self.field.path().to_owned()).is_in(ids)
+    }
+
+    /// A populate of this path with options: `.select(...)`, `.filter(...)`, `.sort(...)`,
+    /// `.dangling(...)`, `.then(...)` for the next level.
+    pub fn populate(&self) -> Populate<Root, T> {
+        Populate {
+            path: self.field.path().to_owned(),
+            slots: self.slots,
+            projection: None,
+            filter: None,
+            sort: None,
+            dangling: Dangling::default(),
+            batch_size: None,
+            children: Vec::new(),
+        }
+    }
+}
+
+impl<Root, W, T: Model> std::ops::Deref for RefPath<Root, W, T> {
+    type Target = Field<Root, W, Single>;
+    fn deref(&self) -> &Self::Target {
+        &self.field
+    }
+}
+
+impl<Root, W, T: Model> fmt::Debug for RefPath<Root, W, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RefPath({} -> {})", self.field.path(), T::COLLECTION)
+    }
+}
+
+/// What populate does with a reference whose document does not exist (it was deleted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Dangling {
+    /// Fail with [`Error::DanglingReference`](crate::Error::DanglingReference), naming the
+    /// document, the field and the missing id. The default: a silently incomplete result is
+    /// worse than an error.
+    #[default]
+    Error,
+    /// Leave it out: removed from a `Vec<Ref<T>>`, set to `None` in an `Option<Ref<T>>`, left
+    /// unloaded in a plain `Ref<T>`.
+    Skip,
+    /// Keep the reference, unloaded (its id is still readable).
+    Keep,
+}
+
+/// One populate path with its options; build it from a [`RefPath`] with `.populate()`, or pass
+/// the `RefPath` itself for the defaults.
+pub struct Populate<Root, T: Model> {
+    pub(crate) path: String,
+    pub(crate) slots: fn(&mut Root) -> RefSlots<'_, T>,
+    pub(crate) projection: Option<Document>,
+    pub(crate) filter: Option<Filter<T>>,
+    pub(crate) sort: Option<Document>,
+    pub(crate) dangling: Dangling,
+    pub(crate) batch_size: Option<usize>,
+    pub(crate) children: Vec<Box<dyn Step<T>>>,
+}
+
+impl<Root, T: Model> fmt::Debug for Populate<Root, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Populate")
+            .field("path", &self.path)
+            .field("target", &T::COLLECTION)
+            .field("projection", &self.projection)
+            .field("sort", &self.sort)
+            .field("dangling", &self.dangling)
+            .field("nested", &self.children.len())
+            .finish()
+    }
+}
+
+impl<Root: Model, T: Model> Populate<Root, T> {
+    /// Loads only these fields of the referenced documents (`_id` is always loaded). Fields
+    /// left out must be `Option` or `#[serde(default)]` in `T`, or decoding fails naming them.
+    pub fn select(mut self, projection: Projection<T>) -> Self {
+        self.projection = Some(projection.into_document());
+        self
+    }
+
+    /// Loads only referenced documents that match `filter`; references to the others stay
+    /// unloaded (they are not dangling).
+    pub fn filter(mut self, filter: Filter<T>) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// Orders an array of references by the referenced documents (references that were not
+    /// loaded go last, in their stored order).
+    pub fn sort(mut self, sort: Sort<T>) -> Self {
+        self.sort = Some(sort.into_document());
+        self
+    }
+
+    /// What to do with references to documents that do not exist (default
+    /// [`Dangling::Error`]).
+    pub fn dangling(mut self, policy: Dangling) -> Self {
+        self.dangling = policy;
+        self
+    }
+
+    /// At most `n` ids per `find` (default: as many as fit well under 16 MB).
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = Some(n.max(1));
+        self
+    }
+
+    /// Populates a path of the referenced documents too (the next level: one more `find`).
+    pub fn then(mut self, next: impl IntoPopulate<T>) -> Self {
+        self.children.push(next.into_step());
+        self
+    }
+}
+
+/// What [`Find::populate`](crate::ops::Find::populate) accepts: a reference path, or a
+/// [`Populate`] with options.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a reference path of `{Root}`",
+    label = "only fields declared with `#[reference]` or `#[parent]` can be populated",
+    note = "populate takes the accessor of a reference field, e.g. `Product::parts()`"
+)]
+pub trait IntoPopulate<Root> {
+    /// Type-erased populate step.
+    #[doc(hidden)]
+    fn into_step(self) -> Box<dyn Step<Root>>;
+}
+
+impl<Root: Model, T: Model> IntoPopulate<Root> for Populate<Root, T> {
+    fn into_step(self) -> Box<dyn Step<Root>> {
+        Box::new(self)
+    }
+}
+
+impl<Root: Model, W, T: Model> IntoPopulate<Root> for RefPath<Root, W, T> {
+    fn into_step(self) -> Box<dyn Step<Root>> {
+        Box::new(self.populate())
+    }
+}

@@ -1,0 +1,111 @@
+//! `Ref<T>`: a reference to another model's document, stored exactly as its `_id`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::model::Model;
+
+/// A reference to a document of the model `T`.
+///
+/// Stored as the referenced `_id` and nothing else, whatever its state in memory: a `Ref`
+/// that was populated serializes exactly like one that was not. After
+/// [`populate`](crate::ops::Find::populate) it also holds the referenced document, shared (an
+/// `Arc`) between every parent that references it.
+///
+/// Reading a reference that was not populated is never a panic: [`Ref::get`] returns
+/// `None`, and [`Ref::loaded`] returns an [`Error::NotPopulated`](crate::Error::NotPopulated).
+pub struct Ref<T: Model> {
+    id: T::Id,
+    doc: Option<Arc<T>>,
+}
+
+impl<T: Model> Ref<T> {
+    /// A reference to the document with this id (not loaded).
+    pub fn new(id: T::Id) -> Self {
+        Ref { id, doc: None }
+    }
+
+    /// A reference to `doc`, loaded with it. `None` when `doc` has no id yet.
+    pub fn to(doc: T) -> Option<Self> {
+        let id = doc.document_id()?.clone();
+        Some(Ref {
+            id,
+            doc: Some(Arc::new(doc)),
+        })
+    }
+
+    /// The referenced id.
+    pub fn id(&self) -> &T::Id {
+        &self.id
+    }
+
+    /// The referenced document, if this reference was populated.
+    pub fn get(&self) -> Option<&T> {
+        self.doc.as_deref()
+    }
+
+    /// The referenced document, or an error naming the collection and the id when this
+    /// reference was not populated.
+    pub fn loaded(&self) -> crate::Result<&T> {
+        self.doc.as_deref().ok_or_else(|| crate::Error::NotPopulated {
+            collection: T::COLLECTION.to_owned(),
+            id: format!("{:?}", self.id),
+        })
+    }
+
+    /// Whether the referenced document is loaded.
+    pub fn is_loaded(&self) -> bool {
+        self.doc.is_some()
+    }
+
+    /// Forgets the loaded document, keeping the id.
+    pub fn unload(&mut self) {
+        self.doc = None;
+    }
+
+    pub(crate) fn set_loaded(&mut self, doc: Arc<T>) {
+        self.doc = Some(doc);
+    }
+}
+
+impl<T: Model> Clone for Ref<T> {
+    fn clone(&self) -> Self {
+        Ref {
+            id: self.id.clone(),
+            doc: self.doc.clone(),
+        }
+    }
+}
+
+impl<T: Model + fmt::Debug> fmt::Debug for Ref<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.doc {
+            Some(doc) => f.debug_tuple("Ref").field(doc).finish(),
+            None => f.debug_tuple("Ref").field(&self.id).finish(),
+        }
+    }
+}
+
+/// Two references are equal when they reference the same id, loaded or not.
+impl<T: Model> PartialEq for Ref<T>
+where
+    T::Id: PartialEq,
+{
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl<T: Model> Serialize for Ref<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.id.serialize(serializer)
+    }
+}
+
+impl<'de, T: Model> Deserialize<'de> for Ref<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::Id::deserialize(deserializer).map(Ref::new)
+    }
+}
