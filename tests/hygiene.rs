@@ -1,1 +1,259 @@
-//! Placeholder.
+//! The derives' output names everything by absolute path, so it compiles, without a warning,
+//! in a module with no prelude where the usual names mean something else. Every attribute is
+//! used at least once, and the test checks the paths and indexes that come out.
+
+#![deny(warnings)]
+
+mod shadowed {
+    #![no_implicit_prelude]
+    #![allow(dead_code)]
+
+    use ::odm::bson::DateTime;
+    use ::odm::prelude::*;
+
+    // The names a careless expansion would use, each meaning something else here.
+    pub struct Result;
+    pub type Option = ();
+    pub struct Vec;
+    pub type String = u8;
+    pub struct Box;
+    pub trait Default {}
+    pub struct Some;
+    pub struct None;
+    pub struct Ok;
+    pub struct Err;
+    pub struct Field;
+    pub struct PhantomData;
+    pub mod std {}
+    pub mod core {}
+    pub mod serde {}
+    pub fn indexes() {}
+
+    // The generated paths types are generic over a root, a field type and two markers: field
+    // types named like those parameters must still mean the user's types.
+    #[derive(Serialize, Deserialize)]
+    pub struct Root(pub i32);
+    #[derive(Serialize, Deserialize)]
+    pub struct W(pub i32);
+    #[derive(Serialize, Deserialize)]
+    pub struct M(pub i32);
+    #[derive(Serialize, Deserialize)]
+    pub struct S(pub i32);
+
+    /// Field names that collide with the methods of a path.
+    #[derive(Embed, Serialize, Deserialize)]
+    pub struct Address {
+        pub path: ::std::string::String,
+        pub field: ::std::string::String,
+        pub child: ::std::string::String,
+        pub root: Root,
+        pub w: W,
+        pub m: M,
+        pub s: S,
+    }
+
+    #[derive(Embed, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Publisher {
+        #[serde(rename = "n")]
+        pub name: ::std::string::String,
+        pub founded_in: i32,
+        #[embed]
+        pub address: Address,
+    }
+
+    #[derive(Embed, Serialize, Deserialize)]
+    pub struct Person {
+        pub name: ::std::string::String,
+    }
+
+    #[derive(Embed, Serialize, Deserialize)]
+    pub struct Review {
+        pub user: i32,
+        pub rating: i32,
+    }
+
+    #[derive(Model, Serialize, Deserialize)]
+    #[odm(
+        collection = "books",
+        index(keys = "author, -publisher.name", unique, name = "author_publisher"),
+        index(keys = "reviews.rating, -pages", sparse)
+    )]
+    pub struct Book {
+        #[serde(rename = "_id")]
+        pub id: i32,
+        pub author: i32,
+        #[index]
+        pub slug: ::std::string::String,
+        #[index(unique)]
+        pub isbn: ::std::string::String,
+        #[index(unique)]
+        pub ean: ::std::option::Option<::std::string::String>,
+        #[index(sparse)]
+        pub series: ::std::option::Option<::std::string::String>,
+        #[index(desc)]
+        pub pages: i32,
+        #[index(text)]
+        pub summary: ::std::string::String,
+        #[index(name = "by_language")]
+        #[serde(rename = "lang")]
+        pub language: ::std::string::String,
+        #[index(expire_after_secs = 3600)]
+        pub expires: DateTime,
+        #[embed]
+        pub publisher: Publisher,
+        #[embed]
+        pub translator: ::std::option::Option<Person>,
+        #[embed]
+        pub reviews: ::std::vec::Vec<Review>,
+        #[serde(skip)]
+        pub cached: i32,
+    }
+
+    /// An `Option<ObjectId>` id, `rename_all`, the default collection name and a compound
+    /// text index.
+    #[derive(Model, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[odm(index(keys = "due_note, return_note", text))]
+    pub struct LoanRecord {
+        #[serde(rename = "_id")]
+        pub id: ::std::option::Option<ObjectId>,
+        pub due_note: ::std::string::String,
+        pub return_note: ::std::string::String,
+        pub due_date: DateTime,
+    }
+}
+
+use odm::{Each, Field, IndexKey, Model, Single};
+use shadowed::{Book, LoanRecord};
+
+#[test]
+fn paths_follow_serde_names() {
+    let id: Field<Book, i32, Single> = Book::id();
+    assert_eq!(id.path(), "_id");
+    assert_eq!(Book::language().path(), "lang");
+    assert_eq!(Book::publisher().path(), "publisher");
+    let name: Field<Book, String, Single> = Book::publisher().name();
+    assert_eq!(name.path(), "publisher.n");
+    assert_eq!(Book::publisher().founded_in().path(), "publisher.foundedIn");
+    // `path`, `field` and `child` are fields of `Address`, not the methods of `Field`.
+    let street = Book::publisher().address().path();
+    assert_eq!(street.path(), "publisher.address.path");
+    assert_eq!(
+        Book::publisher().address().field().path(),
+        "publisher.address.field"
+    );
+    assert_eq!(
+        Book::publisher().address().child().path(),
+        "publisher.address.child"
+    );
+    let w: Field<Book, shadowed::W, Single> = Book::publisher().address().w();
+    assert_eq!(w.path(), "publisher.address.w");
+    let _: Field<Book, shadowed::Root, Single> = Book::publisher().address().root();
+    let _: Field<Book, shadowed::M, Single> = Book::publisher().address().m();
+    let _: Field<Book, shadowed::S, Single> = Book::publisher().address().s();
+    let translator: Field<Book, String, Single> = Book::translator().name();
+    assert_eq!(translator.path(), "translator.name");
+    let rating: Field<Book, i32, Each> = Book::reviews().rating();
+    assert_eq!(rating.path(), "reviews.rating");
+
+    let loan_id: Field<LoanRecord, odm::bson::oid::ObjectId, Single> = LoanRecord::id();
+    assert_eq!(loan_id.path(), "_id");
+    assert_eq!(LoanRecord::due_date().path(), "dueDate");
+    assert_eq!(Book::COLLECTION, "books");
+    assert_eq!(LoanRecord::COLLECTION, "loan_records");
+}
+
+#[test]
+fn indexes_follow_the_attributes() {
+    let indexes = Book::indexes();
+    // (name, keys, unique) of each index, in declaration order.
+    type Summary = (String, Vec<(String, IndexKey)>, bool);
+    let summary: Vec<Summary> = indexes
+        .iter()
+        .map(|i| (i.name(), i.keys().to_vec(), i.is_unique()))
+        .collect();
+    let key = |p: &str, k| (p.to_owned(), k);
+    assert_eq!(
+        summary,
+        vec![
+            ("slug_1".to_owned(), vec![key("slug", IndexKey::Asc)], false),
+            ("isbn_1".to_owned(), vec![key("isbn", IndexKey::Asc)], true),
+            ("ean_1".to_owned(), vec![key("ean", IndexKey::Asc)], true),
+            (
+                "series_1".to_owned(),
+                vec![key("series", IndexKey::Asc)],
+                false
+            ),
+            (
+                "pages_-1".to_owned(),
+                vec![key("pages", IndexKey::Desc)],
+                false
+            ),
+            (
+                "summary_text".to_owned(),
+                vec![key("summary", IndexKey::Text)],
+                false
+            ),
+            (
+                "by_language".to_owned(),
+                vec![key("lang", IndexKey::Asc)],
+                false
+            ),
+            (
+                "expires_1".to_owned(),
+                vec![key("expires", IndexKey::Asc)],
+                false
+            ),
+            (
+                "author_publisher".to_owned(),
+                vec![
+                    key("author", IndexKey::Asc),
+                    key("publisher.n", IndexKey::Desc)
+                ],
+                true
+            ),
+            (
+                "reviews.rating_1_pages_-1".to_owned(),
+                vec![
+                    key("reviews.rating", IndexKey::Asc),
+                    key("pages", IndexKey::Desc)
+                ],
+                false
+            ),
+        ]
+    );
+
+    // The options that `name()`, `keys()` and `is_unique()` do not show.
+    let doc = |name: &str| {
+        indexes
+            .iter()
+            .find(|i| i.name() == name)
+            .expect("declared index")
+            .to_document()
+    };
+    assert!(doc("ean_1").contains_key("partialFilterExpression"));
+    assert!(!doc("ean_1").contains_key("sparse"));
+    assert_eq!(doc("series_1").get_bool("sparse").ok(), Some(true));
+    assert_eq!(
+        doc("expires_1").get_i64("expireAfterSeconds").ok(),
+        Some(3600)
+    );
+    assert_eq!(
+        doc("reviews.rating_1_pages_-1").get_bool("sparse").ok(),
+        Some(true)
+    );
+
+    let loan: Vec<String> = LoanRecord::indexes().iter().map(|i| i.name()).collect();
+    assert_eq!(loan, vec!["dueNote_text_returnNote_text".to_owned()]);
+}
+
+#[test]
+fn models_register_themselves() {
+    let collections: Vec<&str> = odm::registered_models()
+        .into_iter()
+        .map(|m| m.collection)
+        .collect();
+    assert!(collections.contains(&"books"));
+    assert!(collections.contains(&"loan_records"));
+}

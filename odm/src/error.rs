@@ -105,6 +105,36 @@ pub enum Error {
         id: String,
     },
 
+    /// A delete refused by an `on_delete = "restrict"` rule: names the referencing collection,
+    /// field and count. Nothing was deleted.
+    #[error("{0}")]
+    DeleteRestricted(crate::relations::DeleteRestricted),
+
+    /// A bounded array (`#[embed(max = N)]`, `#[reference(many, max = N)]`) would grow past
+    /// its bound. Checked atomically on the server for pushes, before sending for inserts.
+    #[error("array `{path}` in collection `{collection}` is bounded to {max} elements: {documents} document(s) have no room ({detail})")]
+    BoundExceeded {
+        /// Collection written to.
+        collection: String,
+        /// The array's path.
+        path: String,
+        /// Its declared bound.
+        max: u32,
+        /// How many documents are full.
+        documents: u64,
+        /// What happened to the write.
+        detail: String,
+    },
+
+    /// A document the operation needs does not exist.
+    #[error("not found in collection `{collection}`: {what}")]
+    NotFound {
+        /// Collection searched.
+        collection: String,
+        /// What was looked for.
+        what: String,
+    },
+
     /// An operation `odm` refuses rather than do it wrongly; the message says what to do.
     #[error("{0}")]
     Unsupported(String),

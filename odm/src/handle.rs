@@ -1,7 +1,10 @@
 //! The [`Odm`] handle.
 
+use std::sync::Arc;
+
 use mongodb::options::ClientOptions;
 use mongodb::{Client, ClientSession, Collection, Database};
+use tokio::sync::OnceCell;
 
 use crate::index::SyncIndexes;
 use crate::model::Model;
@@ -11,6 +14,7 @@ use crate::ops::{
 use crate::path::Value;
 use crate::populate::{Children, RefPath};
 use crate::query::Filter;
+use crate::relations::{Reassign, VerifyInverse};
 use crate::update::Update;
 use crate::{Error, Result};
 
@@ -22,12 +26,30 @@ use crate::{Error, Result};
 #[derive(Debug, Clone)]
 pub struct Odm {
     db: Database,
+    transactions: Arc<OnceCell<bool>>,
 }
 
 impl Odm {
     /// Wraps a driver database.
     pub fn new(db: Database) -> Self {
-        Odm { db }
+        Odm {
+            db,
+            transactions: Arc::default(),
+        }
+    }
+
+    /// Whether the deployment runs transactions (a replica set or a sharded cluster). Sends one
+    /// `hello` the first time it is asked, per `Odm` (and its clones); none afterwards.
+    pub async fn supports_transactions(&self) -> Result<bool> {
+        self.transactions
+            .get_or_try_init(|| async {
+                let hello = self.db.run_command(bson::doc! { "hello": 1 }).await?;
+                let replica_set = hello.get_str("setName").is_ok();
+                let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
+                Ok::<bool, Error>(replica_set || mongos)
+            })
+            .await
+            .copied()
     }
 
     /// Connects to `uri` and uses the database `db_name`.
@@ -156,6 +178,27 @@ impl Odm {
         parents: &[P],
     ) -> Children<'a, C, P> {
         Children::new(self, link, parents)
+    }
+
+    /// Moves `child` to the parent `to` through the two-way reference `link` (the child's side,
+    /// e.g. `Task::owner()`), updating both sides. See [`Reassign`] for the transaction, the
+    /// fixed order without one, and the commands sent.
+    pub fn reassign<'a, C: Model, W, P: Model>(
+        &'a self,
+        link: &RefPath<C, W, P>,
+        child: impl Value<C::Id>,
+        to: impl Value<P::Id>,
+    ) -> Reassign<'a, C, P> {
+        Reassign::new(self, link, child, to)
+    }
+
+    /// Checks (and with `.repair(true)` fixes) that every parent's array lists exactly the
+    /// children whose reference `link` names it. See [`VerifyInverse`] for the commands.
+    pub fn verify_inverse<'a, C: Model, W, P: Model>(
+        &'a self,
+        link: &RefPath<C, W, P>,
+    ) -> VerifyInverse<'a, C, P> {
+        VerifyInverse::new(self, link)
     }
 
     /// Makes the database's indexes match the declarations of every model linked into the

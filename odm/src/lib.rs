@@ -51,6 +51,7 @@ pub mod path;
 pub mod populate;
 pub mod query;
 mod reference;
+pub mod relations;
 mod update;
 
 #[cfg(feature = "testing")]
@@ -61,7 +62,7 @@ pub use error::{Error, Result};
 pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use model::{registered_models, Embed, Model, ModelEntry};
-pub use path::{Each, Field, Single, Value};
+pub use path::{Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::Ref;
@@ -152,9 +153,6 @@ pub mod __private {
     /// A type is either stored on its own (a `Model`) or inside others (an `Embed`), never
     /// both: both derives implement this trait, so deriving both is a conflict.
     pub trait ModelOrEmbedNotBoth {}
-
-    /// Asserts at compile time that `T` is embeddable.
-    pub const fn assert_embed<T: Embed>() {}
 }
 
 /// The README's example, compiled as a doctest so that it cannot drift from the API.

@@ -38,6 +38,19 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// A fresh id when the id type can be generated client-side (`ObjectId`).
     #[doc(hidden)]
     fn generate_id() -> Option<Self::Id>;
+
+    /// The reference fields of the model (`#[reference]`, `#[parent]`), for delete rules and
+    /// two-way references.
+    fn references() -> Vec<crate::relations::ReferenceInfo> {
+        Vec::new()
+    }
+
+    /// The first bounded array holding more elements than its bound:
+    /// `(path, length, bound)`. Checked before every insert and replace.
+    #[doc(hidden)]
+    fn bound_violation(&self) -> Option<(&'static str, usize, u32)> {
+        None
+    }
 }
 
 /// A struct stored inside other documents (one-to-one, one-to-few).
@@ -47,7 +60,7 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be embedded: it does not derive `Embed`",
     label = "`#[embed]` needs a type that derives `Embed`",
-    note = "derive `odm::Embed` on the type; a type that is accessed on its own (a `Model`) is referenced, not embedded (rule of thumb 2)"
+    note = "`#[embed]` is for a struct (or an `Option`/`Vec` of one) that derives `odm::Embed`; a type that is accessed on its own (a `Model`) is referenced, not embedded (rule of thumb 2)"
 )]
 pub trait Embed: Serialize + DeserializeOwned {
     /// The typed paths into this type, reached from the model `Root` through a field of type

@@ -29,6 +29,7 @@ pub enum Each {}
 /// through an array of embedded documents.
 pub struct Field<Root, T, M = Single> {
     path: Cow<'static, str>,
+    max: Option<u32>,
     _marker: Types<Root, T, M>,
 }
 
@@ -41,8 +42,22 @@ impl<Root, T, M> Field<Root, T, M> {
     pub const fn top(path: &'static str) -> Self {
         Field {
             path: Cow::Borrowed(path),
+            max: None,
             _marker: PhantomData,
         }
+    }
+
+    /// The declared bound of an array field (`#[embed(max = N)]`, `#[reference(many, max = N)]`);
+    /// used by the generated accessors.
+    #[doc(hidden)]
+    pub fn bounded(mut self, max: u32) -> Self {
+        self.max = Some(max);
+        self
+    }
+
+    /// The declared bound of this array field, if any.
+    pub fn max_len(&self) -> Option<u32> {
+        self.max
     }
 
     /// A field at an arbitrary dotted path. The type parameters are not checked against the
@@ -50,6 +65,7 @@ impl<Root, T, M> Field<Root, T, M> {
     pub fn at_path(path: impl Into<Cow<'static, str>>) -> Self {
         Field {
             path: path.into(),
+            max: None,
             _marker: PhantomData,
         }
     }
@@ -70,6 +86,7 @@ impl<Root, T, M> Clone for Field<Root, T, M> {
     fn clone(&self) -> Self {
         Field {
             path: self.path.clone(),
+            max: self.max,
             _marker: PhantomData,
         }
     }
@@ -92,6 +109,11 @@ impl<Root, T, M> fmt::Display for Field<Root, T, M> {
 /// Implemented for `T` itself, for `&T`, for `&str` where `T` is `String`, and for `T` where
 /// the field is an `Option<T>`. Values are encoded as BSON values and are never read as query
 /// operators: a user-supplied document `{"$gt": ""}` is matched literally.
+#[diagnostic::on_unimplemented(
+    message = "a `{Self}` cannot be compared with or stored in a field of type `{T}`",
+    label = "expected a `{T}` value",
+    note = "a field takes values of its own type; `&str` also works for `String` fields, and `T` for `Option<T>` fields"
+)]
 pub trait Value<T> {
     /// Encodes the value.
     fn to_bson(&self) -> Result<Bson, bson::error::Error>;
@@ -128,8 +150,38 @@ impl Value<Option<String>> for &str {
 }
 
 /// Field types whose values can be added to with `$inc`.
-pub trait Numeric {}
+#[diagnostic::on_unimplemented(
+    message = "`inc` adds to a number, but this field holds `{Self}`",
+    label = "not a numeric field",
+    note = "`inc` is for fields of an integer or float type (or an `Option` of one); use `set` to replace the value"
+)]
+pub trait Numeric {
+    /// The type of an increment: the number itself, also for an `Option` field.
+    type By: Serialize;
+}
+
+/// Field types that may be missing from a document: `Option`s, which read back as `None`.
+#[diagnostic::on_unimplemented(
+    message = "`unset` removes the field, but a `{Self}` field cannot be missing",
+    label = "not an `Option` field",
+    note = "a document without this field would no longer decode; make the field an `Option`, or `set` it to a value"
+)]
+pub trait Optional {}
+impl<T> Optional for Option<T> {}
+
+/// Path markers whose paths can be written: [`Single`] only.
+#[diagnostic::on_unimplemented(
+    message = "this path goes through an array of embedded documents: it cannot be written on its own",
+    label = "a path through an array matches each element, not one value",
+    note = "write the array field itself: `set` the whole array, or `push` / `pull` elements"
+)]
+pub trait Writable {}
+impl Writable for Single {}
+
 macro_rules! numeric {
-    ($($t:ty),*) => { $(impl Numeric for $t {} impl Numeric for Option<$t> {})* };
+    ($($t:ty),*) => { $(
+        impl Numeric for $t { type By = $t; }
+        impl Numeric for Option<$t> { type By = $t; }
+    )* };
 }
 numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);

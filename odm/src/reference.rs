@@ -49,10 +49,12 @@ impl<T: Model> Ref<T> {
     /// The referenced document, or an error naming the collection and the id when this
     /// reference was not populated.
     pub fn loaded(&self) -> crate::Result<&T> {
-        self.doc.as_deref().ok_or_else(|| crate::Error::NotPopulated {
-            collection: T::COLLECTION.to_owned(),
-            id: format!("{:?}", self.id),
-        })
+        self.doc
+            .as_deref()
+            .ok_or_else(|| crate::Error::NotPopulated {
+                collection: T::COLLECTION.to_owned(),
+                id: format!("{:?}", self.id),
+            })
     }
 
     /// Whether the referenced document is loaded.

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use bson::{Bson, Document};
 
-use crate::path::{Field, Numeric, Single, Value};
+use crate::path::{Field, Numeric, Optional, Value, Writable};
 use crate::query::{encode, Deferred};
 
 /// An update on the model `Root`: `Book::available().set(false).and(Book::pages().inc(1))`.
@@ -17,6 +17,7 @@ pub struct Update<Root> {
     ops: Document,
     error: Option<Deferred>,
     raw: bool,
+    guards: Vec<Guard>,
     _root: PhantomData<fn() -> Root>,
 }
 
@@ -30,6 +31,7 @@ impl<Root> Update<Root> {
             ops,
             error,
             raw: false,
+            guards: Vec::new(),
             _root: PhantomData,
         }
     }
@@ -40,6 +42,7 @@ impl<Root> Update<Root> {
             ops,
             error: None,
             raw: true,
+            guards: Vec::new(),
             _root: PhantomData,
         }
     }
@@ -50,6 +53,7 @@ impl<Root> Update<Root> {
             self.error = other.error;
         }
         self.raw |= other.raw;
+        self.guards.extend(other.guards);
         for (op, fields) in other.ops {
             match (self.ops.get_mut(&op), fields) {
                 (Some(Bson::Document(existing)), Bson::Document(more)) => existing.extend(more),
@@ -81,6 +85,11 @@ impl<Root> Update<Root> {
         self.raw
     }
 
+    /// The bound checks this update carries (pushes onto bounded arrays).
+    pub(crate) fn guards(&self) -> &[Guard] {
+        &self.guards
+    }
+
     pub(crate) fn into_document(self, collection: &str) -> crate::Result<Document> {
         if let Some(e) = self.error {
             return Err(e.into_error(collection));
@@ -94,12 +103,36 @@ impl<Root> Update<Root> {
     }
 }
 
+/// A bound an update must respect: room for one more element in `path`.
+#[derive(Debug, Clone)]
+pub(crate) struct Guard {
+    pub(crate) path: String,
+    pub(crate) max: u32,
+    /// For `$addToSet`: the element, which may already be there (then no room is needed).
+    pub(crate) element: Option<Bson>,
+}
+
+impl Guard {
+    /// The filter that holds when the update may proceed.
+    pub(crate) fn filter(&self) -> Document {
+        let room = match self.max {
+            0 => bson::doc! { "_id": { "$exists": false } },
+            max => bson::doc! { format!("{}.{}", self.path, max - 1): { "$exists": false } },
+        };
+        match &self.element {
+            Some(e) => bson::doc! { "$or": [room, { self.path.as_str(): { "$eq": e.clone() } }] },
+            None => room,
+        }
+    }
+}
+
 impl<Root> Clone for Update<Root> {
     fn clone(&self) -> Self {
         Update {
             ops: self.ops.clone(),
             error: self.error.clone(),
             raw: self.raw,
+            guards: self.guards.clone(),
             _root: PhantomData,
         }
     }
@@ -111,7 +144,7 @@ impl<Root> fmt::Debug for Update<Root> {
     }
 }
 
-impl<Root, T> Field<Root, T, Single> {
+impl<Root, T, M> Field<Root, T, M> {
     fn value_update(&self, op: &str, value: &impl Value<T>) -> Update<Root> {
         let mut error = None;
         let v = encode(
@@ -123,41 +156,65 @@ impl<Root, T> Field<Root, T, Single> {
     }
 
     /// Sets the field (`$set`).
-    pub fn set(&self, value: impl Value<T>) -> Update<Root> {
+    pub fn set(&self, value: impl Value<T>) -> Update<Root>
+    where
+        M: Writable,
+    {
         self.value_update("$set", &value)
     }
 
     /// Sets the field only when an upsert inserts the document (`$setOnInsert`).
-    pub fn set_on_insert(&self, value: impl Value<T>) -> Update<Root> {
+    pub fn set_on_insert(&self, value: impl Value<T>) -> Update<Root>
+    where
+        M: Writable,
+    {
         self.value_update("$setOnInsert", &value)
     }
 
     /// Lowers the field to `value` if `value` is smaller (`$min`).
-    pub fn min(&self, value: impl Value<T>) -> Update<Root> {
+    pub fn min(&self, value: impl Value<T>) -> Update<Root>
+    where
+        M: Writable,
+    {
         self.value_update("$min", &value)
     }
 
     /// Raises the field to `value` if `value` is larger (`$max`).
-    pub fn max(&self, value: impl Value<T>) -> Update<Root> {
+    pub fn max(&self, value: impl Value<T>) -> Update<Root>
+    where
+        M: Writable,
+    {
         self.value_update("$max", &value)
     }
 }
 
-impl<Root, T> Field<Root, Option<T>, Single> {
+impl<Root, T, M> Field<Root, T, M> {
     /// Removes the field (`$unset`); it reads back as `None`.
-    pub fn unset(&self) -> Update<Root> {
+    pub fn unset(&self) -> Update<Root>
+    where
+        T: Optional,
+        M: Writable,
+    {
         Update::op("$unset", self.path(), Bson::String(String::new()), None)
     }
-}
 
-impl<Root, T: Numeric> Field<Root, T, Single> {
     /// Adds `by` to the field (`$inc`).
-    pub fn inc(&self, by: impl Value<T>) -> Update<Root> {
-        self.value_update("$inc", &by)
+    pub fn inc(&self, by: T::By) -> Update<Root>
+    where
+        T: Numeric,
+        M: Writable,
+    {
+        let mut error = None;
+        let v = encode::<T::By>(
+            &by,
+            || format!("update value for `{}`", self.path()),
+            &mut error,
+        );
+        Update::op("$inc", self.path(), v, error)
     }
 }
 
-impl<Root, E> Field<Root, Vec<E>, Single> {
+impl<Root, E, M> Field<Root, Vec<E>, M> {
     fn element_update(&self, op: &str, value: &impl Value<E>) -> Update<Root> {
         let mut error = None;
         let v = encode(
@@ -168,28 +225,70 @@ impl<Root, E> Field<Root, Vec<E>, Single> {
         Update::op(op, self.path(), v, error)
     }
 
-    /// Appends an element (`$push`).
-    pub fn push(&self, value: impl Value<E>) -> Update<Root> {
-        self.element_update("$push", &value)
+    fn guarded(&self, mut update: Update<Root>, add_to_set: bool) -> Update<Root> {
+        if let Some(max) = self.max_len() {
+            let element = if add_to_set {
+                update
+                    .ops
+                    .get_document("$addToSet")
+                    .ok()
+                    .and_then(|d| d.get(self.path()))
+                    .cloned()
+            } else {
+                None
+            };
+            update.guards.push(Guard {
+                path: self.path().to_owned(),
+                max,
+                element,
+            });
+        }
+        update
     }
 
-    /// Appends an element unless an equal one is present (`$addToSet`).
-    pub fn add_to_set(&self, value: impl Value<E>) -> Update<Root> {
-        self.element_update("$addToSet", &value)
+    /// Appends an element (`$push`). On an array with a declared bound the push is guarded:
+    /// the filter also requires room (`{path.N-1: {$exists: false}}`), so a full array is
+    /// never grown, atomically, and the operation fails with
+    /// [`Error::BoundExceeded`](crate::Error::BoundExceeded).
+    pub fn push(&self, value: impl Value<E>) -> Update<Root>
+    where
+        M: Writable,
+    {
+        let update = self.element_update("$push", &value);
+        self.guarded(update, false)
+    }
+
+    /// Appends an element unless an equal one is present (`$addToSet`); guarded like
+    /// [`Field::push`] on a bounded array (an element already present is not an overflow).
+    pub fn add_to_set(&self, value: impl Value<E>) -> Update<Root>
+    where
+        M: Writable,
+    {
+        let update = self.element_update("$addToSet", &value);
+        self.guarded(update, true)
     }
 
     /// Removes every element equal to `value` (`$pull`).
-    pub fn pull(&self, value: impl Value<E>) -> Update<Root> {
+    pub fn pull(&self, value: impl Value<E>) -> Update<Root>
+    where
+        M: Writable,
+    {
         self.element_update("$pull", &value)
     }
 
     /// Removes the first element (`$pop: -1`).
-    pub fn pop_first(&self) -> Update<Root> {
+    pub fn pop_first(&self) -> Update<Root>
+    where
+        M: Writable,
+    {
         Update::op("$pop", self.path(), Bson::Int32(-1), None)
     }
 
     /// Removes the last element (`$pop: 1`).
-    pub fn pop_last(&self) -> Update<Root> {
+    pub fn pop_last(&self) -> Update<Root>
+    where
+        M: Writable,
+    {
         Update::op("$pop", self.path(), Bson::Int32(1), None)
     }
 }

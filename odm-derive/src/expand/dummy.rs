@@ -46,10 +46,10 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                 #paths_struct
 
                 impl ::odm::__private::Embed for #ident {
-                    type Paths<Root, W, M, S> = #paths_ident<Root, W, M, S>;
-                    fn paths<Root, W, M, S>(
-                        field: ::odm::__private::Field<Root, W, M>,
-                    ) -> Self::Paths<Root, W, M, S> {
+                    type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
+                    fn paths<__Root, __W, __M, __S>(
+                        field: ::odm::__private::Field<__Root, __W, __M>,
+                    ) -> #paths_ident<__Root, __W, __M, __S> {
                         #paths_ident { field, _below: ::odm::__private::PhantomData }
                     }
                 }

@@ -1,7 +1,9 @@
 //! The generated `Model::indexes()`.
 
+use proc_macro2::Span;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
+use syn::Ident;
 
 use crate::model::{Container, Shape};
 
@@ -40,17 +42,23 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
         let Some(lit) = &idx.keys_lit else { continue };
         let mut spec: Option<TokenStream> = None;
         for key in &idx.keys {
-            let Some(first) = cont.field_named(&key.segments[0]) else { continue };
+            let Some(first) = cont.field_named(&key.segments[0]) else {
+                continue;
+            };
             let path = if key.segments.len() == 1 {
                 let stored = &first.stored;
                 quote!(#stored)
             } else {
                 // The accessor chain makes the compiler check each segment against the
-                // embedded types; errors point at the attribute's string.
+                // embedded types; errors point at the attribute's string. The span keeps the
+                // macro's context so that rustc does not offer to rewrite the string as code.
+                let span = Span::call_site().located_at(lit.span());
                 let first_ident = first.ident;
-                let rest = key.segments[1..].iter().map(|s| format_ident!("{}", s, span = lit.span()));
-                quote_spanned! {lit.span()=>
-                    ::odm::__private::String::from(#ident::#first_ident()#(.#rest())*.path())
+                let rest = key.segments[1..].iter().map(|s| segment_ident(s, span));
+                // `Field::path` by path: the last segment may be an embedded type with a field
+                // named `path`, whose accessor would win over the method.
+                quote_spanned! {span=>
+                    ::odm::__private::Field::path(&#ident::#first_ident()#(.#rest())*)
                 }
             };
             let dir = if idx.text.is_some() {
@@ -79,5 +87,14 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
     }
     quote! {
         ::std::vec![#(#specs),*]
+    }
+}
+
+/// The accessor for one segment of a dotted key: a raw identifier when the field name is a
+/// keyword (`r#type`). Segments were checked to be identifiers when the keys were parsed.
+fn segment_ident(segment: &str, span: Span) -> Ident {
+    match syn::parse_str::<Ident>(segment) {
+        Ok(_) => Ident::new(segment, span),
+        Err(_) => Ident::new_raw(segment, span),
     }
 }

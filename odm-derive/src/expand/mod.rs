@@ -53,33 +53,39 @@ fn wrap(body: TokenStream) -> TokenStream {
 fn model_impl(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let accessors = paths::model_accessors(cont);
-    let embed_asserts = paths::embed_assertions(cont);
     let indexes = indexes::index_specs(cont);
     let collection = cont.collection_name();
     let type_name = ident.to_string();
-    let id = cont.id_field().expect("checked: a model has an `_id` field");
+    let id = cont
+        .id_field()
+        .expect("checked: a model has an `_id` field");
     let (id_ty, id_expr) = paths::id_type_and_getter(id);
     quote! {
         #accessors
-        #embed_asserts
+
+        // A free function, so that registering the model does not go through the `Model`
+        // impl: a type whose serde derive is missing gets one error, at the impl.
+        fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
+            #indexes
+        }
 
         #[automatically_derived]
         impl ::odm::__private::Model for #ident {
             type Id = #id_ty;
             const COLLECTION: &'static str = #collection;
 
-            fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
+            fn document_id(&self) -> ::odm::__private::Option<&#id_ty> {
                 #id_expr
             }
 
             fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
-                #indexes
+                indexes()
             }
 
-            fn generate_id() -> ::odm::__private::Option<Self::Id> {
+            fn generate_id() -> ::odm::__private::Option<#id_ty> {
                 #[allow(unused_imports)]
                 use ::odm::__private::{GenerateNothing as _, GenerateObjectId as _};
-                (&::odm::__private::IdGen::<Self::Id>::NEW).generate()
+                (&::odm::__private::IdGen::<#id_ty>::NEW).generate()
             }
         }
 
@@ -89,7 +95,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             ::odm::__private::ModelEntry {
                 type_name: #type_name,
                 collection: #collection,
-                indexes: <#ident as ::odm::__private::Model>::indexes,
+                indexes,
             }
         }
     }
@@ -98,18 +104,16 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
 fn embed_impl(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let (paths_struct, paths_ident) = paths::embed_paths(cont);
-    let embed_asserts = paths::embed_assertions(cont);
     quote! {
         #paths_struct
-        #embed_asserts
 
         #[automatically_derived]
         impl ::odm::__private::Embed for #ident {
-            type Paths<Root, W, M, S> = #paths_ident<Root, W, M, S>;
+            type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
 
-            fn paths<Root, W, M, S>(
-                field: ::odm::__private::Field<Root, W, M>,
-            ) -> Self::Paths<Root, W, M, S> {
+            fn paths<__Root, __W, __M, __S>(
+                field: ::odm::__private::Field<__Root, __W, __M>,
+            ) -> #paths_ident<__Root, __W, __M, __S> {
                 #paths_ident {
                     field,
                     _below: ::odm::__private::PhantomData,
@@ -118,5 +122,105 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
         }
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    fn errors_in(out: &proc_macro2::TokenStream) -> usize {
+        out.to_string().matches("compile_error").count()
+    }
+
+    #[test]
+    fn every_mistake_is_reported_at_once() {
+        let out = super::model(&parse_quote! {
+            #[odm(colection = "books", collection = "")]
+            struct Book {
+                #[serde(rename = "_id")]
+                #[index]
+                id: i32,
+                #[index(unique, text)]
+                title: String,
+            }
+        });
+        assert_eq!(errors_in(&out), 4, "{out}");
+    }
+
+    #[test]
+    fn a_keyword_in_a_dotted_key_becomes_a_raw_identifier() {
+        let out = super::model(&parse_quote! {
+            #[odm(index(keys = "publisher.type"))]
+            struct Book {
+                #[serde(rename = "_id")]
+                id: i32,
+                #[embed]
+                publisher: Publisher,
+            }
+        });
+        assert_eq!(errors_in(&out), 0, "{out}");
+        assert!(out.to_string().contains("r#type"), "{out}");
+    }
+
+    #[test]
+    fn a_key_that_is_not_an_identifier_is_an_error_not_a_panic() {
+        for keys in [
+            "publisher.1st",
+            "a b",
+            "",
+            "title,",
+            "publisher..name",
+            "self",
+        ] {
+            let out = super::model(&parse_quote! {
+                #[odm(index(keys = #keys))]
+                struct Book {
+                    #[serde(rename = "_id")]
+                    id: i32,
+                    title: String,
+                    #[embed]
+                    publisher: Publisher,
+                }
+            });
+            assert_eq!(errors_in(&out), 1, "{keys:?}: {out}");
+        }
+    }
+
+    #[test]
+    fn plain_values_and_nested_wrappers_cannot_be_embedded() {
+        for ty in [
+            quote::quote!(String),
+            quote::quote!(Vec<u8>),
+            quote::quote!(Option<bson::oid::ObjectId>),
+            quote::quote!((i32, i32)),
+            quote::quote!(Option<Vec<Review>>),
+            quote::quote!(Vec<Vec<Review>>),
+        ] {
+            let out = super::model(&parse_quote! {
+                struct Book {
+                    #[serde(rename = "_id")]
+                    id: i32,
+                    #[embed]
+                    field: #ty,
+                }
+            });
+            assert_eq!(errors_in(&out), 1, "{ty}: {out}");
+        }
+        for ty in [
+            quote::quote!(Review),
+            quote::quote!(Option<Review>),
+            quote::quote!(Vec<Review>),
+        ] {
+            let out = super::model(&parse_quote! {
+                struct Book {
+                    #[serde(rename = "_id")]
+                    id: i32,
+                    #[embed]
+                    field: #ty,
+                }
+            });
+            assert_eq!(errors_in(&out), 0, "{ty}: {out}");
+        }
     }
 }

@@ -14,7 +14,10 @@ pub fn id_type_and_getter(id: &Field<'_>) -> (TokenStream, TokenStream) {
         Shape::Option(inner) => (quote!(#inner), quote!(self.#ident.as_ref())),
         _ => {
             let ty = id.ty;
-            (quote!(#ty), quote!(::odm::__private::Option::Some(&self.#ident)))
+            (
+                quote!(#ty),
+                quote!(::odm::__private::Option::Some(&self.#ident)),
+            )
         }
     }
 }
@@ -35,21 +38,23 @@ fn accessor_parts(
             field_expr,
         );
     }
-    match &f.embed {
-        Some(_) => {
-            let inner = f.inner_ty();
-            let below = match f.shape {
-                Shape::Vec(_) => quote!(::odm::__private::Each),
-                _ => outer.clone(),
-            };
-            let span = inner.span();
-            (
-                quote_spanned!(span=> <#inner as ::odm::__private::Embed>::Paths<#root, #ty, #outer, #below>),
-                quote_spanned!(span=> <#inner as ::odm::__private::Embed>::paths(#field_expr)),
-            )
-        }
-        None => (quote!(::odm::__private::Field<#root, #ty, #outer>), field_expr),
+    if !f.has_embed_paths() {
+        return (
+            quote!(::odm::__private::Field<#root, #ty, #outer>),
+            field_expr,
+        );
     }
+    let inner = f.inner_ty();
+    let below = match f.shape {
+        Shape::Vec(_) => quote!(::odm::__private::Each),
+        _ => outer.clone(),
+    };
+    // At the embedded type, so that a type without `Embed` is reported there.
+    let span = inner.span();
+    (
+        quote_spanned!(span=> <#inner as ::odm::__private::Embed>::Paths<#root, #ty, #outer, #below>),
+        quote_spanned!(span=> <#inner as ::odm::__private::Embed>::paths(#field_expr)),
+    )
 }
 
 fn doc_for(f: &Field<'_>) -> String {
@@ -65,7 +70,12 @@ pub fn model_accessors(cont: &Container<'_>) -> TokenStream {
         let vis = f.vis;
         let stored = &f.stored;
         let doc = doc_for(f);
-        let (ret, body) = accessor_parts(f, &root, &single, quote!(::odm::__private::Field::top(#stored)));
+        let (ret, body) = accessor_parts(
+            f,
+            &root,
+            &single,
+            quote!(::odm::__private::Field::top(#stored)),
+        );
         quote! {
             #[doc = #doc]
             #[allow(dead_code)]
@@ -85,8 +95,8 @@ pub fn model_accessors(cont: &Container<'_>) -> TokenStream {
 /// The paths struct of an embedded type and its name.
 pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
     let paths_ident = format_ident!("{}Paths", cont.ident);
-    let root = quote!(Root);
-    let below = quote!(S);
+    let root = quote!(__Root);
+    let below = quote!(__S);
     let fns = cont.stored_fields().map(|f| {
         let name = f.ident;
         let vis = f.vis;
@@ -105,41 +115,34 @@ pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
         "Typed paths into an embedded `{}`; dereferences to the field that holds it.",
         cont.ident
     );
+    // Spanned at the type's name, so "method not found for this struct" (a misspelt field in
+    // a path) points at the embedded struct rather than at its derive list.
+    let def = quote_spanned! {cont.ident.span()=>
+        pub struct #paths_ident<__Root, __W, __M, __S> {
+            field: ::odm::__private::Field<__Root, __W, __M>,
+            _below: ::odm::__private::PhantomData<fn() -> __S>,
+        }
+    };
     let tokens = quote! {
         #[doc = #doc]
-        pub struct #paths_ident<Root, W, M, S> {
-            field: ::odm::__private::Field<Root, W, M>,
-            _below: ::odm::__private::PhantomData<fn() -> S>,
-        }
+        #def
 
-        impl<Root, W, M, S> ::std::fmt::Debug for #paths_ident<Root, W, M, S> {
+        impl<__Root, __W, __M, __S> ::std::fmt::Debug for #paths_ident<__Root, __W, __M, __S> {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 ::std::fmt::Debug::fmt(&self.field, f)
             }
         }
 
-        impl<Root, W, M, S> ::odm::__private::Deref for #paths_ident<Root, W, M, S> {
-            type Target = ::odm::__private::Field<Root, W, M>;
+        impl<__Root, __W, __M, __S> ::odm::__private::Deref for #paths_ident<__Root, __W, __M, __S> {
+            type Target = ::odm::__private::Field<__Root, __W, __M>;
             fn deref(&self) -> &Self::Target {
                 &self.field
             }
         }
 
-        impl<Root, W, M, S> #paths_ident<Root, W, M, S> {
+        impl<__Root, __W, __M, __S> #paths_ident<__Root, __W, __M, __S> {
             #(#fns)*
         }
     };
     (tokens, paths_ident)
-}
-
-/// For each `#[embed]` field, a compile-time check that its type derives `Embed`, reported
-/// at the field's type.
-pub fn embed_assertions(cont: &Container<'_>) -> TokenStream {
-    let asserts = cont.fields.iter().filter(|f| f.embed.is_some()).map(|f| {
-        let inner = f.inner_ty();
-        quote_spanned! {inner.span()=>
-            const _: () = ::odm::__private::assert_embed::<#inner>();
-        }
-    });
-    quote!(#(#asserts)*)
 }

@@ -2,11 +2,12 @@
 //! context and parsing goes on, so the user sees all of them at once.
 
 use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Lit, LitStr, Token};
 
-use super::case::{RenameRule, RULE_NAMES};
+use super::case::RenameRule;
 use super::Derive;
 use crate::ctxt::Ctxt;
 
@@ -41,7 +42,8 @@ pub struct CompoundIndex {
 
 /// `#[index(...)]` on a field.
 pub struct FieldIndex {
-    pub span: Span,
+    /// The whole attribute, where errors about the index as a whole point.
+    pub tokens: TokenStream,
     pub unique: Option<Span>,
     pub sparse: Option<Span>,
     pub desc: Option<Span>,
@@ -52,7 +54,8 @@ pub struct FieldIndex {
 
 /// `#[embed]` on a field.
 pub struct EmbedAttr {
-    pub span: Span,
+    /// The whole attribute, where errors about it point.
+    pub tokens: TokenStream,
 }
 
 /// Everything a field's attributes say.
@@ -88,21 +91,37 @@ fn key_name(meta: &ParseNestedMeta<'_>) -> String {
 }
 
 /// Parses `= "string"`, reporting a value of another kind at the value.
-fn string_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str, example: &str) -> syn::Result<Option<LitStr>> {
+fn string_value(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    example: &str,
+) -> syn::Result<Option<LitStr>> {
     let lit: Lit = meta.value()?.parse()?;
     match lit {
         Lit::Str(s) => Ok(Some(s)),
         other => {
-            cx.error_spanned_by(other, format!("expected a string literal: `{key} = \"{example}\"`"));
+            cx.error_spanned_by(
+                other,
+                format!("expected a string literal: `{key} = \"{example}\"`"),
+            );
             Ok(None)
         }
     }
 }
 
 /// Sets a flag, reporting a repeated one at its second occurrence.
-fn set_flag(cx: &Ctxt, slot: &mut Option<Span>, meta: &ParseNestedMeta<'_>, what: &str) -> syn::Result<()> {
+fn set_flag(
+    cx: &Ctxt,
+    slot: &mut Option<Span>,
+    meta: &ParseNestedMeta<'_>,
+    what: &str,
+) -> syn::Result<()> {
     if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
-        cx.error_spanned_by(&meta.path, format!("`{what}` takes no value: write `{what}` alone"));
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{what}` takes no value: write `{what}` alone"),
+        );
         skip_value(meta)?;
     }
     if slot.is_some() {
@@ -117,7 +136,7 @@ impl ContainerAttrs {
         let mut out = ContainerAttrs::default();
         for attr in attrs {
             if attr.path().is_ident("serde") {
-                parse_serde_container(cx, attr, &mut out);
+                parse_serde_container(attr, &mut out);
             } else if attr.path().is_ident("odm") {
                 if derive == Derive::Embed {
                     cx.error_spanned_by(
@@ -154,7 +173,7 @@ impl ContainerAttrs {
     }
 }
 
-fn parse_serde_container(cx: &Ctxt, attr: &Attribute, out: &mut ContainerAttrs) {
+fn parse_serde_container(attr: &Attribute, out: &mut ContainerAttrs) {
     // Only `rename_all` changes stored names; every other serde key is serde's business.
     let _ = attr.parse_nested_meta(|meta| {
         if meta.path.is_ident("rename_all") {
@@ -172,14 +191,9 @@ fn parse_serde_container(cx: &Ctxt, attr: &Attribute, out: &mut ContainerAttrs) 
                 })?;
                 ser
             };
-            if let Some(lit) = lit {
-                match RenameRule::from_str(&lit.value()) {
-                    Some(rule) => out.rename_all = Some(rule),
-                    None => {
-                        let names: Vec<_> = RULE_NAMES.iter().map(|(n, _)| *n).collect();
-                        cx.error_spanned_by(&lit, format!("unknown serde rename rule, expected one of {}", names.join(", ")));
-                    }
-                }
+            // An unknown rule is serde's error to report; reporting it twice would not help.
+            if let Some(rule) = lit.and_then(|lit| RenameRule::from_str(&lit.value())) {
+                out.rename_all = Some(rule);
             }
         } else {
             skip_value(&meta)?;
@@ -200,7 +214,10 @@ impl CompoundIndex {
             name: None,
         };
         if !meta.input.peek(syn::token::Paren) {
-            cx.error_spanned_by(&meta.path, "expected `index(keys = \"field, -other\", ...)`");
+            cx.error_spanned_by(
+                &meta.path,
+                "expected `index(keys = \"field, -other\", ...)`",
+            );
             skip_value(meta)?;
             return Ok(out);
         }
@@ -228,14 +245,20 @@ impl CompoundIndex {
             } else {
                 cx.error_spanned_by(
                     &inner.path,
-                    format!("unknown index option `{}`, expected one of {COMPOUND_INDEX_KEYS}", key_name(&inner)),
+                    format!(
+                        "unknown index option `{}`, expected one of {COMPOUND_INDEX_KEYS}",
+                        key_name(&inner)
+                    ),
                 );
                 skip_value(&inner)?;
             }
             Ok(())
         })?;
         if out.keys_lit.is_none() {
-            cx.error_at(out.span, "`index(...)` needs its keys: `index(keys = \"field, -other\")`");
+            cx.error_at(
+                out.span,
+                "`index(...)` needs its keys: `index(keys = \"field, -other\")`",
+            );
         }
         Ok(out)
     }
@@ -250,10 +273,18 @@ fn parse_keys(cx: &Ctxt, lit: &LitStr) -> Vec<IndexKeyPath> {
             Some(rest) => (true, rest.trim()),
             None => (false, part),
         };
+        if part.is_empty() {
+            cx.error_spanned_by(
+                lit,
+                "empty index key: expected field names separated by commas (\"book, -user\")",
+            );
+            continue;
+        }
         let segments: Vec<String> = path.split('.').map(str::to_owned).collect();
+        // Each segment becomes an accessor call, so it must be a Rust identifier.
         let valid = segments
             .iter()
-            .all(|s| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_'));
+            .all(|s| syn::parse_str::<syn::Ident>(&format!("r#{s}")).is_ok());
         if !valid {
             cx.error_spanned_by(
                 lit,
@@ -280,7 +311,9 @@ impl FieldAttrs {
                 if out.embed.is_some() {
                     cx.error_spanned_by(attr, "duplicate `#[embed]`");
                 }
-                out.embed = Some(EmbedAttr { span: attr.span() });
+                out.embed = Some(EmbedAttr {
+                    tokens: attr.to_token_stream(),
+                });
             } else if path.is_ident("index") {
                 if derive == Derive::Embed {
                     cx.error_spanned_by(
@@ -336,7 +369,7 @@ fn parse_serde_field(attr: &Attribute, out: &mut FieldAttrs) {
 impl FieldIndex {
     fn parse(cx: &Ctxt, attr: &Attribute) -> Self {
         let mut out = FieldIndex {
-            span: attr.span(),
+            tokens: attr.to_token_stream(),
             unique: None,
             sparse: None,
             desc: None,
@@ -365,16 +398,31 @@ impl FieldIndex {
             } else if meta.path.is_ident("expire_after_secs") {
                 let lit: Lit = meta.value()?.parse()?;
                 match &lit {
+                    // MongoDB takes a 32-bit signed number of seconds (about 68 years).
                     Lit::Int(i) => match i.base10_parse::<u64>() {
-                        Ok(v) => out.expire_after_secs = Some((v, i.span())),
-                        Err(e) => cx.syn_error(e),
+                        Ok(v) if v <= i32::MAX as u64 => {
+                            out.expire_after_secs = Some((v, i.span()))
+                        }
+                        _ => cx.error_spanned_by(
+                            i,
+                            format!(
+                                "`expire_after_secs` is at most {} seconds (about 68 years)",
+                                i32::MAX
+                            ),
+                        ),
                     },
-                    other => cx.error_spanned_by(other, "expected a whole number of seconds: `expire_after_secs = 3600`"),
+                    other => cx.error_spanned_by(
+                        other,
+                        "expected a whole number of seconds: `expire_after_secs = 3600`",
+                    ),
                 }
             } else {
                 cx.error_spanned_by(
                     &meta.path,
-                    format!("unknown index option `{}`, expected one of {FIELD_INDEX_KEYS}", key_name(&meta)),
+                    format!(
+                        "unknown index option `{}`, expected one of {FIELD_INDEX_KEYS}",
+                        key_name(&meta)
+                    ),
                 );
                 skip_value(&meta)?;
             }

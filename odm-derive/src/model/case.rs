@@ -85,9 +85,18 @@ mod tests {
 
     #[test]
     fn rules_match_serde() {
-        assert_eq!(RenameRule::Camel.apply_to_field("catalog_number"), "catalogNumber");
-        assert_eq!(RenameRule::Pascal.apply_to_field("catalog_number"), "CatalogNumber");
-        assert_eq!(RenameRule::ScreamingKebab.apply_to_field("due_date"), "DUE-DATE");
+        assert_eq!(
+            RenameRule::Camel.apply_to_field("catalog_number"),
+            "catalogNumber"
+        );
+        assert_eq!(
+            RenameRule::Pascal.apply_to_field("catalog_number"),
+            "CatalogNumber"
+        );
+        assert_eq!(
+            RenameRule::ScreamingKebab.apply_to_field("due_date"),
+            "DUE-DATE"
+        );
         assert_eq!(RenameRule::Kebab.apply_to_field("due_date"), "due-date");
         assert_eq!(snake_case("LogMessage"), "log_message");
     }

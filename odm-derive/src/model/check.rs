@@ -1,7 +1,9 @@
 //! Rules that involve more than one attribute, or an attribute and a field's type. One
 //! function per rule, each stating it.
 
-use super::{Container, Derive, Shape};
+use syn::Type;
+
+use super::{shape_of, Container, Derive, Field, Shape};
 use crate::ctxt::Ctxt;
 
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
@@ -11,7 +13,12 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_index_options(cx, cont);
     check_one_text_index(cx, cont);
     check_compound_keys(cx, cont);
+    check_compound_keys_distinct(cx, cont);
+    check_compound_one_array(cx, cont);
+    check_index_names_distinct(cx, cont);
     check_embed_not_skipped(cx, cont);
+    check_embed_not_on_id(cx, cont);
+    check_embed_type(cx, cont);
 }
 
 /// A Model has exactly one `_id` field; an Embed type has none (it is not a document of its own).
@@ -29,7 +36,10 @@ fn check_id(cx: &Ctxt, cont: &Container<'_>) {
                 );
             }
             for extra in ids.iter().skip(1) {
-                cx.error_spanned_by(extra.ident, "a second field is stored as `_id`; a document has one id");
+                cx.error_spanned_by(
+                    extra.ident,
+                    "a second field is stored as `_id`; a document has one id",
+                );
             }
             for id in &ids {
                 if id.skipped {
@@ -41,7 +51,7 @@ fn check_id(cx: &Ctxt, cont: &Container<'_>) {
             for id in ids {
                 cx.error_spanned_by(
                     id.ident,
-                    "an embedded document has no `_id` of its own: something with an identity of its own is a Model, referenced rather than embedded (rule of thumb 2); rename the field",
+                    "an embedded document has no `_id` of its own: something with an identity of its own is a Model, referenced rather than embedded (rule of thumb 2); rename the field, or derive only `Model` on this type (a type cannot be both)",
                 );
             }
         }
@@ -73,7 +83,10 @@ fn check_collection_name(cx: &Ctxt, cont: &Container<'_>) {
 fn check_index_not_on_id(cx: &Ctxt, cont: &Container<'_>) {
     for f in &cont.fields {
         if let (true, Some(index)) = (f.is_id(), &f.index) {
-            cx.error_at(index.span, "`_id` is always indexed (and unique); remove this `#[index]`");
+            cx.error_spanned_by(
+                &index.tokens,
+                "`_id` is always indexed (and unique); remove this `#[index]`",
+            );
         }
     }
 }
@@ -102,7 +115,10 @@ fn check_index_options(cx: &Ctxt, cont: &Container<'_>) {
             );
         }
         if f.skipped {
-            cx.error_at(index.span, "this field is skipped by serde, so it is never stored: it cannot be indexed");
+            cx.error_spanned_by(
+                &index.tokens,
+                "this field is skipped by serde, so it is never stored: it cannot be indexed",
+            );
         }
     }
     for idx in &cont.compound_indexes {
@@ -142,10 +158,15 @@ fn check_compound_keys(cx: &Ctxt, cont: &Container<'_>) {
             let first = &key.segments[0];
             match cont.field_named(first) {
                 None => {
-                    let known: Vec<String> = cont.stored_fields().map(|f| f.ident.to_string()).collect();
+                    let known: Vec<String> =
+                        cont.stored_fields().map(|f| f.ident.to_string()).collect();
                     cx.error_spanned_by(
                         lit,
-                        format!("no field `{first}` in `{}` (fields: {})", cont.ident, known.join(", ")),
+                        format!(
+                            "no field `{first}` in `{}` (fields: {})",
+                            cont.ident,
+                            known.join(", ")
+                        ),
                     );
                 }
                 Some(f) if f.skipped => {
@@ -167,7 +188,167 @@ fn check_compound_keys(cx: &Ctxt, cont: &Container<'_>) {
 fn check_embed_not_skipped(cx: &Ctxt, cont: &Container<'_>) {
     for f in &cont.fields {
         if let (Some(embed), true) = (&f.embed, f.skipped) {
-            cx.error_at(embed.span, "this field is skipped by serde, so nothing is embedded; remove `#[embed]` or the skip");
+            cx.error_spanned_by(&embed.tokens, "this field is skipped by serde, so nothing is embedded; remove `#[embed]` or the skip");
         }
+    }
+}
+
+/// A compound index names each field once (MongoDB keeps only the last of two equal keys).
+fn check_compound_keys_distinct(cx: &Ctxt, cont: &Container<'_>) {
+    for idx in &cont.compound_indexes {
+        let Some(lit) = &idx.keys_lit else { continue };
+        for (i, key) in idx.keys.iter().enumerate() {
+            if idx.keys[..i].iter().any(|k| k.segments == key.segments) {
+                cx.error_spanned_by(
+                    lit,
+                    format!("`{}` appears twice in this index", key.segments.join(".")),
+                );
+            }
+        }
+    }
+}
+
+/// A compound index holds at most one array field: MongoDB cannot index parallel arrays and
+/// rejects every document in which two indexed fields hold arrays.
+fn check_compound_one_array(cx: &Ctxt, cont: &Container<'_>) {
+    for idx in &cont.compound_indexes {
+        let Some(lit) = &idx.keys_lit else { continue };
+        let mut arrays: Vec<&str> = Vec::new();
+        for key in &idx.keys {
+            let first = key.segments[0].as_str();
+            let is_array = cont.field_named(first).is_some_and(|f| match f.shape {
+                Shape::Vec(_) => true,
+                Shape::Option(inner) => matches!(shape_of(inner), Shape::Vec(_)),
+                Shape::Plain => false,
+            });
+            if is_array && !arrays.contains(&first) {
+                arrays.push(first);
+            }
+        }
+        if arrays.len() > 1 {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "a compound index can hold one array field, not {} (`{}`): MongoDB cannot index parallel arrays",
+                    arrays.len(),
+                    arrays.join("`, `")
+                ),
+            );
+        }
+    }
+}
+
+/// Two indexes of one model cannot be given the same name.
+fn check_index_names_distinct(cx: &Ctxt, cont: &Container<'_>) {
+    let field_names = cont
+        .fields
+        .iter()
+        .filter_map(|f| f.index.as_ref()?.name.as_ref());
+    let compound_names = cont.compound_indexes.iter().filter_map(|i| i.name.as_ref());
+    let mut seen: Vec<String> = Vec::new();
+    for name in field_names.chain(compound_names) {
+        if seen.contains(&name.value()) {
+            cx.error_spanned_by(
+                name,
+                format!(
+                    "another index of `{}` is already named `{}`",
+                    cont.ident,
+                    name.value()
+                ),
+            );
+        } else {
+            seen.push(name.value());
+        }
+    }
+}
+
+/// `_id` is matched as a whole: it has no typed paths below it, so `#[embed]` cannot go on it.
+fn check_embed_not_on_id(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        if let (Some(embed), true) = (&f.embed, f.is_id()) {
+            cx.error_spanned_by(&embed.tokens, "`#[embed]` is not supported on `_id`: the id is matched as a whole; remove `#[embed]`");
+        }
+    }
+}
+
+/// `#[embed]` holds a struct deriving `Embed`, an `Option` of one or a `Vec` of one: not a
+/// plain value (those need no attribute) and not two wrappers deep. Other types are left to
+/// the compiler, which reports a missing `Embed` impl at the type.
+fn check_embed_type(cx: &Ctxt, cont: &Container<'_>) {
+    for f in cont.fields.iter().filter(|f| f.embed.is_some()) {
+        if let Some((culprit, message)) = embed_type_problem(f) {
+            cx.error_spanned_by(culprit, message);
+        }
+    }
+}
+
+/// Why the type of a field cannot hold an embedded document, when that is certain from the
+/// syntax: the type to point at and the message. Also used by the stub, which gives such a
+/// field a plain accessor so that the error is not repeated by the compiler.
+pub fn embed_type_problem<'a>(f: &Field<'a>) -> Option<(&'a Type, String)> {
+    let inner = f.inner_ty();
+    if !matches!(shape_of(inner), Shape::Plain) {
+        return Some((
+            f.ty,
+            "`#[embed]` supports `T`, `Option<T>` and `Vec<T>` where `T` derives `Embed`, not a wrapper inside another; remove `#[embed]` to store the field without typed paths below it".to_owned(),
+        ));
+    }
+    let what = plain_value_type(inner)?;
+    Some((
+        inner,
+        format!("`#[embed]` is for a struct that derives `Embed`, and {what}: remove `#[embed]` (plain values need no attribute)"),
+    ))
+}
+
+/// What a type is, when it is certainly not an embedded document: a primitive, a string, a
+/// BSON value, a collection other than `Vec`, a tuple, array or reference.
+fn plain_value_type(ty: &Type) -> Option<String> {
+    const PLAIN: &[&str] = &[
+        "bool",
+        "char",
+        "str",
+        "String",
+        "i8",
+        "i16",
+        "i32",
+        "i64",
+        "i128",
+        "isize",
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "u128",
+        "usize",
+        "f32",
+        "f64",
+        "ObjectId",
+        "DateTime",
+        "Document",
+        "Bson",
+        "Uuid",
+        "Decimal128",
+        "Binary",
+        "Timestamp",
+        "Regex",
+        "HashMap",
+        "BTreeMap",
+        "HashSet",
+        "BTreeSet",
+        "VecDeque",
+    ];
+    match ty {
+        Type::Path(tp) if tp.qself.is_none() => {
+            let name = tp.path.segments.last()?.ident.to_string();
+            PLAIN
+                .contains(&name.as_str())
+                .then(|| format!("`{name}` is a plain value"))
+        }
+        Type::Paren(p) => plain_value_type(&p.elem),
+        Type::Group(g) => plain_value_type(&g.elem),
+        Type::Tuple(_) => Some("a tuple is not a struct".to_owned()),
+        Type::Array(_) | Type::Slice(_) => Some("an array is not a struct".to_owned()),
+        Type::Reference(_) | Type::Ptr(_) => Some("a reference is not a struct".to_owned()),
+        _ => None,
     }
 }

@@ -4,7 +4,9 @@ pub mod attr;
 pub mod case;
 pub mod check;
 
-use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility};
+use syn::{
+    Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility,
+};
 
 use crate::ctxt::Ctxt;
 
@@ -58,6 +60,12 @@ impl<'a> Field<'a> {
         self.stored == "_id"
     }
 
+    /// Whether the field gets typed paths into an embedded type: it is `#[embed]`, not the id,
+    /// and its type can be embedded as far as the syntax tells.
+    pub fn has_embed_paths(&self) -> bool {
+        self.embed.is_some() && !self.is_id() && check::embed_type_problem(self).is_none()
+    }
+
     /// The embedded type (`Publisher` for `Publisher`, `Option<Publisher>` and `Vec<Publisher>`).
     pub fn inner_ty(&self) -> &'a Type {
         match self.shape {
@@ -88,14 +96,20 @@ impl<'a> Container<'a> {
             Data::Enum(e) => {
                 cx.error_at(
                     e.enum_token.span,
-                    format!("`{}` cannot be derived for an enum; use a struct with named fields", derive.name()),
+                    format!(
+                        "`{}` cannot be derived for an enum; use a struct with named fields",
+                        derive.name()
+                    ),
                 );
                 return None;
             }
             Data::Union(u) => {
                 cx.error_at(
                     u.union_token.span,
-                    format!("`{}` cannot be derived for a union; use a struct with named fields", derive.name()),
+                    format!(
+                        "`{}` cannot be derived for a union; use a struct with named fields",
+                        derive.name()
+                    ),
                 );
                 return None;
             }
@@ -173,7 +187,7 @@ impl<'a> Container<'a> {
 use syn::ext::IdentExt;
 
 /// `Option<T>` and `Vec<T>` by their last path segment (also `std::option::Option<T>`).
-fn shape_of(ty: &Type) -> Shape<'_> {
+pub fn shape_of(ty: &Type) -> Shape<'_> {
     if let Type::Path(tp) = ty {
         if tp.qself.is_none() {
             if let Some(last) = tp.path.segments.last() {
@@ -194,4 +208,3 @@ fn shape_of(ty: &Type) -> Shape<'_> {
     }
     Shape::Plain
 }
-

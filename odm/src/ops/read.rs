@@ -122,7 +122,11 @@ impl<'a, T: Model> Find<'a, T> {
                     .session(&mut *session)
                     .await
                     .map_err(Odm::driver_error::<T>)?;
-                while cursor.advance(session).await.map_err(Odm::driver_error::<T>)? {
+                while cursor
+                    .advance(session)
+                    .await
+                    .map_err(Odm::driver_error::<T>)?
+                {
                     out.push(decode(T::COLLECTION, cursor.current())?);
                 }
             }
@@ -132,7 +136,8 @@ impl<'a, T: Model> Find<'a, T> {
 
     async fn run(self) -> Result<Vec<T>> {
         let mut session = self.session;
-        let mut docs = Self::fetch(self.odm, self.filter, self.options, session.as_deref_mut()).await?;
+        let mut docs =
+            Self::fetch(self.odm, self.filter, self.options, session.as_deref_mut()).await?;
         populate_all(self.odm, &mut docs, &self.populate, session).await?;
         Ok(docs)
     }
@@ -352,17 +357,22 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     }
 
     async fn run(self) -> Result<Option<T>> {
-        let filter = self.filter.into_document(T::COLLECTION)?;
+        let base = self.filter.into_document(T::COLLECTION)?;
+        let guards = self.update.guards().to_vec();
         let update: Document = super::write::checked_update(T::COLLECTION, self.update)?;
         let coll = self.odm.raw_collection::<T>();
         let action = coll
-            .find_one_and_update(filter, update)
+            .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)
             .with_options(self.options);
-        let found = match self.session {
+        let mut session = self.session;
+        let found = match session.as_deref_mut() {
             None => action.await,
             Some(s) => action.session(s).await,
         }
         .map_err(Odm::driver_error::<T>)?;
+        if found.is_none() {
+            super::write::guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
+        }
         found.map(|raw| decode(T::COLLECTION, &raw)).transpose()
     }
 }

@@ -18,6 +18,15 @@ fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
         what: "document".to_owned(),
         message: e.to_string(),
     };
+    if let Some((path, len, max)) = doc.bound_violation() {
+        return Err(Error::BoundExceeded {
+            collection: T::COLLECTION.to_owned(),
+            path: path.to_owned(),
+            max,
+            documents: 1,
+            detail: format!("the document holds {len} elements"),
+        });
+    }
     let raw = bson::serialize_to_raw_document_buf(doc).map_err(encode_error)?;
     check_document(T::COLLECTION, &raw)?;
     let has_id = matches!(raw.get("_id"), Ok(Some(v)) if !matches!(v, RawBsonRef::Null));
@@ -81,6 +90,55 @@ pub(crate) fn checked_update<T>(collection: &str, update: Update<T>) -> Result<D
         }
     }
     Ok(doc)
+}
+
+/// Bounded arrays: guarded pushes and the check that tells "full" from "not found".
+pub(crate) mod guards {
+    use bson::{doc, Document};
+    use mongodb::ClientSession;
+
+    use crate::update::Guard;
+    use crate::{Error, Model, Odm, Result};
+
+    /// `filter` with every guard added.
+    pub(crate) fn guarded(filter: Document, guards: &[Guard]) -> Document {
+        if guards.is_empty() {
+            return filter;
+        }
+        let mut all = vec![bson::Bson::Document(filter)];
+        all.extend(guards.iter().map(|g| bson::Bson::Document(g.filter())));
+        doc! { "$and": all }
+    }
+
+    /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard.
+    /// One `aggregate` (a count) per guard; nothing when there are no guards.
+    pub(crate) async fn refuse_full<T: Model>(
+        odm: &Odm,
+        filter: &Document,
+        guards: &[Guard],
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<()> {
+        let coll = odm.raw_collection::<T>();
+        for g in guards {
+            let full = doc! { "$and": [filter.clone(), { "$nor": [g.filter()] }] };
+            let action = coll.count_documents(full);
+            let n = match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(Odm::driver_error::<T>)?;
+            if n > 0 {
+                return Err(Error::BoundExceeded {
+                    collection: T::COLLECTION.to_owned(),
+                    path: g.path.clone(),
+                    max: g.max,
+                    documents: n,
+                    detail: "nothing was written".to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Builder returned by [`Odm::insert_one`]; resolves to the document's id. Sends one `insert`.
@@ -220,24 +278,35 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     }
 
     async fn run(self) -> Result<UpdateResult> {
-        let filter = self.filter.into_document(T::COLLECTION)?;
+        let base = self.filter.into_document(T::COLLECTION)?;
+        let guards = self.update.guards().to_vec();
         let update = checked_update(T::COLLECTION, self.update)?;
+        let mut session = self.session;
+        if self.many {
+            // Refuse the whole update, before writing, if any document is already full.
+            guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
+        }
+        let filter = guards::guarded(base.clone(), &guards);
         let coll = self.odm.raw_collection::<T>();
         let options = UpdateOptions::builder().upsert(self.upsert).build();
         let result = if self.many {
             let action = coll.update_many(filter, update).with_options(options);
-            match self.session {
+            match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
         } else {
             let action = coll.update_one(filter, update).with_options(options);
-            match self.session {
+            match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-        };
-        result.map_err(Odm::driver_error::<T>)
+        }
+        .map_err(Odm::driver_error::<T>)?;
+        if result.matched_count == 0 && result.upserted_id.is_none() {
+            guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
+        }
+        Ok(result)
     }
 }
 
@@ -323,6 +392,16 @@ impl<'a, T: Model> Delete<'a, T> {
 
     async fn run(self) -> Result<u64> {
         let filter = self.filter.into_document(T::COLLECTION)?;
+        if !crate::relations::references_to(T::COLLECTION).is_empty() {
+            return crate::relations::delete_with_rules(
+                self.odm,
+                T::COLLECTION,
+                filter,
+                self.many,
+                self.session,
+            )
+            .await;
+        }
         let coll = self.odm.raw_collection::<T>();
         let result = if self.many {
             let action = coll.delete_many(filter);

@@ -54,7 +54,9 @@ pub struct ChildrenOf<P: Model, C> {
 
 impl<P: Model, C: fmt::Debug> fmt::Debug for ChildrenOf<P, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ChildrenOf").field("parents", &self.by_parent.len()).finish()
+        f.debug_struct("ChildrenOf")
+            .field("parents", &self.by_parent.len())
+            .finish()
     }
 }
 
@@ -164,7 +166,10 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             return Ok(out);
         }
         let wanted: std::collections::HashSet<IdKey> = self.parents.iter().map(IdKey::of).collect();
-        let coll = self.odm.database().collection::<RawDocumentBuf>(C::COLLECTION);
+        let coll = self
+            .odm
+            .database()
+            .collection::<RawDocumentBuf>(C::COLLECTION);
         match self.limit {
             None => {
                 let mut options = FindOptions::default();
@@ -179,7 +184,10 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
                         }
                     }
                     Some(s) => {
-                        let mut cursor = action.session(&mut *s).await.map_err(Odm::driver_error::<C>)?;
+                        let mut cursor = action
+                            .session(&mut *s)
+                            .await
+                            .map_err(Odm::driver_error::<C>)?;
                         while cursor.advance(s).await.map_err(Odm::driver_error::<C>)? {
                             children.push(decode::<C>(C::COLLECTION, cursor.current())?);
                         }
@@ -202,7 +210,10 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
                         }
                     }
                     Some(s) => {
-                        let mut cursor = action.session(&mut *s).await.map_err(Odm::driver_error::<C>)?;
+                        let mut cursor = action
+                            .session(&mut *s)
+                            .await
+                            .map_err(Odm::driver_error::<C>)?;
                         while cursor.advance(s).await.map_err(Odm::driver_error::<C>)? {
                             groups.push(cursor.current().to_owned());
                         }
@@ -246,7 +257,9 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             format!("${}", self.path)
         };
         let take = match &self.sort {
-            Some(sort) => doc! { "$topN": { "n": i64::from(n), "sortBy": sort.clone(), "output": "$$ROOT" } },
+            Some(sort) => {
+                doc! { "$topN": { "n": i64::from(n), "sortBy": sort.clone(), "output": "$$ROOT" } }
+            }
             None => doc! { "$firstN": { "n": i64::from(n), "input": "$$ROOT" } },
         };
         stages.push(doc! { "$group": { "_id": group_key, "docs": take } });

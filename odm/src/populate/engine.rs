@@ -63,7 +63,10 @@ pub(crate) async fn populate_all<Root: Model>(
     }
     let fetched: Vec<Fetched> = match session {
         None => {
-            let futures = steps.iter().zip(ids).map(|(step, ids)| step.fetch(odm, ids, None));
+            let futures = steps
+                .iter()
+                .zip(ids)
+                .map(|(step, ids)| step.fetch(odm, ids, None));
             futures_util::future::try_join_all(futures).await?
         }
         Some(session) => {
@@ -158,7 +161,11 @@ impl<Root: Model, T: Model> Populate<Root, T> {
                     .session(&mut *session)
                     .await
                     .map_err(Odm::driver_error::<T>)?;
-                while cursor.advance(session).await.map_err(Odm::driver_error::<T>)? {
+                while cursor
+                    .advance(session)
+                    .await
+                    .map_err(Odm::driver_error::<T>)?
+                {
                     out.push(decode(T::COLLECTION, cursor.current())?);
                 }
             }
@@ -181,9 +188,9 @@ impl<Root: Model, T: Model> Populate<Root, T> {
 
 /// A projection that keeps `_id` (needed to match documents to references).
 fn with_id(mut projection: Document) -> Document {
-    let excluding = projection
-        .iter()
-        .any(|(k, v)| k != "_id" && matches!(v, Bson::Int32(0) | Bson::Int64(0) | Bson::Boolean(false)));
+    let excluding = projection.iter().any(|(k, v)| {
+        k != "_id" && matches!(v, Bson::Int32(0) | Bson::Int64(0) | Bson::Boolean(false))
+    });
     if !excluding {
         projection.insert("_id", 1);
     } else {
@@ -251,7 +258,9 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
             populate_all(odm, &mut docs, &self.children, session).await?;
             let mut by_id = HashMap::with_capacity(docs.len());
             for (rank, doc) in docs.into_iter().enumerate() {
-                let Some(id) = doc.document_id() else { continue };
+                let Some(id) = doc.document_id() else {
+                    continue;
+                };
                 let key = IdKey::of(&encode_id::<T>(id)?);
                 by_id.insert(key, (rank, Arc::new(doc)));
             }
@@ -260,15 +269,21 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
     }
 
     fn attach(&self, docs: &mut [Root], fetched: Fetched) -> Result<()> {
-        let by_id = fetched
-            .0
-            .downcast::<ById<T>>()
-            .map_err(|_| Error::Unsupported("populate: fetched documents of another type".into()))?;
+        let by_id = fetched.0.downcast::<ById<T>>().map_err(|_| {
+            Error::Unsupported("populate: fetched documents of another type".into())
+        })?;
         // With a filter, a reference whose document was not loaded may just not match it.
-        let policy = if self.filter.is_some() { Dangling::Keep } else { self.dangling };
+        let policy = if self.filter.is_some() {
+            Dangling::Keep
+        } else {
+            self.dangling
+        };
         let find = |r: &crate::Ref<T>| -> Result<Option<(usize, Arc<T>)>> {
             let key = IdKey::of(&encode_id::<T>(r.id())?);
-            Ok(by_id.docs.get(&key).map(|(rank, doc)| (*rank, Arc::clone(doc))))
+            Ok(by_id
+                .docs
+                .get(&key)
+                .map(|(rank, doc)| (*rank, Arc::clone(doc))))
         };
         for doc in docs.iter_mut() {
             let mut missing: Option<T::Id> = None;
@@ -338,7 +353,9 @@ mod tests {
 
     #[test]
     fn batches_stay_under_the_command_size_limit() {
-        let ids: Vec<Bson> = (0..1_000_000).map(|_| Bson::ObjectId(bson::oid::ObjectId::new())).collect();
+        let ids: Vec<Bson> = (0..1_000_000)
+            .map(|_| Bson::ObjectId(bson::oid::ObjectId::new()))
+            .collect();
         let b = batches(ids, None);
         assert!(b.len() >= 2);
         for batch in b {
@@ -350,7 +367,10 @@ mod tests {
     #[test]
     fn projections_keep_the_id() {
         assert_eq!(with_id(doc! {"name": 1}), doc! {"name": 1, "_id": 1});
-        assert_eq!(with_id(doc! {"name": 1, "_id": 0}), doc! {"name": 1, "_id": 1});
+        assert_eq!(
+            with_id(doc! {"name": 1, "_id": 0}),
+            doc! {"name": 1, "_id": 1}
+        );
         assert_eq!(with_id(doc! {"blob": 0}), doc! {"blob": 0});
     }
 }

@@ -16,7 +16,9 @@ mod engine;
 mod key;
 
 pub use children::{Children, ChildrenOf};
-pub(crate) use engine::{populate_all, Step};
+pub use engine::Step;
+pub(crate) use engine::{populate_all, BoxFuture};
+pub(crate) use key::IdKey;
 
 use std::fmt;
 
@@ -75,6 +77,7 @@ pub struct RefPath<Root, W, T: Model> {
     field: Field<Root, W, Single>,
     pub(crate) slots: fn(&mut Root) -> RefSlots<'_, T>,
     pub(crate) many: bool,
+    pub(crate) inverse: Option<fn() -> String>,
 }
 
 impl<Root, W: RefContainer<T>, T: Model> RefPath<Root, W, T> {
@@ -85,7 +88,16 @@ impl<Root, W: RefContainer<T>, T: Model> RefPath<Root, W, T> {
             field,
             slots,
             many: W::MANY,
+            inverse: None,
         }
+    }
+
+    /// Used by the generated accessors of two-way references: the stored path of the field on
+    /// `T` that points back (computed lazily, as the two accessors name each other).
+    #[doc(hidden)]
+    pub fn with_inverse(mut self, inverse: fn() -> String) -> Self {
+        self.inverse = Some(inverse);
+        self
     }
 }
 
@@ -97,7 +109,10 @@ impl<Root, W, T: Model> RefPath<Root, W, T> {
     }
 
     /// Documents whose reference is one of `ids` (`$in`).
-    pub fn refers_to_any<V: crate::path::Value<T::Id>>(&self, ids: impl IntoIterator<Item = V>) -> Filter<Root> {
+    pub fn refers_to_any<V: crate::path::Value<T::Id>>(
+        &self,
+        ids: impl IntoIterator<Item = V>,
+    ) -> Filter<Root> {
         Field::<Root, T::Id>::at_path(self.field.path().to_owned()).is_in(ids)
     }
 

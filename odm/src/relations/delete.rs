@@ -1,0 +1,267 @@
+//! Deleting with the delete rules of every referencing field.
+//!
+//! A delete runs in two passes. The plan reads: the ids to delete, then, field by field, the
+//! documents each rule touches (following cascades), refusing the whole delete if a
+//! `restrict` rule finds a reference. The execution writes: pulls and nullifies first, then
+//! the deletes, children before parents. With a session (the caller's, or one the ODM opens
+//! when the deployment has transactions) everything is one transaction; without, the order
+//! above means an interruption can leave references removed, never dangling.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::ClientSession;
+
+use super::{references_to, OnDelete, RefKind};
+use crate::populate::IdKey;
+use crate::{Error, Odm, Result};
+
+/// A delete refused by a `restrict` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeleteRestricted {
+    /// The collection the delete was on.
+    pub collection: String,
+    /// The referencing collection.
+    pub referenced_by: String,
+    /// The referencing field.
+    pub path: String,
+    /// How many documents reference the ones being deleted.
+    pub count: u64,
+}
+
+impl fmt::Display for DeleteRestricted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot delete from `{}`: {} document(s) in `{}` reference them through `{}` (on_delete = \"restrict\")",
+            self.collection, self.count, self.referenced_by, self.path
+        )
+    }
+}
+
+/// Cascades deeper than this are refused (a cycle of cascade rules, most likely).
+const MAX_DEPTH: usize = 16;
+
+#[derive(Default)]
+struct Plan {
+    /// Ids to delete per collection, in the order they were reached (parents first).
+    deletes: Vec<(String, Vec<Bson>)>,
+    /// `(collection, filter, update)` for pull and nullify rules.
+    updates: Vec<(String, Document, Document)>,
+    seen: BTreeMap<String, std::collections::HashSet<IdKey>>,
+}
+
+async fn find_ids(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    limit_one: bool,
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<Bson>> {
+    let coll = odm.database().collection::<Document>(collection);
+    let mut action = coll.find(filter).projection(doc! { "_id": 1 });
+    if limit_one {
+        action = action.limit(1);
+    }
+    let docs: Vec<Document> = match session {
+        None => action
+            .await
+            .map_err(|e| Error::from_driver(collection, e))?
+            .try_collect()
+            .await
+            .map_err(|e| Error::from_driver(collection, e))?,
+        Some(s) => {
+            let mut cursor = action
+                .session(&mut *s)
+                .await
+                .map_err(|e| Error::from_driver(collection, e))?;
+            let mut out = Vec::new();
+            while let Some(d) = cursor
+                .next(s)
+                .await
+                .transpose()
+                .map_err(|e| Error::from_driver(collection, e))?
+            {
+                out.push(d);
+            }
+            out
+        }
+    };
+    Ok(docs
+        .into_iter()
+        .filter_map(|mut d| d.remove("_id"))
+        .collect())
+}
+
+async fn count(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    session: Option<&mut ClientSession>,
+) -> Result<u64> {
+    let coll = odm.database().collection::<Document>(collection);
+    let action = coll.count_documents(filter);
+    match session {
+        None => action.await,
+        Some(s) => action.session(s).await,
+    }
+    .map_err(|e| Error::from_driver(collection, e))
+}
+
+fn plan_level<'a>(
+    odm: &'a Odm,
+    plan: &'a mut Plan,
+    collection: String,
+    ids: Vec<Bson>,
+    depth: usize,
+    mut session: Option<&'a mut ClientSession>,
+) -> crate::populate::BoxFuture<'a, Result<()>> {
+    Box::pin(async move {
+        if depth > MAX_DEPTH {
+            return Err(Error::Unsupported(format!(
+                "delete cascades more than {MAX_DEPTH} levels deep from `{collection}`: check the cascade rules for a cycle"
+            )));
+        }
+        let seen = plan.seen.entry(collection.clone()).or_default();
+        let ids: Vec<Bson> = ids
+            .into_iter()
+            .filter(|id| seen.insert(IdKey::of(id)))
+            .collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        plan.deletes.push((collection.clone(), ids.clone()));
+        for r in references_to(&collection) {
+            let filter = doc! { r.path.as_str(): { "$in": ids.clone() } };
+            match r.on_delete {
+                OnDelete::Restrict => {
+                    let n = count(odm, r.from, filter, session.as_deref_mut()).await?;
+                    if n > 0 {
+                        return Err(Error::DeleteRestricted(DeleteRestricted {
+                            collection: collection.clone(),
+                            referenced_by: r.from.to_owned(),
+                            path: r.path.clone(),
+                            count: n,
+                        }));
+                    }
+                }
+                OnDelete::Cascade => {
+                    let children =
+                        find_ids(odm, r.from, filter, false, session.as_deref_mut()).await?;
+                    plan_level(
+                        odm,
+                        plan,
+                        r.from.to_owned(),
+                        children,
+                        depth + 1,
+                        session.as_deref_mut(),
+                    )
+                    .await?;
+                }
+                OnDelete::Pull => {
+                    let update = doc! { "$pull": { r.path.as_str(): { "$in": ids.clone() } } };
+                    plan.updates.push((r.from.to_owned(), filter, update));
+                }
+                OnDelete::Nullify => {
+                    let update = match r.kind {
+                        RefKind::Many => {
+                            doc! { "$pull": { r.path.as_str(): { "$in": ids.clone() } } }
+                        }
+                        _ => doc! { "$set": { r.path.as_str(): Bson::Null } },
+                    };
+                    plan.updates.push((r.from.to_owned(), filter, update));
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>) -> Result<u64> {
+    for (collection, filter, update) in plan.updates {
+        let coll = odm.database().collection::<Document>(&collection);
+        let action = coll.update_many(filter, update);
+        match session.as_deref_mut() {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(|e| Error::from_driver(&collection, e))?;
+    }
+    let mut root_deleted = 0;
+    // Children (reached later) are deleted before their parents; the first entry is the root.
+    for (i, (collection, ids)) in plan.deletes.into_iter().enumerate().rev() {
+        let coll = odm.database().collection::<Document>(&collection);
+        let action = coll.delete_many(doc! { "_id": { "$in": ids } });
+        let result = match session.as_deref_mut() {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(|e| Error::from_driver(&collection, e))?;
+        if i == 0 {
+            root_deleted = result.deleted_count;
+        }
+    }
+    Ok(root_deleted)
+}
+
+/// Deletes what `filter` matches in `collection` (one document unless `many`), applying the
+/// delete rules of every registered reference into it. Returns the number of documents deleted
+/// from `collection` itself.
+///
+/// Commands: one `find` for the ids (skipped when nothing references the collection, see
+/// below), then per referencing field one `aggregate` (restrict: a count) or one `find`
+/// (cascade, recursively), then one `update` per pull/nullify field and one `delete` per
+/// collection, plus the transaction's `commitTransaction` when the ODM opened one.
+pub(crate) async fn delete_with_rules(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    many: bool,
+    session: Option<&mut ClientSession>,
+) -> Result<u64> {
+    match session {
+        Some(s) => delete_in(odm, collection, filter, many, Some(s)).await,
+        None if odm.supports_transactions().await? => {
+            let mut s = odm.client().start_session().await?;
+            s.start_transaction().await?;
+            match delete_in(odm, collection, filter, many, Some(&mut s)).await {
+                Ok(n) => {
+                    s.commit_transaction().await?;
+                    Ok(n)
+                }
+                Err(e) => {
+                    let _ = s.abort_transaction().await;
+                    Err(e)
+                }
+            }
+        }
+        None => delete_in(odm, collection, filter, many, None).await,
+    }
+}
+
+async fn delete_in(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    many: bool,
+    mut session: Option<&mut ClientSession>,
+) -> Result<u64> {
+    let ids = find_ids(odm, collection, filter, !many, session.as_deref_mut()).await?;
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let mut plan = Plan::default();
+    plan_level(
+        odm,
+        &mut plan,
+        collection.to_owned(),
+        ids,
+        0,
+        session.as_deref_mut(),
+    )
+    .await?;
+    execute(odm, plan, session).await
+}

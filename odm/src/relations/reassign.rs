@@ -1,0 +1,331 @@
+//! Two-way references: moving a child to another parent updates both sides.
+
+use std::fmt;
+
+use bson::{doc, Bson, Document};
+use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
+use mongodb::ClientSession;
+
+use crate::model::Model;
+use crate::path::Value;
+use crate::populate::RefPath;
+use crate::{Error, Odm, Result};
+
+/// Whether a multi-document operation runs in a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TransactionMode {
+    /// In a transaction when the deployment supports one (a replica set or sharded cluster),
+    /// else in the documented fixed order.
+    #[default]
+    Auto,
+    /// Always in a transaction; an error on a standalone server.
+    Always,
+    /// Never in a transaction: the fixed order, repairable with `verify_inverse`.
+    Never,
+}
+
+/// What a reassignment found and did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Reassigned<P: Model> {
+    /// The parent the child had before.
+    pub previous: Option<P::Id>,
+    /// Whether anything changed (false when the child already had this parent).
+    pub changed: bool,
+    /// Whether the writes ran in one transaction.
+    pub in_transaction: bool,
+}
+
+/// Builder returned by [`Odm::reassign`]; `.await` it.
+///
+/// In a transaction (the default where the deployment has them): one `findAndModify` on the
+/// child (set the parent, read the old one), one `update` pulling the child from the old
+/// parent's array, one `update` adding it to the new parent's, one `commitTransaction`.
+///
+/// Without a transaction, in this fixed order: (1) `update` adding the child to the new
+/// parent's array, (2) `findAndModify` setting the child's parent, (3) `update` pulling it from
+/// the old parent's array. The child's own field is the source of truth; an interruption
+/// leaves the child listed by one parent too many, never by none, and
+/// [`Odm::verify_inverse`] finds and repairs it.
+#[must_use = "the reassignment runs when awaited"]
+pub struct Reassign<'a, C: Model, P: Model> {
+    odm: &'a Odm,
+    link_path: String,
+    inverse: Option<fn() -> String>,
+    child: Result<Bson>,
+    to: Result<Bson>,
+    mode: TransactionMode,
+    session: Option<&'a mut ClientSession>,
+    fail_after: Option<usize>,
+    _types: std::marker::PhantomData<fn() -> (C, P)>,
+}
+
+impl<C: Model, P: Model> fmt::Debug for Reassign<'_, C, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reassign")
+            .field("link", &self.link_path)
+            .field("mode", &self.mode)
+            .finish()
+    }
+}
+
+fn encode<T>(collection: &str, what: &str, v: &impl Value<T>) -> Result<Bson> {
+    v.to_bson().map_err(|e| Error::Encode {
+        collection: collection.to_owned(),
+        what: what.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
+    pub(crate) fn new<W>(
+        odm: &'a Odm,
+        link: &RefPath<C, W, P>,
+        child: impl Value<C::Id>,
+        to: impl Value<P::Id>,
+    ) -> Self {
+        Reassign {
+            odm,
+            link_path: link.path().to_owned(),
+            inverse: link.inverse,
+            child: encode(C::COLLECTION, "child id", &child),
+            to: encode(P::COLLECTION, "parent id", &to),
+            mode: TransactionMode::Auto,
+            session: None,
+            fail_after: None,
+            _types: std::marker::PhantomData,
+        }
+    }
+
+    /// Transaction or fixed order (default [`TransactionMode::Auto`]).
+    pub fn transaction(mut self, mode: TransactionMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Runs inside the caller's session (and its transaction, if one is started).
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// Testing aid: fails with [`Error::Unsupported`] after `n` writes, as an interrupted
+    /// process would, to exercise the repair path.
+    #[cfg(feature = "testing")]
+    pub fn fail_after_writes(mut self, n: usize) -> Self {
+        self.fail_after = Some(n);
+        self
+    }
+
+    fn checkpoint(&self, writes: usize) -> Result<()> {
+        match self.fail_after {
+            Some(n) if writes >= n => Err(Error::Unsupported(format!(
+                "injected fault after {writes} write(s)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    async fn run(mut self) -> Result<Reassigned<P>> {
+        let inverse = self.inverse.map(|f| f()).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "`{}` has no `inverse`: declare the two-way reference on both sides to reassign",
+                self.link_path
+            ))
+        })?;
+        let child = std::mem::replace(&mut self.child, Ok(Bson::Null))?;
+        let to = std::mem::replace(&mut self.to, Ok(Bson::Null))?;
+        if let Some(session) = self.session.take() {
+            let out = self
+                .steps_in_transaction(&inverse, &child, &to, session)
+                .await?;
+            return Ok(out);
+        }
+        let transactional = match self.mode {
+            TransactionMode::Never => false,
+            TransactionMode::Always => true,
+            TransactionMode::Auto => self.odm.supports_transactions().await?,
+        };
+        if !transactional {
+            return self.steps_in_order(&inverse, &child, &to).await;
+        }
+        let mut session = self.odm.client().start_session().await?;
+        session.start_transaction().await?;
+        match self
+            .steps_in_transaction(&inverse, &child, &to, &mut session)
+            .await
+        {
+            Ok(out) => {
+                session.commit_transaction().await?;
+                Ok(Reassigned {
+                    in_transaction: true,
+                    ..out
+                })
+            }
+            Err(e) => {
+                let _ = session.abort_transaction().await;
+                Err(e)
+            }
+        }
+    }
+
+    fn previous(&self, old: Option<Document>) -> Result<Option<Bson>> {
+        match old {
+            None => Err(Error::NotFound {
+                collection: C::COLLECTION.to_owned(),
+                what: "the child to reassign".to_owned(),
+            }),
+            Some(mut d) => Ok(d.remove(&self.link_path).filter(|b| *b != Bson::Null)),
+        }
+    }
+
+    fn decode_previous(&self, previous: &Option<Bson>) -> Result<Option<P::Id>> {
+        previous
+            .clone()
+            .map(|b| {
+                bson::deserialize_from_bson::<P::Id>(b).map_err(|e| Error::Decode {
+                    collection: C::COLLECTION.to_owned(),
+                    id: crate::error::show_id(None),
+                    path: self.link_path.clone(),
+                    message: e.to_string(),
+                })
+            })
+            .transpose()
+    }
+
+    async fn steps_in_transaction(
+        &self,
+        inverse: &str,
+        child: &Bson,
+        to: &Bson,
+        session: &mut ClientSession,
+    ) -> Result<Reassigned<P>> {
+        let children = self.odm.database().collection::<Document>(C::COLLECTION);
+        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        let options = FindOneAndUpdateOptions::builder()
+            .projection(doc! { self.link_path.as_str(): 1 })
+            .return_document(ReturnDocument::Before)
+            .build();
+        let old = children
+            .find_one_and_update(
+                doc! { "_id": child.clone() },
+                doc! { "$set": { self.link_path.as_str(): to.clone() } },
+            )
+            .with_options(options)
+            .session(&mut *session)
+            .await
+            .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
+        let previous = self.previous(old)?;
+        self.checkpoint(1)?;
+        if previous.as_ref() == Some(to) {
+            return Ok(Reassigned {
+                previous: self.decode_previous(&previous)?,
+                changed: false,
+                in_transaction: true,
+            });
+        }
+        if let Some(prev) = &previous {
+            parents
+                .update_one(
+                    doc! { "_id": prev.clone() },
+                    doc! { "$pull": { inverse: child.clone() } },
+                )
+                .session(&mut *session)
+                .await
+                .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+        }
+        self.checkpoint(2)?;
+        let added = parents
+            .update_one(
+                doc! { "_id": to.clone() },
+                doc! { "$addToSet": { inverse: child.clone() } },
+            )
+            .session(&mut *session)
+            .await
+            .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+        if added.matched_count == 0 {
+            return Err(Error::NotFound {
+                collection: P::COLLECTION.to_owned(),
+                what: "the new parent".to_owned(),
+            });
+        }
+        Ok(Reassigned {
+            previous: self.decode_previous(&previous)?,
+            changed: true,
+            in_transaction: true,
+        })
+    }
+
+    async fn steps_in_order(
+        &self,
+        inverse: &str,
+        child: &Bson,
+        to: &Bson,
+    ) -> Result<Reassigned<P>> {
+        let children = self.odm.database().collection::<Document>(C::COLLECTION);
+        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        let added = parents
+            .update_one(
+                doc! { "_id": to.clone() },
+                doc! { "$addToSet": { inverse: child.clone() } },
+            )
+            .await
+            .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+        if added.matched_count == 0 {
+            return Err(Error::NotFound {
+                collection: P::COLLECTION.to_owned(),
+                what: "the new parent".to_owned(),
+            });
+        }
+        self.checkpoint(1)?;
+        let options = FindOneAndUpdateOptions::builder()
+            .projection(doc! { self.link_path.as_str(): 1 })
+            .return_document(ReturnDocument::Before)
+            .build();
+        let old = children
+            .find_one_and_update(
+                doc! { "_id": child.clone() },
+                doc! { "$set": { self.link_path.as_str(): to.clone() } },
+            )
+            .with_options(options)
+            .await
+            .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
+        let previous = match self.previous(old) {
+            Ok(p) => p,
+            Err(e) => {
+                // No such child: take back the addition.
+                let _ = parents
+                    .update_one(
+                        doc! { "_id": to.clone() },
+                        doc! { "$pull": { inverse: child.clone() } },
+                    )
+                    .await;
+                return Err(e);
+            }
+        };
+        self.checkpoint(2)?;
+        let changed = previous.as_ref() != Some(to);
+        if let (Some(prev), true) = (&previous, changed) {
+            parents
+                .update_one(
+                    doc! { "_id": prev.clone() },
+                    doc! { "$pull": { inverse: child.clone() } },
+                )
+                .await
+                .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+        }
+        Ok(Reassigned {
+            previous: self.decode_previous(&previous)?,
+            changed,
+            in_transaction: false,
+        })
+    }
+}
+
+impl<'a, C: Model, P: Model> std::future::IntoFuture for Reassign<'a, C, P> {
+    type Output = Result<Reassigned<P>>;
+    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

@@ -1,0 +1,249 @@
+//! The verify/repair sweep of two-way references: every parent's array must list exactly the
+//! children whose own reference names it.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+
+use crate::model::Model;
+use crate::populate::{IdKey, RefPath};
+use crate::{Error, Odm, Result};
+
+/// One disagreement between the two sides of a two-way reference.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum InverseIssue {
+    /// The child names the parent, but the parent's array does not list the child.
+    MissingFromParent {
+        /// The parent's `_id`.
+        parent: Bson,
+        /// The child's `_id`.
+        child: Bson,
+    },
+    /// The parent's array lists a child that names another parent (or does not exist).
+    ExtraInParent {
+        /// The parent's `_id`.
+        parent: Bson,
+        /// The listed child's `_id`.
+        child: Bson,
+    },
+}
+
+/// The outcome of [`Odm::verify_inverse`].
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct InverseReport {
+    /// Parents read.
+    pub parents_checked: u64,
+    /// Disagreements found.
+    pub issues: Vec<InverseIssue>,
+    /// Parents updated to fix them (0 unless repairing).
+    pub parents_repaired: u64,
+}
+
+impl InverseReport {
+    /// True when both sides agree everywhere.
+    pub fn is_consistent(&self) -> bool {
+        self.issues.is_empty()
+    }
+}
+
+impl fmt::Display for InverseReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} parents checked, {} issue(s), {} parent(s) repaired",
+            self.parents_checked,
+            self.issues.len(),
+            self.parents_repaired
+        )?;
+        for issue in &self.issues {
+            match issue {
+                InverseIssue::MissingFromParent { parent, child } => writeln!(
+                    f,
+                    "  parent {parent} does not list child {child}, which names it"
+                )?,
+                InverseIssue::ExtraInParent { parent, child } => writeln!(
+                    f,
+                    "  parent {parent} lists child {child}, which names another parent"
+                )?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builder returned by [`Odm::verify_inverse`]; `.await` it.
+///
+/// Reads the parents in `_id` order, `batch_size` at a time (default 500), with one `find`
+/// (plus `getMore`s); for each batch, one `find` of the children naming those parents
+/// (projection `_id` and the reference). Memory holds one batch. With `.repair(true)`, each
+/// parent in disagreement gets one `update` (`$addToSet` of the missing children) and/or one
+/// (`$pull` of the extra ones). The child's own reference is the source of truth.
+#[must_use = "the sweep runs when awaited"]
+pub struct VerifyInverse<'a, C: Model, P: Model> {
+    odm: &'a Odm,
+    link_path: String,
+    inverse: Option<fn() -> String>,
+    batch_size: usize,
+    repair: bool,
+    _types: std::marker::PhantomData<fn() -> (C, P)>,
+}
+
+impl<C: Model, P: Model> fmt::Debug for VerifyInverse<'_, C, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VerifyInverse")
+            .field("link", &self.link_path)
+            .field("repair", &self.repair)
+            .finish()
+    }
+}
+
+impl<'a, C: Model, P: Model> VerifyInverse<'a, C, P> {
+    pub(crate) fn new<W>(odm: &'a Odm, link: &RefPath<C, W, P>) -> Self {
+        VerifyInverse {
+            odm,
+            link_path: link.path().to_owned(),
+            inverse: link.inverse,
+            batch_size: 500,
+            repair: false,
+            _types: std::marker::PhantomData,
+        }
+    }
+
+    /// Also fixes what it finds.
+    pub fn repair(mut self, yes: bool) -> Self {
+        self.repair = yes;
+        self
+    }
+
+    /// Parents per batch.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
+    }
+
+    async fn run(self) -> Result<InverseReport> {
+        let inverse = self.inverse.map(|f| f()).ok_or_else(|| {
+            Error::Unsupported(format!("`{}` has no `inverse` to verify", self.link_path))
+        })?;
+        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        let mut cursor = parents
+            .find(doc! {})
+            .projection(doc! { "_id": 1, inverse.as_str(): 1 })
+            .sort(doc! { "_id": 1 })
+            .batch_size(u32::try_from(self.batch_size).unwrap_or(u32::MAX))
+            .await
+            .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+        let mut report = InverseReport::default();
+        let mut batch = Vec::with_capacity(self.batch_size);
+        loop {
+            let next = cursor
+                .try_next()
+                .await
+                .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+            let done = next.is_none();
+            if let Some(d) = next {
+                batch.push(d);
+            }
+            if batch.len() >= self.batch_size || (done && !batch.is_empty()) {
+                self.check_batch(&inverse, std::mem::take(&mut batch), &mut report)
+                    .await?;
+            }
+            if done {
+                return Ok(report);
+            }
+        }
+    }
+
+    async fn check_batch(
+        &self,
+        inverse: &str,
+        batch: Vec<Document>,
+        report: &mut InverseReport,
+    ) -> Result<()> {
+        let ids: Vec<Bson> = batch.iter().filter_map(|d| d.get("_id").cloned()).collect();
+        let children = self.odm.database().collection::<Document>(C::COLLECTION);
+        let named: Vec<Document> = children
+            .find(doc! { self.link_path.as_str(): { "$in": ids } })
+            .projection(doc! { "_id": 1, self.link_path.as_str(): 1 })
+            .await
+            .map_err(|e| Error::from_driver(C::COLLECTION, e))?
+            .try_collect()
+            .await
+            .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
+        let mut expected: HashMap<IdKey, Vec<Bson>> = HashMap::new();
+        for child in named {
+            let (Some(id), Some(parent)) = (child.get("_id"), child.get(&self.link_path)) else {
+                continue;
+            };
+            expected
+                .entry(IdKey::of(parent))
+                .or_default()
+                .push(id.clone());
+        }
+        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        for parent in batch {
+            report.parents_checked += 1;
+            let Some(pid) = parent.get("_id").cloned() else {
+                continue;
+            };
+            let listed: Vec<Bson> = parent.get_array(inverse).cloned().unwrap_or_default();
+            let listed_keys: HashSet<IdKey> = listed.iter().map(IdKey::of).collect();
+            let should: Vec<Bson> = expected.remove(&IdKey::of(&pid)).unwrap_or_default();
+            let should_keys: HashSet<IdKey> = should.iter().map(IdKey::of).collect();
+            let missing: Vec<Bson> = should
+                .into_iter()
+                .filter(|c| !listed_keys.contains(&IdKey::of(c)))
+                .collect();
+            let extra: Vec<Bson> = listed
+                .into_iter()
+                .filter(|c| !should_keys.contains(&IdKey::of(c)))
+                .collect();
+            for child in &missing {
+                report.issues.push(InverseIssue::MissingFromParent {
+                    parent: pid.clone(),
+                    child: child.clone(),
+                });
+            }
+            for child in &extra {
+                report.issues.push(InverseIssue::ExtraInParent {
+                    parent: pid.clone(),
+                    child: child.clone(),
+                });
+            }
+            if self.repair && !(missing.is_empty() && extra.is_empty()) {
+                if !missing.is_empty() {
+                    parents
+                        .update_one(
+                            doc! { "_id": pid.clone() },
+                            doc! { "$addToSet": { inverse: { "$each": missing } } },
+                        )
+                        .await
+                        .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+                }
+                if !extra.is_empty() {
+                    parents
+                        .update_one(
+                            doc! { "_id": pid.clone() },
+                            doc! { "$pull": { inverse: { "$in": extra } } },
+                        )
+                        .await
+                        .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+                }
+                report.parents_repaired += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'a, C: Model, P: Model> std::future::IntoFuture for VerifyInverse<'a, C, P> {
+    type Output = Result<InverseReport>;
+    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

@@ -1,0 +1,10 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(colection = "books")]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+fn main() {}

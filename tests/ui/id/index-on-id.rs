@@ -1,0 +1,10 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+struct Book {
+    #[serde(rename = "_id")]
+    #[index(unique)]
+    id: i32,
+}
+
+fn main() {}

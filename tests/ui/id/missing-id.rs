@@ -1,0 +1,9 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+struct Book {
+    id: i32,
+    title: String,
+}
+
+fn main() {}

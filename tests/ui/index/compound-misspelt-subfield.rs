@@ -1,0 +1,17 @@
+use odm::prelude::*;
+
+#[derive(Embed, Serialize, Deserialize)]
+struct Publisher {
+    name: String,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(index(keys = "publisher.nme"))]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[embed]
+    publisher: Publisher,
+}
+
+fn main() {}
