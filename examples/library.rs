@@ -8,9 +8,11 @@
 //! Run it with `cargo run -p odm-examples --example library`: it uses `MONGODB_URI` when set,
 //! else starts the local development server (`cargo xtask examples` installs it).
 
-use std::fmt::Display;
+#[path = "common/mod.rs"]
+mod common;
 
-use odm::bson::{Bson, DateTime, Document};
+use common::{list, say, say_lines, Steps};
+use odm::bson::DateTime;
 use odm::mongodb::options::ClientOptions;
 use odm::mongodb::Client;
 use odm::monitor::CommandLog;
@@ -56,8 +58,11 @@ struct Book {
     #[index]
     subjects: Vec<String>,
     language: String,
-    #[embed]
+    // ANCHOR: reviews
+    /// One-to-few: at most 100 reviews live in the book (rule of thumb 3).
+    #[embed(max = 100)]
     reviews: Vec<Review>,
+    // ANCHOR_END: reviews
     /// Denormalized total of the `recommendations` documents (workshop exercise 4).
     recommendations: i32,
 }
@@ -142,18 +147,16 @@ async fn run() -> odm::Result<()> {
     // ANCHOR_END: connect
     println!("odm library example: database `{db_name}` on {uri}");
     println!("Each step prints what it did and the commands it sent to the server.");
-    let steps = Steps { log };
+    let steps = Steps::new(log);
 
-    steps.start(1, "Create the indexes the models declare");
+    steps.start("Create the indexes the models declare");
     // ANCHOR: sync_indexes
     let report = odm.sync_indexes().await?;
     // ANCHOR_END: sync_indexes
-    for line in report.to_string().lines() {
-        say(line);
-    }
+    say_lines(&report);
     steps.sent();
 
-    steps.start(2, "Sync the indexes again: nothing to do");
+    steps.start("Sync the indexes again: nothing to do");
     // ANCHOR: sync_again
     let again = odm.sync_indexes().await?;
     assert!(again.is_in_sync());
@@ -165,7 +168,7 @@ async fn run() -> odm::Result<()> {
     ));
     steps.sent();
 
-    steps.start(3, "Insert authors, users and books");
+    steps.start("Insert authors, users and books");
     // ANCHOR: insert
     let authors = [
         author(1, "F. Scott", "Fitzgerald"),
@@ -184,7 +187,7 @@ async fn run() -> odm::Result<()> {
     ));
     steps.sent();
 
-    steps.start(4, "Query a dotted path into the embedded publisher");
+    steps.start("Query a dotted path into the embedded publisher");
     // ANCHOR: dotted_query
     let everymans = odm
         .find(Book::publisher().name().eq("Everyman's Library"))
@@ -197,14 +200,14 @@ async fn run() -> odm::Result<()> {
     );
     steps.sent();
 
-    steps.start(5, "Query the multikey index on subjects");
+    steps.start("Query the multikey index on subjects");
     // ANCHOR: multikey_query
     let jazz_age = odm.find(Book::subjects().contains("Jazz Age")).await?;
     // ANCHOR_END: multikey_query
     list("about the Jazz Age", jazz_age.iter().map(|b| &b.title));
     steps.sent();
 
-    steps.start(6, "Sort, limit, and project into a view type");
+    steps.start("Sort, limit, and project into a view type");
     // ANCHOR: projection
     let longest: Vec<BookCard> = odm
         .find(Filter::all())
@@ -220,10 +223,7 @@ async fn run() -> odm::Result<()> {
     list("the two longest", cards);
     steps.sent();
 
-    steps.start(
-        7,
-        "Recommend a book, with a review: $inc and $push in one update",
-    );
+    steps.start("Recommend a book, with a review: $inc and $push in one update");
     // ANCHOR: update
     let emily = 1;
     let recommendation = Recommendation {
@@ -249,10 +249,7 @@ async fn run() -> odm::Result<()> {
     ));
     steps.sent();
 
-    steps.start(
-        8,
-        "Recommend the same book twice: the unique index refuses it",
-    );
+    steps.start("Recommend the same book twice: the unique index refuses it");
     // ANCHOR: duplicate
     let second = odm.insert_one(&recommendation).await;
     let err = second.expect_err("one recommendation per user and book");
@@ -261,7 +258,7 @@ async fn run() -> odm::Result<()> {
     say(format_args!("refused: {err}"));
     steps.sent();
 
-    steps.start(9, "Count a book's recommendations");
+    steps.start("Count a book's recommendations");
     // ANCHOR: count
     let counted = odm.count(Recommendation::book().eq(1)).await?;
     let gatsby = odm.get::<Book>(1).await?.expect("inserted above");
@@ -276,10 +273,7 @@ async fn run() -> odm::Result<()> {
     ));
     steps.sent();
 
-    steps.start(
-        10,
-        "The loan queue: take the highest-priority request atomically",
-    );
+    steps.start("The loan queue: take the highest-priority request atomically");
     let requests = [loan("bob", 1, 1), loan("kate", 3, 3), loan("emily", 4, 2)];
     odm.insert_many(&requests).await?;
     // ANCHOR: loan_queue
@@ -325,7 +319,7 @@ async fn run() -> odm::Result<()> {
     ));
     steps.sent();
 
-    steps.start(11, "Delete a book");
+    steps.start("Delete a book");
     // ANCHOR: delete
     let deleted = odm.delete_one(Book::isbn().eq("9780141182636")).await?;
     let left = odm.count(Filter::<Book>::all()).await?;
@@ -338,70 +332,6 @@ async fn run() -> odm::Result<()> {
     // ANCHOR_END: drop
     println!("\nDropped database `{db_name}`.");
     Ok(())
-}
-
-/// Prints the numbered steps and the commands each sent.
-struct Steps {
-    log: CommandLog,
-}
-
-impl Steps {
-    fn start(&self, n: u32, what: &str) {
-        self.log.clear();
-        println!("\n{n:>2}. {what}");
-    }
-
-    /// Prints the commands sent since the step started, one per line, without the
-    /// session and cluster fields the driver adds to each.
-    fn sent(&self) {
-        let sent = self.log.take();
-        let plural = if sent.len() == 1 { "" } else { "s" };
-        say(format!("{} command{plural} sent:", sent.len()));
-        for command in sent {
-            let shown = command.command.as_ref().map(summary).unwrap_or_default();
-            println!("      {}{shown}", command.name);
-        }
-    }
-}
-
-/// `find books: filter {...}, sort {...}`; inserted documents are counted, not shown.
-fn summary(command: &Document) -> String {
-    let mut parts = Vec::new();
-    let mut target = String::new();
-    for (i, (key, value)) in command.iter().enumerate() {
-        match (i, key.as_str(), value) {
-            (0, _, Bson::String(collection)) => target = format!(" {collection}"),
-            (0, ..) => {}
-            (_, "documents", Bson::Array(docs)) => {
-                let plural = if docs.len() == 1 { "" } else { "s" };
-                parts.push(format!("{} document{plural}", docs.len()));
-            }
-            (_, "indexes", Bson::Array(indexes)) => {
-                let names: Vec<&str> = indexes
-                    .iter()
-                    .filter_map(|i| i.as_document()?.get_str("name").ok())
-                    .collect();
-                parts.push(format!("indexes [{}]", names.join(", ")));
-            }
-            (_, "lsid" | "txnNumber" | "ordered", _) => {}
-            (_, key, _) if key.starts_with('$') => {}
-            (_, key, value) => parts.push(format!("{key} {value}")),
-        }
-    }
-    if parts.is_empty() {
-        target
-    } else {
-        format!("{target}: {}", parts.join(", "))
-    }
-}
-
-fn say(line: impl Display) {
-    println!("    {line}");
-}
-
-fn list<T: Display>(label: &str, items: impl IntoIterator<Item = T>) {
-    let items: Vec<String> = items.into_iter().map(|t| t.to_string()).collect();
-    say(format_args!("{label}: {}", items.join(", ")));
 }
 
 fn author(id: i32, first_name: &str, last_name: &str) -> Author {

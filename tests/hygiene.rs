@@ -104,7 +104,7 @@ mod shadowed {
         pub publisher: Publisher,
         #[embed]
         pub translator: ::std::option::Option<Person>,
-        #[embed]
+        #[embed(max = 20)]
         pub reviews: ::std::vec::Vec<Review>,
         #[serde(skip)]
         pub cached: i32,

@@ -30,7 +30,7 @@ struct Person {
     ssn: String,
     #[embed]
     home_contact: Contact,
-    #[embed]
+    #[embed(max = 5)]
     other_contacts: Vec<Contact>,
 }
 

@@ -12,7 +12,7 @@ use crate::ops::{
     Count, Delete, Find, FindOne, FindOneAndUpdate, InsertMany, InsertOne, Replace, UpdateOp,
 };
 use crate::path::Value;
-use crate::populate::{Children, RefPath};
+use crate::populate::{Children, RefPath, SingleRef};
 use crate::query::Filter;
 use crate::relations::{Reassign, VerifyInverse};
 use crate::update::Update;
@@ -123,12 +123,16 @@ impl Odm {
         Count::new(self, filter)
     }
 
-    /// Updates the first document matching `filter`. Sends one `update`.
+    /// Updates the first document matching `filter`. Sends one `update`; a push onto a bounded
+    /// array that matches nothing adds one `aggregate` (a count) to tell a full array from a
+    /// missing document.
     pub fn update_one<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
         UpdateOp::new(self, filter, update, false)
     }
 
-    /// Updates every document matching `filter`. Sends one `update` (with `multi: true`).
+    /// Updates every document matching `filter`. Sends one `update` (with `multi: true`); a push
+    /// onto a bounded array first sends one `aggregate` (a count) and refuses the whole update
+    /// if any matching document is full.
     pub fn update_many<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
         UpdateOp::new(self, filter, update, true)
     }
@@ -147,12 +151,16 @@ impl Odm {
         Replace::new(self, doc)
     }
 
-    /// Deletes the first document matching `filter`. Sends one `delete`.
+    /// Deletes the first document matching `filter`, applying the delete rules of every
+    /// reference to the model. When nothing references it: one `delete`. Otherwise see
+    /// [`relations`](crate::relations) for the plan (one `find` for the ids, one command per
+    /// referencing field) and the transaction it runs in.
     pub fn delete_one<T: Model>(&self, filter: Filter<T>) -> Delete<'_, T> {
         Delete::new(self, filter, false)
     }
 
-    /// Deletes every document matching `filter`. Sends one `delete`.
+    /// Deletes every document matching `filter`, applying the delete rules like
+    /// [`Odm::delete_one`].
     pub fn delete_many<T: Model>(&self, filter: Filter<T>) -> Delete<'_, T> {
         Delete::new(self, filter, true)
     }
@@ -174,31 +182,31 @@ impl Odm {
     /// number of parents. See [`Children`](crate::populate::Children).
     pub fn children<'a, C: Model, W, P: Model>(
         &'a self,
-        link: &RefPath<C, W, P>,
+        link: impl AsRef<RefPath<C, W, P>>,
         parents: &[P],
     ) -> Children<'a, C, P> {
-        Children::new(self, link, parents)
+        Children::new(self, link.as_ref(), parents)
     }
 
     /// Moves `child` to the parent `to` through the two-way reference `link` (the child's side,
     /// e.g. `Task::owner()`), updating both sides. See [`Reassign`] for the transaction, the
     /// fixed order without one, and the commands sent.
-    pub fn reassign<'a, C: Model, W, P: Model>(
+    pub fn reassign<'a, C: Model, W: SingleRef<P>, P: Model>(
         &'a self,
-        link: &RefPath<C, W, P>,
+        link: impl AsRef<RefPath<C, W, P>>,
         child: impl Value<C::Id>,
         to: impl Value<P::Id>,
     ) -> Reassign<'a, C, P> {
-        Reassign::new(self, link, child, to)
+        Reassign::new(self, link.as_ref(), child, to)
     }
 
     /// Checks (and with `.repair(true)` fixes) that every parent's array lists exactly the
     /// children whose reference `link` names it. See [`VerifyInverse`] for the commands.
-    pub fn verify_inverse<'a, C: Model, W, P: Model>(
+    pub fn verify_inverse<'a, C: Model, W: SingleRef<P>, P: Model>(
         &'a self,
-        link: &RefPath<C, W, P>,
+        link: impl AsRef<RefPath<C, W, P>>,
     ) -> VerifyInverse<'a, C, P> {
-        VerifyInverse::new(self, link)
+        VerifyInverse::new(self, link.as_ref())
     }
 
     /// Makes the database's indexes match the declarations of every model linked into the

@@ -66,6 +66,7 @@ pub use path::{Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::Ref;
+pub use relations::{OnDelete, TransactionMode};
 pub use update::Update;
 
 /// Derives [`Model`] for a struct stored in a collection.
@@ -111,8 +112,29 @@ pub mod __private {
     pub use crate::index::{IndexKey, IndexSpec};
     pub use crate::model::{Embed, Model, ModelEntry};
     pub use crate::path::{Each, Field, Single};
-    pub use crate::populate::{RefContainer, RefPath};
+    pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::reference::Ref;
+    pub use crate::relations::{OnDelete, RefKind, ReferenceInfo};
+
+    /// A reference field that holds one reference to `P`.
+    #[diagnostic::on_unimplemented(
+        message = "the inverse of an array of references must be a single reference back, but it holds `{Self}`",
+        label = "not a `Ref<{P}>` or `Option<Ref<{P}>>`",
+        note = "pair `#[reference(many, inverse = \"owner\")]` with `#[parent(inverse = \"tasks\")] owner: Ref<...>` on the other model"
+    )]
+    pub trait SingleRefTo<P> {}
+    impl<P: Model> SingleRefTo<P> for Ref<P> {}
+    impl<P: Model> SingleRefTo<P> for Option<Ref<P>> {}
+
+    /// A reference field that holds an array of references to `P`.
+    #[diagnostic::on_unimplemented(
+        message = "the inverse of a `#[parent]` must be an array of references back, but it holds `{Self}`",
+        label = "not a `Vec<Ref<{P}>>`",
+        note = "pair `#[parent(inverse = \"tasks\")]` with `#[reference(many, inverse = \"owner\")] tasks: Vec<Ref<...>>` on the other model"
+    )]
+    pub trait ManyRefsTo<P> {}
+    impl<P: Model> ManyRefsTo<P> for Vec<Ref<P>> {}
+
     pub use bson::oid::ObjectId;
     pub use inventory;
     pub use std::marker::PhantomData;

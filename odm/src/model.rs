@@ -80,6 +80,7 @@ pub struct ModelEntry {
     pub type_name: &'static str,
     pub collection: &'static str,
     pub indexes: fn() -> Vec<IndexSpec>,
+    pub references: fn() -> Vec<crate::relations::ReferenceInfo>,
 }
 
 inventory::collect!(ModelEntry);

@@ -51,7 +51,7 @@ pub struct Book {
     #[index]
     pub subjects: Vec<String>,
     pub language: String,
-    #[embed]
+    #[embed(max = 100)]
     pub reviews: Vec<Review>,
 }
 

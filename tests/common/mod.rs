@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod catalog;
 pub mod library;
 
 use futures_util::TryStreamExt;

@@ -4,6 +4,8 @@
 //! - `test`: installs what is missing (cmake, the dev server, mdBook), then runs the format
 //!   check, clippy, every test (unit, integration, compile-fail, doc), rustdoc, the book build
 //!   and the examples. This is what CI runs.
+//! - `bench [name]`: runs the benchmarks (release build) against the dev server, or the server
+//!   named by `MONGODB_URI`; each prints its medians, ratios and command counts.
 //! - `install`: only the installs.
 //!
 //! Installs go to a per-user cache directory keyed by version, so a fresh clone reuses them.
@@ -27,7 +29,8 @@ fn main() -> ExitCode {
         Some("examples") => install_server().and_then(|server| run_examples(&server)),
         Some("test") => run_all(),
         Some("install") => install_all().map(|_| ()),
-        _ => Err("usage: cargo xtask <examples|test|install>".to_owned()),
+        Some("bench") => install_server().and_then(|server| run_benches(&server, args.get(1))),
+        _ => Err("usage: cargo xtask <examples|test|bench [name]|install>".to_owned()),
     };
     match result {
         Ok(()) => {
@@ -198,6 +201,45 @@ fn run_examples(server: &Path) -> Result {
         run(
             "cargo",
             &["run", "--quiet", "-p", "odm-examples", "--example", &name],
+            &[(location::SERVER_ENV, &server)],
+        )?;
+    }
+    Ok(())
+}
+
+/// The benchmark binaries in bench/src/bin.
+fn bench_names() -> Result<Vec<String>> {
+    let dir = root().join("bench/src/bin");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.path()
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+fn run_benches(server: &Path, only: Option<&String>) -> Result {
+    let server = server.to_string_lossy();
+    for name in bench_names()? {
+        if only.is_some_and(|o| *o != name) {
+            continue;
+        }
+        run(
+            "cargo",
+            &[
+                "run",
+                "--quiet",
+                "--release",
+                "-p",
+                "odm-bench",
+                "--bin",
+                &name,
+            ],
             &[(location::SERVER_ENV, &server)],
         )?;
     }

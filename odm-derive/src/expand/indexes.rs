@@ -11,6 +11,14 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let mut specs = Vec::new();
     for f in cont.stored_fields() {
+        // References are queried by their field (delete rules, children, two-way checks):
+        // they get an index without being asked.
+        if let (Some(_), None, false) = (&f.reference, &f.index, f.is_id()) {
+            let stored = &f.stored;
+            specs.push(
+                quote!(::odm::__private::IndexSpec::on(#stored, ::odm::__private::IndexKey::Asc)),
+            );
+        }
         let Some(index) = &f.index else { continue };
         let stored = &f.stored;
         let key = if index.text.is_some() {

@@ -4,6 +4,7 @@
 mod dummy;
 mod indexes;
 mod paths;
+mod references;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -60,8 +61,16 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         .id_field()
         .expect("checked: a model has an `_id` field");
     let (id_ty, id_expr) = paths::id_type_and_getter(id);
+    let references = references::reference_infos(cont);
+    let inverse_checks = references::inverse_checks(cont);
+    let bounds = references::bound_checks(cont);
     quote! {
         #accessors
+        #inverse_checks
+
+        fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
+            #references
+        }
 
         // A free function, so that registering the model does not go through the `Model`
         // impl: a type whose serde derive is missing gets one error, at the impl.
@@ -87,6 +96,15 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 use ::odm::__private::{GenerateNothing as _, GenerateObjectId as _};
                 (&::odm::__private::IdGen::<#id_ty>::NEW).generate()
             }
+
+            fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
+                references()
+            }
+
+            fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
+                #bounds
+                ::odm::__private::Option::None
+            }
         }
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
@@ -96,6 +114,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 type_name: #type_name,
                 collection: #collection,
                 indexes,
+                references,
             }
         }
     }
@@ -207,16 +226,19 @@ mod tests {
             });
             assert_eq!(errors_in(&out), 1, "{ty}: {out}");
         }
-        for ty in [
-            quote::quote!(Review),
-            quote::quote!(Option<Review>),
-            quote::quote!(Vec<Review>),
+        for (attr, ty) in [
+            (quote::quote!(#[embed]), quote::quote!(Review)),
+            (quote::quote!(#[embed]), quote::quote!(Option<Review>)),
+            (
+                quote::quote!(#[embed(max = 10)]),
+                quote::quote!(Vec<Review>),
+            ),
         ] {
             let out = super::model(&parse_quote! {
                 struct Book {
                     #[serde(rename = "_id")]
                     id: i32,
-                    #[embed]
+                    #attr
                     field: #ty,
                 }
             });

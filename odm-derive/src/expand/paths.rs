@@ -10,6 +10,11 @@ use crate::model::{Container, Field, Shape};
 /// `(type Id, body of document_id)` for the `_id` field; an `Option<X>` id has type `X`.
 pub fn id_type_and_getter(id: &Field<'_>) -> (TokenStream, TokenStream) {
     let ident = id.ident;
+    // A reference as `_id` is reported by its own rule; the stub then gets the unit id, so
+    // that the bounds of `Model::Id` (which `Ref<T>` may miss) are not reported on top of it.
+    if id.reference.is_some() || id.ref_target().is_some() {
+        return (quote!(()), quote!(::odm::__private::Option::None));
+    }
     match id.shape {
         Shape::Option(inner) => (quote!(#inner), quote!(self.#ident.as_ref())),
         _ => {
@@ -31,6 +36,13 @@ fn accessor_parts(
     field_expr: TokenStream,
 ) -> (TokenStream, TokenStream) {
     let ty = f.ty;
+    let field_expr = match f.bound().and_then(|b| b.max) {
+        Some((max, _)) => quote!(#field_expr.bounded(#max)),
+        None => field_expr,
+    };
+    if let (Some(r), Some(target)) = (&f.reference, f.ref_target()) {
+        return reference_parts(f, r, target, root, field_expr);
+    }
     if f.is_id() {
         let (id_ty, _) = id_type_and_getter(f);
         return (
@@ -55,6 +67,34 @@ fn accessor_parts(
         quote_spanned!(span=> <#inner as ::odm::__private::Embed>::Paths<#root, #ty, #outer, #below>),
         quote_spanned!(span=> <#inner as ::odm::__private::Embed>::paths(#field_expr)),
     )
+}
+
+/// A reference field's accessor: a `RefPath` that populate, `children` and `reassign` take.
+fn reference_parts(
+    f: &Field<'_>,
+    r: &crate::model::attr::ReferenceAttr,
+    target: &syn::Type,
+    root: &TokenStream,
+    field_expr: TokenStream,
+) -> (TokenStream, TokenStream) {
+    let ty = f.ty;
+    let name = f.ident;
+    let ret = quote_spanned!(target.span()=> ::odm::__private::RefPath<#root, #ty, #target>);
+    let mut body = quote! {
+        fn slots(doc: &mut #root) -> ::odm::__private::RefSlots<'_, #target> {
+            ::odm::__private::RefContainer::<#target>::slots(&mut doc.#name)
+        }
+        ::odm::__private::RefPath::new(#field_expr, slots)
+    };
+    if let Some(inv) = &r.inverse {
+        // Through `Field` (a `RefPath` derefs to it), so that an inverse of the wrong kind is
+        // reported once, by the inverse check, and not again here.
+        let inv_ident = format_ident!("{}", inv.value(), span = inv.span());
+        body = quote_spanned! {inv.span()=>
+            #body.with_inverse(|| ::odm::__private::Inverse::of_field(&<#target>::#inv_ident()))
+        };
+    }
+    (ret, body)
 }
 
 fn doc_for(f: &Field<'_>) -> String {

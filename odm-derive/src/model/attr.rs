@@ -52,11 +52,52 @@ pub struct FieldIndex {
     pub expire_after_secs: Option<(u64, Span)>,
 }
 
-/// `#[embed]` on a field.
+/// `#[embed]` or `#[embed(max = N, allow_large = "reason")]` on a field.
 pub struct EmbedAttr {
     /// The whole attribute, where errors about it point.
     pub tokens: TokenStream,
+    pub bound: Bound,
+    /// An option was already reported as wrong (unknown key, bad value): the rules about what
+    /// the attribute lacks are not checked, since the user meant something else.
+    pub malformed: bool,
 }
+
+/// A declared array bound: `max = N`, and the stated reason for a large one.
+#[derive(Default)]
+pub struct Bound {
+    pub max: Option<(u32, Span)>,
+    pub allow_large: Option<LitStr>,
+}
+
+/// What deleting a referenced document does to the referencing ones.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum OnDelete {
+    Restrict,
+    Nullify,
+    Pull,
+    Cascade,
+}
+
+pub const ON_DELETE_VALUES: &str = "\"restrict\", \"nullify\", \"pull\", \"cascade\"";
+
+/// `#[reference(...)]` or `#[parent(...)]` on a field.
+pub struct ReferenceAttr {
+    /// The whole attribute, where errors about it point.
+    pub tokens: TokenStream,
+    /// `#[parent]` rather than `#[reference]`.
+    pub parent: bool,
+    pub many: Option<Span>,
+    pub bound: Bound,
+    pub inverse: Option<LitStr>,
+    pub on_delete: Option<(OnDelete, Span)>,
+    /// An option was already reported as wrong (unknown key, bad value): the rules about what
+    /// the attribute lacks, and about the field's type, are not checked.
+    pub malformed: bool,
+}
+
+const REFERENCE_KEYS: &str = "`many`, `max`, `allow_large`, `inverse`, `on_delete`";
+const PARENT_KEYS: &str = "`inverse`, `on_delete`";
+const EMBED_KEYS: &str = "`max`, `allow_large`";
 
 /// Everything a field's attributes say.
 #[derive(Default)]
@@ -66,6 +107,7 @@ pub struct FieldAttrs {
     pub serde_flatten: Option<Span>,
     pub embed: Option<EmbedAttr>,
     pub index: Option<FieldIndex>,
+    pub reference: Option<ReferenceAttr>,
 }
 
 /// Skips the value of a key we report as unknown, so parsing can go on after it.
@@ -305,15 +347,54 @@ impl FieldAttrs {
             if path.is_ident("serde") {
                 parse_serde_field(attr, &mut out);
             } else if path.is_ident("embed") {
+                let mut bound = Bound::default();
+                let mut malformed = false;
                 if !matches!(attr.meta, syn::Meta::Path(_)) {
-                    cx.error_spanned_by(attr, "`#[embed]` takes no arguments");
+                    let result = attr.parse_nested_meta(|meta| {
+                        match parse_bound_key(cx, &meta, &mut bound)? {
+                            BoundKey::Valid => {}
+                            BoundKey::Invalid => malformed = true,
+                            BoundKey::Other => {
+                                malformed = true;
+                                cx.error_spanned_by(
+                                    &meta.path,
+                                    format!(
+                                        "unknown embed option `{}`, expected one of {EMBED_KEYS}",
+                                        key_name(&meta)
+                                    ),
+                                );
+                                skip_value(&meta)?;
+                            }
+                        }
+                        Ok(())
+                    });
+                    if let Err(e) = result {
+                        malformed = true;
+                        cx.syn_error(e);
+                    }
                 }
                 if out.embed.is_some() {
                     cx.error_spanned_by(attr, "duplicate `#[embed]`");
                 }
                 out.embed = Some(EmbedAttr {
                     tokens: attr.to_token_stream(),
+                    bound,
+                    malformed,
                 });
+            } else if path.is_ident("reference") || path.is_ident("parent") {
+                if derive == Derive::Embed {
+                    cx.error_spanned_by(
+                        attr,
+                        "references inside embedded documents are not supported: declare the reference on the model",
+                    );
+                    continue;
+                }
+                let parsed = ReferenceAttr::parse(cx, attr, path.is_ident("parent"));
+                if out.reference.is_some() {
+                    cx.error_spanned_by(attr, "a field holds one reference declaration: `#[reference(...)]` or `#[parent(...)]`, once");
+                } else {
+                    out.reference = Some(parsed);
+                }
             } else if path.is_ident("index") {
                 if derive == Derive::Embed {
                     cx.error_spanned_by(
@@ -331,7 +412,7 @@ impl FieldAttrs {
             } else if path.is_ident("odm") {
                 cx.error_spanned_by(
                     attr,
-                    "`#[odm(...)]` goes on the struct; field attributes are `#[index(...)]` and `#[embed]`",
+                    "`#[odm(...)]` goes on the struct; field attributes are `#[index(...)]`, `#[embed]`, `#[reference(...)]` and `#[parent(...)]`",
                 );
             }
         }
@@ -429,6 +510,156 @@ impl FieldIndex {
             Ok(())
         });
         if let Err(e) = result {
+            cx.syn_error(e);
+        }
+        out
+    }
+}
+
+/// What [`parse_bound_key`] made of a key.
+enum BoundKey {
+    /// `max` or `allow_large`, with a good value.
+    Valid,
+    /// `max` or `allow_large` with a bad value, already reported.
+    Invalid,
+    /// Another key, left to the caller.
+    Other,
+}
+
+/// Parses `max = N` or `allow_large = "reason"`.
+fn parse_bound_key(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    bound: &mut Bound,
+) -> syn::Result<BoundKey> {
+    if meta.path.is_ident("max") {
+        let lit: Lit = meta.value()?.parse()?;
+        let max = match &lit {
+            Lit::Int(i) => match i.base10_parse::<u32>() {
+                Ok(v) if v > 0 => Some((v, i.span())),
+                _ => {
+                    cx.error_spanned_by(i, "`max` is a whole number of elements, at least 1");
+                    None
+                }
+            },
+            other => {
+                cx.error_spanned_by(other, "expected a whole number: `max = 100`");
+                None
+            }
+        };
+        if bound.max.is_some() {
+            cx.error_spanned_by(&meta.path, "duplicate `max`");
+        }
+        match max {
+            Some(max) => {
+                bound.max = Some(max);
+                Ok(BoundKey::Valid)
+            }
+            None => Ok(BoundKey::Invalid),
+        }
+    } else if meta.path.is_ident("allow_large") {
+        let lit = string_value(cx, meta, "allow_large", "why this array stays manageable")?;
+        if bound.allow_large.is_some() {
+            cx.error_spanned_by(&meta.path, "duplicate `allow_large`");
+        }
+        match lit {
+            Some(lit) if lit.value().trim().is_empty() => {
+                cx.error_spanned_by(&lit, "`allow_large` needs a reason: say why this array stays manageable, e.g. `allow_large = \"one entry per country\"`");
+                Ok(BoundKey::Invalid)
+            }
+            Some(lit) => {
+                bound.allow_large = Some(lit);
+                Ok(BoundKey::Valid)
+            }
+            None => Ok(BoundKey::Invalid),
+        }
+    } else {
+        Ok(BoundKey::Other)
+    }
+}
+
+impl ReferenceAttr {
+    fn parse(cx: &Ctxt, attr: &Attribute, parent: bool) -> Self {
+        let mut out = ReferenceAttr {
+            tokens: attr.to_token_stream(),
+            parent,
+            many: None,
+            bound: Bound::default(),
+            inverse: None,
+            on_delete: None,
+            malformed: false,
+        };
+        if matches!(attr.meta, syn::Meta::Path(_)) {
+            return out;
+        }
+        let (what, keys) = if parent {
+            ("parent", PARENT_KEYS)
+        } else {
+            ("reference", REFERENCE_KEYS)
+        };
+        let result = attr.parse_nested_meta(|meta| {
+            if parent && ["many", "max", "allow_large"].iter().any(|k| meta.path.is_ident(k)) {
+                out.malformed = true;
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!("`{}` is not a `#[parent]` option: a `#[parent]` holds one reference to the parent; an array of references is `#[reference(many, max = N)]`", key_name(&meta)),
+                );
+                skip_value(&meta)?;
+            } else if !parent && meta.path.is_ident("many") {
+                set_flag(cx, &mut out.many, &meta, "many")?;
+            } else if !parent && (meta.path.is_ident("max") || meta.path.is_ident("allow_large")) {
+                if let BoundKey::Invalid = parse_bound_key(cx, &meta, &mut out.bound)? {
+                    out.malformed = true;
+                }
+            } else if meta.path.is_ident("inverse") {
+                let lit = string_value(cx, &meta, "inverse", "owner")?;
+                if out.inverse.is_some() {
+                    cx.error_spanned_by(&meta.path, "duplicate `inverse`");
+                }
+                // Only a field name is kept: the generated code turns it into an accessor call.
+                out.inverse = lit.filter(|lit| {
+                    let name = lit.value();
+                    let is_ident = syn::parse_str::<syn::Ident>(&name).is_ok_and(|i| i == name);
+                    if !is_ident {
+                        cx.error_spanned_by(lit, format!("`inverse` names one field of the referenced model, e.g. `inverse = \"owner\"`; `{name}` is not a field name"));
+                    }
+                    is_ident
+                });
+            } else if meta.path.is_ident("on_delete") {
+                let lit = string_value(cx, &meta, "on_delete", "restrict")?;
+                if let Some(lit) = lit {
+                    let rule = match lit.value().as_str() {
+                        "restrict" => Some(OnDelete::Restrict),
+                        "nullify" => Some(OnDelete::Nullify),
+                        "pull" => Some(OnDelete::Pull),
+                        "cascade" => Some(OnDelete::Cascade),
+                        _ => None,
+                    };
+                    match rule {
+                        Some(rule) => {
+                            if out.on_delete.is_some() {
+                                cx.error_spanned_by(&meta.path, "duplicate `on_delete`");
+                            }
+                            out.on_delete = Some((rule, lit.span()));
+                        }
+                        None => cx.error_spanned_by(
+                            &lit,
+                            format!("unknown delete rule `{}`, expected one of {ON_DELETE_VALUES}", lit.value()),
+                        ),
+                    }
+                }
+            } else {
+                out.malformed = true;
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!("unknown {what} option `{}`, expected one of {keys}", key_name(&meta)),
+                );
+                skip_value(&meta)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            out.malformed = true;
             cx.syn_error(e);
         }
         out

@@ -3,6 +3,7 @@
 
 use syn::Type;
 
+use super::attr::{OnDelete, ReferenceAttr};
 use super::{shape_of, Container, Derive, Field, Shape};
 use crate::ctxt::Ctxt;
 
@@ -19,6 +20,178 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_embed_not_skipped(cx, cont);
     check_embed_not_on_id(cx, cont);
     check_embed_type(cx, cont);
+    check_reference_shape(cx, cont);
+    check_reference_alone(cx, cont);
+    check_id_not_a_reference(cx, cont);
+    check_bounded_arrays(cx, cont);
+    check_delete_rule_fits(cx, cont);
+    check_inverse_side(cx, cont);
+}
+
+/// Rule of thumb 3 in numbers: more than a couple of hundred embedded documents, or more than a
+/// few thousand ids, in one array is a design smell.
+pub const MAX_EMBEDDED: u32 = 200;
+pub const MAX_IDS: u32 = 5000;
+
+/// Whether a reference field's type fits its attribute: `Ref<T>` or `Option<Ref<T>>` for
+/// `#[reference]` and `#[parent]`, `Vec<Ref<T>>` for `#[reference(many)]`.
+fn reference_shape_fits(f: &Field<'_>, r: &ReferenceAttr) -> bool {
+    match (r.parent, r.many.is_some(), f.shape) {
+        (_, false, Shape::Plain) => super::ref_inner(f.ty).is_some(),
+        (_, false, Shape::Option(inner)) => super::ref_inner(inner).is_some(),
+        (false, true, Shape::Vec(inner)) => super::ref_inner(inner).is_some(),
+        _ => false,
+    }
+}
+
+/// `#[reference]` holds `Ref<T>` or `Option<Ref<T>>`; `#[reference(many)]` holds `Vec<Ref<T>>`;
+/// `#[parent]` holds `Ref<T>` or `Option<Ref<T>>`.
+fn check_reference_shape(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        let Some(r) = &f.reference else { continue };
+        if r.malformed || reference_shape_fits(f, r) {
+            continue;
+        }
+        let refs = f.ref_target().is_some();
+        let message = match (r.parent, r.many.is_some(), f.shape) {
+            (true, _, Shape::Vec(_)) => "`#[parent]` holds one reference to the parent (`Ref<Parent>` or `Option<Ref<Parent>>`); an array of references is `#[reference(many, max = N)]`".to_owned(),
+            (true, _, _) => "`#[parent]` holds one reference to the parent: `Ref<Parent>` or `Option<Ref<Parent>>`".to_owned(),
+            (false, true, Shape::Plain | Shape::Option(_)) if refs => "`#[reference(many)]` holds an array of references, `Vec<Ref<Target>>`; for one reference, remove `many`".to_owned(),
+            (false, true, _) => "`#[reference(many)]` holds an array of references: `Vec<Ref<Target>>`".to_owned(),
+            (false, false, Shape::Vec(_)) if refs => "an array of references is `#[reference(many, max = N)]`".to_owned(),
+            // A struct where its reference belongs: name the fix.
+            (false, false, Shape::Plain) if matches!(f.ty, Type::Path(_)) && plain_value_type(f.ty).is_none() => {
+                let ty = f.ty;
+                let ty = quote::quote!(#ty).to_string().replace(' ', "");
+                format!("`#[reference]` holds a reference, not the document itself: `Ref<{ty}>`, stored as the referenced document's `_id`")
+            }
+            (false, false, _) => "`#[reference]` holds a reference, stored as the referenced document's `_id`: `Ref<Target>` or `Option<Ref<Target>>` (`Vec<Ref<Target>>` with `many`)".to_owned(),
+        };
+        cx.error_spanned_by(f.ty, message);
+    }
+}
+
+/// A field is embedded or referenced, not both; a reference is stored.
+fn check_reference_alone(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        let Some(r) = &f.reference else { continue };
+        if f.embed.is_some() {
+            cx.error_spanned_by(
+                &r.tokens,
+                "a field is either embedded or referenced: remove `#[embed]` or the reference",
+            );
+        }
+        if f.skipped {
+            cx.error_spanned_by(
+                &r.tokens,
+                "this field is skipped by serde, so the reference is never stored",
+            );
+        }
+    }
+}
+
+/// `_id` is the document's own value, never a reference to another document.
+fn check_id_not_a_reference(cx: &Ctxt, cont: &Container<'_>) {
+    for f in cont.fields.iter().filter(|f| f.is_id()) {
+        const MESSAGE: &str = "`_id` cannot be a reference: it is the document's own id. To share another document's id (one-to-one), declare its id type here (`id: ObjectId`) and store the same value";
+        match &f.reference {
+            Some(r) => cx.error_spanned_by(&r.tokens, MESSAGE),
+            None if f.ref_target().is_some() => cx.error_spanned_by(f.ty, MESSAGE),
+            None => {}
+        }
+    }
+}
+
+/// Arrays must not grow without bound (rule of thumb 3): an embedded array and an array of
+/// references declare `max = N`, at most a couple of hundred embedded documents or a few
+/// thousand ids unless `allow_large` states why; `max` only bounds arrays.
+fn check_bounded_arrays(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        // A misdeclared field is reported by its own rule; its bound would only add noise.
+        let (tokens, bound, limit, kind, embedded) = match (&f.embed, &f.reference) {
+            (Some(e), _) if e.malformed || embed_type_problem(f).is_some() => continue,
+            (Some(e), _) => (
+                &e.tokens,
+                &e.bound,
+                MAX_EMBEDDED,
+                "embedded documents",
+                true,
+            ),
+            (None, Some(r)) if r.malformed || !reference_shape_fits(f, r) => continue,
+            (None, Some(r)) => (&r.tokens, &r.bound, MAX_IDS, "ids", false),
+            (None, None) => continue,
+        };
+        let is_array = matches!(f.shape, Shape::Vec(_));
+        match (is_array, bound.max) {
+            (false, Some((_, span))) => {
+                cx.error_at(
+                    span,
+                    "`max` bounds an array, and this field is not a `Vec`: remove `max`",
+                );
+            }
+            (true, None) => {
+                let message = if embedded {
+                    "arrays must not grow without bound (rule of thumb 3): declare the most elements this one holds, e.g. `#[embed(max = 100)]`; if it can grow large, reference the documents instead (`#[reference(many, max = N)]`, or `#[parent]` on the other side)"
+                } else {
+                    "arrays must not grow without bound (rule of thumb 3): declare the most ids this one holds, e.g. `#[reference(many, max = 100)]`; if it can grow past a few thousand, put `#[parent]` on the other model instead"
+                };
+                cx.error_spanned_by(tokens, message);
+            }
+            (true, Some((max, span))) if max > limit && bound.allow_large.is_none() => {
+                let alternative = if embedded {
+                    "that many belong in a collection of their own, referenced (`#[reference(many, max = N)]`, or `#[parent]` on the other side)"
+                } else {
+                    "an array that large belongs on the other side, as `#[parent]` on the referenced model"
+                };
+                cx.error_at(
+                    span,
+                    format!("`max = {max}` is above the limit of {limit} {kind}: {alternative}; or keep the bound and state why with `allow_large = \"...\"`"),
+                );
+            }
+            (_, _) => {}
+        }
+        if let (Some(lit), Some((max, _))) = (&bound.allow_large, bound.max) {
+            if max <= limit {
+                cx.error_spanned_by(lit, format!("`allow_large` is only for bounds above {limit} {kind}, and this one is {max}: remove it"));
+            }
+        }
+    }
+}
+
+/// `nullify` clears an optional reference; `pull` removes an id from an array.
+fn check_delete_rule_fits(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        let Some(r) = &f.reference else { continue };
+        let Some((rule, span)) = r.on_delete else {
+            continue;
+        };
+        // A field of the wrong type is reported by its own rule.
+        if !reference_shape_fits(f, r) {
+            continue;
+        }
+        match (rule, f.shape) {
+            (OnDelete::Nullify, Shape::Option(_)) | (OnDelete::Pull, Shape::Vec(_)) => {}
+            (OnDelete::Nullify, Shape::Vec(_)) => cx.error_at(span, "`nullify` sets a single reference to null; to remove the id from an array of references, use `on_delete = \"pull\"`"),
+            (OnDelete::Nullify, _) => cx.error_at(span, "`nullify` sets the reference to null, which needs an `Option<Ref<T>>` field (or use `cascade` or `restrict`)"),
+            (OnDelete::Pull, _) => cx.error_at(span, "`pull` removes an id from an array; this field holds one reference (use `nullify` on an `Option`, or `cascade` or `restrict`)"),
+            _ => {}
+        }
+    }
+}
+
+/// A two-way reference pairs an array on the "one" side (`#[reference(many, inverse)]`) with a
+/// single reference on the "many" side (`#[parent(inverse)]`); a single `#[reference]` has no
+/// inverse.
+fn check_inverse_side(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        let Some(r) = &f.reference else { continue };
+        if let (Some(lit), false, None, false) = (&r.inverse, r.parent, r.many, r.malformed) {
+            cx.error_spanned_by(
+                lit,
+                "a two-way reference is an array on one side and a `#[parent]` on the other: use `#[reference(many, inverse = ...)]` here, or `#[parent(inverse = ...)]` on a child",
+            );
+        }
+    }
 }
 
 /// A Model has exactly one `_id` field; an Embed type has none (it is not a document of its own).

@@ -53,6 +53,7 @@ pub struct Field<'a> {
     pub skipped: bool,
     pub embed: Option<attr::EmbedAttr>,
     pub index: Option<attr::FieldIndex>,
+    pub reference: Option<attr::ReferenceAttr>,
 }
 
 impl<'a> Field<'a> {
@@ -64,6 +65,19 @@ impl<'a> Field<'a> {
     /// and its type can be embedded as far as the syntax tells.
     pub fn has_embed_paths(&self) -> bool {
         self.embed.is_some() && !self.is_id() && check::embed_type_problem(self).is_none()
+    }
+
+    /// The referenced model: `T` in `Ref<T>`, `Option<Ref<T>>` and `Vec<Ref<T>>`.
+    pub fn ref_target(&self) -> Option<&'a Type> {
+        ref_inner(self.inner_ty())
+    }
+
+    /// The declared array bound (of `#[embed]` or `#[reference(many)]`).
+    pub fn bound(&self) -> Option<&attr::Bound> {
+        self.embed
+            .as_ref()
+            .map(|e| &e.bound)
+            .or_else(|| self.reference.as_ref().map(|r| &r.bound))
     }
 
     /// The embedded type (`Publisher` for `Publisher`, `Option<Publisher>` and `Vec<Publisher>`).
@@ -151,6 +165,7 @@ impl<'a> Container<'a> {
                     skipped: attrs.serde_skip,
                     embed: attrs.embed,
                     index: attrs.index,
+                    reference: attrs.reference,
                 }
             })
             .collect();
@@ -185,6 +200,38 @@ impl<'a> Container<'a> {
 }
 
 use syn::ext::IdentExt;
+
+/// `T` in `Ref<T>` (by the last path segment).
+pub fn ref_inner(ty: &Type) -> Option<&Type> {
+    match generic_arg(ty) {
+        Some(("Ref", inner)) => Some(inner),
+        _ => None,
+    }
+}
+
+/// The last path segment's name and its single type argument: `("Vec", T)` for `Vec<T>`.
+fn generic_arg(ty: &Type) -> Option<(&'static str, &Type)> {
+    let Type::Path(tp) = ty else { return None };
+    if tp.qself.is_some() {
+        return None;
+    }
+    let last = tp.path.segments.last()?;
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    if args.args.len() != 1 {
+        return None;
+    }
+    let Some(GenericArgument::Type(inner)) = args.args.first() else {
+        return None;
+    };
+    for name in ["Option", "Vec", "Ref"] {
+        if last.ident == name {
+            return Some((name, inner));
+        }
+    }
+    None
+}
 
 /// `Option<T>` and `Vec<T>` by their last path segment (also `std::option::Option<T>`).
 pub fn shape_of(ty: &Type) -> Shape<'_> {

@@ -46,9 +46,11 @@ impl<C: Model, P: Model> fmt::Debug for Children<'_, C, P> {
     }
 }
 
-/// Children grouped by parent, as [`Children`] returns them.
+/// Children grouped by parent, as [`Children`] returns them. A child that references several
+/// of the parents (an array of references) is listed under each of them.
 pub struct ChildrenOf<P: Model, C> {
-    by_parent: HashMap<IdKey, Vec<C>>,
+    docs: Vec<C>,
+    by_parent: HashMap<IdKey, Vec<usize>>,
     _parent: std::marker::PhantomData<fn() -> P>,
 }
 
@@ -66,23 +68,33 @@ fn key_of<P: Model>(parent: &P) -> Option<IdKey> {
 }
 
 impl<P: Model, C> ChildrenOf<P, C> {
-    /// The children of `parent` (empty when it has none).
-    pub fn of(&self, parent: &P) -> &[C] {
+    /// The children of `parent`, in the requested order (empty when it has none).
+    pub fn of(&self, parent: &P) -> Vec<&C> {
         key_of(parent)
             .and_then(|k| self.by_parent.get(&k))
-            .map_or(&[], Vec::as_slice)
-    }
-
-    /// Takes the children of `parent` out.
-    pub fn take(&mut self, parent: &P) -> Vec<C> {
-        key_of(parent)
-            .and_then(|k| self.by_parent.remove(&k))
+            .map(|ix| ix.iter().map(|i| &self.docs[*i]).collect())
             .unwrap_or_default()
     }
 
-    /// Number of children loaded, over all parents.
+    /// Number of (parent, child) pairs loaded, over all parents.
     pub fn total(&self) -> usize {
         self.by_parent.values().map(Vec::len).sum()
+    }
+
+    /// Every child loaded, each once.
+    pub fn into_children(self) -> Vec<C> {
+        self.docs
+    }
+
+    fn add(&mut self, keys: Vec<IdKey>, child: C) {
+        if keys.is_empty() {
+            return;
+        }
+        let i = self.docs.len();
+        self.docs.push(child);
+        for k in keys {
+            self.by_parent.entry(k).or_default().push(i);
+        }
     }
 }
 
@@ -159,6 +171,7 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             return Err(e);
         }
         let mut out = ChildrenOf {
+            docs: Vec::new(),
             by_parent: HashMap::new(),
             _parent: std::marker::PhantomData,
         };
@@ -195,7 +208,7 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
                 }
                 for mut child in children {
                     let keys = parent_keys(self.slots, &mut child, &wanted)?;
-                    push_child(&mut out.by_parent, keys, child);
+                    out.add(keys, child);
                 }
             }
             Some(n) => {
@@ -232,10 +245,9 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
                         what: "children group".to_owned(),
                         message: e.to_string(),
                     })?;
-                    let list = out.by_parent.entry(key).or_default();
                     for item in docs {
                         if let Ok(bson::RawBsonRef::Document(d)) = item {
-                            list.push(decode::<C>(C::COLLECTION, d)?);
+                            out.add(vec![key.clone()], decode::<C>(C::COLLECTION, d)?);
                         }
                     }
                 }
@@ -288,14 +300,6 @@ fn parent_keys<C: Model, P: Model>(
         RefSlots::Many(v) => v.iter().map(key).collect::<Result<_>>()?,
     };
     Ok(keys.into_iter().filter(|k| wanted.contains(k)).collect())
-}
-
-fn push_child<C>(by_parent: &mut HashMap<IdKey, Vec<C>>, keys: Vec<IdKey>, child: C) {
-    // A child of several requested parents (an array of references) is listed under the first;
-    // use a per-parent limit to have it under each.
-    if let Some(first) = keys.into_iter().next() {
-        by_parent.entry(first).or_default().push(child);
-    }
 }
 
 impl<'a, C: Model, P: Model> std::future::IntoFuture for Children<'a, C, P> {

@@ -124,11 +124,19 @@ fn batches(ids: Vec<Bson>, max_ids: Option<usize>) -> Vec<Vec<Bson>> {
 }
 
 fn encode_id<T: Model>(id: &T::Id) -> Result<Bson> {
-    bson::serialize_to_bson(id).map_err(|e| Error::Encode {
+    bson::serialize_to_bson(id).map_err(|e| encode_error::<T>(e))
+}
+
+fn key_of<T: Model>(id: &T::Id) -> Result<IdKey> {
+    IdKey::of_id(id).map_err(|e| encode_error::<T>(e))
+}
+
+fn encode_error<T: Model>(e: bson::error::Error) -> Error {
+    Error::Encode {
         collection: T::COLLECTION.to_owned(),
         what: "reference id".to_owned(),
         message: e.to_string(),
-    })
+    }
 }
 
 impl<Root: Model, T: Model> Populate<Root, T> {
@@ -176,12 +184,16 @@ impl<Root: Model, T: Model> Populate<Root, T> {
     fn dangling_error(&self, parent: &Root, missing: &T::Id) -> Error {
         Error::DanglingReference {
             collection: Root::COLLECTION.to_owned(),
-            id: parent
-                .document_id()
-                .map_or_else(|| "<no _id>".to_owned(), |id| format!("{id:?}")),
+            id: crate::error::show_id(
+                parent
+                    .document_id()
+                    .and_then(|id| bson::serialize_to_bson(id).ok())
+                    .as_ref(),
+            ),
             path: self.path.clone(),
             target: T::COLLECTION.to_owned(),
-            missing: format!("{missing:?}"),
+            missing: bson::serialize_to_bson(missing)
+                .map_or_else(|_| format!("{missing:?}"), |b| b.to_string()),
         }
     }
 }
@@ -204,9 +216,13 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
         let mut seen = HashSet::new();
         let mut ids = Vec::new();
         let mut add = |r: &crate::Ref<T>| -> Result<()> {
-            let id = encode_id::<T>(r.id())?;
-            if seen.insert(IdKey::of(&id)) {
-                ids.push(id);
+            let key = key_of::<T>(r.id())?;
+            if !seen.contains(&key) {
+                ids.push(match key.to_bson() {
+                    Some(b) => b,
+                    None => encode_id::<T>(r.id())?,
+                });
+                seen.insert(key);
             }
             Ok(())
         };
@@ -279,7 +295,7 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
             self.dangling
         };
         let find = |r: &crate::Ref<T>| -> Result<Option<(usize, Arc<T>)>> {
-            let key = IdKey::of(&encode_id::<T>(r.id())?);
+            let key = key_of::<T>(r.id())?;
             Ok(by_id
                 .docs
                 .get(&key)

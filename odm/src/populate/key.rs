@@ -1,6 +1,10 @@
 //! Hashable keys for ids of any BSON type, to deduplicate and match references.
 
+use std::any::Any;
+
+use bson::oid::ObjectId;
 use bson::Bson;
+use serde::Serialize;
 
 /// An id as a hash key. Integers of either width are one key, as they are one value to
 /// MongoDB's `$in`.
@@ -23,6 +27,33 @@ impl IdKey {
                 let doc = bson::doc! { "": other.clone() };
                 IdKey::Other(bson::serialize_to_vec(&doc).unwrap_or_default())
             }
+        }
+    }
+
+    /// The key of a typed id, without going through serde for the common id types (this runs
+    /// once per reference, so it is on populate's hot path).
+    pub(crate) fn of_id<I: Serialize + 'static>(id: &I) -> Result<IdKey, bson::error::Error> {
+        let any = id as &dyn Any;
+        if let Some(oid) = any.downcast_ref::<ObjectId>() {
+            return Ok(IdKey::ObjectId(oid.bytes()));
+        }
+        if let Some(i) = any.downcast_ref::<i32>() {
+            return Ok(IdKey::Int(i64::from(*i)));
+        }
+        if let Some(i) = any.downcast_ref::<i64>() {
+            return Ok(IdKey::Int(*i));
+        }
+        if let Some(s) = any.downcast_ref::<String>() {
+            return Ok(IdKey::String(s.clone()));
+        }
+        bson::serialize_to_bson(id).map(|b| IdKey::of(&b))
+    }
+
+    /// The id as BSON, from its key (exact for the common types; `None` for the others).
+    pub(crate) fn to_bson(&self) -> Option<Bson> {
+        match self {
+            IdKey::ObjectId(bytes) => Some(Bson::ObjectId(ObjectId::from_bytes(*bytes))),
+            IdKey::Int(_) | IdKey::String(_) | IdKey::Other(_) => None,
         }
     }
 }

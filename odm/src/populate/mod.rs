@@ -68,6 +68,17 @@ impl<T: Model> RefContainer<T> for Vec<Ref<T>> {
     }
 }
 
+/// Field types that hold one reference to `P` (`Ref<P>`, `Option<Ref<P>>`): the child side of a
+/// two-way reference, which `reassign` and `verify_inverse` take.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a single reference to `{P}`",
+    label = "pass the child's side of the two-way reference (its `#[parent]` field)",
+    note = "e.g. `odm.reassign(Task::owner(), task, person)`, not `Person::tasks()`"
+)]
+pub trait SingleRef<P: Model> {}
+impl<P: Model> SingleRef<P> for Ref<P> {}
+impl<P: Model> SingleRef<P> for Option<Ref<P>> {}
+
 /// The typed path of a reference field: `Product::parts()`.
 ///
 /// Dereferences to the [`Field`] (for filters and updates on the stored ids), and is what
@@ -77,7 +88,33 @@ pub struct RefPath<Root, W, T: Model> {
     field: Field<Root, W, Single>,
     pub(crate) slots: fn(&mut Root) -> RefSlots<'_, T>,
     pub(crate) many: bool,
-    pub(crate) inverse: Option<fn() -> String>,
+    pub(crate) inverse: Option<fn() -> Inverse>,
+}
+
+/// The other side of a two-way reference: its stored path and array bound.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct Inverse {
+    pub(crate) path: String,
+    pub(crate) max: Option<u32>,
+}
+
+impl Inverse {
+    /// Used by the generated accessors: the inverse field's path and bound.
+    #[doc(hidden)]
+    pub(crate) fn from_info(info: &crate::relations::ReferenceInfo) -> Self {
+        Inverse {
+            path: info.path.clone(),
+            max: info.max,
+        }
+    }
+
+    pub fn of_field<R, W, M>(field: &Field<R, W, M>) -> Self {
+        Inverse {
+            path: field.path().to_owned(),
+            max: field.max_len(),
+        }
+    }
 }
 
 impl<Root, W: RefContainer<T>, T: Model> RefPath<Root, W, T> {
@@ -95,7 +132,7 @@ impl<Root, W: RefContainer<T>, T: Model> RefPath<Root, W, T> {
     /// Used by the generated accessors of two-way references: the stored path of the field on
     /// `T` that points back (computed lazily, as the two accessors name each other).
     #[doc(hidden)]
-    pub fn with_inverse(mut self, inverse: fn() -> String) -> Self {
+    pub fn with_inverse(mut self, inverse: fn() -> Inverse) -> Self {
         self.inverse = Some(inverse);
         self
     }
@@ -129,6 +166,12 @@ impl<Root, W, T: Model> RefPath<Root, W, T> {
             batch_size: None,
             children: Vec::new(),
         }
+    }
+}
+
+impl<Root, W, T: Model> AsRef<RefPath<Root, W, T>> for RefPath<Root, W, T> {
+    fn as_ref(&self) -> &Self {
+        self
     }
 }
 
@@ -232,8 +275,8 @@ impl<Root: Model, T: Model> Populate<Root, T> {
 /// [`Populate`] with options.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a reference path of `{Root}`",
-    label = "only fields declared with `#[reference]` or `#[parent]` can be populated",
-    note = "populate takes the accessor of a reference field, e.g. `Product::parts()`"
+    label = "not a reference field of `{Root}`",
+    note = "populate takes a reference field of `{Root}`, e.g. `Product::parts()`; references of the referenced documents are populated one level down: `Product::parts().populate().then(Part::supplier())`"
 )]
 pub trait IntoPopulate<Root> {
     /// Type-erased populate step.

@@ -51,6 +51,9 @@ struct Plan {
     deletes: Vec<(String, Vec<Bson>)>,
     /// `(collection, filter, update)` for pull and nullify rules.
     updates: Vec<(String, Document, Document)>,
+    /// `(collection, filter)` for cascades into collections nothing references: deleted by
+    /// filter, without reading their ids (a host's squillions of log messages).
+    filter_deletes: Vec<(String, Document)>,
     seen: BTreeMap<String, std::collections::HashSet<IdKey>>,
 }
 
@@ -148,6 +151,9 @@ fn plan_level<'a>(
                         }));
                     }
                 }
+                OnDelete::Cascade if references_to(r.from).is_empty() => {
+                    plan.filter_deletes.push((r.from.to_owned(), filter));
+                }
                 OnDelete::Cascade => {
                     let children =
                         find_ids(odm, r.from, filter, false, session.as_deref_mut()).await?;
@@ -190,6 +196,15 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
         }
         .map_err(|e| Error::from_driver(&collection, e))?;
     }
+    for (collection, filter) in plan.filter_deletes {
+        let coll = odm.database().collection::<Document>(&collection);
+        let action = coll.delete_many(filter);
+        match session.as_deref_mut() {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(|e| Error::from_driver(&collection, e))?;
+    }
     let mut root_deleted = 0;
     // Children (reached later) are deleted before their parents; the first entry is the root.
     for (i, (collection, ids)) in plan.deletes.into_iter().enumerate().rev() {
@@ -211,10 +226,12 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
 /// delete rules of every registered reference into it. Returns the number of documents deleted
 /// from `collection` itself.
 ///
-/// Commands: one `find` for the ids (skipped when nothing references the collection, see
-/// below), then per referencing field one `aggregate` (restrict: a count) or one `find`
-/// (cascade, recursively), then one `update` per pull/nullify field and one `delete` per
-/// collection, plus the transaction's `commitTransaction` when the ODM opened one.
+/// Commands: one `find` for the ids (a model nothing references is deleted with one `delete`,
+/// without any of this), then per referencing field one `aggregate` (restrict: a count) or,
+/// for a cascade into a collection that is itself referenced, one `find` of the children's
+/// ids (recursively); then one `update` per pull/nullify field, one `delete` by filter per
+/// cascade into an unreferenced collection, and one `delete` per other collection; plus
+/// `hello` once per `Odm` and the transaction's `commitTransaction` when the ODM opened one.
 pub(crate) async fn delete_with_rules(
     odm: &Odm,
     collection: &str,

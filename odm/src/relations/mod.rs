@@ -62,6 +62,8 @@ pub struct ReferenceInfo {
     pub parent: bool,
     /// Stored path of the inverse field on the referenced model, for two-way references.
     pub inverse: Option<String>,
+    /// The declared bound of an array of references.
+    pub max: Option<u32>,
 }
 
 impl ReferenceInfo {
@@ -87,7 +89,15 @@ impl ReferenceInfo {
             on_delete,
             parent,
             inverse,
+            max: None,
         }
+    }
+
+    /// Used by the generated code: the array's declared bound.
+    #[doc(hidden)]
+    pub fn bounded(mut self, max: Option<u32>) -> Self {
+        self.max = max;
+        self
     }
 }
 
@@ -95,12 +105,7 @@ impl ReferenceInfo {
 pub fn references_to(collection: &str) -> Vec<ReferenceInfo> {
     registered_models()
         .into_iter()
-        .flat_map(references_of)
+        .flat_map(|m| (m.references)())
         .filter(|r| r.to == collection)
         .collect()
-}
-
-// Until the derive registers reference fields.
-fn references_of(_: &crate::model::ModelEntry) -> Vec<ReferenceInfo> {
-    Vec::new()
 }

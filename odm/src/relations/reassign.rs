@@ -8,7 +8,7 @@ use mongodb::ClientSession;
 
 use crate::model::Model;
 use crate::path::Value;
-use crate::populate::RefPath;
+use crate::populate::{Inverse, RefPath};
 use crate::{Error, Odm, Result};
 
 /// Whether a multi-document operation runs in a transaction.
@@ -51,7 +51,7 @@ pub struct Reassigned<P: Model> {
 pub struct Reassign<'a, C: Model, P: Model> {
     odm: &'a Odm,
     link_path: String,
-    inverse: Option<fn() -> String>,
+    inverse: Option<fn() -> Inverse>,
     child: Result<Bson>,
     to: Result<Bson>,
     mode: TransactionMode,
@@ -127,12 +127,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
     }
 
     async fn run(mut self) -> Result<Reassigned<P>> {
-        let inverse = self.inverse.map(|f| f()).ok_or_else(|| {
-            Error::Unsupported(format!(
-                "`{}` has no `inverse`: declare the two-way reference on both sides to reassign",
-                self.link_path
-            ))
-        })?;
+        let inverse = resolve_inverse::<C, P>(&self.link_path, self.inverse)?;
         let child = std::mem::replace(&mut self.child, Ok(Bson::Null))?;
         let to = std::mem::replace(&mut self.to, Ok(Bson::Null))?;
         if let Some(session) = self.session.take() {
@@ -193,9 +188,60 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             .transpose()
     }
 
+    /// Adds the child to the new parent's array, refusing when the array is full.
+    async fn add_to_new_parent(
+        &self,
+        inverse: &Inverse,
+        child: &Bson,
+        to: &Bson,
+        session: Option<&mut ClientSession>,
+    ) -> Result<()> {
+        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        let mut filter = doc! { "_id": to.clone() };
+        if let Some(max) = inverse.max {
+            filter.insert("$or", vec![
+                Bson::Document(doc! { format!("{}.{}", inverse.path, max.saturating_sub(1)): { "$exists": false } }),
+                Bson::Document(doc! { inverse.path.as_str(): child.clone() }),
+            ]);
+        }
+        let action = parents.update_one(
+            filter,
+            doc! { "$addToSet": { inverse.path.as_str(): child.clone() } },
+        );
+        let mut session = session;
+        let added = match session.as_deref_mut() {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+        if added.matched_count > 0 {
+            return Ok(());
+        }
+        let exists = parents.count_documents(doc! { "_id": to.clone() });
+        let exists = match session {
+            None => exists.await,
+            Some(s) => exists.session(s).await,
+        }
+        .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+        Err(if exists > 0 {
+            Error::BoundExceeded {
+                collection: P::COLLECTION.to_owned(),
+                path: inverse.path.clone(),
+                max: inverse.max.unwrap_or_default(),
+                documents: 1,
+                detail: "the new parent is full; nothing was reassigned".to_owned(),
+            }
+        } else {
+            Error::NotFound {
+                collection: P::COLLECTION.to_owned(),
+                what: "the new parent".to_owned(),
+            }
+        })
+    }
+
     async fn steps_in_transaction(
         &self,
-        inverse: &str,
+        inverse: &Inverse,
         child: &Bson,
         to: &Bson,
         session: &mut ClientSession,
@@ -228,27 +274,15 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             parents
                 .update_one(
                     doc! { "_id": prev.clone() },
-                    doc! { "$pull": { inverse: child.clone() } },
+                    doc! { "$pull": { inverse.path.as_str(): child.clone() } },
                 )
                 .session(&mut *session)
                 .await
                 .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
         }
         self.checkpoint(2)?;
-        let added = parents
-            .update_one(
-                doc! { "_id": to.clone() },
-                doc! { "$addToSet": { inverse: child.clone() } },
-            )
-            .session(&mut *session)
-            .await
-            .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
-        if added.matched_count == 0 {
-            return Err(Error::NotFound {
-                collection: P::COLLECTION.to_owned(),
-                what: "the new parent".to_owned(),
-            });
-        }
+        self.add_to_new_parent(inverse, child, to, Some(&mut *session))
+            .await?;
         Ok(Reassigned {
             previous: self.decode_previous(&previous)?,
             changed: true,
@@ -258,25 +292,13 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
 
     async fn steps_in_order(
         &self,
-        inverse: &str,
+        inverse: &Inverse,
         child: &Bson,
         to: &Bson,
     ) -> Result<Reassigned<P>> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
-        let added = parents
-            .update_one(
-                doc! { "_id": to.clone() },
-                doc! { "$addToSet": { inverse: child.clone() } },
-            )
-            .await
-            .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
-        if added.matched_count == 0 {
-            return Err(Error::NotFound {
-                collection: P::COLLECTION.to_owned(),
-                what: "the new parent".to_owned(),
-            });
-        }
+        self.add_to_new_parent(inverse, child, to, None).await?;
         self.checkpoint(1)?;
         let options = FindOneAndUpdateOptions::builder()
             .projection(doc! { self.link_path.as_str(): 1 })
@@ -297,7 +319,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
                 let _ = parents
                     .update_one(
                         doc! { "_id": to.clone() },
-                        doc! { "$pull": { inverse: child.clone() } },
+                        doc! { "$pull": { inverse.path.as_str(): child.clone() } },
                     )
                     .await;
                 return Err(e);
@@ -309,7 +331,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             parents
                 .update_one(
                     doc! { "_id": prev.clone() },
-                    doc! { "$pull": { inverse: child.clone() } },
+                    doc! { "$pull": { inverse.path.as_str(): child.clone() } },
                 )
                 .await
                 .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
@@ -320,6 +342,28 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             in_transaction: false,
         })
     }
+}
+
+/// The inverse of the child's reference `link_path`: declared on the child's field, or else
+/// found in the registry on the parent's field that names it.
+pub(crate) fn resolve_inverse<C: Model, P: Model>(
+    link_path: &str,
+    declared: Option<fn() -> Inverse>,
+) -> Result<Inverse> {
+    if let Some(f) = declared {
+        return Ok(f());
+    }
+    super::references_to(C::COLLECTION)
+        .into_iter()
+        .find(|r| r.from == P::COLLECTION && r.inverse.as_deref() == Some(link_path))
+        .map(|r| Inverse::from_info(&r))
+        .ok_or_else(|| {
+            Error::Unsupported(format!(
+                "`{link_path}` of `{}` is not one side of a two-way reference: declare `inverse` on it or on the array of `{}` that lists the children",
+                C::COLLECTION,
+                P::COLLECTION
+            ))
+        })
 }
 
 impl<'a, C: Model, P: Model> std::future::IntoFuture for Reassign<'a, C, P> {

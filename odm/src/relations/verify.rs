@@ -86,7 +86,7 @@ impl fmt::Display for InverseReport {
 pub struct VerifyInverse<'a, C: Model, P: Model> {
     odm: &'a Odm,
     link_path: String,
-    inverse: Option<fn() -> String>,
+    inverse: Option<fn() -> crate::populate::Inverse>,
     batch_size: usize,
     repair: bool,
     _types: std::marker::PhantomData<fn() -> (C, P)>,
@@ -126,9 +126,7 @@ impl<'a, C: Model, P: Model> VerifyInverse<'a, C, P> {
     }
 
     async fn run(self) -> Result<InverseReport> {
-        let inverse = self.inverse.map(|f| f()).ok_or_else(|| {
-            Error::Unsupported(format!("`{}` has no `inverse` to verify", self.link_path))
-        })?;
+        let inverse = super::reassign::resolve_inverse::<C, P>(&self.link_path, self.inverse)?.path;
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
         let mut cursor = parents
             .find(doc! {})

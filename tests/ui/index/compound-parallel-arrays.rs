@@ -11,7 +11,7 @@ struct Book {
     #[serde(rename = "_id")]
     id: i32,
     subjects: Vec<String>,
-    #[embed]
+    #[embed(max = 10)]
     reviews: Vec<Review>,
 }
 

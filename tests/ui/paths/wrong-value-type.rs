@@ -14,7 +14,7 @@ struct Book {
     title: String,
     pages: i32,
     subtitle: Option<String>,
-    #[embed]
+    #[embed(max = 10)]
     reviews: Vec<Review>,
 }
 

@@ -1,16 +1,16 @@
 use odm::prelude::*;
 
-#[derive(Embed, Serialize, Deserialize)]
-struct Review {
-    user: i32,
+#[derive(Serialize, Deserialize)]
+struct Author {
+    name: String,
 }
 
 #[derive(Model, Serialize, Deserialize)]
 struct Book {
     #[serde(rename = "_id")]
     id: i32,
-    #[embed(max = 3)]
-    reviews: Vec<Review>,
+    #[reference]
+    author: Ref<Author>,
 }
 
 fn main() {}

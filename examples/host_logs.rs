@@ -1,0 +1,191 @@
+//! Seed 001's one-to-squillions: hosts and their log messages.
+//!
+//! A host may log more messages than any document could hold, even as bare ids, so the host
+//! holds nothing and each message references its host (parent-referencing). odm indexes the
+//! reference without being asked, reads the last messages of a host with one find, reads the
+//! last messages of many hosts with a per-parent limit in one aggregate, and deletes a host's
+//! messages with the host. Every step prints what it did and the commands it sent; ObjectIds
+//! of hosts are shown by name (`ObjectId(goofy)`).
+//!
+//! Run it with `cargo run -p odm-examples --example host_logs`: it uses `MONGODB_URI` when set,
+//! else starts the local development server (`cargo xtask examples` installs it).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{say, say_lines};
+use odm::bson::DateTime;
+use odm::prelude::*;
+
+// ANCHOR: host
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(collection = "hosts")]
+struct Host {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    name: String,
+    #[index(unique)]
+    ipaddr: String,
+}
+// ANCHOR_END: host
+
+// ANCHOR: logmsg
+/// The "squillions" side: each message references its host; the host lists nothing.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(collection = "logmsg", index(keys = "host, -time"))]
+struct LogMsg {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    time: DateTime,
+    message: String,
+    /// Indexed without being asked (`host_1`). Deleting the host deletes its messages.
+    #[parent(on_delete = "cascade")]
+    host: Ref<Host>,
+}
+// ANCHOR_END: logmsg
+
+#[tokio::main]
+async fn main() {
+    if let Err(e) = run().await {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> odm::Result<()> {
+    let (odm, steps) = common::connect("host_logs").await?;
+
+    steps.start("Create the indexes: `host_1` comes with the #[parent] reference");
+    // ANCHOR: sync
+    let report = odm.sync_indexes().await?;
+    // ANCHOR_END: sync
+    say_lines(&report);
+    steps.sent();
+
+    steps.start("Insert three hosts and their messages: one busy, one silent, one quiet");
+    let hosts = [
+        host("goofy.example.com", "127.66.66.66"),
+        host("pluto.example.com", "127.66.66.67"),
+        host("mickey.example.com", "127.66.66.68"),
+    ];
+    let [goofy, pluto, mickey] = &hosts;
+    steps.name(goofy.id, "goofy");
+    steps.name(pluto.id, "pluto");
+    steps.name(mickey.id, "mickey");
+    let now = DateTime::now().timestamp_millis();
+    let mut messages = Vec::new();
+    // goofy: a message a second for the last 40 seconds.
+    for i in 0..40 {
+        let text = if i % 10 == 0 {
+            "cpu is on fire!"
+        } else {
+            "load average above 8"
+        };
+        messages.push(message(goofy, now - i * 1000, text));
+    }
+    // pluto: nothing. mickey: four messages from last week.
+    let week = 7 * 24 * 3600 * 1000;
+    for (i, text) in [
+        "disk 91% full",
+        "disk 95% full",
+        "disk 99% full",
+        "disk full",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let i = i64::try_from(i).expect("small");
+        messages.push(message(mickey, now - week + i * 60_000, text));
+    }
+    odm.insert_many(&hosts).await?;
+    odm.insert_many(&messages).await?;
+    say("goofy: 40 messages in the last 40 seconds; pluto: none; mickey: 4, a week old");
+    steps.sent();
+
+    steps.start("The last 5 messages of one host: find, sort, limit");
+    // ANCHOR: last_n
+    let last = odm
+        .find(LogMsg::host().refers_to(goofy.id))
+        .sort(LogMsg::time().desc())
+        .limit(5)
+        .await?;
+    // ANCHOR_END: last_n
+    for m in &last {
+        say(format_args!("{}  {}", clock(m.time), m.message));
+    }
+    steps.sent();
+
+    steps.start("The last 3 messages of every host: a per-parent limit, one aggregate");
+    // ANCHOR: children
+    let latest = odm
+        .children(LogMsg::host(), &hosts)
+        .sort(LogMsg::time().desc())
+        .limit_per_parent(3)
+        .await?;
+    for host in &hosts {
+        println!("    {}: {} messages", host.name, latest.of(host).len());
+    }
+    // ANCHOR_END: children
+    for host in &hosts {
+        for m in latest.of(host) {
+            say(format_args!(
+                "  {:<20} {}  {}",
+                host.name,
+                clock(m.time),
+                m.message
+            ));
+        }
+    }
+    steps.sent();
+
+    steps.start("The same with one global limit of 9: the busy host takes everything");
+    // ANCHOR: global_limit
+    // What a populate with a plain `limit` does: 9 messages in all, not 3 per host.
+    let ids = hosts.iter().map(|h| h.id);
+    let wrong = odm
+        .find(LogMsg::host().refers_to_any(ids))
+        .sort(LogMsg::time().desc())
+        .limit(9)
+        .await?;
+    // ANCHOR_END: global_limit
+    for host in &hosts {
+        let n = wrong.iter().filter(|m| m.host.id() == &host.id).count();
+        say(format_args!("{}: {n} messages", host.name));
+    }
+    steps.sent();
+
+    steps.start("Delete goofy: `cascade` deletes its 40 messages too");
+    // ANCHOR: cascade
+    let deleted = odm.delete_one(Host::name().eq("goofy.example.com")).await?;
+    let left = odm.count(Filter::<LogMsg>::all()).await?;
+    // ANCHOR_END: cascade
+    say(format_args!(
+        "hosts deleted: {deleted}; messages left: {left} (mickey's)"
+    ));
+    steps.sent();
+
+    common::drop_database(&odm).await
+}
+
+fn host(name: &str, ipaddr: &str) -> Host {
+    Host {
+        id: ObjectId::new(),
+        name: name.into(),
+        ipaddr: ipaddr.into(),
+    }
+}
+
+fn message(host: &Host, millis: i64, text: &str) -> LogMsg {
+    LogMsg {
+        id: ObjectId::new(),
+        time: DateTime::from_millis(millis),
+        message: text.into(),
+        host: Ref::new(host.id),
+    }
+}
+
+/// `2014-03-28 09:42:41`.
+fn clock(time: DateTime) -> String {
+    let full = time.try_to_rfc3339_string().unwrap_or_default();
+    full.get(..19).unwrap_or(&full).replace('T', " ")
+}

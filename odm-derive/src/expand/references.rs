@@ -1,0 +1,116 @@
+//! What the runtime is told about reference fields: the registry entries (delete rules, two-way
+//! references), the compile-time check that an `inverse` points back, and the array bounds.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::{LitStr, Type};
+
+use crate::model::attr::OnDelete;
+use crate::model::{Container, Shape};
+
+/// `vec![ReferenceInfo::new(...), ...]` for every reference field.
+pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let type_name = ident.to_string();
+    let collection = cont.collection_name();
+    let infos = cont.stored_fields().filter_map(|f| {
+        let r = f.reference.as_ref()?;
+        let target = f.ref_target()?;
+        let stored = &f.stored;
+        let max = match f.bound().and_then(|b| b.max) {
+            Some((max, _)) => quote!(::odm::__private::Option::Some(#max)),
+            None => quote!(::odm::__private::Option::None),
+        };
+        let kind = match f.shape {
+            Shape::Plain => quote!(::odm::__private::RefKind::One),
+            Shape::Option(_) => quote!(::odm::__private::RefKind::Optional),
+            Shape::Vec(_) => quote!(::odm::__private::RefKind::Many),
+        };
+        let rule = match r.on_delete.map(|(rule, _)| rule) {
+            None | Some(OnDelete::Restrict) => quote!(::odm::__private::OnDelete::Restrict),
+            Some(OnDelete::Nullify) => quote!(::odm::__private::OnDelete::Nullify),
+            Some(OnDelete::Pull) => quote!(::odm::__private::OnDelete::Pull),
+            Some(OnDelete::Cascade) => quote!(::odm::__private::OnDelete::Cascade),
+        };
+        let parent = r.parent;
+        let inverse = match &r.inverse {
+            Some(inv) => {
+                let path = inverse_path(target, inv);
+                quote_spanned!(inv.span()=> ::odm::__private::Option::Some(#path))
+            }
+            None => quote!(::odm::__private::Option::None),
+        };
+        Some(quote! {
+            ::odm::__private::ReferenceInfo::new(
+                #type_name,
+                #collection,
+                #stored,
+                <#target as ::odm::__private::Model>::COLLECTION,
+                #kind,
+                #rule,
+                #parent,
+                #inverse,
+            )
+            .bounded(#max)
+        })
+    });
+    quote!(::std::vec![#(#infos),*])
+}
+
+/// The stored path of the field an `inverse` names, as a `String`. Read through `Field::path`,
+/// which takes any accessor (a `RefPath` by deref), so that an inverse of the wrong kind is
+/// reported once, by [`inverse_checks`], and not again here.
+pub fn inverse_path(target: &Type, inv: &LitStr) -> TokenStream {
+    let inv_ident = format_ident!("{}", inv.value(), span = inv.span());
+    quote_spanned! {inv.span()=>
+        ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&<#target>::#inv_ident()))
+    }
+}
+
+/// For each `inverse`, code that only compiles when the named field of the referenced model is
+/// a reference back to this model with the other cardinality; errors point at the `inverse`
+/// string. The field's own target is left free, so that a reference to a third model is
+/// reported by the cardinality trait (which names the expected type) rather than as a
+/// mismatch of two `RefPath` types.
+pub fn inverse_checks(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let checks = cont.stored_fields().filter_map(|f| {
+        let r = f.reference.as_ref()?;
+        let inv = r.inverse.as_ref()?;
+        let target = f.ref_target()?;
+        let inv_ident = format_ident!("{}", inv.value(), span = inv.span());
+        let back = if r.parent {
+            quote_spanned!(inv.span()=> ManyRefsTo)
+        } else {
+            quote_spanned!(inv.span()=> SingleRefTo)
+        };
+        Some(quote_spanned! {inv.span()=>
+            const _: fn() = || {
+                fn inverse<C, W: ::odm::__private::#back<#ident>, T: ::odm::__private::Model>(
+                    _: &::odm::__private::RefPath<C, W, T>,
+                ) {
+                }
+                inverse(&<#target>::#inv_ident());
+            };
+        })
+    });
+    quote!(#(#checks)*)
+}
+
+/// `if self.field.len() > max { return Some(...) }` for every bounded array.
+pub fn bound_checks(cont: &Container<'_>) -> TokenStream {
+    let checks = cont.stored_fields().filter_map(|f| {
+        let (max, _) = f.bound()?.max?;
+        if !matches!(f.shape, Shape::Vec(_)) {
+            return None;
+        }
+        let name = f.ident;
+        let stored = &f.stored;
+        Some(quote! {
+            if self.#name.len() > #max as usize {
+                return ::odm::__private::Option::Some((#stored, self.#name.len(), #max));
+            }
+        })
+    });
+    quote!(#(#checks)*)
+}

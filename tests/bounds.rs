@@ -1,0 +1,228 @@
+//! Rule of thumb 3 at run time: pushes through the ODM onto a bounded array fail atomically
+//! when it is full, and documents over their bound are never written.
+
+mod common;
+
+use common::{sent, stored, stored_one};
+use odm::bson::{doc, Bson, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Address {
+    street: String,
+    city: String,
+}
+
+/// Seed 001's one-to-few: a person with a handful of addresses.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "person")]
+struct Person {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+    #[embed(max = 3)]
+    addresses: Vec<Address>,
+}
+
+fn address(n: usize) -> Address {
+    Address {
+        street: format!("{n} Sesame St"),
+        city: "Anytown".into(),
+    }
+}
+
+fn kate(addresses: usize) -> Person {
+    Person {
+        id: 1,
+        name: "Kate Monster".into(),
+        addresses: (0..addresses).map(address).collect(),
+    }
+}
+
+async fn stored_addresses(db: &TestDb) -> usize {
+    stored_one(db, "person", 1)
+        .await
+        .unwrap()
+        .get_array("addresses")
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn a_push_onto_a_full_array_fails_and_writes_nothing() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    assert_eq!(Person::addresses().max_len(), Some(3));
+    db.odm().insert_one(&kate(2)).await?;
+    db.odm()
+        .update_by_id::<Person>(1, Person::addresses().push(address(2)))
+        .await?;
+    assert_eq!(stored_addresses(&db).await, 3);
+    db.commands().clear();
+
+    let err = db
+        .odm()
+        .update_by_id::<Person>(1, Person::addresses().push(address(3)))
+        .await
+        .unwrap_err();
+    match &err {
+        odm::Error::BoundExceeded {
+            collection,
+            path,
+            max,
+            documents,
+            ..
+        } => {
+            assert_eq!(
+                (collection.as_str(), path.as_str(), *max, *documents),
+                ("person", "addresses", 3, 1)
+            );
+        }
+        other => panic!("expected BoundExceeded, got {other}"),
+    }
+    assert_eq!(stored_addresses(&db).await, 3);
+    // The guard is in the update's own filter; the count only runs to explain a miss.
+    let commands = db.commands().take();
+    assert_eq!(
+        commands.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["update", "aggregate"]
+    );
+    let q = commands[0]
+        .command
+        .as_ref()
+        .unwrap()
+        .get_array("updates")
+        .unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_document("q")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        q,
+        doc! {"$and": [{"_id": {"$eq": 1}}, {"addresses.2": {"$exists": false}}]}
+    );
+
+    // Missing is not full: no such document is not a bound error.
+    let missing = db
+        .odm()
+        .update_by_id::<Person>(7, Person::addresses().push(address(0)))
+        .await?;
+    assert_eq!(missing.matched_count, 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn add_to_set_of_an_element_already_there_is_not_an_overflow() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&kate(3)).await?;
+    let res = db
+        .odm()
+        .update_by_id::<Person>(1, Person::addresses().add_to_set(address(1)))
+        .await?;
+    assert_eq!((res.matched_count, res.modified_count), (1, 0));
+    let err = db
+        .odm()
+        .update_by_id::<Person>(1, Person::addresses().add_to_set(address(9)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, odm::Error::BoundExceeded { .. }), "{err}");
+    assert_eq!(stored_addresses(&db).await, 3);
+    Ok(())
+}
+
+#[tokio::test]
+async fn concurrent_pushes_never_pass_the_bound() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&kate(0)).await?;
+    let odm = db.odm();
+    let pushes = (0..12).map(|n| async move {
+        odm.update_by_id::<Person>(1, Person::addresses().push(address(n)))
+            .await
+    });
+    let results = futures_util::future::join_all(pushes).await;
+    let ok = results.iter().filter(|r| r.is_ok()).count();
+    let full = results
+        .iter()
+        .filter(|r| matches!(r, Err(odm::Error::BoundExceeded { .. })))
+        .count();
+    assert_eq!((ok, full), (3, 9));
+    assert_eq!(stored_addresses(&db).await, 3);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_document_over_its_bound_is_never_inserted() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let err = db.odm().insert_one(&kate(4)).await.unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::BoundExceeded { path, max: 3, .. } if path == "addresses"),
+        "{err}"
+    );
+    let err = db
+        .odm()
+        .insert_many(&[kate(1), Person { id: 2, ..kate(5) }])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, odm::Error::BoundExceeded { .. }), "{err}");
+    let err = db
+        .odm()
+        .replace_one(&kate(9))
+        .upsert(true)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, odm::Error::BoundExceeded { .. }), "{err}");
+    assert!(sent(&db).is_empty(), "refused before sending");
+    assert!(stored(&db, "person").await.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn update_many_refuses_when_any_document_is_full() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm()
+        .insert_many(&[kate(1), Person { id: 2, ..kate(3) }])
+        .await?;
+    let err = db
+        .odm()
+        .update_many::<Person>(Filter::all(), Person::addresses().push(address(7)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::BoundExceeded { documents: 1, .. }),
+        "{err}"
+    );
+    let lens: Vec<usize> = stored(&db, "person")
+        .await
+        .iter()
+        .map(|d| d.get_array("addresses").unwrap().len())
+        .collect();
+    assert_eq!(lens, [1, 3], "nothing was written");
+    let ok = db
+        .odm()
+        .update_many(Person::id().eq(1), Person::addresses().push(address(7)))
+        .await?;
+    assert_eq!(ok.modified_count, 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn find_one_and_update_is_guarded_too() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&kate(3)).await?;
+    let err = db
+        .odm()
+        .find_one_and_update(Person::id().eq(1), Person::addresses().push(address(5)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, odm::Error::BoundExceeded { .. }), "{err}");
+    let raw: Document = stored_one(&db, "person", 1).await.unwrap();
+    assert_eq!(raw.get_array("addresses").unwrap().len(), 3);
+    assert!(!raw
+        .get_array("addresses")
+        .unwrap()
+        .contains(&Bson::Document(
+            doc! {"street": "5 Sesame St", "city": "Anytown"}
+        )));
+    Ok(())
+}

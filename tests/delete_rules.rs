@@ -1,0 +1,269 @@
+//! Deleting through the ODM applies every referencing field's `on_delete` rule, in every
+//! referencing collection, including those of models the deleting code never names.
+
+mod common;
+
+use common::catalog::*;
+use common::{sent, stored};
+use odm::bson::{doc, Bson, DateTime, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+
+fn part(n: i64, supplier: Option<ObjectId>) -> Part {
+    Part {
+        id: ObjectId::new(),
+        partno: format!("p-{n}"),
+        name: format!("part {n}"),
+        qty: n,
+        cost: 1.0,
+        price: 2.0,
+        supplier: supplier.map(Ref::new),
+    }
+}
+
+fn product(n: i64, parts: &[&Part]) -> Product {
+    Product {
+        id: ObjectId::new(),
+        name: format!("product {n}"),
+        manufacturer: "Acme Corp".into(),
+        catalog_number: n,
+        parts: parts.iter().map(|p| Ref::new(p.id)).collect(),
+    }
+}
+
+#[tokio::test]
+async fn pull_removes_the_id_from_every_array_that_holds_it() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (a, b) = (part(1, None), part(2, None));
+    db.odm().insert_many(&[a.clone(), b.clone()]).await?;
+    db.odm()
+        .insert_many(&[product(1, &[&a, &b]), product(2, &[&a]), product(3, &[&b])])
+        .await?;
+    db.commands().clear();
+
+    assert_eq!(db.odm().delete_one(Part::partno().eq("p-1")).await?, 1);
+    let names = sent(&db);
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("hello"),
+        "transaction support is asked once"
+    );
+    assert!(names.contains(&"commitTransaction".to_owned()), "{names:?}");
+    for raw in stored(&db, "products").await {
+        let ids = raw.get_array("parts").unwrap();
+        assert!(!ids.contains(&Bson::ObjectId(a.id)), "{raw}");
+    }
+    let counts: Vec<usize> = stored(&db, "products")
+        .await
+        .iter()
+        .map(|d| d.get_array("parts").unwrap().len())
+        .collect();
+    let mut counts_sorted = counts.clone();
+    counts_sorted.sort_unstable();
+    assert_eq!(counts_sorted, [0, 1, 1]);
+    assert_eq!(stored(&db, "parts").await.len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn nullify_clears_optional_references() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let acme = Supplier {
+        id: ObjectId::new(),
+        name: "Acme Corp".into(),
+        country: "US".into(),
+    };
+    db.odm().insert_one(&acme).await?;
+    db.odm()
+        .insert_many(&[
+            part(1, Some(acme.id)),
+            part(2, Some(acme.id)),
+            part(3, None),
+        ])
+        .await?;
+    db.odm().delete_one(Supplier::id().eq(acme.id)).await?;
+    for raw in stored(&db, "parts").await {
+        assert_eq!(raw.get("supplier"), Some(&Bson::Null), "{raw}");
+    }
+    assert!(stored(&db, "suppliers").await.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn cascade_deletes_the_children_of_the_deleted_parent() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let hosts = [
+        Host {
+            id: ObjectId::new(),
+            name: "goofy.example.com".into(),
+            ipaddr: "127.66.66.66".into(),
+        },
+        Host {
+            id: ObjectId::new(),
+            name: "other".into(),
+            ipaddr: "127.0.0.2".into(),
+        },
+    ];
+    db.odm().insert_many(&hosts).await?;
+    let msgs: Vec<LogMsg> = (0..6)
+        .map(|i| LogMsg {
+            id: ObjectId::new(),
+            time: DateTime::from_millis(i),
+            message: "cpu is on fire!".into(),
+            host: Ref::new(hosts[(i % 2) as usize].id),
+        })
+        .collect();
+    db.odm().insert_many(&msgs).await?;
+
+    db.commands().clear();
+    assert_eq!(
+        db.odm()
+            .delete_one(Host::ipaddr().eq("127.66.66.66"))
+            .await?,
+        1
+    );
+    // Nothing references log messages, so they are deleted by their `host`, without reading
+    // their ids: one `find` for the host's id, two deletes, and the transaction's commit.
+    let commands = db.commands().take();
+    let names: Vec<&str> = commands
+        .iter()
+        .map(|c| c.name.as_str())
+        .filter(|n| *n != "hello")
+        .collect();
+    assert_eq!(names, ["find", "delete", "delete", "commitTransaction"]);
+    let by_host = commands
+        .iter()
+        .filter_map(|c| c.command.as_ref())
+        .find(|c| c.get_str("delete").ok() == Some("logmsg"))
+        .unwrap();
+    let q = by_host.get_array("deletes").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_document("q")
+        .unwrap();
+    assert_eq!(q, &doc! {"host": {"$in": [hosts[0].id]}});
+    let left = stored(&db, "logmsg").await;
+    assert_eq!(left.len(), 3);
+    assert!(left
+        .iter()
+        .all(|m| m.get_object_id("host").unwrap() == hosts[1].id));
+    assert_eq!(stored(&db, "hosts").await.len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn restrict_refuses_and_deletes_nothing() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let kate = Person {
+        id: ObjectId::new(),
+        name: "Kate Monster".into(),
+        tasks: vec![],
+    };
+    let task = Task {
+        id: ObjectId::new(),
+        description: "Write lesson plan".into(),
+        due_date: DateTime::now(),
+        owner: Ref::new(kate.id),
+    };
+    db.odm()
+        .insert_one(&Person {
+            tasks: vec![Ref::new(task.id)],
+            ..kate.clone()
+        })
+        .await?;
+    db.odm().insert_one(&task).await?;
+
+    let err = db
+        .odm()
+        .delete_one(Person::id().eq(kate.id))
+        .await
+        .unwrap_err();
+    match &err {
+        odm::Error::DeleteRestricted(r) => {
+            assert_eq!(
+                (
+                    r.collection.as_str(),
+                    r.referenced_by.as_str(),
+                    r.path.as_str(),
+                    r.count
+                ),
+                ("people", "tasks", "owner", 1)
+            );
+        }
+        other => panic!("expected a restricted delete, got {other}"),
+    }
+    assert!(
+        err.to_string()
+            .contains("1 document(s) in `tasks` reference them through `owner`"),
+        "{err}"
+    );
+    assert_eq!(stored(&db, "people").await.len(), 1);
+    assert_eq!(stored(&db, "tasks").await.len(), 1);
+
+    // Deleting the task pulls it from its owner's list (Person.tasks is `on_delete = "pull"`),
+    // after which the person can go.
+    db.odm().delete_one(Task::id().eq(task.id)).await?;
+    assert!(stored(&db, "people").await[0]
+        .get_array("tasks")
+        .unwrap()
+        .is_empty());
+    assert_eq!(db.odm().delete_one(Person::id().eq(kate.id)).await?, 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn delete_many_applies_the_rules_to_every_deleted_document() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let parts: Vec<Part> = (1..=4).map(|n| part(n, None)).collect();
+    db.odm().insert_many(&parts).await?;
+    db.odm()
+        .insert_one(&product(1, &parts.iter().collect::<Vec<_>>()))
+        .await?;
+    assert_eq!(db.odm().delete_many(Part::qty().lte(3)).await?, 3);
+    let raw = &stored(&db, "products").await[0];
+    assert_eq!(
+        raw.get_array("parts").unwrap(),
+        &vec![Bson::ObjectId(parts[3].id)]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_delete_inside_the_callers_transaction_rolls_back_with_it() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let a = part(1, None);
+    db.odm().insert_one(&a).await?;
+    db.odm().insert_one(&product(1, &[&a])).await?;
+    let mut session = db.odm().start_session().await?;
+    session.start_transaction().await?;
+    db.odm()
+        .delete_one(Part::id().eq(a.id))
+        .session(&mut session)
+        .await?;
+    session.abort_transaction().await?;
+    assert_eq!(stored(&db, "parts").await.len(), 1);
+    assert_eq!(
+        stored(&db, "products").await[0]
+            .get_array("parts")
+            .unwrap()
+            .len(),
+        1
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_model_nothing_references_is_deleted_with_one_command() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&product(1, &[])).await?;
+    db.commands().clear();
+    db.odm().delete_many::<Product>(Filter::all()).await?;
+    assert_eq!(sent(&db), ["delete"]);
+    assert!(db
+        .raw()
+        .collection::<Document>("products")
+        .find_one(doc! {})
+        .await?
+        .is_none());
+    Ok(())
+}

@@ -1,0 +1,18 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+struct Author {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[embed]
+    #[reference]
+    author: Ref<Author>,
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+struct Person {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(many, max = 100, inverse = "owner")]
+    tasks: Vec<Ref<Task>>,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+struct Task {
+    #[serde(rename = "_id")]
+    id: i32,
+    owner: i32,
+}
+
+fn main() {}

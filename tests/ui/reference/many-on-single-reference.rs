@@ -1,0 +1,17 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+struct Author {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(many, max = 10)]
+    author: Ref<Author>,
+}
+
+fn main() {}

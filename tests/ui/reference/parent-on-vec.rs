@@ -1,0 +1,17 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+struct Host {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+struct LogMsg {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[parent]
+    hosts: Vec<Ref<Host>>,
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+struct Host {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+struct LogMsg {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference]
+    #[parent]
+    host: Ref<Host>,
+}
+
+fn main() {}
