@@ -55,7 +55,7 @@ async fn main() {
 async fn run() -> odm::Result<()> {
     let (odm, steps) = common::connect("host_logs").await?;
 
-    steps.start("Create the indexes: `host_1` comes with the #[parent] reference");
+    steps.start("Create the indexes: the compound `host, -time` serves the #[parent] reference");
     // ANCHOR: sync
     let report = odm.sync_indexes().await?;
     // ANCHOR_END: sync

@@ -13,7 +13,15 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
     for f in cont.stored_fields() {
         // References are queried by their field (delete rules, children, two-way checks):
         // they get an index without being asked.
-        if let (Some(_), None, false) = (&f.reference, &f.index, f.is_id()) {
+        // A declared compound index that starts with the field serves those queries already.
+        let covered = cont.compound_indexes.iter().any(|idx| {
+            idx.text.is_none()
+                && idx
+                    .keys
+                    .first()
+                    .is_some_and(|k| k.segments.len() == 1 && k.segments[0] == f.ident.to_string())
+        });
+        if let (Some(_), None, false, false) = (&f.reference, &f.index, f.is_id(), covered) {
             let stored = &f.stored;
             specs.push(
                 quote!(::odm::__private::IndexSpec::on(#stored, ::odm::__private::IndexKey::Asc)),
