@@ -19,7 +19,7 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
                 && idx
                     .keys
                     .first()
-                    .is_some_and(|k| k.segments.len() == 1 && k.segments[0] == f.ident.to_string())
+                    .is_some_and(|k| k.segments.len() == 1 && *f.ident == k.segments[0])
         });
         if let (Some(_), None, false, false) = (&f.reference, &f.index, f.is_id(), covered) {
             let stored = &f.stored;
