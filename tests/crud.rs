@@ -2,9 +2,11 @@
 //! driver) and how many commands it sends.
 
 mod common;
+#[path = "common/library.rs"]
+mod library;
 
-use common::library::*;
 use common::{last_command, sent, stored, stored_one};
+use library::*;
 use odm::bson::{doc, Bson, DateTime};
 use odm::prelude::*;
 use odm::testing::TestDb;

@@ -1,9 +1,11 @@
 //! Deleting through the ODM applies every referencing field's `on_delete` rule, in every
 //! referencing collection, including those of models the deleting code never names.
 
+#[path = "common/catalog.rs"]
+mod catalog;
 mod common;
 
-use common::catalog::*;
+use catalog::*;
 use common::{sent, stored};
 use odm::bson::{doc, Bson, DateTime, Document};
 use odm::prelude::*;

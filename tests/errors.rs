@@ -1,8 +1,10 @@
 //! Bad data in the database gives a typed error naming collection, `_id` and field path.
 
 mod common;
+#[path = "common/library.rs"]
+mod library;
 
-use common::library::*;
+use library::*;
 use odm::bson::{doc, Document};
 use odm::prelude::*;
 use odm::testing::TestDb;

@@ -2,8 +2,10 @@
 //! afterwards, and a command log per test.
 
 mod common;
+#[path = "common/library.rs"]
+mod library;
 
-use common::library::*;
+use library::*;
 use odm::bson::Document;
 use odm::testing::{test_uri, TestDb};
 

@@ -1,9 +1,11 @@
 //! Declared indexes and `sync_indexes`, checked with `listIndexes` on a real server.
 
 mod common;
+#[path = "common/library.rs"]
+mod library;
 
-use common::library::*;
 use common::{listed_indexes, sent, stored};
+use library::*;
 use odm::bson::{doc, DateTime, Document};
 use odm::prelude::*;
 use odm::testing::TestDb;

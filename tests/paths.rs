@@ -2,11 +2,13 @@
 //! that user-supplied values never become operators or paths.
 
 mod common;
+#[path = "common/library.rs"]
+mod library;
 
 use std::collections::HashMap;
 
-use common::library::*;
 use common::{last_command, sent, stored};
+use library::*;
 use odm::bson::{doc, Document};
 use odm::prelude::*;
 use odm::testing::TestDb;

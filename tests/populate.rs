@@ -1,9 +1,11 @@
 //! Populate (the application-level join) and the children of parent references, against a
 //! real server: what loads, and how many commands it takes.
 
+#[path = "common/catalog.rs"]
+mod catalog;
 mod common;
 
-use common::catalog::*;
+use catalog::*;
 use common::{last_command, sent};
 use odm::bson::{doc, Bson, DateTime, Document};
 use odm::prelude::*;

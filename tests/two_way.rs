@@ -1,9 +1,11 @@
 //! Two-way references (seed 000/001's people and tasks): one call moves a task to another
 //! person and updates both sides; interrupted moves are found and repaired.
 
+#[path = "common/catalog.rs"]
+mod catalog;
 mod common;
 
-use common::catalog::*;
+use catalog::*;
 use common::{sent, stored_one};
 use odm::bson::{doc, Bson, DateTime, Document};
 use odm::prelude::*;

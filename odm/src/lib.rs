@@ -40,6 +40,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod decode;
+pub mod denormalize;
 mod error;
 mod handle;
 pub mod index;
@@ -109,12 +110,38 @@ pub mod prelude {
 /// Used by the generated code; not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::denormalize::{sub_path, CopyInfo, CopyKind};
     pub use crate::index::{IndexKey, IndexSpec};
     pub use crate::model::{Embed, Model, ModelEntry};
     pub use crate::path::{Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::reference::Ref;
     pub use crate::relations::{OnDelete, RefKind, ReferenceInfo};
+
+    /// A copy holds the same type as its source field.
+    #[diagnostic::on_unimplemented(
+        message = "the copy holds `{Self}`, but the source field holds `{T}`",
+        label = "a denormalized copy must have exactly the type of the field it copies",
+        note = "change the copy's type to `{T}`, or copy another field"
+    )]
+    pub trait SameType<T> {}
+    impl<T> SameType<T> for T {}
+
+    /// Compiles when the copy has exactly the source field's type.
+    pub fn copy_of<R1, T1, M1, R2, T2: SameType<T1>, M2>(
+        _source: &Field<R1, T1, M1>,
+        _copy: &Field<R2, T2, M2>,
+    ) {
+    }
+
+    /// Compiles when a summary carries the source's id (`id: Ref<Source>`).
+    pub fn summary_id<S: Model, R, M>(_id: &Field<R, Ref<S>, M>) {}
+
+    /// Compiles when `via` is a single reference to `P`.
+    pub fn via_of<P: Model, C, W: crate::populate::SingleRef<P>>(_via: &RefPath<C, W, P>) {}
+
+    /// Compiles when `T` is a model.
+    pub const fn assert_model<T: Model>() {}
 
     /// A reference field that holds one reference to `P`.
     #[diagnostic::on_unimplemented(

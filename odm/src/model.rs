@@ -45,6 +45,11 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
         Vec::new()
     }
 
+    /// The `#[denormalize]` fields of the model.
+    fn copies() -> Vec<crate::denormalize::CopyInfo> {
+        Vec::new()
+    }
+
     /// The first bounded array holding more elements than its bound:
     /// `(path, length, bound)`. Checked before every insert and replace.
     #[doc(hidden)]
@@ -81,6 +86,7 @@ pub struct ModelEntry {
     pub collection: &'static str,
     pub indexes: fn() -> Vec<IndexSpec>,
     pub references: fn() -> Vec<crate::relations::ReferenceInfo>,
+    pub copies: fn() -> Vec<crate::denormalize::CopyInfo>,
 }
 
 inventory::collect!(ModelEntry);

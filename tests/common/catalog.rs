@@ -2,6 +2,8 @@
 //! host logs (log messages referencing their host), and the task tracker (people and tasks,
 //! referenced both ways).
 
+#![allow(dead_code)]
+
 use odm::bson::DateTime;
 use odm::prelude::*;
 

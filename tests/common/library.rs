@@ -1,3 +1,4 @@
+#![allow(dead_code)]
 use odm::bson::DateTime;
 use odm::prelude::*;
 

@@ -1,6 +1,7 @@
 //! Code generation. Everything is emitted inside `const _: () = { ... };` and names `odm`
 //! items by absolute path (`::odm::__private::...`), so user code can shadow anything.
 
+mod denormalize;
 mod dummy;
 mod indexes;
 mod paths;
@@ -64,9 +65,16 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let references = references::reference_infos(cont);
     let inverse_checks = references::inverse_checks(cont);
     let bounds = references::bound_checks(cont);
+    let copies = denormalize::copy_infos(cont);
+    let copy_checks = denormalize::copy_checks(cont);
     quote! {
         #accessors
         #inverse_checks
+        #copy_checks
+
+        fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
+            #copies
+        }
 
         fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
             #references
@@ -101,6 +109,10 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 references()
             }
 
+            fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
+                copies()
+            }
+
             fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
                 #bounds
                 ::odm::__private::Option::None
@@ -115,6 +127,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 collection: #collection,
                 indexes,
                 references,
+                copies,
             }
         }
     }

@@ -108,7 +108,29 @@ pub struct FieldAttrs {
     pub embed: Option<EmbedAttr>,
     pub index: Option<FieldIndex>,
     pub reference: Option<ReferenceAttr>,
+    pub denormalize: Option<DenormalizeAttr>,
 }
+
+/// `#[denormalize(from = "Part", fields = "name", ...)]` on a field: a copy of fields of
+/// another model, kept up to date by the ODM.
+pub struct DenormalizeAttr {
+    /// The whole attribute, where errors about it point.
+    pub tokens: TokenStream,
+    /// The source model.
+    pub from: Option<(syn::Path, LitStr)>,
+    /// The copied fields of the source, by Rust name, and the literal they came from.
+    pub fields: Vec<String>,
+    pub fields_lit: Option<LitStr>,
+    /// The reference that links the two models: on this model (a copy of one source into
+    /// many), or on the source for `latest` (the last N sources of this model).
+    pub via: Option<LitStr>,
+    /// Keep only the last N sources, ordered by `sort` (a field of the source).
+    pub latest: Option<(u32, Span)>,
+    pub sort: Option<LitStr>,
+    pub bound: Bound,
+}
+
+const DENORMALIZE_KEYS: &str = "`from`, `fields`, `via`, `latest`, `sort`, `max`, `allow_large`";
 
 /// Skips the value of a key we report as unknown, so parsing can go on after it.
 fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
@@ -381,6 +403,17 @@ impl FieldAttrs {
                     bound,
                     malformed,
                 });
+            } else if path.is_ident("denormalize") {
+                if derive == Derive::Embed {
+                    cx.error_spanned_by(attr, "copies live on models: declare `#[denormalize]` on the model's field that holds this type");
+                    continue;
+                }
+                let parsed = DenormalizeAttr::parse(cx, attr);
+                if out.denormalize.is_some() {
+                    cx.error_spanned_by(attr, "duplicate `#[denormalize]` on one field");
+                } else {
+                    out.denormalize = Some(parsed);
+                }
             } else if path.is_ident("reference") || path.is_ident("parent") {
                 if derive == Derive::Embed {
                     cx.error_spanned_by(
@@ -517,6 +550,7 @@ impl FieldIndex {
 }
 
 /// What [`parse_bound_key`] made of a key.
+#[derive(PartialEq, Eq)]
 enum BoundKey {
     /// `max` or `allow_large`, with a good value.
     Valid,
@@ -660,6 +694,81 @@ impl ReferenceAttr {
         });
         if let Err(e) = result {
             out.malformed = true;
+            cx.syn_error(e);
+        }
+        out
+    }
+}
+
+impl DenormalizeAttr {
+    fn parse(cx: &Ctxt, attr: &Attribute) -> Self {
+        let mut out = DenormalizeAttr {
+            tokens: attr.to_token_stream(),
+            from: None,
+            fields: Vec::new(),
+            fields_lit: None,
+            via: None,
+            latest: None,
+            sort: None,
+            bound: Bound::default(),
+        };
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("from") {
+                if let Some(lit) = string_value(cx, &meta, "from", "Part")? {
+                    match lit.parse::<syn::Path>() {
+                        Ok(path) => out.from = Some((path, lit)),
+                        Err(_) => cx.error_spanned_by(&lit, "`from` names the source model: `from = \"Part\"`"),
+                    }
+                }
+            } else if meta.path.is_ident("fields") {
+                if let Some(lit) = string_value(cx, &meta, "fields", "name")? {
+                    for name in lit.value().split(',').map(str::trim) {
+                        if syn::parse_str::<syn::Ident>(name).is_err() {
+                            cx.error_spanned_by(&lit, format!("`{name}` is not a field name: `fields = \"name, catalog_number\"`"));
+                        } else if out.fields.iter().any(|f| f == name) {
+                            cx.error_spanned_by(&lit, format!("`{name}` is listed twice"));
+                        } else {
+                            out.fields.push(name.to_owned());
+                        }
+                    }
+                    out.fields_lit = Some(lit);
+                }
+            } else if meta.path.is_ident("via") {
+                if let Some(lit) = string_value(cx, &meta, "via", "product")? {
+                    if syn::parse_str::<syn::Ident>(&lit.value()).is_err() {
+                        cx.error_spanned_by(&lit, "`via` names a reference field: `via = \"product\"`");
+                    } else {
+                        out.via = Some(lit);
+                    }
+                }
+            } else if meta.path.is_ident("latest") {
+                let lit: Lit = meta.value()?.parse()?;
+                match &lit {
+                    Lit::Int(i) => match i.base10_parse::<u32>() {
+                        Ok(v) if v > 0 => out.latest = Some((v, i.span())),
+                        _ => cx.error_spanned_by(i, "`latest` is a whole number of documents, at least 1"),
+                    },
+                    other => cx.error_spanned_by(other, "expected a whole number: `latest = 1000`"),
+                }
+            } else if meta.path.is_ident("sort") {
+                if let Some(lit) = string_value(cx, &meta, "sort", "time")? {
+                    if syn::parse_str::<syn::Ident>(lit.value().trim_start_matches('-')).is_err() {
+                        cx.error_spanned_by(&lit, "`sort` names a field of the source: `sort = \"time\"`");
+                    } else {
+                        out.sort = Some(lit);
+                    }
+                }
+            } else if parse_bound_key(cx, &meta, &mut out.bound)? != BoundKey::Other {
+            } else {
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!("unknown denormalize option `{}`, expected one of {DENORMALIZE_KEYS}", key_name(&meta)),
+                );
+                skip_value(&meta)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
             cx.syn_error(e);
         }
         out

@@ -26,6 +26,119 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_bounded_arrays(cx, cont);
     check_delete_rule_fits(cx, cont);
     check_inverse_side(cx, cont);
+    check_denormalize(cx, cont);
+}
+
+/// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a
+/// plain field copied through a reference (`via`), or the last N sources (`latest`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CopyKind {
+    Summary,
+    Flat,
+    Latest,
+}
+
+pub fn copy_kind(d: &super::attr::DenormalizeAttr) -> CopyKind {
+    match (d.latest, &d.via) {
+        (Some(_), _) => CopyKind::Latest,
+        (None, Some(_)) => CopyKind::Flat,
+        (None, None) => CopyKind::Summary,
+    }
+}
+
+/// A copy names its source and the copied fields; it is not also embedded or a reference; a
+/// field copied through `via` is one field of the source, not an array; the last N sources
+/// are an array with `via` (the source's reference to this model) and `sort`; an array of
+/// summaries declares its bound (rule of thumb 3).
+fn check_denormalize(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        let Some(d) = &f.denormalize else { continue };
+        if d.from.is_none() {
+            cx.error_spanned_by(
+                &d.tokens,
+                "`#[denormalize]` needs its source model: `from = \"Part\"`",
+            );
+        }
+        if d.fields.is_empty() && d.fields_lit.is_none() {
+            cx.error_spanned_by(
+                &d.tokens,
+                "`#[denormalize]` needs the fields it copies: `fields = \"name\"`",
+            );
+        }
+        if f.embed.is_some() || f.reference.is_some() {
+            cx.error_spanned_by(&d.tokens, "a copy is kept by the ODM on its own: remove `#[embed]` or the reference from this field");
+        }
+        if f.is_id() {
+            cx.error_spanned_by(&d.tokens, "`_id` cannot be a copy");
+        }
+        let is_array = matches!(f.shape, Shape::Vec(_));
+        match copy_kind(d) {
+            CopyKind::Flat => {
+                if is_array {
+                    cx.error_spanned_by(f.ty, "a field copied `via` a reference holds one value; for an array of summaries drop `via`");
+                }
+                if d.fields.len() > 1 {
+                    if let Some(lit) = &d.fields_lit {
+                        cx.error_spanned_by(lit, "a field copied `via` a reference copies one source field; give each copy its own field (`product_name`, `product_catalog_number`)");
+                    }
+                }
+                if let Some((_, span)) = d.bound.max {
+                    cx.error_at(
+                        span,
+                        "`max` bounds an array of summaries; this copy is one value",
+                    );
+                }
+            }
+            CopyKind::Latest => {
+                if !is_array {
+                    cx.error_spanned_by(
+                        f.ty,
+                        "`latest` keeps an array of summaries: `Vec<Summary>`",
+                    );
+                }
+                if d.via.is_none() {
+                    cx.error_spanned_by(
+                        &d.tokens,
+                        "`latest` needs the source's reference to this model: `via = \"host\"`",
+                    );
+                }
+                if d.sort.is_none() {
+                    cx.error_spanned_by(
+                        &d.tokens,
+                        "`latest` needs the order that defines the last ones: `sort = \"time\"`",
+                    );
+                }
+                if let Some((_, span)) = d.bound.max {
+                    cx.error_at(
+                        span,
+                        "`latest = N` is already this array's bound; remove `max`",
+                    );
+                }
+                if let Some((n, span)) = d.latest {
+                    if n > MAX_EMBEDDED && d.bound.allow_large.is_none() {
+                        cx.error_at(span, format!("`latest = {n}` is above {MAX_EMBEDDED} embedded documents (rule of thumb 3): keep fewer, or state why with `allow_large = \"...\"`"));
+                    }
+                }
+            }
+            CopyKind::Summary => {
+                if d.sort.is_some() {
+                    cx.error_spanned_by(&d.tokens, "`sort` goes with `latest`");
+                }
+                match (is_array, d.bound.max) {
+                    (true, None) => cx.error_spanned_by(
+                        &d.tokens,
+                        "arrays must not grow without bound (rule of thumb 3): declare the most summaries this one holds, e.g. `max = 200`",
+                    ),
+                    (true, Some((max, span))) if max > MAX_EMBEDDED && d.bound.allow_large.is_none() => cx.error_at(
+                        span,
+                        format!("`max = {max}` is above {MAX_EMBEDDED} embedded summaries (rule of thumb 3): reference the source instead, or state why with `allow_large = \"...\"`"),
+                    ),
+                    (false, Some((_, span))) => cx.error_at(span, "`max` bounds an array; this field is not a `Vec`"),
+                    _ => {}
+                }
+            }
+        }
+    }
 }
 
 /// Rule of thumb 3 in numbers: more than a couple of hundred embedded documents, or more than a

@@ -54,6 +54,7 @@ pub struct Field<'a> {
     pub embed: Option<attr::EmbedAttr>,
     pub index: Option<attr::FieldIndex>,
     pub reference: Option<attr::ReferenceAttr>,
+    pub denormalize: Option<attr::DenormalizeAttr>,
 }
 
 impl<'a> Field<'a> {
@@ -64,7 +65,13 @@ impl<'a> Field<'a> {
     /// Whether the field gets typed paths into an embedded type: it is `#[embed]`, not the id,
     /// and its type can be embedded as far as the syntax tells.
     pub fn has_embed_paths(&self) -> bool {
-        self.embed.is_some() && !self.is_id() && check::embed_type_problem(self).is_none()
+        let summary = self
+            .denormalize
+            .as_ref()
+            .is_some_and(|d| check::copy_kind(d) != check::CopyKind::Flat);
+        (self.embed.is_some() || summary)
+            && !self.is_id()
+            && check::embed_type_problem(self).is_none()
     }
 
     /// The referenced model: `T` in `Ref<T>`, `Option<Ref<T>>` and `Vec<Ref<T>>`.
@@ -78,6 +85,7 @@ impl<'a> Field<'a> {
             .as_ref()
             .map(|e| &e.bound)
             .or_else(|| self.reference.as_ref().map(|r| &r.bound))
+            .or_else(|| self.denormalize.as_ref().map(|d| &d.bound))
     }
 
     /// The embedded type (`Publisher` for `Publisher`, `Option<Publisher>` and `Vec<Publisher>`).
@@ -166,6 +174,7 @@ impl<'a> Container<'a> {
                     embed: attrs.embed,
                     index: attrs.index,
                     reference: attrs.reference,
+                    denormalize: attrs.denormalize,
                 }
             })
             .collect();

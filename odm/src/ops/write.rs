@@ -141,6 +141,65 @@ pub(crate) mod guards {
     }
 }
 
+/// Inserts encoded documents, taking the copies they hold first and pushing summaries of
+/// them onto their parents after (see [`crate::denormalize`]). Returns how many were sent.
+///
+/// Commands: one `find` per source collection the documents copy from (none when they copy
+/// nothing), one `insert` (split by the driver past 100,000 documents or 48 MB), then one
+/// `update` per parent keeping the latest of these documents.
+async fn insert_raw<T: Model>(
+    odm: &Odm,
+    mut raws: Vec<RawDocumentBuf>,
+    ordered: bool,
+    mut session: Option<&mut ClientSession>,
+) -> Result<usize> {
+    let encode_error = |e: bson::error::Error| Error::Encode {
+        collection: T::COLLECTION.to_owned(),
+        what: "document".to_owned(),
+        message: e.to_string(),
+    };
+    let copies_in = crate::denormalize::copies_into(T::COLLECTION);
+    let latest: Vec<_> = crate::denormalize::copies_from(T::COLLECTION)
+        .into_iter()
+        .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
+        .collect();
+    let mut docs: Vec<Document> = Vec::new();
+    if !copies_in.is_empty() || !latest.is_empty() {
+        docs = raws
+            .iter()
+            .map(|r| Document::try_from(r.as_ref()).map_err(encode_error))
+            .collect::<Result<_>>()?;
+    }
+    if !copies_in.is_empty() {
+        crate::denormalize::fill_copies(odm, &copies_in, &mut docs, session.as_deref_mut()).await?;
+        raws = docs
+            .iter()
+            .map(|d| RawDocumentBuf::try_from(d).map_err(encode_error))
+            .collect::<Result<_>>()?;
+    }
+    let n = raws.len();
+    let coll = odm.raw_collection::<T>();
+    if n == 1 {
+        let action = coll.insert_one(raws.pop().expect("one document"));
+        match session.as_deref_mut() {
+            None => action.await.map(|_| ()),
+            Some(s) => action.session(s).await.map(|_| ()),
+        }
+    } else {
+        let options = InsertManyOptions::builder().ordered(ordered).build();
+        let action = coll.insert_many(raws).with_options(options);
+        match session.as_deref_mut() {
+            None => action.await.map(|_| ()),
+            Some(s) => action.session(s).await.map(|_| ()),
+        }
+    }
+    .map_err(Odm::driver_error::<T>)?;
+    if !latest.is_empty() {
+        crate::denormalize::push_latest(odm, &latest, &docs, session).await?;
+    }
+    Ok(n)
+}
+
 /// Builder returned by [`Odm::insert_one`]; resolves to the document's id. Sends one `insert`.
 #[must_use = "the insert runs when awaited"]
 #[derive(Debug)]
@@ -167,13 +226,8 @@ impl<'a, T: Model> InsertOne<'a, T> {
 
     async fn run(self) -> Result<T::Id> {
         let (raw, id) = encode_document(self.doc)?;
-        let coll = self.odm.raw_collection::<T>();
-        let action = coll.insert_one(raw);
-        match self.session {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(Odm::driver_error::<T>)?;
+        let ids = insert_raw::<T>(self.odm, vec![raw], true, self.session).await?;
+        debug_assert_eq!(ids, 1);
         Ok(id)
     }
 }
@@ -226,14 +280,7 @@ impl<'a, T: Model> InsertMany<'a, T> {
             raws.push(raw);
             ids.push(id);
         }
-        let coll = self.odm.raw_collection::<T>();
-        let options = InsertManyOptions::builder().ordered(self.ordered).build();
-        let action = coll.insert_many(raws).with_options(options);
-        match self.session {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(Odm::driver_error::<T>)?;
+        insert_raw::<T>(self.odm, raws, self.ordered, self.session).await?;
         Ok(ids)
     }
 }
@@ -280,8 +327,33 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     async fn run(self) -> Result<UpdateResult> {
         let base = self.filter.into_document(T::COLLECTION)?;
         let guards = self.update.guards().to_vec();
+        let touched: Vec<crate::denormalize::CopyInfo> =
+            crate::denormalize::copies_from(T::COLLECTION)
+                .into_iter()
+                .filter(|c| !matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
+                .filter(|c| self.update.paths().any(|p| c.is_touched_by(p)))
+                .collect();
         let update = checked_update(T::COLLECTION, self.update)?;
         let mut session = self.session;
+        if !touched.is_empty() && !self.upsert {
+            if self.many {
+                guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
+            }
+            let filter = guards::guarded(base.clone(), &guards);
+            let result = crate::denormalize::cascade_update::<T>(
+                self.odm,
+                filter,
+                update,
+                touched,
+                self.many,
+                session.as_deref_mut(),
+            )
+            .await?;
+            if result.matched_count == 0 {
+                guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
+            }
+            return Ok(result);
+        }
         if self.many {
             // Refuse the whole update, before writing, if any document is already full.
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;

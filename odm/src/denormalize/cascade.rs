@@ -1,0 +1,298 @@
+//! Cascading an update of a copied source field to every copy.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument, UpdateOptions};
+use mongodb::results::UpdateResult;
+use mongodb::ClientSession;
+
+use super::{CopyInfo, CopyKind};
+use crate::{Error, Model, Odm, Result};
+
+/// Write conflicts between concurrent transactions are retried this many times.
+const MAX_ATTEMPTS: usize = 50;
+
+fn is_transient(e: &Error) -> bool {
+    match e {
+        Error::Driver(d) => {
+            d.contains_label("TransientTransactionError")
+                || d.contains_label("UnknownTransactionCommitResult")
+                || matches!(&*d.kind, mongodb::error::ErrorKind::Command(c) if c.code == 112)
+                || matches!(&*d.kind, mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) if w.code == 112)
+        }
+        _ => false,
+    }
+}
+
+/// Updates the sources matching `filter` and every copy of the fields the update writes.
+///
+/// Commands, for one source (`update_one`, `update_by_id`): one `findAndModify` (the update,
+/// returning the new values of the copied fields), then one `update` per dependent copy
+/// (`update_many`, with array filters for arrays of summaries); for several sources
+/// (`update_many`): one `find` for their ids, one `update`, one `find` for the new values, then
+/// one `update` per dependent copy and distinct new value. In a transaction (the caller's, or
+/// one the ODM opens, plus its `commitTransaction`, retried on write conflicts) or, without
+/// transactions, in that order followed by one `find` re-reading the sources, repeated until
+/// the copies match it.
+pub(crate) async fn cascade_update<T: Model>(
+    odm: &Odm,
+    filter: Document,
+    update: Document,
+    copies: Vec<CopyInfo>,
+    many: bool,
+    session: Option<&mut ClientSession>,
+) -> Result<UpdateResult> {
+    if let Some(s) = session {
+        return steps::<T>(odm, &filter, &update, &copies, many, Some(s))
+            .await
+            .map(|(r, _)| r);
+    }
+    if !odm.supports_transactions().await? {
+        let (result, mut cascaded) = steps::<T>(odm, &filter, &update, &copies, many, None).await?;
+        // Without isolation a concurrent update may have cascaded an older value after ours:
+        // re-read the sources and cascade again until the copies hold what the sources hold.
+        for _ in 0..MAX_ATTEMPTS {
+            let ids: Vec<Bson> = cascaded
+                .iter()
+                .filter_map(|d| d.get("_id").cloned())
+                .collect();
+            let now = read_values::<T>(odm, &ids, &copies, None).await?;
+            if now == cascaded {
+                return Ok(result);
+            }
+            cascade_values(odm, &now, &copies, None).await?;
+            cascaded = now;
+        }
+        return Ok(result);
+    }
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut s = odm.client().start_session().await?;
+        s.start_transaction().await?;
+        let outcome = match steps::<T>(odm, &filter, &update, &copies, many, Some(&mut s)).await {
+            Ok((result, _)) => s
+                .commit_transaction()
+                .await
+                .map(|_| result)
+                .map_err(Error::from),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(result) => return Ok(result),
+            Err(e) if is_transient(&e) && attempt < MAX_ATTEMPTS => {
+                let _ = s.abort_transaction().await;
+                // Back off a little, differently for each contender.
+                let jitter = u64::from(std::process::id() % 7)
+                    + attempt as u64 * 3
+                    + (bson::oid::ObjectId::new().bytes()[11] % 11) as u64;
+                tokio::time::sleep(Duration::from_millis(jitter)).await;
+            }
+            Err(e) => {
+                let _ = s.abort_transaction().await;
+                return Err(e);
+            }
+        }
+    }
+}
+
+fn projection(copies: &[CopyInfo]) -> Document {
+    let mut p = doc! { "_id": 1 };
+    for c in copies {
+        for (source, _) in &c.fields {
+            p.insert(source.as_str(), 1);
+        }
+    }
+    p
+}
+
+/// The update, then the copies; returns the update's result and the sources' new values.
+async fn steps<T: Model>(
+    odm: &Odm,
+    filter: &Document,
+    update: &Document,
+    copies: &[CopyInfo],
+    many: bool,
+    mut session: Option<&mut ClientSession>,
+) -> Result<(UpdateResult, Vec<Document>)> {
+    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let mut result = UpdateResult::default();
+    let values = if many {
+        let ids: Vec<Bson> = {
+            let action = coll.find(filter.clone()).projection(doc! { "_id": 1 });
+            let docs: Vec<Document> = match session.as_deref_mut() {
+                None => action
+                    .await
+                    .map_err(Odm::driver_error::<T>)?
+                    .try_collect()
+                    .await
+                    .map_err(Odm::driver_error::<T>)?,
+                Some(s) => {
+                    let mut cursor = action
+                        .session(&mut *s)
+                        .await
+                        .map_err(Odm::driver_error::<T>)?;
+                    cursor
+                        .stream(s)
+                        .try_collect()
+                        .await
+                        .map_err(Odm::driver_error::<T>)?
+                }
+            };
+            docs.into_iter()
+                .filter_map(|mut d| d.remove("_id"))
+                .collect()
+        };
+        if ids.is_empty() {
+            return Ok((result, Vec::new()));
+        }
+        let action = coll.update_many(doc! { "_id": { "$in": ids.clone() } }, update.clone());
+        result = match session.as_deref_mut() {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)?;
+        read_values::<T>(odm, &ids, copies, session.as_deref_mut()).await?
+    } else {
+        let options = FindOneAndUpdateOptions::builder()
+            .projection(projection(copies))
+            .return_document(ReturnDocument::After)
+            .build();
+        let action = coll
+            .find_one_and_update(filter.clone(), update.clone())
+            .with_options(options);
+        let found = match session.as_deref_mut() {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)?;
+        match found {
+            None => return Ok((result, Vec::new())),
+            Some(d) => {
+                result.matched_count = 1;
+                result.modified_count = 1;
+                vec![d]
+            }
+        }
+    };
+    cascade_values(odm, &values, copies, session).await?;
+    Ok((result, values))
+}
+
+/// The current values of the copied fields of the sources `ids`, sorted by `_id`.
+async fn read_values<T: Model>(
+    odm: &Odm,
+    ids: &[Bson],
+    copies: &[CopyInfo],
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<Document>> {
+    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let action = coll
+        .find(doc! { "_id": { "$in": ids.to_vec() } })
+        .projection(projection(copies))
+        .sort(doc! { "_id": 1 });
+    match session {
+        None => action
+            .await
+            .map_err(Odm::driver_error::<T>)?
+            .try_collect()
+            .await
+            .map_err(Odm::driver_error::<T>),
+        Some(s) => {
+            let mut cursor = action
+                .session(&mut *s)
+                .await
+                .map_err(Odm::driver_error::<T>)?;
+            cursor
+                .stream(s)
+                .try_collect()
+                .await
+                .map_err(Odm::driver_error::<T>)
+        }
+    }
+}
+
+/// The value at a dotted path of a document (`Null` when missing).
+fn value_at(doc: &Document, path: &str) -> Bson {
+    let mut current = Bson::Document(doc.clone());
+    for part in path.split('.') {
+        current = match current {
+            Bson::Document(d) => d.get(part).cloned().unwrap_or(Bson::Null),
+            _ => return Bson::Null,
+        };
+    }
+    current
+}
+
+/// One `update_many` per copy and distinct new value.
+async fn cascade_values(
+    odm: &Odm,
+    sources: &[Document],
+    copies: &[CopyInfo],
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    for copy in copies {
+        // Sources with the same new values share one update.
+        let mut groups: BTreeMap<Vec<u8>, (Document, Vec<Bson>)> = BTreeMap::new();
+        for source in sources {
+            let Some(id) = source.get("_id") else {
+                continue;
+            };
+            let mut set = Document::new();
+            for (from, to) in &copy.fields {
+                set.insert(to.clone(), value_at(source, from));
+            }
+            let key = bson::serialize_to_vec(&set).unwrap_or_default();
+            groups
+                .entry(key)
+                .or_insert_with(|| (set, Vec::new()))
+                .1
+                .push(id.clone());
+        }
+        let coll = odm.database().collection::<Document>(copy.dependent);
+        for (_, (values, ids)) in groups {
+            let filter = copy.dependents_of(&ids);
+            let (update, options) = match &copy.kind {
+                CopyKind::Summary { array: true, id } => {
+                    let mut set = Document::new();
+                    for (to, v) in values {
+                        set.insert(format!("{}.$[copy].{to}", copy.path), v);
+                    }
+                    let options = UpdateOptions::builder()
+                        .array_filters(vec![doc! { format!("copy.{id}"): { "$in": ids.clone() } }])
+                        .build();
+                    (doc! { "$set": set }, options)
+                }
+                CopyKind::Summary { array: false, .. } => {
+                    let mut set = Document::new();
+                    for (to, v) in values {
+                        set.insert(format!("{}.{to}", copy.path), v);
+                    }
+                    (doc! { "$set": set }, UpdateOptions::default())
+                }
+                CopyKind::Flat { .. } => {
+                    let v = values
+                        .into_iter()
+                        .next()
+                        .map(|(_, v)| v)
+                        .unwrap_or(Bson::Null);
+                    (
+                        doc! { "$set": { copy.path.as_str(): v } },
+                        UpdateOptions::default(),
+                    )
+                }
+                CopyKind::Latest { .. } => continue,
+            };
+            let action = coll.update_many(filter, update).with_options(options);
+            match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,224 @@
+//! Copies taken when documents are inserted.
+
+use std::collections::HashMap;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::ClientSession;
+
+use super::{CopyInfo, CopyKind};
+use crate::populate::IdKey;
+use crate::{Error, Odm, Result};
+
+fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
+    let mut parts = path.split('.');
+    let mut current = doc.get(parts.next()?)?;
+    for part in parts {
+        current = current.as_document()?.get(part)?;
+    }
+    Some(current)
+}
+
+fn value_at(doc: &Document, path: &str) -> Bson {
+    get_path(doc, path).cloned().unwrap_or(Bson::Null)
+}
+
+/// The source ids a copy needs, for one document.
+fn source_ids(doc: &Document, copy: &CopyInfo) -> Vec<Bson> {
+    match &copy.kind {
+        CopyKind::Summary { array: true, id } => match doc.get(&copy.path) {
+            Some(Bson::Array(items)) => items
+                .iter()
+                .filter_map(|i| i.as_document().and_then(|d| d.get(id)).cloned())
+                .collect(),
+            _ => Vec::new(),
+        },
+        CopyKind::Summary { array: false, id } => doc
+            .get_document(&copy.path)
+            .ok()
+            .and_then(|d| d.get(id))
+            .cloned()
+            .into_iter()
+            .collect(),
+        CopyKind::Flat { via } => get_path(doc, via)
+            .filter(|b| **b != Bson::Null)
+            .cloned()
+            .into_iter()
+            .collect(),
+        CopyKind::Latest { .. } => Vec::new(),
+    }
+}
+
+/// Fills every copy held by `docs` (documents about to be inserted into `dependent`) from its
+/// source: one `find` per source collection for all the documents, projecting only the copied
+/// fields. A copy whose source does not exist is an error naming the document and the id.
+pub(crate) async fn fill_copies(
+    odm: &Odm,
+    copies: &[CopyInfo],
+    docs: &mut [Document],
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let copies: Vec<&CopyInfo> = copies
+        .iter()
+        .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
+        .collect();
+    let mut by_source: HashMap<&str, (Document, Vec<Bson>, std::collections::HashSet<IdKey>)> =
+        HashMap::new();
+    for copy in &copies {
+        let entry = by_source
+            .entry(copy.source)
+            .or_insert_with(|| (doc! { "_id": 1 }, Vec::new(), Default::default()));
+        for (from, _) in &copy.fields {
+            entry.0.insert(from.as_str(), 1);
+        }
+        for doc in docs.iter() {
+            for id in source_ids(doc, copy) {
+                if entry.2.insert(IdKey::of(&id)) {
+                    entry.1.push(id);
+                }
+            }
+        }
+    }
+    let mut sources: HashMap<&str, HashMap<IdKey, Document>> = HashMap::new();
+    for (source, (projection, ids, _)) in by_source {
+        if ids.is_empty() {
+            continue;
+        }
+        let coll = odm.database().collection::<Document>(source);
+        let action = coll
+            .find(doc! { "_id": { "$in": ids } })
+            .projection(projection);
+        let found: Vec<Document> = match session.as_deref_mut() {
+            None => action
+                .await
+                .map_err(|e| Error::from_driver(source, e))?
+                .try_collect()
+                .await
+                .map_err(|e| Error::from_driver(source, e))?,
+            Some(s) => {
+                let mut cursor = action
+                    .session(&mut *s)
+                    .await
+                    .map_err(|e| Error::from_driver(source, e))?;
+                cursor
+                    .stream(s)
+                    .try_collect()
+                    .await
+                    .map_err(|e| Error::from_driver(source, e))?
+            }
+        };
+        sources.insert(
+            source,
+            found
+                .into_iter()
+                .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
+                .collect(),
+        );
+    }
+    for doc in docs.iter_mut() {
+        for copy in &copies {
+            fill_one(doc, copy, sources.get(copy.source))?;
+        }
+    }
+    Ok(())
+}
+
+fn fill_one(
+    doc: &mut Document,
+    copy: &CopyInfo,
+    sources: Option<&HashMap<IdKey, Document>>,
+) -> Result<()> {
+    let missing = |doc: &Document, id: &Bson| Error::DanglingReference {
+        collection: copy.dependent.to_owned(),
+        id: crate::error::show_id(doc.get("_id")),
+        path: copy.path.clone(),
+        target: copy.source.to_owned(),
+        missing: id.to_string(),
+    };
+    let lookup = |id: &Bson| sources.and_then(|s| s.get(&IdKey::of(id)));
+    match &copy.kind {
+        CopyKind::Summary { array: true, id } => {
+            let snapshot = doc.clone();
+            if let Some(Bson::Array(items)) = doc.get_mut(&copy.path) {
+                for item in items.iter_mut() {
+                    let Some(summary) = item.as_document_mut() else {
+                        continue;
+                    };
+                    let Some(sid) = summary.get(id).cloned() else {
+                        continue;
+                    };
+                    let source = lookup(&sid).ok_or_else(|| missing(&snapshot, &sid))?;
+                    for (from, to) in &copy.fields {
+                        summary.insert(to.clone(), value_at(source, from));
+                    }
+                }
+            }
+        }
+        CopyKind::Summary { array: false, id } => {
+            let snapshot = doc.clone();
+            if let Ok(summary) = doc.get_document_mut(&copy.path) {
+                if let Some(sid) = summary.get(id).cloned() {
+                    let source = lookup(&sid).ok_or_else(|| missing(&snapshot, &sid))?;
+                    for (from, to) in &copy.fields {
+                        summary.insert(to.clone(), value_at(source, from));
+                    }
+                }
+            }
+        }
+        CopyKind::Flat { via } => {
+            if let Some(sid) = get_path(doc, via).filter(|b| **b != Bson::Null).cloned() {
+                let source = lookup(&sid).ok_or_else(|| missing(doc, &sid))?;
+                if let Some((from, _)) = copy.fields.first() {
+                    doc.insert(copy.path.clone(), value_at(source, from));
+                }
+            }
+        }
+        CopyKind::Latest { .. } => {}
+    }
+    Ok(())
+}
+
+/// After sources were inserted: pushes a summary of each onto its parent's `latest` array,
+/// `$push` with `$each`, `$sort` and `$slice: -n`. One `update` per distinct parent.
+pub(crate) async fn push_latest(
+    odm: &Odm,
+    copies: &[CopyInfo],
+    inserted: &[Document],
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    for copy in copies {
+        let CopyKind::Latest { via, n, sort } = &copy.kind else {
+            continue;
+        };
+        let mut by_parent: Vec<(IdKey, Bson, Vec<Bson>)> = Vec::new();
+        for doc in inserted {
+            let Some(parent) = get_path(doc, via).filter(|b| **b != Bson::Null) else {
+                continue;
+            };
+            let mut summary = Document::new();
+            for (from, to) in &copy.fields {
+                summary.insert(to.clone(), value_at(doc, from));
+            }
+            let key = IdKey::of(parent);
+            match by_parent.iter_mut().find(|(k, _, _)| *k == key) {
+                Some((_, _, list)) => list.push(Bson::Document(summary)),
+                None => by_parent.push((key, parent.clone(), vec![Bson::Document(summary)])),
+            }
+        }
+        let coll = odm.database().collection::<Document>(copy.dependent);
+        for (_, parent, summaries) in by_parent {
+            let update = doc! { "$push": { copy.path.as_str(): {
+                "$each": summaries,
+                "$sort": sort.clone(),
+                "$slice": -i64::from(*n),
+            } } };
+            let action = coll.update_one(doc! { "_id": parent }, update);
+            match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! Denormalization: copies of another model's fields, kept up to date by the ODM.
+//!
+//! Each `#[denormalize]` field registers a [`CopyInfo`] (through the model registry, so a copy
+//! in a model the updating code never names is still found). The runtime then
+//!
+//! - fills the copies when a document carrying them is inserted (one `find` per source
+//!   collection for all the inserted documents, projecting only the copied fields);
+//! - cascades an update of a copied source field to every copy (one `update_many` per
+//!   dependent copy, with array filters for arrays of summaries), inside a transaction when the
+//!   deployment has them, retried on write conflicts, so that concurrent updates never leave a
+//!   copy different from its source;
+//! - pushes a summary of each inserted source onto its parent for `latest = N`
+//!   (`$push` with `$each`, `$sort`, `$slice: -N`);
+//! - describes all of it as a printable [`CascadePlan`].
+
+mod cascade;
+mod fill;
+mod plan;
+
+pub(crate) use cascade::cascade_update;
+pub(crate) use fill::{fill_copies, push_latest};
+pub use plan::{cascade_plan, CascadePlan, CascadeStep};
+
+use bson::Document;
+
+use crate::model::registered_models;
+
+/// What kind of copy a `#[denormalize]` field is.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CopyKind {
+    /// A summary of one source (`author: AuthorSummary`) or an array of them
+    /// (`parts: Vec<PartSummary>`), each holding the source's id in its field `id`.
+    Summary {
+        /// Whether the field is an array of summaries.
+        array: bool,
+        /// Stored name of the summary's id field.
+        id: String,
+    },
+    /// One field of the source, copied through the reference `via` on the dependent
+    /// (`product_name` through `product`).
+    Flat {
+        /// Stored path of the reference on the dependent.
+        via: String,
+    },
+    /// The last `n` sources of a parent, by `sort`, copied onto the parent through the
+    /// source's reference `via` (`Host.logmsgs` through `LogMsg.host`).
+    Latest {
+        /// Stored path of the reference on the source.
+        via: String,
+        /// How many to keep.
+        n: u32,
+        /// The sort that defines the last ones, as a sort document (`{time: 1}`).
+        sort: Document,
+    },
+}
+
+/// One `#[denormalize]` field, as registered by the derive.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CopyInfo {
+    /// The model holding the copy.
+    pub dependent_type: &'static str,
+    /// Its collection.
+    pub dependent: &'static str,
+    /// The stored path of the copy field.
+    pub path: String,
+    /// The source collection.
+    pub source: &'static str,
+    /// The kind of copy.
+    pub kind: CopyKind,
+    /// `(source path, path inside the copy)` for each copied field; for a flat copy the path
+    /// inside the copy is empty (the copy field is the value).
+    pub fields: Vec<(String, String)>,
+}
+
+impl CopyInfo {
+    /// Used by the generated code.
+    #[doc(hidden)]
+    pub fn new(
+        dependent_type: &'static str,
+        dependent: &'static str,
+        path: impl Into<String>,
+        source: &'static str,
+        kind: CopyKind,
+        fields: Vec<(String, String)>,
+    ) -> Self {
+        CopyInfo {
+            dependent_type,
+            dependent,
+            path: path.into(),
+            source,
+            kind,
+            fields,
+        }
+    }
+
+    /// The filter that finds the dependents copying from the sources `ids`.
+    pub(crate) fn dependents_of(&self, ids: &[bson::Bson]) -> Document {
+        let key = match &self.kind {
+            CopyKind::Summary { id, .. } => format!("{}.{id}", self.path),
+            CopyKind::Flat { via } => via.clone(),
+            CopyKind::Latest { .. } => format!("{}._id", self.path),
+        };
+        bson::doc! { key: { "$in": ids.to_vec() } }
+    }
+
+    /// Whether an update writing `path` changes a copied source field.
+    pub(crate) fn is_touched_by(&self, path: &str) -> bool {
+        self.fields.iter().any(|(source, _)| {
+            source == path
+                || source.starts_with(&format!("{path}."))
+                || path.starts_with(&format!("{source}."))
+        })
+    }
+}
+
+/// Used by the generated code: the path of a copied field inside a summary, from the
+/// summary field's path and the full path of the field below it.
+#[doc(hidden)]
+pub fn sub_path(field: &str, full: &str) -> String {
+    full.strip_prefix(field)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .unwrap_or(full)
+        .to_owned()
+}
+
+/// Every copy taken from `source`.
+pub fn copies_from(source: &str) -> Vec<CopyInfo> {
+    registered_models()
+        .into_iter()
+        .flat_map(|m| (m.copies)())
+        .filter(|c| c.source == source)
+        .collect()
+}
+
+/// Every copy held by documents of `dependent`.
+pub fn copies_into(dependent: &str) -> Vec<CopyInfo> {
+    registered_models()
+        .into_iter()
+        .flat_map(|m| (m.copies)())
+        .filter(|c| c.dependent == dependent)
+        .collect()
+}

@@ -1,0 +1,87 @@
+//! Seed 000/001's denormalized schemas: part names copied into products (many -> one), the
+//! product's name and catalog number copied into its parts (one -> many), the host's address
+//! copied into its log messages, and the last log messages kept on the host.
+
+#![allow(dead_code)]
+
+pub mod parts {
+    use odm::prelude::*;
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "parts")]
+    pub struct Part {
+        #[serde(rename = "_id")]
+        pub id: ObjectId,
+        pub partno: String,
+        pub name: String,
+        pub qty: i64,
+        #[reference(on_delete = "nullify")]
+        pub product: Option<Ref<super::products::Product>>,
+        #[denormalize(from = "super::products::Product", via = "product", fields = "name")]
+        #[serde(default)]
+        pub product_name: String,
+        #[denormalize(from = "super::products::Product", via = "product", fields = "catalog_number")]
+        #[serde(default)]
+        pub product_catalog_number: i64,
+    }
+}
+
+pub mod products {
+    use odm::prelude::*;
+
+    #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct PartSummary {
+        pub id: Ref<super::parts::Part>,
+        pub name: String,
+    }
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "products")]
+    pub struct Product {
+        #[serde(rename = "_id")]
+        pub id: ObjectId,
+        pub name: String,
+        pub manufacturer: String,
+        pub catalog_number: i64,
+        #[denormalize(from = "super::parts::Part", fields = "name", max = 200)]
+        pub parts: Vec<PartSummary>,
+    }
+}
+
+pub mod logs {
+    use odm::bson::DateTime;
+    use odm::prelude::*;
+
+    #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct LogSummary {
+        pub time: DateTime,
+        pub message: String,
+    }
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "hosts")]
+    pub struct Host {
+        #[serde(rename = "_id")]
+        pub id: ObjectId,
+        pub name: String,
+        #[index(unique)]
+        pub ipaddr: String,
+        #[denormalize(from = "LogMsg", via = "host", fields = "time, message", latest = 100, sort = "time")]
+        #[serde(default)]
+        pub logmsgs: Vec<LogSummary>,
+    }
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "logmsg")]
+    pub struct LogMsg {
+        #[serde(rename = "_id")]
+        pub id: ObjectId,
+        pub time: DateTime,
+        pub message: String,
+        #[parent(on_delete = "cascade")]
+        pub host: Ref<Host>,
+        #[denormalize(from = "Host", via = "host", fields = "ipaddr")]
+        #[serde(default)]
+        pub ipaddr: String,
+    }
+}
