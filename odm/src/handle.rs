@@ -118,6 +118,13 @@ impl Odm {
         FindOne::new(self, T::id_field().eq(id))
     }
 
+    /// The `_id` of the first document matching `filter`, projecting only `_id`: how a
+    /// caller that knows a natural key finds the document to write to (the seed looks a host up
+    /// by `ipaddr`). Sends one `find`.
+    pub fn find_id<T: Model>(&self, filter: Filter<T>) -> crate::ops::FindId<'_, T> {
+        crate::ops::FindId::new(self, filter)
+    }
+
     /// Counts the documents matching `filter`. Sends one `aggregate` (what `countDocuments` is).
     pub fn count<T: Model>(&self, filter: Filter<T>) -> Count<'_, T> {
         Count::new(self, filter)

@@ -10,6 +10,7 @@ use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
 use super::{CopyInfo, CopyKind};
+use crate::relations::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
 /// Write conflicts between concurrent transactions are retried this many times.
@@ -43,6 +44,7 @@ pub(crate) async fn cascade_update<T: Model>(
     update: Document,
     copies: Vec<CopyInfo>,
     many: bool,
+    mode: TransactionMode,
     session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
     if let Some(s) = session {
@@ -50,7 +52,12 @@ pub(crate) async fn cascade_update<T: Model>(
             .await
             .map(|(r, _)| r);
     }
-    if !odm.supports_transactions().await? {
+    let transactional = match mode {
+        TransactionMode::Never => false,
+        TransactionMode::Always => true,
+        TransactionMode::Auto => odm.supports_transactions().await?,
+    };
+    if !transactional {
         let (result, mut cascaded) = steps::<T>(odm, &filter, &update, &copies, many, None).await?;
         // Without isolation a concurrent update may have cascaded an older value after ours:
         // re-read the sources and cascade again until the copies hold what the sources hold.

@@ -3,7 +3,7 @@
 mod read;
 mod write;
 
-pub use read::{Count, Find, FindAs, FindOne, FindOneAndUpdate, FindOneAs};
+pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
 
 /// Implements `IntoFuture` for a builder by boxing its `run` method.

@@ -256,6 +256,55 @@ impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindOneAs<'a, T, U> {
 
 into_future!(FindOneAs<U> => Option<U>);
 
+/// Builder returned by [`Odm::find_id`]: the `_id` of the first match, projecting only `_id`
+/// (the seed's `db.hosts.findOne({ipaddr: ip}, {_id: 1})`). Sends one `find`.
+#[must_use = "the query runs when awaited"]
+pub struct FindId<'a, T: Model> {
+    inner: FindOneAs<'a, T, IdOnly<T::Id>>,
+}
+
+/// A document read for its `_id` alone.
+#[derive(Debug, serde::Deserialize)]
+#[doc(hidden)]
+pub struct IdOnly<I> {
+    #[serde(rename = "_id")]
+    id: I,
+}
+
+impl<T: Model> std::fmt::Debug for FindId<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl<'a, T: Model> FindId<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, filter: Filter<T>) -> Self {
+        FindId {
+            inner: FindOne::new(odm, filter)
+                .projection(Projection::include(&T::id_field()))
+                .into_type(),
+        }
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(self, session: &'a mut ClientSession) -> Self {
+        FindId {
+            inner: FindOneAs {
+                inner: FindAs {
+                    find: self.inner.inner.find.session(session),
+                    _result: PhantomData,
+                },
+            },
+        }
+    }
+
+    async fn run(self) -> Result<Option<T::Id>> {
+        Ok(self.inner.run().await?.map(|d| d.id))
+    }
+}
+
+into_future!(FindId => Option<T::Id>);
+
 /// Builder returned by [`Odm::count`]. Sends one `aggregate`.
 #[must_use = "the count runs when awaited"]
 pub struct Count<'a, T> {

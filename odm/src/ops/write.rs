@@ -297,6 +297,7 @@ pub struct UpdateOp<'a, T> {
     update: Update<T>,
     many: bool,
     upsert: bool,
+    mode: crate::relations::TransactionMode,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -308,8 +309,17 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             update,
             many,
             upsert: false,
+            mode: crate::relations::TransactionMode::Auto,
             session: None,
         }
+    }
+
+    /// Whether an update that cascades to denormalized copies runs in a transaction (default
+    /// [`TransactionMode::Auto`](crate::TransactionMode::Auto): when the deployment has them).
+    /// Without one, the cascade re-reads the sources until the copies match them.
+    pub fn transaction(mut self, mode: crate::relations::TransactionMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// Inserts a document built from the filter and the update when none matches.
@@ -346,6 +356,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                 update,
                 touched,
                 self.many,
+                self.mode,
                 session.as_deref_mut(),
             )
             .await?;
@@ -464,7 +475,10 @@ impl<'a, T: Model> Delete<'a, T> {
 
     async fn run(self) -> Result<u64> {
         let filter = self.filter.into_document(T::COLLECTION)?;
-        if !crate::relations::references_to(T::COLLECTION).is_empty() {
+        let summarized = crate::denormalize::copies_from(T::COLLECTION)
+            .iter()
+            .any(|c| matches!(c.kind, crate::denormalize::CopyKind::Summary { array: true, .. }));
+        if summarized || !crate::relations::references_to(T::COLLECTION).is_empty() {
             return crate::relations::delete_with_rules(
                 self.odm,
                 T::COLLECTION,

@@ -137,6 +137,16 @@ fn plan_level<'a>(
             return Ok(());
         }
         plan.deletes.push((collection.clone(), ids.clone()));
+        // Summaries of the deleted documents go with them (`parts: [{id, name}]`).
+        for copy in crate::denormalize::copies_from(&collection) {
+            if let crate::denormalize::CopyKind::Summary { array: true, id } = &copy.kind {
+                plan.updates.push((
+                    copy.dependent.to_owned(),
+                    copy.dependents_of(&ids),
+                    doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": ids.clone() } } } },
+                ));
+            }
+        }
         for r in references_to(&collection) {
             let filter = doc! { r.path.as_str(): { "$in": ids.clone() } };
             match r.on_delete {
