@@ -29,7 +29,10 @@ fn part(n: usize, product: Option<ObjectId>) -> Part {
 
 fn summary(p: &Part) -> PartSummary {
     // The name is deliberately stale: the ODM takes the copy from the part.
-    PartSummary { id: Ref::new(p.id), name: "stale".into() }
+    PartSummary {
+        id: Ref::new(p.id),
+        name: "stale".into(),
+    }
 }
 
 fn product(n: i64, parts: &[&Part]) -> Product {
@@ -48,7 +51,10 @@ fn names_in(raw: &Document) -> Vec<(ObjectId, String)> {
         .iter()
         .map(|s| {
             let s = s.as_document().unwrap();
-            (s.get_object_id("id").unwrap(), s.get_str("name").unwrap().to_owned())
+            (
+                s.get_object_id("id").unwrap(),
+                s.get_str("name").unwrap().to_owned(),
+            )
         })
         .collect()
 }
@@ -60,18 +66,30 @@ async fn copies_are_filled_on_insert_with_one_query() -> odm::Result<()> {
     db.odm().insert_many(&parts).await?;
     db.commands().clear();
 
-    let products: Vec<Product> = (0..3).map(|n| product(n, &[&parts[n as usize], &parts[4]])).collect();
+    let products: Vec<Product> = (0..3)
+        .map(|n| product(n, &[&parts[n as usize], &parts[4]]))
+        .collect();
     db.odm().insert_many(&products).await?;
     let commands = db.commands().take();
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["find", "insert"], "one find for the copies of every inserted product");
+    assert_eq!(
+        names,
+        ["find", "insert"],
+        "one find for the copies of every inserted product"
+    );
     let find = commands[0].command.as_ref().unwrap();
-    assert_eq!(find.get_document("projection").unwrap(), &doc! {"_id": 1, "name": 1});
+    assert_eq!(
+        find.get_document("projection").unwrap(),
+        &doc! {"_id": 1, "name": 1}
+    );
 
     for raw in stored(&db, "products").await {
         for (id, name) in names_in(&raw) {
             let source = parts.iter().find(|p| p.id == id).unwrap();
-            assert_eq!(name, source.name, "copied from the part, not the stale value");
+            assert_eq!(
+                name, source.name,
+                "copied from the part, not the stale value"
+            );
         }
     }
     Ok(())
@@ -81,8 +99,15 @@ async fn copies_are_filled_on_insert_with_one_query() -> odm::Result<()> {
 async fn a_copy_of_a_missing_source_is_refused() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let ghost = part(9, None);
-    let err = db.odm().insert_one(&product(1, &[&ghost])).await.unwrap_err();
-    assert!(matches!(&err, odm::Error::DanglingReference { collection, target, .. } if collection == "products" && target == "parts"), "{err}");
+    let err = db
+        .odm()
+        .insert_one(&product(1, &[&ghost]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::DanglingReference { collection, target, .. } if collection == "products" && target == "parts"),
+        "{err}"
+    );
     assert!(stored(&db, "products").await.is_empty());
     Ok(())
 }
@@ -92,25 +117,45 @@ async fn renaming_a_part_updates_every_copy_in_one_update() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let parts: Vec<Part> = (0..3).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
-    let products: Vec<Product> = (0..4).map(|n| product(n, &[&parts[0], &parts[(n % 2 + 1) as usize]])).collect();
+    let products: Vec<Product> = (0..4)
+        .map(|n| product(n, &[&parts[0], &parts[(n % 2 + 1) as usize]]))
+        .collect();
     db.odm().insert_many(&products).await?;
     db.odm().supports_transactions().await?;
     db.commands().clear();
 
-    db.odm().update_by_id::<Part>(parts[0].id, Part::name().set("#4 grommet, zinc")).await?;
+    db.odm()
+        .update_by_id::<Part>(parts[0].id, Part::name().set("#4 grommet, zinc"))
+        .await?;
     let commands = db.commands().take();
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["findAndModify", "update", "commitTransaction"]);
     let cascade = commands[1].command.as_ref().unwrap();
-    let u = cascade.get_array("updates").unwrap()[0].as_document().unwrap();
-    assert_eq!(u.get_document("q").unwrap(), &doc! {"parts.id": {"$in": [parts[0].id]}});
-    assert_eq!(u.get_document("u").unwrap(), &doc! {"$set": {"parts.$[copy].name": "#4 grommet, zinc"}});
-    assert_eq!(u.get_array("arrayFilters").unwrap()[0].as_document().unwrap(), &doc! {"copy.id": {"$in": [parts[0].id]}});
+    let u = cascade.get_array("updates").unwrap()[0]
+        .as_document()
+        .unwrap();
+    assert_eq!(
+        u.get_document("q").unwrap(),
+        &doc! {"parts.id": {"$in": [parts[0].id]}}
+    );
+    assert_eq!(
+        u.get_document("u").unwrap(),
+        &doc! {"$set": {"parts.$[copy].name": "#4 grommet, zinc"}}
+    );
+    assert_eq!(
+        u.get_array("arrayFilters").unwrap()[0]
+            .as_document()
+            .unwrap(),
+        &doc! {"copy.id": {"$in": [parts[0].id]}}
+    );
 
     for raw in stored(&db, "products").await {
         let names = names_in(&raw);
         assert_eq!(names[0], (parts[0].id, "#4 grommet, zinc".to_owned()));
-        assert_ne!(names[1].1, "#4 grommet, zinc", "other parts' copies are untouched");
+        assert_ne!(
+            names[1].1, "#4 grommet, zinc",
+            "other parts' copies are untouched"
+        );
     }
     Ok(())
 }
@@ -122,7 +167,9 @@ async fn an_update_that_touches_no_copied_field_sends_no_cascade() -> odm::Resul
     db.odm().insert_one(&p).await?;
     db.odm().insert_one(&product(1, &[&p])).await?;
     db.commands().clear();
-    db.odm().update_by_id::<Part>(p.id, Part::qty().inc(-1)).await?;
+    db.odm()
+        .update_by_id::<Part>(p.id, Part::qty().inc(-1))
+        .await?;
     assert_eq!(sent(&db), ["update"]);
     Ok(())
 }
@@ -132,38 +179,74 @@ async fn update_many_cascades_for_every_affected_source() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let parts: Vec<Part> = (0..4).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
-    db.odm().insert_one(&product(1, &[&parts[0], &parts[1], &parts[2], &parts[3]])).await?;
+    db.odm()
+        .insert_one(&product(1, &[&parts[0], &parts[1], &parts[2], &parts[3]]))
+        .await?;
     db.odm().supports_transactions().await?;
     db.commands().clear();
 
-    let res = db.odm().update_many(Part::partno().is_in(["000-aff-456", "002-aff-456"]), Part::name().set("fan blade assembly")).await?;
+    let res = db
+        .odm()
+        .update_many(
+            Part::partno().is_in(["000-aff-456", "002-aff-456"]),
+            Part::name().set("fan blade assembly"),
+        )
+        .await?;
     assert_eq!(res.modified_count, 2);
     // Both sources got the same new name: one cascade update serves both.
-    assert_eq!(sent(&db), ["find", "update", "find", "update", "commitTransaction"]);
-    let names: Vec<String> = names_in(&stored(&db, "products").await[0]).into_iter().map(|(_, n)| n).collect();
-    assert_eq!(names, ["fan blade assembly", "#1 grommet", "fan blade assembly", "#3 grommet"]);
+    assert_eq!(
+        sent(&db),
+        ["find", "update", "find", "update", "commitTransaction"]
+    );
+    let names: Vec<String> = names_in(&stored(&db, "products").await[0])
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fan blade assembly",
+            "#1 grommet",
+            "fan blade assembly",
+            "#3 grommet"
+        ]
+    );
     Ok(())
 }
 
 #[tokio::test]
 async fn one_to_many_copies_follow_the_product() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let shifter = Product { parts: vec![], ..product(1, &[]) };
+    let shifter = Product {
+        parts: vec![],
+        ..product(1, &[])
+    };
     db.odm().insert_one(&shifter).await?;
     let parts: Vec<Part> = (0..3).map(|n| part(n, Some(shifter.id))).collect();
     db.commands().clear();
     db.odm().insert_many(&parts).await?;
     assert_eq!(sent(&db), ["find", "insert"]);
     for raw in stored(&db, "parts").await {
-        assert_eq!(raw.get_str("product_name").unwrap(), "left-handed smoke shifter 1");
+        assert_eq!(
+            raw.get_str("product_name").unwrap(),
+            "left-handed smoke shifter 1"
+        );
         assert_eq!(raw.get_i64("product_catalog_number").unwrap(), 1235);
     }
 
     db.odm()
-        .update_by_id::<Product>(shifter.id, Product::name().set("right-handed smoke shifter").and(Product::catalog_number().set(4321)))
+        .update_by_id::<Product>(
+            shifter.id,
+            Product::name()
+                .set("right-handed smoke shifter")
+                .and(Product::catalog_number().set(4321)),
+        )
         .await?;
     for raw in stored(&db, "parts").await {
-        assert_eq!(raw.get_str("product_name").unwrap(), "right-handed smoke shifter");
+        assert_eq!(
+            raw.get_str("product_name").unwrap(),
+            "right-handed smoke shifter"
+        );
         assert_eq!(raw.get_i64("product_catalog_number").unwrap(), 4321);
     }
     Ok(())
@@ -182,12 +265,20 @@ async fn concurrent_renames_never_leave_drift() -> odm::Result<()> {
     let odm = db.odm();
     let renames = (0..50).map(|i| {
         let id = p.id;
-        async move { odm.update_by_id::<Part>(id, Part::name().set(format!("name {i}"))).await }
+        async move {
+            odm.update_by_id::<Part>(id, Part::name().set(format!("name {i}")))
+                .await
+        }
     });
     for r in futures_util::future::join_all(renames).await {
         r?;
     }
-    let final_name = stored_one(&db, "parts", p.id).await.unwrap().get_str("name").unwrap().to_owned();
+    let final_name = stored_one(&db, "parts", p.id)
+        .await
+        .unwrap()
+        .get_str("name")
+        .unwrap()
+        .to_owned();
     for raw in stored(&db, "products").await {
         assert_eq!(names_in(&raw)[0].1, final_name);
     }
@@ -199,14 +290,29 @@ async fn the_cascade_plan_says_what_each_change_does() {
     let plan = odm::denormalize::cascade_plan::<Part>();
     let printed = plan.to_string();
     assert!(printed.contains("when `name` changes"), "{printed}");
-    assert!(printed.contains("update_many products (Product)"), "{printed}");
-    assert!(printed.contains("filter  { parts.id: { $in: <ids> } }"), "{printed}");
+    assert!(
+        printed.contains("update_many products (Product)"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("filter  { parts.id: { $in: <ids> } }"),
+        "{printed}"
+    );
     assert!(printed.contains("index   parts.id_1"), "{printed}");
     let product_plan = odm::denormalize::cascade_plan::<Product>().to_string();
-    assert!(product_plan.contains("when `catalog_number` changes"), "{product_plan}");
-    assert!(product_plan.contains("filter  { product: { $in: <ids> } }"), "{product_plan}");
+    assert!(
+        product_plan.contains("when `catalog_number` changes"),
+        "{product_plan}"
+    );
+    assert!(
+        product_plan.contains("filter  { product: { $in: <ids> } }"),
+        "{product_plan}"
+    );
     let logs = odm::denormalize::cascade_plan::<LogMsg>().to_string();
-    assert!(logs.contains("on insert: push a summary onto hosts.logmsgs through `host`"), "{logs}");
+    assert!(
+        logs.contains("on insert: push a summary onto hosts.logmsgs through `host`"),
+        "{logs}"
+    );
 }
 
 fn at(ms: i64) -> DateTime {
@@ -216,19 +322,43 @@ fn at(ms: i64) -> DateTime {
 #[tokio::test]
 async fn log_messages_copy_their_host_address_and_follow_it() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let goofy = Host { id: ObjectId::new(), name: "goofy.example.com".into(), ipaddr: "127.66.66.66".into(), logmsgs: vec![] };
+    let goofy = Host {
+        id: ObjectId::new(),
+        name: "goofy.example.com".into(),
+        ipaddr: "127.66.66.66".into(),
+        logmsgs: vec![],
+    };
     db.odm().insert_one(&goofy).await?;
-    let msg = LogMsg { id: ObjectId::new(), time: at(0), message: "cpu is on fire!".into(), host: Ref::new(goofy.id), ipaddr: String::new() };
+    let msg = LogMsg {
+        id: ObjectId::new(),
+        time: at(0),
+        message: "cpu is on fire!".into(),
+        host: Ref::new(goofy.id),
+        ipaddr: String::new(),
+    };
     db.commands().clear();
     db.odm().insert_one(&msg).await?;
-    assert_eq!(sent(&db), ["find", "insert", "update"], "copy the address, insert, push onto the host");
+    assert_eq!(
+        sent(&db),
+        ["find", "insert", "update"],
+        "copy the address, insert, push onto the host"
+    );
     let raw = stored_one(&db, "logmsg", msg.id).await.unwrap();
     assert_eq!(raw.get_str("ipaddr").unwrap(), "127.66.66.66");
     let by_ip = db.odm().find(LogMsg::ipaddr().eq("127.66.66.66")).await?;
     assert_eq!(by_ip.len(), 1, "one query by the copied field");
 
-    db.odm().update_by_id::<Host>(goofy.id, Host::ipaddr().set("127.0.0.9")).await?;
-    assert_eq!(stored_one(&db, "logmsg", msg.id).await.unwrap().get_str("ipaddr").unwrap(), "127.0.0.9");
+    db.odm()
+        .update_by_id::<Host>(goofy.id, Host::ipaddr().set("127.0.0.9"))
+        .await?;
+    assert_eq!(
+        stored_one(&db, "logmsg", msg.id)
+            .await
+            .unwrap()
+            .get_str("ipaddr")
+            .unwrap(),
+        "127.0.0.9"
+    );
     Ok(())
 }
 
@@ -238,12 +368,19 @@ async fn log_messages_copy_their_host_address_and_follow_it() -> odm::Result<()>
 async fn the_host_keeps_its_latest_messages_in_time_order() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let hosts: Vec<Host> = (0..3)
-        .map(|i| Host { id: ObjectId::new(), name: format!("host{i}"), ipaddr: format!("10.0.0.{i}"), logmsgs: vec![] })
+        .map(|i| Host {
+            id: ObjectId::new(),
+            name: format!("host{i}"),
+            ipaddr: format!("10.0.0.{i}"),
+            logmsgs: vec![],
+        })
         .collect();
     db.odm().insert_many(&hosts).await?;
     let mut rng = 0x5eed_u64;
     let mut next = |n: u64| {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (rng >> 33) % n
     };
     let msgs: Vec<LogMsg> = (0..2000)
@@ -271,17 +408,28 @@ async fn the_host_keeps_its_latest_messages_in_time_order() -> odm::Result<()> {
         mine.sort_by_key(|m| m.time);
         let expected: Vec<LogSummary> = mine[mine.len() - 100..]
             .iter()
-            .map(|m| LogSummary { time: m.time, message: m.message.clone() })
+            .map(|m| LogSummary {
+                time: m.time,
+                message: m.message.clone(),
+            })
             .collect();
         let stored_host = db.odm().get::<Host>(host.id).await?.unwrap();
         assert_eq!(stored_host.logmsgs, expected, "{}", host.name);
     }
-    assert_eq!(stored(&db, "logmsg").await.len(), 2000, "every message is still in its own collection");
-    let raw: Vec<Bson> = stored_one(&db, "hosts", hosts[0].id).await.unwrap().get_array("logmsgs").unwrap().clone();
+    assert_eq!(
+        stored(&db, "logmsg").await.len(),
+        2000,
+        "every message is still in its own collection"
+    );
+    let raw: Vec<Bson> = stored_one(&db, "hosts", hosts[0].id)
+        .await
+        .unwrap()
+        .get_array("logmsgs")
+        .unwrap()
+        .clone();
     assert_eq!(raw.len(), 100);
     Ok(())
 }
-
 
 /// Without transactions the cascade re-reads the source until the copies match it.
 #[tokio::test]
@@ -303,7 +451,12 @@ async fn concurrent_renames_without_transactions_never_leave_drift_either() -> o
     for r in futures_util::future::join_all(renames).await {
         r?;
     }
-    let final_name = stored_one(&db, "parts", p.id).await.unwrap().get_str("name").unwrap().to_owned();
+    let final_name = stored_one(&db, "parts", p.id)
+        .await
+        .unwrap()
+        .get_str("name")
+        .unwrap()
+        .to_owned();
     for raw in stored(&db, "products").await {
         assert_eq!(names_in(&raw)[0].1, final_name);
     }
@@ -315,7 +468,9 @@ async fn deleting_a_part_removes_its_summaries() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let parts: Vec<Part> = (0..2).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
-    db.odm().insert_one(&product(1, &[&parts[0], &parts[1]])).await?;
+    db.odm()
+        .insert_one(&product(1, &[&parts[0], &parts[1]]))
+        .await?;
     db.odm().delete_one(Part::id().eq(parts[0].id)).await?;
     let left = names_in(&stored(&db, "products").await[0]);
     assert_eq!(left, [(parts[1].id, "#1 grommet".to_owned())]);
@@ -326,7 +481,12 @@ async fn deleting_a_part_removes_its_summaries() -> odm::Result<()> {
 #[tokio::test]
 async fn a_host_is_found_by_its_natural_key_projecting_only_its_id() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let goofy = Host { id: ObjectId::new(), name: "goofy.example.com".into(), ipaddr: "127.66.66.66".into(), logmsgs: vec![] };
+    let goofy = Host {
+        id: ObjectId::new(),
+        name: "goofy.example.com".into(),
+        ipaddr: "127.66.66.66".into(),
+        logmsgs: vec![],
+    };
     db.odm().insert_one(&goofy).await?;
     db.commands().clear();
     let id = db.odm().find_id(Host::ipaddr().eq("127.66.66.66")).await?;
@@ -334,5 +494,115 @@ async fn a_host_is_found_by_its_natural_key_projecting_only_its_id() -> odm::Res
     let find = common::last_command(&db, "find");
     assert_eq!(find.get_document("projection").unwrap(), &doc! {"_id": 1});
     assert_eq!(db.odm().find_id(Host::ipaddr().eq("10.9.9.9")).await?, None);
+    Ok(())
+}
+
+/// Copies corrupted behind the ODM's back are found by the sweep and repaired.
+#[tokio::test]
+async fn the_sweep_finds_and_repairs_every_drifted_copy() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let shifter = Product {
+        parts: vec![],
+        ..product(1, &[])
+    };
+    db.odm().insert_one(&shifter).await?;
+    let parts: Vec<Part> = (0..4).map(|n| part(n, Some(shifter.id))).collect();
+    db.odm().insert_many(&parts).await?;
+    let products: Vec<Product> = (2..6)
+        .map(|n| product(n, &[&parts[0], &parts[1], &parts[2]]))
+        .collect();
+    db.odm().insert_many(&products).await?;
+    assert!(db.odm().verify_copies().await?.is_consistent());
+
+    let raw_products = db.raw().collection::<Document>("products");
+    raw_products
+        .update_one(
+            doc! {"_id": products[0].id},
+            doc! {"$set": {"parts.1.name": "wrong"}},
+        )
+        .await?;
+    raw_products
+        .update_one(
+            doc! {"_id": products[3].id},
+            doc! {"$set": {"parts.0.name": "wrong", "parts.2.name": "also wrong"}},
+        )
+        .await?;
+    db.raw()
+        .collection::<Document>("parts")
+        .update_one(
+            doc! {"_id": parts[3].id},
+            doc! {"$set": {"product_name": "stale"}},
+        )
+        .await?;
+    // A part deleted behind the ODM's back leaves a summary of nothing.
+    db.raw()
+        .collection::<Document>("parts")
+        .delete_one(doc! {"_id": parts[2].id})
+        .await?;
+
+    let report = db.odm().verify_copies().batch_size(2).await?;
+    let mut paths: Vec<(String, String)> = report
+        .issues
+        .iter()
+        .map(|i| (i.collection.to_owned(), i.path.clone()))
+        .collect();
+    paths.sort();
+    // One wrong name, one wrong name in another product, four summaries of the deleted part,
+    // one stale product name.
+    assert_eq!(report.issues.len(), 1 + 1 + 4 + 1, "{report}");
+    assert_eq!(report.issues.iter().filter(|i| i.source_missing).count(), 4);
+    assert!(paths.contains(&("parts".to_owned(), "product_name".to_owned())));
+    assert_eq!(report.repairs, 0, "verify alone writes nothing");
+
+    let repaired = db.odm().verify_copies().repair(true).await?;
+    assert!(repaired.repairs >= 7, "{repaired}");
+    assert!(db.odm().verify_copies().await?.is_consistent());
+    for raw in stored(&db, "products").await {
+        if raw.get_object_id("_id").unwrap() == shifter.id {
+            continue;
+        }
+        let names = names_in(&raw);
+        assert_eq!(names.len(), 2, "the summary of the deleted part was pulled");
+        for (id, name) in names {
+            assert_eq!(name, parts.iter().find(|p| p.id == id).unwrap().name);
+        }
+    }
+    assert_eq!(
+        stored_one(&db, "parts", parts[3].id)
+            .await
+            .unwrap()
+            .get_str("product_name")
+            .unwrap(),
+        "left-handed smoke shifter 1"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_audit_counts_reads_against_cascade_writes() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let p = part(1, None);
+    db.odm().insert_one(&p).await?;
+    db.odm().insert_one(&product(1, &[&p])).await?;
+    let before = odm::denormalize::audit();
+    let row = |r: &odm::denormalize::AuditReport| {
+        r.rows
+            .iter()
+            .find(|r| r.collection == "products" && r.path == "parts")
+            .map_or((0, 0), |r| (r.reads, r.writes))
+    };
+    let (reads0, writes0) = row(&before);
+    for i in 0..3 {
+        db.odm()
+            .update_by_id::<Part>(p.id, Part::name().set(format!("n{i}")))
+            .await?;
+    }
+    db.odm().find::<Product>(Filter::all()).await?;
+    let after = odm::denormalize::audit();
+    let (reads, writes) = row(&after);
+    // Other tests in this process count too: compare increments, at least.
+    assert!(writes - writes0 >= 3, "{after}");
+    assert!(reads - reads0 >= 1, "{after}");
+    assert!(after.to_string().contains("products.parts:"), "{after}");
     Ok(())
 }

@@ -216,6 +216,12 @@ impl Odm {
         VerifyInverse::new(self, link.as_ref())
     }
 
+    /// Finds (and with `.repair(true)` fixes) every denormalized copy that differs from its
+    /// source. See [`VerifyCopies`](crate::denormalize::VerifyCopies) for the commands.
+    pub fn verify_copies(&self) -> crate::denormalize::VerifyCopies<'_> {
+        crate::denormalize::VerifyCopies::new(self)
+    }
+
     /// Makes the database's indexes match the declarations of every model linked into the
     /// program. See [`SyncIndexes`] for the commands it sends and the opt-in drops.
     pub fn sync_indexes(&self) -> SyncIndexes<'_> {

@@ -9,6 +9,7 @@ use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument, UpdateOptions};
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
+use super::value_at;
 use super::{CopyInfo, CopyKind};
 use crate::relations::TransactionMode;
 use crate::{Error, Model, Odm, Result};
@@ -222,18 +223,6 @@ async fn read_values<T: Model>(
     }
 }
 
-/// The value at a dotted path of a document (`Null` when missing).
-fn value_at(doc: &Document, path: &str) -> Bson {
-    let mut current = Bson::Document(doc.clone());
-    for part in path.split('.') {
-        current = match current {
-            Bson::Document(d) => d.get(part).cloned().unwrap_or(Bson::Null),
-            _ => return Bson::Null,
-        };
-    }
-    current
-}
-
 /// One `update_many` per copy and distinct new value.
 async fn cascade_values(
     odm: &Odm,
@@ -299,6 +288,7 @@ async fn cascade_values(
                 Some(s) => action.session(s).await,
             }
             .map_err(|e| Error::from_driver(copy.dependent, e))?;
+            super::record_write(copy);
         }
     }
     Ok(())

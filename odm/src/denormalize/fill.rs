@@ -6,6 +6,7 @@ use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::ClientSession;
 
+use super::value_at;
 use super::{CopyInfo, CopyKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
@@ -17,10 +18,6 @@ fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
         current = current.as_document()?.get(part)?;
     }
     Some(current)
-}
-
-fn value_at(doc: &Document, path: &str) -> Bson {
-    get_path(doc, path).cloned().unwrap_or(Bson::Null)
 }
 
 /// The source ids a copy needs, for one document.

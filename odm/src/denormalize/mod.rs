@@ -13,9 +13,15 @@
 //!   (`$push` with `$each`, `$sort`, `$slice: -N`);
 //! - describes all of it as a printable [`CascadePlan`].
 
+mod audit;
 mod cascade;
 mod fill;
 mod plan;
+mod verify;
+
+pub use audit::{audit, reset_audit, AuditReport, AuditRow};
+pub(crate) use audit::{record_reads, record_write};
+pub use verify::{CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use cascade::cascade_update;
 pub(crate) use fill::{fill_copies, push_latest};
@@ -115,6 +121,18 @@ impl CopyInfo {
     }
 }
 
+/// The value at a dotted path of a document (`Null` when missing).
+pub(crate) fn value_at(doc: &Document, path: &str) -> bson::Bson {
+    let mut parts = path.split('.');
+    let mut current = parts.next().and_then(|p| doc.get(p));
+    for part in parts {
+        current = current
+            .and_then(|c| c.as_document())
+            .and_then(|d| d.get(part));
+    }
+    current.cloned().unwrap_or(bson::Bson::Null)
+}
+
 /// Used by the generated code: the path of a copied field inside a summary, from the
 /// summary field's path and the full path of the field below it.
 #[doc(hidden)]
@@ -125,20 +143,31 @@ pub fn sub_path(field: &str, full: &str) -> String {
         .to_owned()
 }
 
+/// Every registered copy, computed once: the registry does not change while the program runs.
+pub fn all_copies() -> &'static [CopyInfo] {
+    static ALL: std::sync::OnceLock<Vec<CopyInfo>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        registered_models()
+            .into_iter()
+            .flat_map(|m| (m.copies)())
+            .collect()
+    })
+}
+
 /// Every copy taken from `source`.
 pub fn copies_from(source: &str) -> Vec<CopyInfo> {
-    registered_models()
-        .into_iter()
-        .flat_map(|m| (m.copies)())
+    all_copies()
+        .iter()
         .filter(|c| c.source == source)
+        .cloned()
         .collect()
 }
 
 /// Every copy held by documents of `dependent`.
 pub fn copies_into(dependent: &str) -> Vec<CopyInfo> {
-    registered_models()
-        .into_iter()
-        .flat_map(|m| (m.copies)())
+    all_copies()
+        .iter()
         .filter(|c| c.dependent == dependent)
+        .cloned()
         .collect()
 }

@@ -138,6 +138,7 @@ impl<'a, T: Model> Find<'a, T> {
         let mut session = self.session;
         let mut docs =
             Self::fetch(self.odm, self.filter, self.options, session.as_deref_mut()).await?;
+        crate::denormalize::record_reads(T::COLLECTION, docs.len());
         populate_all(self.odm, &mut docs, &self.populate, session).await?;
         Ok(docs)
     }

@@ -477,7 +477,12 @@ impl<'a, T: Model> Delete<'a, T> {
         let filter = self.filter.into_document(T::COLLECTION)?;
         let summarized = crate::denormalize::copies_from(T::COLLECTION)
             .iter()
-            .any(|c| matches!(c.kind, crate::denormalize::CopyKind::Summary { array: true, .. }));
+            .any(|c| {
+                matches!(
+                    c.kind,
+                    crate::denormalize::CopyKind::Summary { array: true, .. }
+                )
+            });
         if summarized || !crate::relations::references_to(T::COLLECTION).is_empty() {
             return crate::relations::delete_with_rules(
                 self.odm,

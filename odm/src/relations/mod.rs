@@ -12,6 +12,7 @@ mod verify;
 pub(crate) use delete::delete_with_rules;
 pub use delete::DeleteRestricted;
 pub use reassign::{Reassign, Reassigned, TransactionMode};
+pub(crate) use verify::Sweep;
 pub use verify::{InverseIssue, InverseReport, VerifyInverse};
 
 use crate::model::registered_models;

@@ -127,21 +127,49 @@ impl<'a, C: Model, P: Model> VerifyInverse<'a, C, P> {
 
     async fn run(self) -> Result<InverseReport> {
         let inverse = super::reassign::resolve_inverse::<C, P>(&self.link_path, self.inverse)?.path;
-        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        Sweep {
+            odm: self.odm,
+            child: C::COLLECTION,
+            link: self.link_path,
+            parent: P::COLLECTION,
+            inverse,
+            batch_size: self.batch_size,
+            repair: self.repair,
+        }
+        .run()
+        .await
+    }
+}
+
+/// The sweep of one two-way reference, by collection names and paths.
+pub(crate) struct Sweep<'a> {
+    pub(crate) odm: &'a Odm,
+    pub(crate) child: &'a str,
+    pub(crate) link: String,
+    pub(crate) parent: &'a str,
+    pub(crate) inverse: String,
+    pub(crate) batch_size: usize,
+    pub(crate) repair: bool,
+}
+
+impl Sweep<'_> {
+    pub(crate) async fn run(self) -> Result<InverseReport> {
+        let inverse = self.inverse.clone();
+        let parents = self.odm.database().collection::<Document>(self.parent);
         let mut cursor = parents
             .find(doc! {})
             .projection(doc! { "_id": 1, inverse.as_str(): 1 })
             .sort(doc! { "_id": 1 })
             .batch_size(u32::try_from(self.batch_size).unwrap_or(u32::MAX))
             .await
-            .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+            .map_err(|e| Error::from_driver(self.parent, e))?;
         let mut report = InverseReport::default();
         let mut batch = Vec::with_capacity(self.batch_size);
         loop {
             let next = cursor
                 .try_next()
                 .await
-                .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+                .map_err(|e| Error::from_driver(self.parent, e))?;
             let done = next.is_none();
             if let Some(d) = next {
                 batch.push(d);
@@ -163,18 +191,18 @@ impl<'a, C: Model, P: Model> VerifyInverse<'a, C, P> {
         report: &mut InverseReport,
     ) -> Result<()> {
         let ids: Vec<Bson> = batch.iter().filter_map(|d| d.get("_id").cloned()).collect();
-        let children = self.odm.database().collection::<Document>(C::COLLECTION);
+        let children = self.odm.database().collection::<Document>(self.child);
         let named: Vec<Document> = children
-            .find(doc! { self.link_path.as_str(): { "$in": ids } })
-            .projection(doc! { "_id": 1, self.link_path.as_str(): 1 })
+            .find(doc! { self.link.as_str(): { "$in": ids } })
+            .projection(doc! { "_id": 1, self.link.as_str(): 1 })
             .await
-            .map_err(|e| Error::from_driver(C::COLLECTION, e))?
+            .map_err(|e| Error::from_driver(self.child, e))?
             .try_collect()
             .await
-            .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
+            .map_err(|e| Error::from_driver(self.child, e))?;
         let mut expected: HashMap<IdKey, Vec<Bson>> = HashMap::new();
         for child in named {
-            let (Some(id), Some(parent)) = (child.get("_id"), child.get(&self.link_path)) else {
+            let (Some(id), Some(parent)) = (child.get("_id"), child.get(&self.link)) else {
                 continue;
             };
             expected
@@ -182,7 +210,7 @@ impl<'a, C: Model, P: Model> VerifyInverse<'a, C, P> {
                 .or_default()
                 .push(id.clone());
         }
-        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        let parents = self.odm.database().collection::<Document>(self.parent);
         for parent in batch {
             report.parents_checked += 1;
             let Some(pid) = parent.get("_id").cloned() else {
@@ -220,7 +248,7 @@ impl<'a, C: Model, P: Model> VerifyInverse<'a, C, P> {
                             doc! { "$addToSet": { inverse: { "$each": missing } } },
                         )
                         .await
-                        .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+                        .map_err(|e| Error::from_driver(self.parent, e))?;
                 }
                 if !extra.is_empty() {
                     parents
@@ -229,7 +257,7 @@ impl<'a, C: Model, P: Model> VerifyInverse<'a, C, P> {
                             doc! { "$pull": { inverse: { "$in": extra } } },
                         )
                         .await
-                        .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+                        .map_err(|e| Error::from_driver(self.parent, e))?;
                 }
                 report.parents_repaired += 1;
             }

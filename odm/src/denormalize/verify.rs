@@ -1,0 +1,381 @@
+//! The eventual-consistency sweep the seeds recommend ("a background or nightly process"):
+//! find every copy that differs from its source, and repair it.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::options::UpdateOptions;
+
+use super::value_at;
+use super::{all_copies, CopyInfo, CopyKind};
+use crate::populate::IdKey;
+use crate::{Error, Odm, Result};
+
+/// One copy that differs from its source.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CopyIssue {
+    /// The collection holding the copy.
+    pub collection: &'static str,
+    /// The document holding it.
+    pub id: Bson,
+    /// The copy's path (`parts.name`, `product_name`).
+    pub path: String,
+    /// The source document.
+    pub source: Bson,
+    /// The source's value (`Null` when the source no longer exists).
+    pub expected: Bson,
+    /// The copy's value.
+    pub found: Bson,
+    /// Whether the source no longer exists (the copy outlived it).
+    pub source_missing: bool,
+}
+
+/// The outcome of [`Odm::verify_copies`].
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CopyReport {
+    /// Documents read, over every copy.
+    pub documents_checked: u64,
+    /// Copies that differ from their source.
+    pub issues: Vec<CopyIssue>,
+    /// Update commands sent to repair them (0 unless repairing).
+    pub repairs: u64,
+    /// The two-way references swept, as `children.link <-> parents.inverse`, with their
+    /// reports.
+    pub two_way: Vec<(String, crate::relations::InverseReport)>,
+}
+
+impl CopyReport {
+    /// True when every copy equals its source and both sides of every two-way reference agree.
+    pub fn is_consistent(&self) -> bool {
+        self.issues.is_empty() && self.two_way.iter().all(|(_, r)| r.is_consistent())
+    }
+}
+
+impl fmt::Display for CopyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} documents checked, {} copies differ from their source, {} repair updates",
+            self.documents_checked,
+            self.issues.len(),
+            self.repairs
+        )?;
+        for i in &self.issues {
+            if i.source_missing {
+                writeln!(
+                    f,
+                    "  {} {} {}: {} (source {} no longer exists)",
+                    i.collection, i.id, i.path, i.found, i.source
+                )?;
+            } else {
+                writeln!(
+                    f,
+                    "  {} {} {}: {} (source {} has {})",
+                    i.collection, i.id, i.path, i.found, i.source, i.expected
+                )?;
+            }
+        }
+        for (pair, r) in &self.two_way {
+            write!(f, "two-way {pair}: {r}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Builder returned by [`Odm::verify_copies`]; `.await` it.
+///
+/// For each registered copy (summaries and copies through a reference; `latest` arrays are a
+/// cache of their sources and are not swept), reads the documents holding it in `_id` order,
+/// `batch_size` at a time (default 500; memory holds one batch), with one `find` plus
+/// `getMore`s, and per batch one `find` of the sources by `_id` (`$in`, projecting the copied
+/// fields). With `.repair(true)`, one `update` per wrong copy sets it to the source's value (a
+/// summary of a deleted source is pulled).
+#[must_use = "the sweep runs when awaited"]
+#[derive(Debug)]
+pub struct VerifyCopies<'a> {
+    odm: &'a Odm,
+    only: Option<&'static str>,
+    batch_size: usize,
+    repair: bool,
+}
+
+impl<'a> VerifyCopies<'a> {
+    pub(crate) fn new(odm: &'a Odm) -> Self {
+        VerifyCopies {
+            odm,
+            only: None,
+            batch_size: 500,
+            repair: false,
+        }
+    }
+
+    /// Only the copies held by the model `T`.
+    pub fn of<T: crate::Model>(mut self) -> Self {
+        self.only = Some(T::COLLECTION);
+        self
+    }
+
+    /// Also fixes what it finds.
+    pub fn repair(mut self, yes: bool) -> Self {
+        self.repair = yes;
+        self
+    }
+
+    /// Documents per batch.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
+    }
+
+    async fn run(self) -> Result<CopyReport> {
+        let mut report = CopyReport::default();
+        for copy in all_copies() {
+            if matches!(copy.kind, CopyKind::Latest { .. })
+                || self.only.is_some_and(|o| o != copy.dependent)
+            {
+                continue;
+            }
+            self.sweep(copy, &mut report).await?;
+        }
+        for (child, link, parent, inverse) in two_way_pairs() {
+            if self.only.is_some_and(|o| o != child && o != parent) {
+                continue;
+            }
+            let r = crate::relations::Sweep {
+                odm: self.odm,
+                child,
+                link: link.clone(),
+                parent,
+                inverse: inverse.clone(),
+                batch_size: self.batch_size,
+                repair: self.repair,
+            }
+            .run()
+            .await?;
+            report.repairs += r.parents_repaired;
+            report
+                .two_way
+                .push((format!("{child}.{link} <-> {parent}.{inverse}"), r));
+        }
+        Ok(report)
+    }
+
+    async fn sweep(&self, copy: &CopyInfo, report: &mut CopyReport) -> Result<()> {
+        let coll = self.odm.database().collection::<Document>(copy.dependent);
+        let mut projection = doc! { "_id": 1, copy.path.as_str(): 1 };
+        if let CopyKind::Flat { via } = &copy.kind {
+            projection.insert(via.as_str(), 1);
+        }
+        let mut cursor = coll
+            .find(doc! {})
+            .projection(projection)
+            .sort(doc! { "_id": 1 })
+            .batch_size(u32::try_from(self.batch_size).unwrap_or(u32::MAX))
+            .await
+            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        let mut batch = Vec::with_capacity(self.batch_size);
+        loop {
+            let next = cursor
+                .try_next()
+                .await
+                .map_err(|e| Error::from_driver(copy.dependent, e))?;
+            let done = next.is_none();
+            batch.extend(next);
+            if batch.len() >= self.batch_size || (done && !batch.is_empty()) {
+                self.check_batch(copy, std::mem::take(&mut batch), report)
+                    .await?;
+            }
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn check_batch(
+        &self,
+        copy: &CopyInfo,
+        docs: Vec<Document>,
+        report: &mut CopyReport,
+    ) -> Result<()> {
+        report.documents_checked += docs.len() as u64;
+        // (document id, source id, slot) for every copy in the batch.
+        let mut slots: Vec<(Bson, Bson, Document)> = Vec::new();
+        for d in &docs {
+            let Some(id) = d.get("_id").cloned() else {
+                continue;
+            };
+            match &copy.kind {
+                CopyKind::Summary {
+                    array: true,
+                    id: sid,
+                } => {
+                    if let Ok(items) = d.get_array(&copy.path) {
+                        for item in items.iter().filter_map(Bson::as_document) {
+                            if let Some(s) = item.get(sid) {
+                                slots.push((id.clone(), s.clone(), item.clone()));
+                            }
+                        }
+                    }
+                }
+                CopyKind::Summary {
+                    array: false,
+                    id: sid,
+                } => {
+                    if let Ok(item) = d.get_document(&copy.path) {
+                        if let Some(s) = item.get(sid) {
+                            slots.push((id.clone(), s.clone(), item.clone()));
+                        }
+                    }
+                }
+                CopyKind::Flat { via } => {
+                    if let Some(s) = d.get(via).filter(|b| **b != Bson::Null) {
+                        let mut slot = Document::new();
+                        slot.insert("", d.get(&copy.path).cloned().unwrap_or(Bson::Null));
+                        slots.push((id.clone(), s.clone(), slot));
+                    }
+                }
+                CopyKind::Latest { .. } => {}
+            }
+        }
+        if slots.is_empty() {
+            return Ok(());
+        }
+        let mut source_ids: Vec<Bson> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (_, s, _) in &slots {
+            if seen.insert(IdKey::of(s)) {
+                source_ids.push(s.clone());
+            }
+        }
+        let mut projection = doc! { "_id": 1 };
+        for (from, _) in &copy.fields {
+            projection.insert(from.as_str(), 1);
+        }
+        let sources: HashMap<IdKey, Document> = self
+            .odm
+            .database()
+            .collection::<Document>(copy.source)
+            .find(doc! { "_id": { "$in": source_ids } })
+            .projection(projection)
+            .await
+            .map_err(|e| Error::from_driver(copy.source, e))?
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(|e| Error::from_driver(copy.source, e))?
+            .into_iter()
+            .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
+            .collect();
+        for (doc_id, source_id, slot) in slots {
+            let source = sources.get(&IdKey::of(&source_id));
+            let mut wrong: Vec<(String, Bson)> = Vec::new();
+            for (from, to) in &copy.fields {
+                let expected = source.map_or(Bson::Null, |s| value_at(s, from));
+                let found = slot.get(to.as_str()).cloned().unwrap_or(Bson::Null);
+                if expected != found {
+                    let path = if to.is_empty() {
+                        copy.path.clone()
+                    } else {
+                        format!("{}.{to}", copy.path)
+                    };
+                    report.issues.push(CopyIssue {
+                        collection: copy.dependent,
+                        id: doc_id.clone(),
+                        path,
+                        source: source_id.clone(),
+                        expected: expected.clone(),
+                        found,
+                        source_missing: source.is_none(),
+                    });
+                    wrong.push((to.clone(), expected));
+                }
+            }
+            if self.repair && !wrong.is_empty() {
+                self.fix(copy, &doc_id, &source_id, source.is_some(), wrong)
+                    .await?;
+                report.repairs += 1;
+            }
+        }
+        Ok(())
+    }
+
+    async fn fix(
+        &self,
+        copy: &CopyInfo,
+        doc_id: &Bson,
+        source_id: &Bson,
+        source_exists: bool,
+        wrong: Vec<(String, Bson)>,
+    ) -> Result<()> {
+        let coll = self.odm.database().collection::<Document>(copy.dependent);
+        let (update, options) = match &copy.kind {
+            CopyKind::Summary { array: true, id } if !source_exists => (
+                doc! { "$pull": { copy.path.as_str(): { id.as_str(): source_id.clone() } } },
+                UpdateOptions::default(),
+            ),
+            CopyKind::Summary { array: true, id } => {
+                let mut set = Document::new();
+                for (to, v) in wrong {
+                    set.insert(format!("{}.$[copy].{to}", copy.path), v);
+                }
+                let options = UpdateOptions::builder()
+                    .array_filters(vec![doc! { format!("copy.{id}"): source_id.clone() }])
+                    .build();
+                (doc! { "$set": set }, options)
+            }
+            CopyKind::Summary { array: false, .. } => {
+                let mut set = Document::new();
+                for (to, v) in wrong {
+                    set.insert(format!("{}.{to}", copy.path), v);
+                }
+                (doc! { "$set": set }, UpdateOptions::default())
+            }
+            CopyKind::Flat { .. } => {
+                let v = wrong.into_iter().next().map_or(Bson::Null, |(_, v)| v);
+                (
+                    doc! { "$set": { copy.path.as_str(): v } },
+                    UpdateOptions::default(),
+                )
+            }
+            CopyKind::Latest { .. } => return Ok(()),
+        };
+        coll.update_one(doc! { "_id": doc_id.clone() }, update)
+            .with_options(options)
+            .await
+            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        Ok(())
+    }
+}
+
+/// Every registered two-way reference as `(child collection, link path, parent collection,
+/// inverse path)`, each once, whichever side declared it.
+fn two_way_pairs() -> Vec<(&'static str, String, &'static str, String)> {
+    let mut pairs = Vec::new();
+    for m in crate::model::registered_models() {
+        for r in (m.references)() {
+            let Some(inverse) = r.inverse.clone() else {
+                continue;
+            };
+            let pair = if r.kind == crate::relations::RefKind::Many {
+                (r.to, inverse, r.from, r.path.clone())
+            } else {
+                (r.from, r.path.clone(), r.to, inverse)
+            };
+            if !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        }
+    }
+    pairs
+}
+
+impl<'a> std::future::IntoFuture for VerifyCopies<'a> {
+    type Output = Result<CopyReport>;
+    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}
