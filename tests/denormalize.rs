@@ -129,7 +129,7 @@ async fn renaming_a_part_updates_every_copy_in_one_update() -> odm::Result<()> {
         .await?;
     let commands = db.commands().take();
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["findAndModify", "update", "commitTransaction"]);
+    assert_eq!(names, ["findAndModify", "update", "find"], "update, cascade, re-read to confirm");
     let cascade = commands[1].command.as_ref().unwrap();
     let u = cascade.get_array("updates").unwrap()[0]
         .as_document()
@@ -196,7 +196,7 @@ async fn update_many_cascades_for_every_affected_source() -> odm::Result<()> {
     // Both sources got the same new name: one cascade update serves both.
     assert_eq!(
         sent(&db),
-        ["find", "update", "find", "update", "commitTransaction"]
+        ["find", "update", "find", "update", "find"]
     );
     let names: Vec<String> = names_in(&stored(&db, "products").await[0])
         .into_iter()
@@ -252,8 +252,8 @@ async fn one_to_many_copies_follow_the_product() -> odm::Result<()> {
     Ok(())
 }
 
-/// Fifty concurrent renames of one part: whatever order they land in, every copy ends equal
-/// to the part's final name.
+/// Fifty concurrent renames of one part (by default, no transaction: the re-read loop):
+/// whatever order they land in, every copy ends equal to the part's final name.
 #[tokio::test]
 async fn concurrent_renames_never_leave_drift() -> odm::Result<()> {
     let db = TestDb::new().await?;
@@ -431,9 +431,10 @@ async fn the_host_keeps_its_latest_messages_in_time_order() -> odm::Result<()> {
     Ok(())
 }
 
-/// Without transactions the cascade re-reads the source until the copies match it.
+/// In a transaction (retried on write conflicts) concurrent renames never leave drift either,
+/// and readers never see a stale copy.
 #[tokio::test]
-async fn concurrent_renames_without_transactions_never_leave_drift_either() -> odm::Result<()> {
+async fn concurrent_renames_in_transactions_never_leave_drift_either() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let p = part(1, None);
     db.odm().insert_one(&p).await?;
@@ -444,7 +445,7 @@ async fn concurrent_renames_without_transactions_never_leave_drift_either() -> o
         let id = p.id;
         async move {
             odm.update_by_id::<Part>(id, Part::name().set(format!("name {i}")))
-                .transaction(TransactionMode::Never)
+                .transaction(TransactionMode::Always)
                 .await
         }
     });
@@ -604,5 +605,22 @@ async fn the_audit_counts_reads_against_cascade_writes() -> odm::Result<()> {
     assert!(writes - writes0 >= 3, "{after}");
     assert!(reads - reads0 >= 1, "{after}");
     assert!(after.to_string().contains("products.parts:"), "{after}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cascade_in_a_transaction_commits_both_sides_together() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let p = part(1, None);
+    db.odm().insert_one(&p).await?;
+    db.odm().insert_one(&product(1, &[&p])).await?;
+    db.odm().supports_transactions().await?;
+    db.commands().clear();
+    db.odm()
+        .update_by_id::<Part>(p.id, Part::name().set("fan blade assembly"))
+        .transaction(TransactionMode::Auto)
+        .await?;
+    assert_eq!(sent(&db), ["findAndModify", "update", "commitTransaction"]);
+    assert_eq!(names_in(&stored(&db, "products").await[0])[0].1, "fan blade assembly");
     Ok(())
 }

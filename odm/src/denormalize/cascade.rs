@@ -35,10 +35,16 @@ fn is_transient(e: &Error) -> bool {
 /// returning the new values of the copied fields), then one `update` per dependent copy
 /// (`update_many`, with array filters for arrays of summaries); for several sources
 /// (`update_many`): one `find` for their ids, one `update`, one `find` for the new values, then
-/// one `update` per dependent copy and distinct new value. In a transaction (the caller's, or
-/// one the ODM opens, plus its `commitTransaction`, retried on write conflicts) or, without
-/// transactions, in that order followed by one `find` re-reading the sources, repeated until
-/// the copies match it.
+/// one `update` per dependent copy and distinct new value.
+///
+/// By default ([`TransactionMode::Never`], the builders' default for cascades) no transaction:
+/// the commands above, then one `find` re-reading the sources, with one more round of copy
+/// updates each time a concurrent update changed them in between; the copies are stale for
+/// that interval only (the seeds' "sub-second interval") and never end different from the
+/// source, whatever the number of copies. In a transaction (the caller's session, or
+/// `Auto`/`Always`): the same commands plus `commitTransaction`, retried on write conflicts,
+/// so readers never see the interval; with `Auto`, a cascade too large for one transaction
+/// falls back to the default.
 pub(crate) async fn cascade_update<T: Model>(
     odm: &Odm,
     filter: Document,
@@ -58,30 +64,64 @@ pub(crate) async fn cascade_update<T: Model>(
         TransactionMode::Always => true,
         TransactionMode::Auto => odm.supports_transactions().await?,
     };
-    if !transactional {
-        let (result, mut cascaded) = steps::<T>(odm, &filter, &update, &copies, many, None).await?;
-        // Without isolation a concurrent update may have cascaded an older value after ours:
-        // re-read the sources and cascade again until the copies hold what the sources hold.
-        for _ in 0..MAX_ATTEMPTS {
-            let ids: Vec<Bson> = cascaded
-                .iter()
-                .filter_map(|d| d.get("_id").cloned())
-                .collect();
-            let now = read_values::<T>(odm, &ids, &copies, None).await?;
-            if now == cascaded {
-                return Ok(result);
+    if transactional {
+        match in_transaction::<T>(odm, &filter, &update, &copies, many).await {
+            Err(e) if mode == TransactionMode::Auto && is_too_large(&e) => {
+                // Too many copies for one transaction: nothing was written; take the path that
+                // scales to any number of copies.
             }
-            cascade_values(odm, &now, &copies, None).await?;
-            cascaded = now;
+            other => return other,
         }
-        return Ok(result);
     }
+    let (result, mut cascaded) = steps::<T>(odm, &filter, &update, &copies, many, None).await?;
+    // Without isolation a concurrent update may have cascaded an older value after ours:
+    // re-read the sources and cascade again until the copies hold what the sources hold. The
+    // last writer of a source always cascades its value last, so copies converge on it.
+    for _ in 0..MAX_ATTEMPTS {
+        let ids: Vec<Bson> = cascaded
+            .iter()
+            .filter_map(|d| d.get("_id").cloned())
+            .collect();
+        let now = read_values::<T>(odm, &ids, &copies, None).await?;
+        if now == cascaded {
+            return Ok(result);
+        }
+        cascade_values(odm, &now, &copies, None).await?;
+        cascaded = now;
+    }
+    Ok(result)
+}
+
+/// A transaction too large for the server (MongoDB's `TransactionTooLarge`, or a storage
+/// engine that cannot hold it).
+fn is_too_large(e: &Error) -> bool {
+    let code = match e {
+        Error::Driver(d) => match &*d.kind {
+            mongodb::error::ErrorKind::Command(c) => Some(c.code),
+            mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => {
+                Some(w.code)
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    matches!(code, Some(334 | 388 | 290)) || e.to_string().contains("too large")
+}
+
+/// The update and its cascade in one transaction, retried on write conflicts.
+async fn in_transaction<T: Model>(
+    odm: &Odm,
+    filter: &Document,
+    update: &Document,
+    copies: &[CopyInfo],
+    many: bool,
+) -> Result<UpdateResult> {
     let mut attempt = 0;
     loop {
         attempt += 1;
         let mut s = odm.client().start_session().await?;
         s.start_transaction().await?;
-        let outcome = match steps::<T>(odm, &filter, &update, &copies, many, Some(&mut s)).await {
+        let outcome = match steps::<T>(odm, filter, update, copies, many, Some(&mut s)).await {
             Ok((result, _)) => s
                 .commit_transaction()
                 .await
@@ -94,9 +134,7 @@ pub(crate) async fn cascade_update<T: Model>(
             Err(e) if is_transient(&e) && attempt < MAX_ATTEMPTS => {
                 let _ = s.abort_transaction().await;
                 // Back off a little, differently for each contender.
-                let jitter = u64::from(std::process::id() % 7)
-                    + attempt as u64 * 3
-                    + (bson::oid::ObjectId::new().bytes()[11] % 11) as u64;
+                let jitter = attempt as u64 * 3 + u64::from(bson::oid::ObjectId::new().bytes()[11] % 11);
                 tokio::time::sleep(Duration::from_millis(jitter)).await;
             }
             Err(e) => {

@@ -309,14 +309,16 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             update,
             many,
             upsert: false,
-            mode: crate::relations::TransactionMode::Auto,
+            mode: crate::relations::TransactionMode::Never,
             session: None,
         }
     }
 
-    /// Whether an update that cascades to denormalized copies runs in a transaction (default
-    /// [`TransactionMode::Auto`](crate::TransactionMode::Auto): when the deployment has them).
-    /// Without one, the cascade re-reads the sources until the copies match them.
+    /// Whether an update that cascades to denormalized copies runs in a transaction. By
+    /// default ([`TransactionMode::Never`](crate::TransactionMode::Never)) it does not: the
+    /// cascade re-reads the sources until the copies match them, which scales to any number of
+    /// copies; `Auto` runs it in one transaction when the deployment has them (falling back
+    /// when it is too large for one), `Always` insists. See [`crate::denormalize`].
     pub fn transaction(mut self, mode: crate::relations::TransactionMode) -> Self {
         self.mode = mode;
         self
