@@ -129,7 +129,11 @@ async fn renaming_a_part_updates_every_copy_in_one_update() -> odm::Result<()> {
         .await?;
     let commands = db.commands().take();
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["findAndModify", "update", "find"], "update, cascade, re-read to confirm");
+    assert_eq!(
+        names,
+        ["findAndModify", "update", "find"],
+        "update, cascade, re-read to confirm"
+    );
     let cascade = commands[1].command.as_ref().unwrap();
     let u = cascade.get_array("updates").unwrap()[0]
         .as_document()
@@ -194,10 +198,7 @@ async fn update_many_cascades_for_every_affected_source() -> odm::Result<()> {
         .await?;
     assert_eq!(res.modified_count, 2);
     // Both sources got the same new name: one cascade update serves both.
-    assert_eq!(
-        sent(&db),
-        ["find", "update", "find", "update", "find"]
-    );
+    assert_eq!(sent(&db), ["find", "update", "find", "update", "find"]);
     let names: Vec<String> = names_in(&stored(&db, "products").await[0])
         .into_iter()
         .map(|(_, n)| n)
@@ -621,6 +622,43 @@ async fn a_cascade_in_a_transaction_commits_both_sides_together() -> odm::Result
         .transaction(TransactionMode::Auto)
         .await?;
     assert_eq!(sent(&db), ["findAndModify", "update", "commitTransaction"]);
-    assert_eq!(names_in(&stored(&db, "products").await[0])[0].1, "fan blade assembly");
+    assert_eq!(
+        names_in(&stored(&db, "products").await[0])[0].1,
+        "fan blade assembly"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn deleting_a_product_clears_the_copies_taken_through_the_nullified_reference(
+) -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let shifter = Product {
+        parts: vec![],
+        ..product(1, &[])
+    };
+    db.odm().insert_one(&shifter).await?;
+    let p = part(1, Some(shifter.id));
+    db.odm().insert_one(&p).await?;
+    assert_eq!(
+        stored_one(&db, "parts", p.id)
+            .await
+            .unwrap()
+            .get_str("product_name")
+            .unwrap(),
+        "left-handed smoke shifter 1"
+    );
+    db.odm().delete_one(Product::id().eq(shifter.id)).await?;
+    let raw = stored_one(&db, "parts", p.id).await.unwrap();
+    assert_eq!(raw.get("product"), Some(&Bson::Null));
+    assert!(
+        !raw.contains_key("product_name") && !raw.contains_key("product_catalog_number"),
+        "{raw}"
+    );
+    let back = db.odm().get::<Part>(p.id).await?.unwrap();
+    assert_eq!(
+        (back.product_name.as_str(), back.product_catalog_number),
+        ("", 0)
+    );
     Ok(())
 }

@@ -186,7 +186,20 @@ fn plan_level<'a>(
                         RefKind::Many => {
                             doc! { "$pull": { r.path.as_str(): { "$in": ids.clone() } } }
                         }
-                        _ => doc! { "$set": { r.path.as_str(): Bson::Null } },
+                        _ => {
+                            let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };
+                            // Copies taken through this reference describe a document that is
+                            // gone: clear them with it.
+                            let cleared: Document = crate::denormalize::copies_into(r.from)
+                                .iter()
+                                .filter(|c| matches!(&c.kind, crate::denormalize::CopyKind::Flat { via } if *via == r.path))
+                                .map(|c| (c.path.clone(), Bson::String(String::new())))
+                                .collect();
+                            if !cleared.is_empty() {
+                                update.insert("$unset", cleared);
+                            }
+                            update
+                        }
                     };
                     plan.updates.push((r.from.to_owned(), filter, update));
                 }
