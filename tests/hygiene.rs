@@ -110,8 +110,8 @@ mod shadowed {
         pub cached: i32,
     }
 
-    /// An `Option<ObjectId>` id, `rename_all`, the default collection name and a compound
-    /// text index.
+    /// An `Option<ObjectId>` id, `rename_all`, the default collection name, a compound text
+    /// index and a frequently updated field.
     #[derive(Model, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
     #[odm(index(keys = "due_note, return_note", text))]
@@ -121,6 +121,9 @@ mod shadowed {
         pub due_note: ::std::string::String,
         pub return_note: ::std::string::String,
         pub due_date: DateTime,
+        /// Updated often (rule of thumb 5) and copied nowhere: no warning.
+        #[frequently_updated]
+        pub renewals: i32,
     }
 }
 

@@ -9,14 +9,20 @@ use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
 /// Derives `odm::Model`; see the `odm` crate for the attributes.
-#[proc_macro_derive(Model, attributes(odm, index, embed, reference, parent, denormalize))]
+#[proc_macro_derive(
+    Model,
+    attributes(odm, index, embed, reference, parent, denormalize, frequently_updated)
+)]
 pub fn derive_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::model(&input).into()
 }
 
 /// Derives `odm::Embed`; see the `odm` crate for the attributes.
-#[proc_macro_derive(Embed, attributes(odm, index, embed, reference, parent, denormalize))]
+#[proc_macro_derive(
+    Embed,
+    attributes(odm, index, embed, reference, parent, denormalize, frequently_updated)
+)]
 pub fn derive_embed(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::embed(&input).into()

@@ -14,13 +14,19 @@ pub mod parts {
         pub id: ObjectId,
         pub partno: String,
         pub name: String,
+        /// Quantity on hand: changes often, so it is never copied (rule of thumb 5).
+        #[frequently_updated]
         pub qty: i64,
         #[reference(on_delete = "nullify")]
         pub product: Option<Ref<super::products::Product>>,
         #[denormalize(from = "super::products::Product", via = "product", fields = "name")]
         #[serde(default)]
         pub product_name: String,
-        #[denormalize(from = "super::products::Product", via = "product", fields = "catalog_number")]
+        #[denormalize(
+            from = "super::products::Product",
+            via = "product",
+            fields = "catalog_number"
+        )]
         #[serde(default)]
         pub product_catalog_number: i64,
     }
@@ -66,7 +72,13 @@ pub mod logs {
         pub name: String,
         #[index(unique)]
         pub ipaddr: String,
-        #[denormalize(from = "LogMsg", via = "host", fields = "time, message", latest = 100, sort = "time")]
+        #[denormalize(
+            from = "LogMsg",
+            via = "host",
+            fields = "time, message",
+            latest = 100,
+            sort = "time"
+        )]
         #[serde(default)]
         pub logmsgs: Vec<LogSummary>,
     }

@@ -36,7 +36,15 @@ fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
         (Err(errors), cont) => {
             let errors = errors.to_compile_error();
             let stub = dummy::stub(input, cont.as_ref(), derive);
-            quote! { #errors #stub }
+            // A model with a mistake can still be copied from, so that its copies are not
+            // reported as errors on top of it.
+            let source = match (&cont, derive) {
+                (Some(cont), Derive::Model) if input.generics.params.is_empty() => {
+                    Some(wrap(denormalize::source_fields(cont)))
+                }
+                _ => None,
+            };
+            quote! { #errors #stub #source }
         }
         (Ok(()), None) => unreachable!("a container that failed to parse always records an error"),
     }
@@ -66,11 +74,11 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let inverse_checks = references::inverse_checks(cont);
     let bounds = references::bound_checks(cont);
     let copies = denormalize::copy_infos(cont);
-    let copy_checks = denormalize::copy_checks(cont);
+    let source_fields = denormalize::source_fields(cont);
     quote! {
         #accessors
         #inverse_checks
-        #copy_checks
+        #source_fields
 
         fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
             #copies
@@ -178,6 +186,62 @@ mod tests {
             }
         });
         assert_eq!(errors_in(&out), 4, "{out}");
+    }
+
+    #[test]
+    fn only_frequently_updated_fields_are_deprecated_copy_sources() {
+        let out = super::model(&parse_quote! {
+            struct Part {
+                #[serde(rename = "_id")]
+                id: i32,
+                name: String,
+                #[frequently_updated]
+                qty: i64,
+            }
+        });
+        assert_eq!(errors_in(&out), 0, "{out}");
+        let out = out.to_string();
+        assert_eq!(out.matches("[deprecated (").count(), 1, "{out}");
+        assert!(
+            out.contains("`Part::qty` is `#[frequently_updated]`"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn every_copy_mistake_is_reported_at_once() {
+        let out = super::model(&parse_quote! {
+            struct Host {
+                #[serde(rename = "_id")]
+                id: i32,
+                #[denormalize(from = "Part", fields = "name")]
+                parts: Vec<PartSummary>,
+                #[denormalize(from = "LogMsg", fields = "time", latest = 500, sort = "time")]
+                logmsgs: Vec<LogSummary>,
+                #[denormalize(from = "Product", via = "product", fields = "name, number", max = 1)]
+                product_name: Vec<String>,
+                #[frequently_updated]
+                #[serde(skip)]
+                load: f64,
+            }
+        });
+        // No bound; `latest` without `via` and above the limit; a `via` copy on a `Vec`, of two
+        // fields, with `max`; a skipped frequently updated field.
+        assert_eq!(errors_in(&out), 7, "{out}");
+    }
+
+    #[test]
+    fn a_copy_of_a_keyword_field_uses_a_raw_identifier() {
+        let out = super::model(&parse_quote! {
+            struct Product {
+                #[serde(rename = "_id")]
+                id: i32,
+                #[denormalize(from = "Part", fields = "name, type", max = 10)]
+                parts: Vec<PartSummary>,
+            }
+        });
+        assert_eq!(errors_in(&out), 0, "{out}");
+        assert!(out.to_string().contains("r#type"), "{out}");
     }
 
     #[test]

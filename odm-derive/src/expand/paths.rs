@@ -2,6 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::Ident;
 
@@ -101,21 +102,25 @@ fn doc_for(f: &Field<'_>) -> String {
     format!("Typed path to `{}` (stored as `{}`).", f.ident, f.stored)
 }
 
+/// The return type and the body of a model's accessor for the stored field `f`.
+pub fn model_accessor_parts(cont: &Container<'_>, f: &Field<'_>) -> (TokenStream, TokenStream) {
+    let ident = cont.ident;
+    let stored = &f.stored;
+    accessor_parts(
+        f,
+        &quote!(#ident),
+        &quote!(::odm::__private::Single),
+        quote!(::odm::__private::Field::top(#stored)),
+    )
+}
+
 pub fn model_accessors(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
-    let root = quote!(#ident);
-    let single = quote!(::odm::__private::Single);
     let fns = cont.stored_fields().map(|f| {
         let name = f.ident;
         let vis = f.vis;
-        let stored = &f.stored;
         let doc = doc_for(f);
-        let (ret, body) = accessor_parts(
-            f,
-            &root,
-            &single,
-            quote!(::odm::__private::Field::top(#stored)),
-        );
+        let (ret, body) = model_accessor_parts(cont, f);
         quote! {
             #[doc = #doc]
             #[allow(dead_code)]
@@ -134,7 +139,27 @@ pub fn model_accessors(cont: &Container<'_>) -> TokenStream {
 
 /// The paths struct of an embedded type and its name.
 pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
+    let ident = cont.ident;
     let paths_ident = format_ident!("{}Paths", cont.ident);
+    // A type with an `id` field can summarize the model that `id` references
+    // (`#[denormalize]`); the copies of a source are found by the stored `id`.
+    let summary = cont
+        .stored_fields()
+        .find(|f| f.ident.unraw() == "id")
+        .map(|id| {
+            let ty = id.ty;
+            let stored = &id.stored;
+            // At the `id` field's type, where "required for `Summary` to implement
+            // `SummaryOf<Source>`" (an `id` of the wrong type) points.
+            quote_spanned! {ty.span()=>
+                impl<__Source> ::odm::__private::SummaryOf<__Source> for #ident
+                where
+                    #ty: ::odm::__private::SummaryId<__Source>,
+                {
+                    const ID: &'static str = #stored;
+                }
+            }
+        });
     let root = quote!(__Root);
     let below = quote!(__S);
     let fns = cont.stored_fields().map(|f| {
@@ -183,6 +208,10 @@ pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
         impl<__Root, __W, __M, __S> #paths_ident<__Root, __W, __M, __S> {
             #(#fns)*
         }
+
+        impl<__Root, __W, __M, __S> ::odm::__private::PathsOf<#ident> for #paths_ident<__Root, __W, __M, __S> {}
+
+        #summary
     };
     (tokens, paths_ident)
 }

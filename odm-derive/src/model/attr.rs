@@ -21,6 +21,9 @@ pub struct ContainerAttrs {
     pub collection: Option<LitStr>,
     pub indexes: Vec<CompoundIndex>,
     pub rename_all: Option<RenameRule>,
+    /// `#[allow(deprecated)]` on the struct: copying a `#[frequently_updated]` field is
+    /// accepted without a warning.
+    pub allow_deprecated: bool,
 }
 
 /// One key of a compound index: a field path (dotted into `#[embed]` fields), maybe descending.
@@ -109,6 +112,10 @@ pub struct FieldAttrs {
     pub index: Option<FieldIndex>,
     pub reference: Option<ReferenceAttr>,
     pub denormalize: Option<DenormalizeAttr>,
+    /// `#[frequently_updated]`: the attribute, where errors about it point.
+    pub frequently_updated: Option<TokenStream>,
+    /// `#[allow(deprecated)]` on the field (see [`ContainerAttrs::allow_deprecated`]).
+    pub allow_deprecated: bool,
 }
 
 /// `#[denormalize(from = "Part", fields = "name", ...)]` on a field: a copy of fields of
@@ -124,10 +131,14 @@ pub struct DenormalizeAttr {
     /// The reference that links the two models: on this model (a copy of one source into
     /// many), or on the source for `latest` (the last N sources of this model).
     pub via: Option<LitStr>,
-    /// Keep only the last N sources, ordered by `sort` (a field of the source).
-    pub latest: Option<(u32, Span)>,
+    /// Keep only the last N sources, ordered by `sort` (a field of the source): N, the span
+    /// of the key and of the number.
+    pub latest: Option<(u32, Span, Span)>,
     pub sort: Option<LitStr>,
     pub bound: Bound,
+    /// An option was already reported as wrong (unknown key, bad value): the rules about what
+    /// the attribute lacks are not checked, since the user meant something else.
+    pub malformed: bool,
 }
 
 const DENORMALIZE_KEYS: &str = "`from`, `fields`, `via`, `latest`, `sort`, `max`, `allow_large`";
@@ -201,6 +212,8 @@ impl ContainerAttrs {
         for attr in attrs {
             if attr.path().is_ident("serde") {
                 parse_serde_container(attr, &mut out);
+            } else if allows_deprecated(attr) {
+                out.allow_deprecated = true;
             } else if attr.path().is_ident("odm") {
                 if derive == Derive::Embed {
                     cx.error_spanned_by(
@@ -368,6 +381,23 @@ impl FieldAttrs {
             let path = attr.path();
             if path.is_ident("serde") {
                 parse_serde_field(attr, &mut out);
+            } else if allows_deprecated(attr) {
+                out.allow_deprecated = true;
+            } else if path.is_ident("frequently_updated") {
+                if derive == Derive::Embed {
+                    cx.error_spanned_by(attr, "`#[frequently_updated]` marks a field of a model, the source of copies; mark the model's field that holds this type");
+                    continue;
+                }
+                if !matches!(attr.meta, syn::Meta::Path(_)) {
+                    cx.error_spanned_by(
+                        attr,
+                        "`#[frequently_updated]` takes no options: write `#[frequently_updated]`",
+                    );
+                }
+                if out.frequently_updated.is_some() {
+                    cx.error_spanned_by(attr, "duplicate `#[frequently_updated]`");
+                }
+                out.frequently_updated = Some(attr.to_token_stream());
             } else if path.is_ident("embed") {
                 let mut bound = Bound::default();
                 let mut malformed = false;
@@ -445,12 +475,26 @@ impl FieldAttrs {
             } else if path.is_ident("odm") {
                 cx.error_spanned_by(
                     attr,
-                    "`#[odm(...)]` goes on the struct; field attributes are `#[index(...)]`, `#[embed]`, `#[reference(...)]` and `#[parent(...)]`",
+                    "`#[odm(...)]` goes on the struct; field attributes are `#[index(...)]`, `#[embed]`, `#[reference(...)]`, `#[parent(...)]`, `#[denormalize(...)]` and `#[frequently_updated]`",
                 );
             }
         }
         out
     }
+}
+
+/// `#[allow(deprecated)]`, alone or among other lints.
+fn allows_deprecated(attr: &Attribute) -> bool {
+    if !attr.path().is_ident("allow") {
+        return false;
+    }
+    let mut found = false;
+    // A malformed `allow` is rustc's error to report.
+    let _ = attr.parse_nested_meta(|meta| {
+        found |= meta.path.is_ident("deprecated");
+        Ok(())
+    });
+    found
 }
 
 fn parse_serde_field(attr: &Attribute, out: &mut FieldAttrs) {
@@ -711,66 +755,130 @@ impl DenormalizeAttr {
             latest: None,
             sort: None,
             bound: Bound::default(),
+            malformed: false,
         };
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("from") {
-                if let Some(lit) = string_value(cx, &meta, "from", "Part")? {
-                    match lit.parse::<syn::Path>() {
-                        Ok(path) => out.from = Some((path, lit)),
-                        Err(_) => cx.error_spanned_by(&lit, "`from` names the source model: `from = \"Part\"`"),
+                let lit = string_value(cx, &meta, "from", "Part")?;
+                if out.from.is_some() {
+                    cx.error_spanned_by(&meta.path, "duplicate `from`");
+                }
+                match lit.as_ref().map(|lit| (lit, lit.parse::<syn::Path>())) {
+                    Some((lit, Ok(path))) => out.from = Some((path, lit.clone())),
+                    Some((lit, Err(_))) => {
+                        out.malformed = true;
+                        cx.error_spanned_by(lit, "`from` names the source model: `from = \"Part\"`");
                     }
+                    None => out.malformed = true,
                 }
             } else if meta.path.is_ident("fields") {
-                if let Some(lit) = string_value(cx, &meta, "fields", "name")? {
-                    for name in lit.value().split(',').map(str::trim) {
-                        if syn::parse_str::<syn::Ident>(name).is_err() {
-                            cx.error_spanned_by(&lit, format!("`{name}` is not a field name: `fields = \"name, catalog_number\"`"));
-                        } else if out.fields.iter().any(|f| f == name) {
-                            cx.error_spanned_by(&lit, format!("`{name}` is listed twice"));
-                        } else {
-                            out.fields.push(name.to_owned());
-                        }
-                    }
-                    out.fields_lit = Some(lit);
+                let lit = string_value(cx, &meta, "fields", "name")?;
+                if out.fields_lit.is_some() {
+                    cx.error_spanned_by(&meta.path, "duplicate `fields`");
                 }
-            } else if meta.path.is_ident("via") {
-                if let Some(lit) = string_value(cx, &meta, "via", "product")? {
-                    if syn::parse_str::<syn::Ident>(&lit.value()).is_err() {
-                        cx.error_spanned_by(&lit, "`via` names a reference field: `via = \"product\"`");
+                let Some(lit) = lit else {
+                    out.malformed = true;
+                    return Ok(());
+                };
+                out.fields.clear();
+                for name in lit.value().split(',').map(str::trim) {
+                    if !is_field_name(name) {
+                        out.malformed = true;
+                        cx.error_spanned_by(&lit, format!("`{name}` is not a field name: `fields` lists the copied fields of the source, separated by commas (\"name, catalog_number\")"));
+                    } else if out.fields.iter().any(|f| f == name) {
+                        cx.error_spanned_by(&lit, format!("`{name}` is listed twice"));
                     } else {
-                        out.via = Some(lit);
+                        out.fields.push(name.to_owned());
                     }
+                }
+                out.fields_lit = Some(lit);
+            } else if meta.path.is_ident("via") {
+                let lit = string_value(cx, &meta, "via", "product")?;
+                if out.via.is_some() {
+                    cx.error_spanned_by(&meta.path, "duplicate `via`");
+                }
+                match lit {
+                    Some(lit) if is_field_name(&lit.value()) => out.via = Some(lit),
+                    Some(lit) => {
+                        out.malformed = true;
+                        cx.error_spanned_by(&lit, "`via` names one reference field: `via = \"product\"`");
+                    }
+                    None => out.malformed = true,
                 }
             } else if meta.path.is_ident("latest") {
+                let key = meta.path.span();
                 let lit: Lit = meta.value()?.parse()?;
+                if out.latest.is_some() {
+                    cx.error_spanned_by(&meta.path, "duplicate `latest`");
+                }
                 match &lit {
                     Lit::Int(i) => match i.base10_parse::<u32>() {
-                        Ok(v) if v > 0 => out.latest = Some((v, i.span())),
-                        _ => cx.error_spanned_by(i, "`latest` is a whole number of documents, at least 1"),
+                        Ok(v) if v > 0 => out.latest = Some((v, key, i.span())),
+                        _ => {
+                            out.malformed = true;
+                            cx.error_spanned_by(i, "`latest` is a whole number of documents, at least 1");
+                        }
                     },
-                    other => cx.error_spanned_by(other, "expected a whole number: `latest = 1000`"),
-                }
-            } else if meta.path.is_ident("sort") {
-                if let Some(lit) = string_value(cx, &meta, "sort", "time")? {
-                    if syn::parse_str::<syn::Ident>(lit.value().trim_start_matches('-')).is_err() {
-                        cx.error_spanned_by(&lit, "`sort` names a field of the source: `sort = \"time\"`");
-                    } else {
-                        out.sort = Some(lit);
+                    other => {
+                        out.malformed = true;
+                        cx.error_spanned_by(other, "expected a whole number: `latest = 100`");
                     }
                 }
-            } else if parse_bound_key(cx, &meta, &mut out.bound)? != BoundKey::Other {
+            } else if meta.path.is_ident("sort") {
+                let lit = string_value(cx, &meta, "sort", "time")?;
+                if out.sort.is_some() {
+                    cx.error_spanned_by(&meta.path, "duplicate `sort`");
+                }
+                match lit {
+                    Some(lit) if is_field_name(sort_key(&lit.value()).1) => out.sort = Some(lit),
+                    Some(lit) => {
+                        out.malformed = true;
+                        cx.error_spanned_by(&lit, "`sort` names one field of the source, `-` before it for descending: `sort = \"time\"`");
+                    }
+                    None => out.malformed = true,
+                }
             } else {
-                cx.error_spanned_by(
-                    &meta.path,
-                    format!("unknown denormalize option `{}`, expected one of {DENORMALIZE_KEYS}", key_name(&meta)),
-                );
-                skip_value(&meta)?;
+                match parse_bound_key(cx, &meta, &mut out.bound)? {
+                    BoundKey::Valid => {}
+                    BoundKey::Invalid => out.malformed = true,
+                    BoundKey::Other => {
+                        out.malformed = true;
+                        cx.error_spanned_by(
+                            &meta.path,
+                            format!("unknown denormalize option `{}`, expected one of {DENORMALIZE_KEYS}", key_name(&meta)),
+                        );
+                        skip_value(&meta)?;
+                    }
+                }
             }
             Ok(())
         });
         if let Err(e) = result {
+            out.malformed = true;
             cx.syn_error(e);
         }
         out
+    }
+}
+
+/// Whether `name` can name a field: an identifier, a keyword only as a raw identifier
+/// (`type` for `r#type`).
+pub fn is_field_name(name: &str) -> bool {
+    syn::parse_str::<syn::Ident>(&format!("r#{name}")).is_ok()
+}
+
+/// `sort = "-time"`: the direction (1 or -1) and the field name.
+pub fn sort_key(value: &str) -> (i32, &str) {
+    match value.strip_prefix('-') {
+        Some(name) => (-1, name),
+        None => (1, value),
+    }
+}
+
+/// The identifier of a field named in a string (`r#type` for `type`), at `span`.
+pub fn field_ident(name: &str, span: Span) -> syn::Ident {
+    match syn::parse_str::<syn::Ident>(name) {
+        Ok(_) => syn::Ident::new(name, span),
+        Err(_) => syn::Ident::new_raw(name, span),
     }
 }

@@ -29,9 +29,12 @@ impl Derive {
 pub struct Container<'a> {
     pub derive: Derive,
     pub ident: &'a Ident,
+    pub vis: &'a Visibility,
     pub collection: Option<LitStr>,
     pub compound_indexes: Vec<attr::CompoundIndex>,
     pub fields: Vec<Field<'a>>,
+    /// `#[allow(deprecated)]` on the struct: its copies may take `#[frequently_updated]` fields.
+    pub allow_deprecated: bool,
 }
 
 /// How a field holds its value.
@@ -55,6 +58,10 @@ pub struct Field<'a> {
     pub index: Option<attr::FieldIndex>,
     pub reference: Option<attr::ReferenceAttr>,
     pub denormalize: Option<attr::DenormalizeAttr>,
+    /// `#[frequently_updated]` (rule of thumb 5): copying this field is a warning.
+    pub frequently_updated: Option<proc_macro2::TokenStream>,
+    /// `#[allow(deprecated)]` on the field: its copy may take `#[frequently_updated]` fields.
+    pub allow_deprecated: bool,
 }
 
 impl<'a> Field<'a> {
@@ -175,15 +182,19 @@ impl<'a> Container<'a> {
                     index: attrs.index,
                     reference: attrs.reference,
                     denormalize: attrs.denormalize,
+                    frequently_updated: attrs.frequently_updated,
+                    allow_deprecated: attrs.allow_deprecated,
                 }
             })
             .collect();
         Some(Container {
             derive,
             ident: &input.ident,
+            vis: &input.vis,
             collection: container_attrs.collection,
             compound_indexes: container_attrs.indexes,
             fields,
+            allow_deprecated: container_attrs.allow_deprecated,
         })
     }
 
