@@ -134,7 +134,8 @@ async fn in_transaction<T: Model>(
             Err(e) if is_transient(&e) && attempt < MAX_ATTEMPTS => {
                 let _ = s.abort_transaction().await;
                 // Back off a little, differently for each contender.
-                let jitter = attempt as u64 * 3 + u64::from(bson::oid::ObjectId::new().bytes()[11] % 11);
+                let jitter =
+                    attempt as u64 * 3 + u64::from(bson::oid::ObjectId::new().bytes()[11] % 11);
                 tokio::time::sleep(Duration::from_millis(jitter)).await;
             }
             Err(e) => {
