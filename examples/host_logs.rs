@@ -1,11 +1,16 @@
 //! Seed 001's one-to-squillions: hosts and their log messages.
 //!
-//! A host may log more messages than any document could hold, even as bare ids, so the host
-//! holds nothing and each message references its host (parent-referencing). odm indexes the
-//! reference without being asked, reads the last messages of a host with one find, reads the
-//! last messages of many hosts with a per-parent limit in one aggregate, and deletes a host's
-//! messages with the host. Every step prints what it did and the commands it sent; ObjectIds
-//! of hosts are shown by name (`ObjectId(goofy)`).
+//! A host may log more messages than any document could hold, even as bare ids, so each
+//! message references its host (parent-referencing). odm indexes the reference without being
+//! asked, reads the last messages of a host with one find, reads the last messages of many
+//! hosts with a per-parent limit in one aggregate, and deletes a host's messages with the host.
+//!
+//! Both of the seed's denormalizations are declared too: the host's address is copied into
+//! each message (into the "squillions" side), so messages are read by address with one query
+//! and follow the host when its address changes; and the host keeps its last 10 messages
+//! (into the "one" side), pushed with `$each`, `$sort` and `$slice` as messages are inserted.
+//! Every step prints what it did and the commands it sent; ObjectIds of hosts are shown by
+//! name (`ObjectId(goofy)`).
 //!
 //! Run it with `cargo run -p odm-examples --example host_logs`: it uses `MONGODB_URI` when set,
 //! else starts the local development server (`cargo xtask examples` installs it).
@@ -14,7 +19,7 @@
 mod common;
 
 use common::{say, say_lines};
-use odm::bson::DateTime;
+use odm::bson::{doc, Bson, DateTime, Document};
 use odm::prelude::*;
 
 // ANCHOR: host
@@ -26,13 +31,36 @@ struct Host {
     name: String,
     #[index(unique)]
     ipaddr: String,
+    // ANCHOR: latest
+    /// The host's last 10 messages by time (into the "one" side): each inserted message is
+    /// also pushed here, and the oldest fall off. The messages themselves stay in `logmsg`.
+    #[denormalize(
+        from = "LogMsg",
+        via = "host",
+        fields = "time, message",
+        latest = 10,
+        sort = "time"
+    )]
+    logmsgs: Vec<LogSummary>,
+    // ANCHOR_END: latest
+}
+
+/// What the host keeps of each of its last messages.
+#[derive(Embed, Serialize, Deserialize, Debug)]
+struct LogSummary {
+    time: DateTime,
+    message: String,
 }
 // ANCHOR_END: host
 
 // ANCHOR: logmsg
-/// The "squillions" side: each message references its host; the host lists nothing.
+/// The "squillions" side: each message references its host; the host holds no ids.
 #[derive(Model, Serialize, Deserialize, Debug)]
-#[odm(collection = "logmsg", index(keys = "host, -time"))]
+#[odm(
+    collection = "logmsg",
+    index(keys = "host, -time"),
+    index(keys = "ipaddr, -time")
+)]
 struct LogMsg {
     #[serde(rename = "_id")]
     id: ObjectId,
@@ -41,6 +69,12 @@ struct LogMsg {
     /// Indexed without being asked (`host_1`). Deleting the host deletes its messages.
     #[parent(on_delete = "cascade")]
     host: Ref<Host>,
+    // ANCHOR: ipaddr
+    /// The host's address, copied into every message (into the "squillions" side): filled on
+    /// insert, rewritten in every message of the host when its address changes.
+    #[denormalize(from = "Host", via = "host", fields = "ipaddr")]
+    ipaddr: String,
+    // ANCHOR_END: ipaddr
 }
 // ANCHOR_END: logmsg
 
@@ -97,9 +131,12 @@ async fn run() -> odm::Result<()> {
         let i = i64::try_from(i).expect("small");
         messages.push(message(mickey, now - week + i * 60_000, text));
     }
+    // ANCHOR: insert
     odm.insert_many(&hosts).await?;
     odm.insert_many(&messages).await?;
+    // ANCHOR_END: insert
     say("goofy: 40 messages in the last 40 seconds; pluto: none; mickey: 4, a week old");
+    say("each message copies its host's address; each host keeps its last 10");
     steps.sent();
 
     steps.start("The last 5 messages of one host: find, sort, limit");
@@ -154,7 +191,111 @@ async fn run() -> odm::Result<()> {
     }
     steps.sent();
 
-    steps.start("Delete goofy: `cascade` deletes its 40 messages too");
+    steps.start("A message as stored: its host's address is copied into it");
+    let logmsg_raw = odm.database().collection::<Document>("logmsg");
+    let stored = logmsg_raw
+        .find_one(doc! { "host": mickey.id })
+        .sort(doc! { "time": -1 })
+        .await?
+        .expect("inserted");
+    if let Ok(id) = stored.get_object_id("_id") {
+        steps.name(id, "disk_full");
+    }
+    say(steps.show(&Bson::Document(stored)));
+    steps.sent();
+
+    steps.start("goofy as stored: its last 10 messages, oldest first, in the host");
+    let hosts_raw = odm.database().collection::<Document>("hosts");
+    let stored = hosts_raw
+        .find_one(doc! { "_id": goofy.id })
+        .await?
+        .expect("inserted");
+    say(steps.show(&Bson::Document(stored)));
+    steps.sent();
+
+    steps.start("The last messages from an address: one find, no lookup of the host");
+    // ANCHOR: by_ipaddr
+    let from_mickey = odm
+        .find(LogMsg::ipaddr().eq("127.66.66.68"))
+        .sort(LogMsg::time().desc())
+        .limit(3)
+        .await?;
+    // ANCHOR_END: by_ipaddr
+    for m in &from_mickey {
+        say(format_args!(
+            "{}  {}  {}",
+            m.ipaddr,
+            clock(m.time),
+            m.message
+        ));
+    }
+    steps.sent();
+
+    steps.start("The last messages of a host are in the host: one find reads both");
+    // ANCHOR: read_latest
+    let goofy_now = odm
+        .find_one(Host::name().eq("goofy.example.com"))
+        .await?
+        .expect("inserted");
+    let newest = goofy_now.logmsgs.iter().rev().take(3);
+    // ANCHOR_END: read_latest
+    say(format_args!(
+        "{} keeps {} messages; the newest:",
+        goofy_now.name,
+        goofy_now.logmsgs.len()
+    ));
+    for m in newest {
+        say(format_args!("  {}  {}", clock(m.time), m.message));
+    }
+    steps.sent();
+
+    steps.start("A message arrives from an address (the seed's flow): find_id, then insert");
+    // ANCHOR: arrives
+    // From the monitoring system: the address of the host, and the text.
+    let (log_ip, text) = ("127.66.66.66", "cpu is on fire!");
+    // The host's id by its natural key, projecting only `_id`.
+    let host_id = odm
+        .find_id(Host::ipaddr().eq(log_ip))
+        .await?
+        .expect("a known host");
+    // Insert the message: the ODM copies the address from the host into it, then pushes it
+    // onto the host's last 10 (`$each`, `$sort`, `$slice: -10`).
+    let arrived = LogMsg {
+        id: ObjectId::new(),
+        time: DateTime::now(),
+        message: text.into(),
+        host: Ref::new(host_id),
+        ipaddr: String::new(),
+    };
+    odm.insert_one(&arrived).await?;
+    // ANCHOR_END: arrives
+    steps.sent();
+
+    steps.start("goofy moves to another address: the copy follows in each of its 41 messages");
+    // ANCHOR: move_host
+    odm.update_one(
+        Host::name().eq("goofy.example.com"),
+        Host::ipaddr().set("127.66.66.99"),
+    )
+    .await?;
+    // ANCHOR_END: move_host
+    let old = odm.count(LogMsg::ipaddr().eq("127.66.66.66")).await?;
+    let new = odm.count(LogMsg::ipaddr().eq("127.66.66.99")).await?;
+    say(format_args!(
+        "messages from 127.66.66.66: {old}; from 127.66.66.99: {new}"
+    ));
+    steps.sent();
+
+    steps.start("The cascade plans: what a change of a host's address, and a new message, send");
+    // ANCHOR: plan
+    let host_plan = odm::denormalize::cascade_plan::<Host>();
+    let logmsg_plan = odm::denormalize::cascade_plan::<LogMsg>();
+    // ANCHOR_END: plan
+    say_lines(&host_plan);
+    say_lines(&logmsg_plan);
+    steps.sent();
+
+    steps.start("Delete goofy: `cascade` deletes its 41 messages too");
     // ANCHOR: cascade
     let deleted = odm.delete_one(Host::name().eq("goofy.example.com")).await?;
     let left = odm.count(Filter::<LogMsg>::all()).await?;
@@ -172,6 +313,8 @@ fn host(name: &str, ipaddr: &str) -> Host {
         id: ObjectId::new(),
         name: name.into(),
         ipaddr: ipaddr.into(),
+        // Kept by the ODM as messages are inserted.
+        logmsgs: Vec::new(),
     }
 }
 
@@ -181,6 +324,8 @@ fn message(host: &Host, millis: i64, text: &str) -> LogMsg {
         time: DateTime::from_millis(millis),
         message: text.into(),
         host: Ref::new(host.id),
+        // Copied from the host by the ODM on insert.
+        ipaddr: String::new(),
     }
 }
 

@@ -207,7 +207,8 @@ pub(crate) async fn push_latest(
             let update = doc! { "$push": { copy.path.as_str(): {
                 "$each": summaries,
                 "$sort": sort.clone(),
-                "$slice": -i64::from(*n),
+                // Sorted ascending the last N are at the end; descending, at the start.
+                "$slice": if sort.values().any(|v| v.as_i32() == Some(-1)) { i64::from(*n) } else { -i64::from(*n) },
             } } };
             let action = coll.update_one(doc! { "_id": parent }, update);
             match session.as_deref_mut() {

@@ -68,7 +68,7 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
                 CopyKind::Flat { via } => (
                     format!("{{ {via}: {{ $in: <ids> }} }}"),
                     format!("{{ $set: {{ {}: <new {from}> }} }}", copy.path),
-                    format!("{via}_1"),
+                    format!("the index on `{via}` (a reference's own)"),
                 ),
                 CopyKind::Latest { .. } => continue,
             };
@@ -121,15 +121,11 @@ impl fmt::Display for CascadePlan {
                 )?;
             }
         }
-        let per_update: usize = {
-            let mut fields: Vec<&String> = self.steps.iter().map(|s| &s.field).collect();
-            fields.dedup();
-            self.steps.len()
-        };
-        if per_update > 0 {
+        if !self.steps.is_empty() {
             writeln!(
                 f,
-                "  commands for an update of one source touching every copied field: 1 findAndModify + {per_update} update (+ commitTransaction)"
+                "  commands for an update of one source touching every copied field: 1 findAndModify + {} update(s), then 1 find re-reading the source (by default), or + commitTransaction (in a transaction)",
+                self.steps.len()
             )?;
         }
         Ok(())
