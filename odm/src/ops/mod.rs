@@ -3,6 +3,7 @@
 mod read;
 mod write;
 
+pub(crate) use read::find_decoded;
 pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
 

@@ -106,32 +106,7 @@ impl<'a, T: Model> Find<'a, T> {
         options: FindOptions,
         session: Option<&mut ClientSession>,
     ) -> Result<Vec<U>> {
-        let filter = filter.into_document(T::COLLECTION)?;
-        let coll = odm.raw_collection::<T>();
-        let action = coll.find(filter).with_options(options);
-        let mut out = Vec::new();
-        match session {
-            None => {
-                let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
-                while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
-                    out.push(decode(T::COLLECTION, cursor.current())?);
-                }
-            }
-            Some(session) => {
-                let mut cursor = action
-                    .session(&mut *session)
-                    .await
-                    .map_err(Odm::driver_error::<T>)?;
-                while cursor
-                    .advance(session)
-                    .await
-                    .map_err(Odm::driver_error::<T>)?
-                {
-                    out.push(decode(T::COLLECTION, cursor.current())?);
-                }
-            }
-        }
-        Ok(out)
+        find_decoded::<T, U>(odm, filter.into_document(T::COLLECTION)?, options, session).await
     }
 
     async fn run(self) -> Result<Vec<T>> {
@@ -145,6 +120,41 @@ impl<'a, T: Model> Find<'a, T> {
 }
 
 into_future!(Find => Vec<T>);
+
+/// One `find` on the collection of `T` (plus its `getMore`s), every document decoded into `U`
+/// straight from the reply's bytes; errors name the collection, the `_id` and the field.
+pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
+    odm: &Odm,
+    filter: Document,
+    options: FindOptions,
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<U>> {
+    let coll = odm.raw_collection::<T>();
+    let action = coll.find(filter).with_options(options);
+    let mut out = Vec::new();
+    match session {
+        None => {
+            let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
+            while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
+                out.push(decode(T::COLLECTION, cursor.current())?);
+            }
+        }
+        Some(session) => {
+            let mut cursor = action
+                .session(&mut *session)
+                .await
+                .map_err(Odm::driver_error::<T>)?;
+            while cursor
+                .advance(session)
+                .await
+                .map_err(Odm::driver_error::<T>)?
+            {
+                out.push(decode(T::COLLECTION, cursor.current())?);
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// Builder returned by [`Find::into_type`]; `.await` it for a `Vec<U>`.
 #[must_use = "the query runs when awaited"]

@@ -187,25 +187,13 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             None => {
                 let mut options = FindOptions::default();
                 options.sort = self.sort.clone();
-                let action = coll.find(self.match_stage()?).with_options(options);
-                let mut children = Vec::new();
-                match self.session.take() {
-                    None => {
-                        let mut cursor = action.await.map_err(Odm::driver_error::<C>)?;
-                        while cursor.advance().await.map_err(Odm::driver_error::<C>)? {
-                            children.push(decode::<C>(C::COLLECTION, cursor.current())?);
-                        }
-                    }
-                    Some(s) => {
-                        let mut cursor = action
-                            .session(&mut *s)
-                            .await
-                            .map_err(Odm::driver_error::<C>)?;
-                        while cursor.advance(s).await.map_err(Odm::driver_error::<C>)? {
-                            children.push(decode::<C>(C::COLLECTION, cursor.current())?);
-                        }
-                    }
-                }
+                let children: Vec<C> = crate::ops::find_decoded::<C, C>(
+                    self.odm,
+                    self.match_stage()?,
+                    options,
+                    self.session.take(),
+                )
+                .await?;
                 for mut child in children {
                     let keys = parent_keys(self.slots, &mut child, &wanted)?;
                     out.add(keys, child);

@@ -7,13 +7,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use bson::{doc, Bson, Document, RawDocumentBuf};
+use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::key::IdKey;
 use super::{Dangling, Populate, RefSlots};
-use crate::decode::decode;
 use crate::model::Model;
 use crate::{Error, Odm, Result};
 
@@ -154,31 +153,7 @@ impl<Root: Model, T: Model> Populate<Root, T> {
         let mut options = FindOptions::default();
         options.projection = self.projection.clone().map(with_id);
         options.sort = self.sort.clone();
-        let coll = odm.database().collection::<RawDocumentBuf>(T::COLLECTION);
-        let action = coll.find(filter).with_options(options);
-        let mut out = Vec::new();
-        match session {
-            None => {
-                let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
-                while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
-                    out.push(decode(T::COLLECTION, cursor.current())?);
-                }
-            }
-            Some(session) => {
-                let mut cursor = action
-                    .session(&mut *session)
-                    .await
-                    .map_err(Odm::driver_error::<T>)?;
-                while cursor
-                    .advance(session)
-                    .await
-                    .map_err(Odm::driver_error::<T>)?
-                {
-                    out.push(decode(T::COLLECTION, cursor.current())?);
-                }
-            }
-        }
-        Ok(out)
+        crate::ops::find_decoded::<T, T>(odm, filter, options, session).await
     }
 
     fn dangling_error(&self, parent: &Root, missing: &T::Id) -> Error {
