@@ -662,3 +662,53 @@ async fn deleting_a_product_clears_the_copies_taken_through_the_nullified_refere
     );
     Ok(())
 }
+
+/// The source update and its cascade can run inside the caller's transaction: aborting it
+/// takes back both.
+#[tokio::test]
+async fn a_cascade_joins_the_callers_transaction() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let p = part(1, None);
+    db.odm().insert_one(&p).await?;
+    db.odm().insert_one(&product(1, &[&p])).await?;
+    let mut session = db.odm().start_session().await?;
+    session.start_transaction().await?;
+    db.odm()
+        .update_by_id::<Part>(p.id, Part::name().set("inside"))
+        .session(&mut session)
+        .await?;
+    let seen = db
+        .odm()
+        .find::<Product>(Filter::all())
+        .session(&mut session)
+        .await?;
+    assert_eq!(
+        seen[0].parts[0].name, "inside",
+        "the transaction sees its cascade"
+    );
+    session.abort_transaction().await?;
+    assert_eq!(
+        stored_one(&db, "parts", p.id)
+            .await
+            .unwrap()
+            .get_str("name")
+            .unwrap(),
+        "#1 grommet"
+    );
+    assert_eq!(
+        names_in(&stored(&db, "products").await[0])[0].1,
+        "#1 grommet"
+    );
+
+    session.start_transaction().await?;
+    db.odm()
+        .update_by_id::<Part>(p.id, Part::name().set("committed"))
+        .session(&mut session)
+        .await?;
+    session.commit_transaction().await?;
+    assert_eq!(
+        names_in(&stored(&db, "products").await[0])[0].1,
+        "committed"
+    );
+    Ok(())
+}
