@@ -53,6 +53,7 @@ pub mod populate;
 pub mod query;
 mod reference;
 pub mod relations;
+mod sweep;
 mod update;
 
 #[cfg(feature = "testing")]

@@ -165,34 +165,17 @@ impl<'a> VerifyCopies<'a> {
     }
 
     async fn sweep(&self, copy: &CopyInfo, report: &mut CopyReport) -> Result<()> {
-        let coll = self.odm.database().collection::<Document>(copy.dependent);
         let mut projection = doc! { "_id": 1, copy.path.as_str(): 1 };
         if let CopyKind::Flat { via } = &copy.kind {
             projection.insert(via.as_str(), 1);
         }
-        let mut cursor = coll
-            .find(doc! {})
-            .projection(projection)
-            .sort(doc! { "_id": 1 })
-            .batch_size(u32::try_from(self.batch_size).unwrap_or(u32::MAX))
-            .await
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
-        let mut batch = Vec::with_capacity(self.batch_size);
-        loop {
-            let next = cursor
-                .try_next()
-                .await
-                .map_err(|e| Error::from_driver(copy.dependent, e))?;
-            let done = next.is_none();
-            batch.extend(next);
-            if batch.len() >= self.batch_size || (done && !batch.is_empty()) {
-                self.check_batch(copy, std::mem::take(&mut batch), report)
-                    .await?;
-            }
-            if done {
-                return Ok(());
-            }
+        let mut batches =
+            crate::sweep::Batches::open(self.odm, copy.dependent, projection, self.batch_size)
+                .await?;
+        while let Some(batch) = batches.next().await? {
+            self.check_batch(copy, batch, report).await?;
         }
+        Ok(())
     }
 
     async fn check_batch(

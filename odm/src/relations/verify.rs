@@ -155,33 +155,14 @@ pub(crate) struct Sweep<'a> {
 impl Sweep<'_> {
     pub(crate) async fn run(self) -> Result<InverseReport> {
         let inverse = self.inverse.clone();
-        let parents = self.odm.database().collection::<Document>(self.parent);
-        let mut cursor = parents
-            .find(doc! {})
-            .projection(doc! { "_id": 1, inverse.as_str(): 1 })
-            .sort(doc! { "_id": 1 })
-            .batch_size(u32::try_from(self.batch_size).unwrap_or(u32::MAX))
-            .await
-            .map_err(|e| Error::from_driver(self.parent, e))?;
+        let projection = doc! { "_id": 1, inverse.as_str(): 1 };
+        let mut batches =
+            crate::sweep::Batches::open(self.odm, self.parent, projection, self.batch_size).await?;
         let mut report = InverseReport::default();
-        let mut batch = Vec::with_capacity(self.batch_size);
-        loop {
-            let next = cursor
-                .try_next()
-                .await
-                .map_err(|e| Error::from_driver(self.parent, e))?;
-            let done = next.is_none();
-            if let Some(d) = next {
-                batch.push(d);
-            }
-            if batch.len() >= self.batch_size || (done && !batch.is_empty()) {
-                self.check_batch(&inverse, std::mem::take(&mut batch), &mut report)
-                    .await?;
-            }
-            if done {
-                return Ok(report);
-            }
+        while let Some(batch) = batches.next().await? {
+            self.check_batch(&inverse, batch, &mut report).await?;
         }
+        Ok(report)
     }
 
     async fn check_batch(
