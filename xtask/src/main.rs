@@ -246,7 +246,37 @@ fn run_benches(server: &Path, only: Option<&String>) -> Result {
     Ok(())
 }
 
+/// Free space, in GiB, on the file system holding `path` (from `df`; `None` when unknown).
+fn free_gib(path: &Path) -> Option<f64> {
+    let out = Command::new("df").arg("-Pk").arg(path).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let kib: f64 = text
+        .lines()
+        .nth(1)?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()?;
+    Some(kib / (1024.0 * 1024.0))
+}
+
+/// The test build writes about 2.5 GB (debug artifacts plus the compile-fail tests' own
+/// build); say so up front rather than fail at a linker with "No space left on device".
+const NEEDED_GIB: f64 = 4.0;
+
+fn check_disk() {
+    match free_gib(&root()) {
+        Some(free) if free < NEEDED_GIB => eprintln!(
+            "xtask: warning: only {free:.1} GiB free; a full test build needs about \
+             {NEEDED_GIB:.0} GiB (remove old `target` directories or run `cargo clean`)"
+        ),
+        Some(free) => eprintln!("xtask: {free:.1} GiB free on disk"),
+        None => {}
+    }
+}
+
 fn run_all() -> Result {
+    check_disk();
     let (server, mdbook) = install_all()?;
     let server_s = server.to_string_lossy().into_owned();
     let env = [(location::SERVER_ENV, server_s.as_str())];
