@@ -74,8 +74,9 @@ async fn copies_are_filled_on_insert_with_one_query() -> odm::Result<()> {
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
         names,
-        ["find", "insert"],
-        "one find for the copies of every inserted product"
+        ["find", "insert", "find"],
+        "one find for the copies of every inserted product, the insert, one find re-reading \
+         the parts in case a rename slipped in between"
     );
     let find = commands[0].command.as_ref().unwrap();
     assert_eq!(
@@ -226,7 +227,7 @@ async fn one_to_many_copies_follow_the_product() -> odm::Result<()> {
     let parts: Vec<Part> = (0..3).map(|n| part(n, Some(shifter.id))).collect();
     db.commands().clear();
     db.odm().insert_many(&parts).await?;
-    assert_eq!(sent(&db), ["find", "insert"]);
+    assert_eq!(sent(&db), ["find", "insert", "find"]);
     for raw in stored(&db, "parts").await {
         assert_eq!(
             raw.get_str("product_name").unwrap(),
@@ -347,8 +348,8 @@ async fn log_messages_copy_their_host_address_and_follow_it() -> odm::Result<()>
     db.odm().insert_one(&msg).await?;
     assert_eq!(
         sent(&db),
-        ["find", "insert", "update"],
-        "copy the address, insert, push onto the host"
+        ["find", "insert", "update", "find"],
+        "copy the address, insert, push onto the host, re-read the host's address"
     );
     let raw = stored_one(&db, "logmsg", msg.id).await.unwrap();
     assert_eq!(raw.get_str("ipaddr").unwrap(), "127.66.66.66");
@@ -690,5 +691,328 @@ async fn a_cascade_joins_the_callers_transaction() -> odm::Result<()> {
         names_in(&stored(&db, "products").await[0])[0].1,
         "committed"
     );
+    Ok(())
+}
+
+// Copies written by updates, replacements and find-and-modify.
+
+/// A part and a product holding it, inserted; the command log cleared.
+async fn shifter_with_parts(db: &TestDb, n: usize) -> odm::Result<(Vec<Part>, Product)> {
+    let parts: Vec<Part> = (0..n).map(|i| part(i, None)).collect();
+    db.odm().insert_many(&parts).await?;
+    let shifter = product(1, &[&parts[0]]);
+    db.odm().insert_one(&shifter).await?;
+    db.commands().clear();
+    Ok((parts, shifter))
+}
+
+#[tokio::test]
+async fn a_pushed_summary_takes_its_copied_fields_from_the_part() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (parts, shifter) = shifter_with_parts(&db, 3).await?;
+    db.odm()
+        .update_by_id::<Product>(shifter.id, Product::parts().push(summary(&parts[2])))
+        .await?;
+    assert_eq!(
+        sent(&db),
+        ["find", "update", "find"],
+        "read the part's name, push, re-read the part"
+    );
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(
+        names_in(&raw),
+        [
+            (parts[0].id, "#0 grommet".to_owned()),
+            (parts[2].id, "#2 grommet".to_owned())
+        ],
+        "the caller's stale name was replaced by the part's"
+    );
+
+    // Setting the whole array takes every summary's name too.
+    db.odm()
+        .update_by_id::<Product>(
+            shifter.id,
+            Product::parts().set(vec![summary(&parts[1]), summary(&parts[0])]),
+        )
+        .await?;
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(
+        names_in(&raw),
+        [
+            (parts[1].id, "#1 grommet".to_owned()),
+            (parts[0].id, "#0 grommet".to_owned())
+        ]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn pushing_a_summary_of_a_missing_part_writes_nothing() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (_, shifter) = shifter_with_parts(&db, 1).await?;
+    let ghost = part(9, None);
+    let err = db
+        .odm()
+        .update_by_id::<Product>(shifter.id, Product::parts().push(summary(&ghost)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::DanglingReference { collection, path, target, missing, .. }
+            if collection == "products" && path == "parts" && target == "parts"
+                && missing.contains(&ghost.id.to_hex())),
+        "{err}"
+    );
+    assert_eq!(sent(&db), ["find"], "the update was never sent");
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(names_in(&raw).len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn moving_a_part_to_another_product_retakes_its_copies() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let shifter = product(1, &[]);
+    let blower = product(2, &[]);
+    db.odm().insert_many([&shifter, &blower]).await?;
+    let grommet = part(0, Some(shifter.id));
+    db.odm().insert_one(&grommet).await?;
+    db.commands().clear();
+
+    db.odm()
+        .update_by_id::<Part>(grommet.id, Part::product().set(Some(Ref::new(blower.id))))
+        .await?;
+    assert_eq!(
+        sent(&db),
+        ["find", "update", "find"],
+        "read the new product's copied fields, update, re-read the product"
+    );
+    let raw = stored_one(&db, "parts", grommet.id).await.unwrap();
+    assert_eq!(
+        raw.get_str("product_name").unwrap(),
+        "left-handed smoke shifter 2"
+    );
+    assert_eq!(raw.get_i64("product_catalog_number").unwrap(), 1236);
+
+    // Clearing the reference clears the copies it carried.
+    db.odm()
+        .update_by_id::<Part>(grommet.id, Part::product().set(None))
+        .await?;
+    let raw = stored_one(&db, "parts", grommet.id).await.unwrap();
+    assert_eq!(raw.get("product"), Some(&Bson::Null));
+    assert_eq!(raw.get("product_name"), Some(&Bson::Null));
+    Ok(())
+}
+
+#[tokio::test]
+async fn writes_inside_a_copy_are_refused_before_sending() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (parts, shifter) = shifter_with_parts(&db, 1).await?;
+    let attempts = [
+        db.odm()
+            .update_by_id::<Part>(parts[0].id, Part::product_name().set("hand-made"))
+            .into_future(),
+        db.odm()
+            .update_many::<Part>(Filter::all(), Part::product_catalog_number().inc(1))
+            .into_future(),
+    ];
+    for attempt in attempts {
+        let err = attempt.await.unwrap_err();
+        assert!(
+            matches!(&err, odm::Error::CopyWrite { collection, copied_from, .. }
+                if collection == "parts" && copied_from == "products"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("update `products`"), "{err}");
+    }
+    let err = db
+        .odm()
+        .update_by_id::<Host>(ObjectId::new(), Host::logmsgs().set(vec![]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::CopyWrite { path, .. } if path == "logmsgs"),
+        "{err}"
+    );
+    assert!(sent(&db).is_empty(), "nothing was sent");
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(names_in(&raw), [(parts[0].id, "#0 grommet".to_owned())]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn replacing_a_part_cascades_its_new_name() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (parts, shifter) = shifter_with_parts(&db, 1).await?;
+    let renamed = Part {
+        name: "fan blade assembly".into(),
+        ..parts[0].clone()
+    };
+    db.odm().replace_one(&renamed).await?;
+    assert_eq!(
+        sent(&db),
+        ["findAndModify", "update", "find"],
+        "replace returning the old name, one cascade update, re-read the part"
+    );
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(
+        names_in(&raw),
+        [(parts[0].id, "fan blade assembly".to_owned())]
+    );
+
+    // A replacement that keeps the copied fields sends no cascade.
+    db.commands().clear();
+    db.odm()
+        .replace_one(&Part {
+            qty: 3,
+            ..renamed.clone()
+        })
+        .await?;
+    assert_eq!(sent(&db), ["findAndModify"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_replaced_product_takes_its_summaries_from_the_parts() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (parts, shifter) = shifter_with_parts(&db, 2).await?;
+    db.odm()
+        .replace_one(&Product {
+            id: shifter.id,
+            ..product(1, &[&parts[1], &parts[0]])
+        })
+        .await?;
+    assert_eq!(
+        sent(&db),
+        ["find", "findAndModify", "find"],
+        "read the parts' names; replace (parts copy from products: a find-and-modify that \
+         returns the copied fields as they were, unchanged here, so no cascade); re-read"
+    );
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(
+        names_in(&raw),
+        [
+            (parts[1].id, "#1 grommet".to_owned()),
+            (parts[0].id, "#0 grommet".to_owned())
+        ]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn find_one_and_update_of_a_part_cascades_too() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (parts, shifter) = shifter_with_parts(&db, 1).await?;
+    let old = db
+        .odm()
+        .find_one_and_update(
+            Part::id().eq(parts[0].id),
+            Part::name().set("fan blade assembly"),
+        )
+        .await?
+        .unwrap();
+    assert_eq!(old.name, "#0 grommet", "the document as it was");
+    assert_eq!(
+        sent(&db),
+        ["findAndModify", "find", "update", "find"],
+        "update, read the new name, cascade, re-read"
+    );
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(
+        names_in(&raw),
+        [(parts[0].id, "fan blade assembly".to_owned())]
+    );
+
+    db.commands().clear();
+    let new = db
+        .odm()
+        .find_one_and_update(Part::id().eq(parts[0].id), Part::name().set("#0 washer"))
+        .return_new()
+        .await?
+        .unwrap();
+    assert_eq!(new.name, "#0 washer");
+    assert_eq!(
+        sent(&db),
+        ["findAndModify", "update", "find"],
+        "the returned document carries the new name"
+    );
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(names_in(&raw), [(parts[0].id, "#0 washer".to_owned())]);
+    Ok(())
+}
+
+/// An `Odm` on `db`'s database whose next `find` (once armed) is followed, before the driver
+/// goes on, by a rename of `part` through a second `Odm` on another client: the worst moment
+/// for a write that has just read the part's name to copy it.
+async fn rename_after_next_find(
+    db: &TestDb,
+    part: ObjectId,
+    name: &'static str,
+) -> odm::Result<(Odm, std::sync::Arc<std::sync::atomic::AtomicBool>)> {
+    use odm::mongodb::event::command::CommandEvent;
+    use odm::mongodb::event::EventHandler;
+    use odm::mongodb::options::ClientOptions;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let uri = odm::testing::test_uri()?;
+    let armed = Arc::new(AtomicBool::new(false));
+    let mut options = ClientOptions::parse(&uri).await?;
+    let (trigger, db_name) = (armed.clone(), db.name().to_owned());
+    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        let CommandEvent::Succeeded(done) = ev else {
+            return;
+        };
+        if done.command_name != "find" || !trigger.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let (uri, db_name) = (uri.clone(), db_name.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let other = Odm::connect(&uri, &db_name).await.unwrap();
+                other
+                    .update_by_id::<Part>(part, Part::name().set(name))
+                    .await
+                    .unwrap();
+            });
+        })
+        .join()
+        .unwrap();
+    }));
+    let client = odm::mongodb::Client::with_options(options)?;
+    Ok((Odm::new(client.database(db.name())), armed))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_between_reading_a_source_and_writing_its_copy_is_caught() -> odm::Result<()> {
+    use std::sync::atomic::Ordering;
+    let db = TestDb::new().await?;
+    let parts: Vec<Part> = (0..2).map(|i| part(i, None)).collect();
+    db.odm().insert_many(&parts).await?;
+
+    // Insert: the product's summary is read as "#0 grommet", then the part is renamed (and
+    // the rename's cascade finds no product yet), then the product is inserted.
+    let (odm, armed) = rename_after_next_find(&db, parts[0].id, "fan blade assembly").await?;
+    let shifter = product(1, &[&parts[0]]);
+    armed.store(true, Ordering::SeqCst);
+    odm.insert_one(&shifter).await?;
+    assert!(!armed.load(Ordering::SeqCst), "the rename ran");
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(
+        names_in(&raw),
+        [(parts[0].id, "fan blade assembly".to_owned())],
+        "the re-read after the insert saw the rename and fixed the copy"
+    );
+
+    // The same race for a pushed summary.
+    let (odm, armed) = rename_after_next_find(&db, parts[1].id, "#1 washer").await?;
+    armed.store(true, Ordering::SeqCst);
+    odm.update_by_id::<Product>(shifter.id, Product::parts().push(summary(&parts[1])))
+        .await?;
+    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
+    assert_eq!(names_in(&raw)[1], (parts[1].id, "#1 washer".to_owned()));
     Ok(())
 }

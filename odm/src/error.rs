@@ -96,6 +96,19 @@ pub enum Error {
         missing: String,
     },
 
+    /// An update writes a denormalized copy directly (`parts.$[p].name`, `product_name`, a
+    /// latest-N array). Copies are maintained by the ODM from their source: write the source,
+    /// or the reference the copy follows, instead. Nothing was written.
+    #[error("`{path}` in collection `{collection}` is a copy of `{copied_from}` kept by odm: update `{copied_from}` (or the reference the copy follows) instead; nothing was written")]
+    CopyWrite {
+        /// Collection holding the copy.
+        collection: String,
+        /// The path the update writes.
+        path: String,
+        /// The source collection the copy is taken from.
+        copied_from: String,
+    },
+
     /// [`Ref::loaded`](crate::Ref::loaded) on a reference that was not populated.
     #[error("reference to {id} in `{collection}` was not populated")]
     NotPopulated {

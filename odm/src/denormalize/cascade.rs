@@ -5,12 +5,15 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument, UpdateOptions};
+use mongodb::options::{
+    FindOneAndReplaceOptions, FindOneAndUpdateOptions, ReturnDocument, UpdateOptions,
+};
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
 use super::value_at;
 use super::{CopyInfo, CopyKind};
+use crate::populate::IdKey;
 use crate::relations::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
@@ -73,22 +76,135 @@ pub(crate) async fn cascade_update<T: Model>(
             other => return other,
         }
     }
-    let (result, mut cascaded) = steps::<T>(odm, &filter, &update, &copies, many, None).await?;
-    // Without isolation a concurrent update may have cascaded an older value after ours:
-    // re-read the sources and cascade again until the copies hold what the sources hold. The
-    // last writer of a source always cascades its value last, so copies converge on it.
+    let (result, cascaded) = steps::<T>(odm, &filter, &update, &copies, many, None).await?;
+    converge(odm, T::COLLECTION, &copies, cascaded).await?;
+    Ok(result)
+}
+
+/// The values of the copied fields of `source`, in the order of `copies` and their fields.
+fn copied_values(source: &Document, copies: &[CopyInfo]) -> Vec<Bson> {
+    copies
+        .iter()
+        .flat_map(|c| c.fields.iter().map(|(from, _)| value_at(source, from)))
+        .collect()
+}
+
+/// Without isolation a concurrent update may have cascaded an older value after ours: re-read
+/// the sources `cascaded` (the values last written to the copies) and cascade again those that
+/// changed, until the copies hold what the sources hold. The last writer of a source always
+/// cascades its value last, so the copies converge on it. One `find` when nothing changed.
+pub(super) async fn converge(
+    odm: &Odm,
+    source: &'static str,
+    copies: &[CopyInfo],
+    mut cascaded: Vec<Document>,
+) -> Result<()> {
     for _ in 0..MAX_ATTEMPTS {
         let ids: Vec<Bson> = cascaded
             .iter()
             .filter_map(|d| d.get("_id").cloned())
             .collect();
-        let now = read_values::<T>(odm, &ids, &copies, None).await?;
-        if now == cascaded {
-            return Ok(result);
+        if ids.is_empty() {
+            return Ok(());
         }
-        cascade_values(odm, &now, &copies, None).await?;
-        cascaded = now;
+        let before: std::collections::HashMap<IdKey, Vec<Bson>> = cascaded
+            .iter()
+            .filter_map(|d| Some((IdKey::of(d.get("_id")?), copied_values(d, copies))))
+            .collect();
+        let now = read_values(odm, source, &ids, copies, None).await?;
+        let changed: Vec<Document> = now
+            .into_iter()
+            .filter(|d| {
+                d.get("_id")
+                    .and_then(|id| before.get(&IdKey::of(id)))
+                    .is_none_or(|old| *old != copied_values(d, copies))
+            })
+            .collect();
+        if changed.is_empty() {
+            return Ok(());
+        }
+        cascade_values(odm, &changed, copies, None).await?;
+        cascaded = changed;
     }
+    Ok(())
+}
+
+/// After one source document was written by a command other than the cascading update (a
+/// replacement, a find-and-modify): cascades the fields of `copies` from the document as it
+/// now is (`after`, or read back by `id` when the caller has only the old document) and,
+/// outside a session, converges.
+///
+/// Commands: one `find` when `after` is `None`; one `update` per copy; outside a session one
+/// `find` re-reading the source (more only when a concurrent update changed it).
+pub(crate) async fn cascade_source_write(
+    odm: &Odm,
+    source: &'static str,
+    id: Bson,
+    after: Option<Document>,
+    copies: Vec<CopyInfo>,
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    if copies.is_empty() {
+        return Ok(());
+    }
+    let values = match after {
+        Some(after) => vec![after],
+        None => read_values(odm, source, &[id], &copies, session.as_deref_mut()).await?,
+    };
+    match session {
+        Some(s) => cascade_values(odm, &values, &copies, Some(s)).await,
+        None => {
+            cascade_values(odm, &values, &copies, None).await?;
+            converge(odm, source, &copies, values).await
+        }
+    }
+}
+
+/// Replaces one source document and cascades the copied fields the replacement changes.
+///
+/// Commands: one `findAndModify` (the replacement, returning the copied fields as they were),
+/// one `update` per copy whose fields changed, then, outside a session and when something was
+/// cascaded, one `find` re-reading the source.
+pub(crate) async fn replace_source<T: Model>(
+    odm: &Odm,
+    filter: Document,
+    replacement: Document,
+    upsert: bool,
+    copies: Vec<CopyInfo>,
+    mut session: Option<&mut ClientSession>,
+) -> Result<UpdateResult> {
+    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let options = FindOneAndReplaceOptions::builder()
+        .projection(projection(&copies))
+        .return_document(ReturnDocument::Before)
+        .upsert(upsert)
+        .build();
+    let action = coll
+        .find_one_and_replace(filter, replacement.clone())
+        .with_options(options);
+    let before = match session.as_deref_mut() {
+        None => action.await,
+        Some(s) => action.session(s).await,
+    }
+    .map_err(Odm::driver_error::<T>)?;
+    let mut result = UpdateResult::default();
+    let Some(before) = before else {
+        if upsert {
+            result.upserted_id = replacement.get("_id").cloned();
+        }
+        return Ok(result);
+    };
+    result.matched_count = 1;
+    result.modified_count = 1;
+    let changed: Vec<CopyInfo> = copies
+        .into_iter()
+        .filter(|c| {
+            let one = std::slice::from_ref(c);
+            copied_values(&before, one) != copied_values(&replacement, one)
+        })
+        .collect();
+    let id = replacement.get("_id").cloned().unwrap_or(Bson::Null);
+    cascade_source_write(odm, T::COLLECTION, id, Some(replacement), changed, session).await?;
     Ok(result)
 }
 
@@ -202,7 +318,7 @@ async fn steps<T: Model>(
             Some(s) => action.session(s).await,
         }
         .map_err(Odm::driver_error::<T>)?;
-        read_values::<T>(odm, &ids, copies, session.as_deref_mut()).await?
+        read_values(odm, T::COLLECTION, &ids, copies, session.as_deref_mut()).await?
     } else {
         let options = FindOneAndUpdateOptions::builder()
             .projection(projection(copies))
@@ -229,41 +345,36 @@ async fn steps<T: Model>(
     Ok((result, values))
 }
 
-/// The current values of the copied fields of the sources `ids`, sorted by `_id`.
-async fn read_values<T: Model>(
+/// The current values of the copied fields of the sources `ids` in `source`, sorted by `_id`.
+pub(super) async fn read_values(
     odm: &Odm,
+    source: &str,
     ids: &[Bson],
     copies: &[CopyInfo],
     session: Option<&mut ClientSession>,
 ) -> Result<Vec<Document>> {
-    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let coll = odm.database().collection::<Document>(source);
     let action = coll
         .find(doc! { "_id": { "$in": ids.to_vec() } })
         .projection(projection(copies))
         .sort(doc! { "_id": 1 });
+    let error = |e| Error::from_driver(source, e);
     match session {
         None => action
             .await
-            .map_err(Odm::driver_error::<T>)?
+            .map_err(error)?
             .try_collect()
             .await
-            .map_err(Odm::driver_error::<T>),
+            .map_err(error),
         Some(s) => {
-            let mut cursor = action
-                .session(&mut *s)
-                .await
-                .map_err(Odm::driver_error::<T>)?;
-            cursor
-                .stream(s)
-                .try_collect()
-                .await
-                .map_err(Odm::driver_error::<T>)
+            let mut cursor = action.session(&mut *s).await.map_err(error)?;
+            cursor.stream(s).try_collect().await.map_err(error)
         }
     }
 }
 
 /// One `update_many` per copy and distinct new value.
-async fn cascade_values(
+pub(super) async fn cascade_values(
     odm: &Odm,
     sources: &[Document],
     copies: &[CopyInfo],

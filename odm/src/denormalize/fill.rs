@@ -1,9 +1,8 @@
 //! Copies taken when documents are inserted.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use mongodb::ClientSession;
 
 use super::value_at;
@@ -11,7 +10,7 @@ use super::{CopyInfo, CopyKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
-fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
+pub(super) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
     let mut parts = path.split('.');
     let mut current = doc.get(parts.next()?)?;
     for part in parts {
@@ -46,78 +45,121 @@ fn source_ids(doc: &Document, copy: &CopyInfo) -> Vec<Bson> {
     }
 }
 
-/// Fills every copy held by `docs` (documents about to be inserted into `dependent`) from its
-/// source: one `find` per source collection for all the documents, projecting only the copied
-/// fields. A copy whose source does not exist is an error naming the document and the id.
+/// The source documents a write copied from, kept to check them once the write has landed.
+#[derive(Debug, Default)]
+#[must_use = "settle the copies once the write has landed"]
+pub(crate) struct Taken {
+    /// Per source collection: the copies taken from it and the source values used.
+    sources: Vec<(&'static str, Vec<CopyInfo>, Vec<Document>)>,
+}
+
+impl Taken {
+    /// Once the write has landed (outside a caller's session): re-reads the sources copied
+    /// and, for any a concurrent update changed since it was read, updates the copies until
+    /// they hold what the source holds. One `find` per source collection; more only when a
+    /// source changed in between.
+    ///
+    /// Without it a rename could cascade to the dependents after this write read the old
+    /// value and before this write landed, missing the document written with the old value.
+    pub(crate) async fn settle(self, odm: &Odm) -> Result<()> {
+        for (source, copies, used) in self.sources {
+            super::cascade::converge(odm, source, &copies, used).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Source ids to fetch, per source collection, deduplicated.
+#[derive(Default)]
+pub(super) struct Wanted<'c> {
+    by_source: Vec<WantedFrom<'c>>,
+}
+
+/// One source collection: the collection, the copies taken from it, the ids (and their keys).
+type WantedFrom<'c> = (&'static str, Vec<&'c CopyInfo>, Vec<Bson>, HashSet<IdKey>);
+
+impl<'c> Wanted<'c> {
+    /// Notes that `copy` needs the source `id`.
+    pub(super) fn add(&mut self, copy: &'c CopyInfo, id: &Bson) {
+        if *id == Bson::Null {
+            return;
+        }
+        let i = match self.by_source.iter().position(|e| e.0 == copy.source) {
+            Some(i) => i,
+            None => {
+                self.by_source
+                    .push((copy.source, Vec::new(), Vec::new(), HashSet::new()));
+                self.by_source.len() - 1
+            }
+        };
+        let entry = &mut self.by_source[i];
+        if !entry.1.contains(&copy) {
+            entry.1.push(copy);
+        }
+        if entry.3.insert(IdKey::of(id)) {
+            entry.2.push(id.clone());
+        }
+    }
+
+    /// One `find` per source collection, projecting the copied fields; returns the sources by
+    /// collection and id, and what to settle after the write.
+    pub(super) async fn fetch(
+        self,
+        odm: &Odm,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<(Sources, Taken)> {
+        let mut sources = Sources::new();
+        let mut taken = Taken::default();
+        for (source, copies, ids, _) in self.by_source {
+            let copies: Vec<CopyInfo> = copies.into_iter().cloned().collect();
+            let found =
+                super::cascade::read_values(odm, source, &ids, &copies, session.as_deref_mut())
+                    .await?;
+            sources.insert(
+                source,
+                found
+                    .iter()
+                    .filter_map(|d| Some((IdKey::of(d.get("_id")?), d.clone())))
+                    .collect(),
+            );
+            taken.sources.push((source, copies, found));
+        }
+        Ok((sources, taken))
+    }
+}
+
+/// Fetched sources, by collection and id.
+pub(super) type Sources = HashMap<&'static str, HashMap<IdKey, Document>>;
+
+/// Fills every copy held by `docs` (documents about to be inserted into, or to replace
+/// documents of, `dependent`) from its source: one `find` per source collection for all the
+/// documents, projecting only the copied fields. A copy whose source does not exist is an
+/// error naming the document and the id.
 pub(crate) async fn fill_copies(
     odm: &Odm,
     copies: &[CopyInfo],
     docs: &mut [Document],
-    mut session: Option<&mut ClientSession>,
-) -> Result<()> {
+    session: Option<&mut ClientSession>,
+) -> Result<Taken> {
     let copies: Vec<&CopyInfo> = copies
         .iter()
         .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
         .collect();
-    let mut by_source: HashMap<&str, (Document, Vec<Bson>, std::collections::HashSet<IdKey>)> =
-        HashMap::new();
+    let mut wanted = Wanted::default();
     for copy in &copies {
-        let entry = by_source
-            .entry(copy.source)
-            .or_insert_with(|| (doc! { "_id": 1 }, Vec::new(), Default::default()));
-        for (from, _) in &copy.fields {
-            entry.0.insert(from.as_str(), 1);
-        }
         for doc in docs.iter() {
             for id in source_ids(doc, copy) {
-                if entry.2.insert(IdKey::of(&id)) {
-                    entry.1.push(id);
-                }
+                wanted.add(copy, &id);
             }
         }
     }
-    let mut sources: HashMap<&str, HashMap<IdKey, Document>> = HashMap::new();
-    for (source, (projection, ids, _)) in by_source {
-        if ids.is_empty() {
-            continue;
-        }
-        let coll = odm.database().collection::<Document>(source);
-        let action = coll
-            .find(doc! { "_id": { "$in": ids } })
-            .projection(projection);
-        let found: Vec<Document> = match session.as_deref_mut() {
-            None => action
-                .await
-                .map_err(|e| Error::from_driver(source, e))?
-                .try_collect()
-                .await
-                .map_err(|e| Error::from_driver(source, e))?,
-            Some(s) => {
-                let mut cursor = action
-                    .session(&mut *s)
-                    .await
-                    .map_err(|e| Error::from_driver(source, e))?;
-                cursor
-                    .stream(s)
-                    .try_collect()
-                    .await
-                    .map_err(|e| Error::from_driver(source, e))?
-            }
-        };
-        sources.insert(
-            source,
-            found
-                .into_iter()
-                .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
-                .collect(),
-        );
-    }
+    let (sources, taken) = wanted.fetch(odm, session).await?;
     for doc in docs.iter_mut() {
         for copy in &copies {
             fill_one(doc, copy, sources.get(copy.source))?;
         }
     }
-    Ok(())
+    Ok(taken)
 }
 
 fn fill_one(

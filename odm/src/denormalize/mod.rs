@@ -3,8 +3,11 @@
 //! Each `#[denormalize]` field registers a [`CopyInfo`] (through the model registry, so a copy
 //! in a model the updating code never names is still found). The runtime then
 //!
-//! - fills the copies when a document carrying them is inserted (one `find` per source
-//!   collection for all the inserted documents, projecting only the copied fields);
+//! - fills the copies when a document carrying them is inserted or replaced (one `find` per
+//!   source collection for all the documents, projecting only the copied fields), and when an
+//!   update writes whole summaries or the reference a copy follows; then re-reads the sources
+//!   once the write has landed, so that a concurrent rename cannot slip between the two;
+//! - refuses typed updates that write inside a copy ([`Error::CopyWrite`](crate::Error));
 //! - cascades an update of a copied source field to every copy (one `update_many` per
 //!   dependent copy, with array filters for arrays of summaries), inside a transaction when the
 //!   deployment has them, retried on write conflicts, so that concurrent updates never leave a
@@ -17,15 +20,17 @@ mod audit;
 mod cascade;
 mod fill;
 mod plan;
+mod update;
 mod verify;
 
 pub use audit::{audit, reset_audit, AuditReport, AuditRow};
 pub(crate) use audit::{record_reads, record_write};
 pub use verify::{CopyIssue, CopyReport, VerifyCopies};
 
-pub(crate) use cascade::cascade_update;
-pub(crate) use fill::{fill_copies, push_latest};
+pub(crate) use cascade::{cascade_source_write, cascade_update, replace_source};
+pub(crate) use fill::{fill_copies, push_latest, Taken};
 pub use plan::{cascade_plan, CascadePlan, CascadeStep};
+pub(crate) use update::fill_update;
 
 use bson::Document;
 
@@ -141,6 +146,15 @@ pub fn sub_path(field: &str, full: &str) -> String {
         .and_then(|rest| rest.strip_prefix('.'))
         .unwrap_or(full)
         .to_owned()
+}
+
+/// The copies taken from `source` (not the latest-N summaries) that `update` writes.
+pub(crate) fn touched_by<T>(source: &str, update: &crate::update::Update<T>) -> Vec<CopyInfo> {
+    copies_from(source)
+        .into_iter()
+        .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
+        .filter(|c| update.paths().any(|p| c.is_touched_by(p)))
+        .collect()
 }
 
 /// Every registered copy, computed once: the registry does not change while the program runs.

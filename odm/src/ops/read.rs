@@ -362,12 +362,20 @@ impl<'a, T: Model> Count<'a, T> {
 into_future!(Count => u64);
 
 /// Builder returned by [`Odm::find_one_and_update`]. Sends one `findAndModify`.
+///
+/// Like [`Odm::update_one`], it keeps denormalized copies in step: an update that writes
+/// whole summaries or the reference a copy follows first reads their sources (one `find` per
+/// source collection, and one more after the write outside a session); an update of fields
+/// other models copy is followed by one `update` per copy (plus one `find` reading the new
+/// values unless [`return_new`](Self::return_new) is set, and outside a session one `find`
+/// re-reading the document).
 #[must_use = "the update runs when awaited"]
 pub struct FindOneAndUpdate<'a, T> {
     odm: &'a Odm,
     filter: Filter<T>,
     update: Update<T>,
     options: FindOneAndUpdateOptions,
+    return_new: bool,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -387,6 +395,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             filter,
             update,
             options: FindOneAndUpdateOptions::default(),
+            return_new: false,
             session: None,
         }
     }
@@ -401,6 +410,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     /// as it was before.
     pub fn return_new(mut self) -> Self {
         self.options.return_document = Some(ReturnDocument::After);
+        self.return_new = true;
         self
     }
 
@@ -419,19 +429,65 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     async fn run(self) -> Result<Option<T>> {
         let base = self.filter.into_document(T::COLLECTION)?;
         let guards = self.update.guards().to_vec();
-        let update: Document = super::write::checked_update(T::COLLECTION, self.update)?;
+        let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
+        let checked = !self.update.is_raw();
+        let mut update: Document = super::write::checked_update(T::COLLECTION, self.update)?;
+        let mut session = self.session;
+        let in_session = session.is_some();
+        let taken = crate::denormalize::fill_update(
+            self.odm,
+            T::COLLECTION,
+            &mut update,
+            checked,
+            session.as_deref_mut(),
+        )
+        .await?;
         let coll = self.odm.raw_collection::<T>();
         let action = coll
             .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)
             .with_options(self.options);
-        let mut session = self.session;
         let found = match session.as_deref_mut() {
             None => action.await,
             Some(s) => action.session(s).await,
         }
         .map_err(Odm::driver_error::<T>)?;
-        if found.is_none() {
-            super::write::guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
+        match &found {
+            None => {
+                super::write::guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
+            }
+            Some(raw) if !touched.is_empty() => {
+                // The copies of what this update changed follow it, from the document as
+                // returned when it is the new one, else read back.
+                let id = raw
+                    .get("_id")
+                    .ok()
+                    .flatten()
+                    .and_then(|v| bson::Bson::try_from(v).ok())
+                    .unwrap_or(bson::Bson::Null);
+                let after = match self.return_new {
+                    true => Some(Document::try_from(raw.as_ref()).map_err(|e| {
+                        crate::Error::Encode {
+                            collection: T::COLLECTION.to_owned(),
+                            what: "document".to_owned(),
+                            message: e.to_string(),
+                        }
+                    })?),
+                    false => None,
+                };
+                crate::denormalize::cascade_source_write(
+                    self.odm,
+                    T::COLLECTION,
+                    id,
+                    after,
+                    touched,
+                    session,
+                )
+                .await?;
+            }
+            Some(_) => {}
+        }
+        if !in_session {
+            taken.settle(self.odm).await?;
         }
         found.map(|raw| decode(T::COLLECTION, &raw)).transpose()
     }

@@ -146,7 +146,8 @@ pub(crate) mod guards {
 ///
 /// Commands: one `find` per source collection the documents copy from (none when they copy
 /// nothing), one `insert` (split by the driver past 100,000 documents or 48 MB), then one
-/// `update` per parent keeping the latest of these documents.
+/// `update` per parent keeping the latest of these documents; outside a session, one more
+/// `find` per source collection re-reading the sources copied (see [`crate::denormalize`]).
 async fn insert_raw<T: Model>(
     odm: &Odm,
     mut raws: Vec<RawDocumentBuf>,
@@ -163,6 +164,8 @@ async fn insert_raw<T: Model>(
         .into_iter()
         .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
         .collect();
+    let in_session = session.is_some();
+    let mut taken = crate::denormalize::Taken::default();
     let mut docs: Vec<Document> = Vec::new();
     if !copies_in.is_empty() || !latest.is_empty() {
         docs = raws
@@ -171,7 +174,8 @@ async fn insert_raw<T: Model>(
             .collect::<Result<_>>()?;
     }
     if !copies_in.is_empty() {
-        crate::denormalize::fill_copies(odm, &copies_in, &mut docs, session.as_deref_mut()).await?;
+        taken = crate::denormalize::fill_copies(odm, &copies_in, &mut docs, session.as_deref_mut())
+            .await?;
         raws = docs
             .iter()
             .map(|d| RawDocumentBuf::try_from(d).map_err(encode_error))
@@ -196,6 +200,9 @@ async fn insert_raw<T: Model>(
     .map_err(Odm::driver_error::<T>)?;
     if !latest.is_empty() {
         crate::denormalize::push_latest(odm, &latest, &docs, session).await?;
+    }
+    if !in_session {
+        taken.settle(odm).await?;
     }
     Ok(n)
 }
@@ -337,16 +344,30 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     }
 
     async fn run(self) -> Result<UpdateResult> {
+        let odm = self.odm;
+        let in_session = self.session.is_some();
+        let (result, taken) = self.write().await?;
+        if !in_session {
+            taken.settle(odm).await?;
+        }
+        Ok(result)
+    }
+
+    async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken)> {
         let base = self.filter.into_document(T::COLLECTION)?;
         let guards = self.update.guards().to_vec();
-        let touched: Vec<crate::denormalize::CopyInfo> =
-            crate::denormalize::copies_from(T::COLLECTION)
-                .into_iter()
-                .filter(|c| !matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
-                .filter(|c| self.update.paths().any(|p| c.is_touched_by(p)))
-                .collect();
-        let update = checked_update(T::COLLECTION, self.update)?;
+        let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
+        let checked = !self.update.is_raw();
+        let mut update = checked_update(T::COLLECTION, self.update)?;
         let mut session = self.session;
+        let taken = crate::denormalize::fill_update(
+            self.odm,
+            T::COLLECTION,
+            &mut update,
+            checked,
+            session.as_deref_mut(),
+        )
+        .await?;
         if !touched.is_empty() && !self.upsert {
             if self.many {
                 guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
@@ -365,7 +386,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             if result.matched_count == 0 {
                 guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
             }
-            return Ok(result);
+            return Ok((result, taken));
         }
         if self.many {
             // Refuse the whole update, before writing, if any document is already full.
@@ -391,13 +412,19 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         if result.matched_count == 0 && result.upserted_id.is_none() {
             guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
         }
-        Ok(result)
+        Ok((result, taken))
     }
 }
 
 into_future!(UpdateOp => UpdateResult);
 
 /// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`).
+///
+/// When the model holds copies of other models, they are taken from their sources first, as on
+/// insert (one `find` per source collection, and one more after the write outside a session).
+/// When other models copy from this one, the replacement is one `findAndModify` returning the
+/// copied fields as they were, followed by one `update` per copy whose fields changed (and, outside
+/// a session, one `find` re-reading this document).
 #[must_use = "the replace runs when awaited"]
 #[derive(Debug)]
 pub struct Replace<'a, T> {
@@ -434,15 +461,58 @@ impl<'a, T: Model> Replace<'a, T> {
             collection: T::COLLECTION.to_owned(),
         })?;
         let filter = T::id_field().eq(id).into_document(T::COLLECTION)?;
-        let (raw, _) = encode_document(self.doc)?;
-        let coll = self.odm.raw_collection::<T>();
-        let options = ReplaceOptions::builder().upsert(self.upsert).build();
-        let action = coll.replace_one(filter, raw).with_options(options);
-        match self.session {
-            None => action.await,
-            Some(s) => action.session(s).await,
+        let (mut raw, _) = encode_document(self.doc)?;
+        let mut session = self.session;
+        let in_session = session.is_some();
+        let encode_error = |e: bson::error::Error| Error::Encode {
+            collection: T::COLLECTION.to_owned(),
+            what: "document".to_owned(),
+            message: e.to_string(),
+        };
+        // The replacement's own copies are taken from their sources, as on insert.
+        let copies_in = crate::denormalize::copies_into(T::COLLECTION);
+        let mut taken = crate::denormalize::Taken::default();
+        if !copies_in.is_empty() {
+            let mut docs = [Document::try_from(raw.as_ref()).map_err(encode_error)?];
+            taken = crate::denormalize::fill_copies(
+                self.odm,
+                &copies_in,
+                &mut docs,
+                session.as_deref_mut(),
+            )
+            .await?;
+            raw = RawDocumentBuf::try_from(&docs[0]).map_err(encode_error)?;
         }
-        .map_err(Odm::driver_error::<T>)
+        // Copies taken from this document follow the replacement.
+        let copies_from = crate::denormalize::copies_from(T::COLLECTION)
+            .into_iter()
+            .filter(|c| !matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
+            .collect::<Vec<_>>();
+        let result = if copies_from.is_empty() {
+            let coll = self.odm.raw_collection::<T>();
+            let options = ReplaceOptions::builder().upsert(self.upsert).build();
+            let action = coll.replace_one(filter, raw).with_options(options);
+            match session {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(Odm::driver_error::<T>)?
+        } else {
+            let replacement = Document::try_from(raw.as_ref()).map_err(encode_error)?;
+            crate::denormalize::replace_source::<T>(
+                self.odm,
+                filter,
+                replacement,
+                self.upsert,
+                copies_from,
+                session,
+            )
+            .await?
+        };
+        if !in_session {
+            taken.settle(self.odm).await?;
+        }
+        Ok(result)
     }
 }
 

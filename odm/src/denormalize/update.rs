@@ -1,0 +1,325 @@
+//! Copies written by updates: summaries pushed or set, references a copy follows.
+//!
+//! An update of a dependent may write whole summaries (`$push` of a `PartSummary`, `$set` of
+//! an `author` summary) or the reference a flat copy follows (`$set` of `product`). The copied
+//! fields are taken from the sources before the update is sent, whatever the caller put in
+//! them, so that a copy never starts out different from its source. Paths inside a copy are
+//! refused: they are written by the cascade of the source, never by hand.
+
+use bson::{Bson, Document};
+use mongodb::ClientSession;
+
+use super::fill::{Taken, Wanted};
+use super::{value_at, CopyInfo, CopyKind};
+use crate::{Error, Odm, Result};
+
+/// The operators whose values may hold whole summaries.
+const SUMMARY_OPS: [&str; 4] = ["$set", "$setOnInsert", "$push", "$addToSet"];
+/// The operators that may set the reference a flat copy follows.
+const VIA_OPS: [&str; 2] = ["$set", "$setOnInsert"];
+
+/// Whether `rest` (what follows an array path) addresses one element: `.3`, `.$`, `.$[]`,
+/// `.$[name]`.
+fn is_element(rest: &str) -> bool {
+    let Some(segment) = rest.strip_prefix('.') else {
+        return false;
+    };
+    segment.parse::<u64>().is_ok()
+        || segment == "$"
+        || (segment.starts_with("$[") && segment.ends_with(']') && !segment.contains('.'))
+}
+
+/// Calls `f` on every whole summary of `copy` the update writes.
+fn each_summary(update: &mut Document, copy: &CopyInfo, f: &mut dyn FnMut(&mut Document)) {
+    let CopyKind::Summary { array, .. } = &copy.kind else {
+        return;
+    };
+    for op in SUMMARY_OPS {
+        let Some(Bson::Document(fields)) = update.get_mut(op) else {
+            continue;
+        };
+        let appends = op == "$push" || op == "$addToSet";
+        for (key, value) in fields.iter_mut() {
+            let element = match key.strip_prefix(copy.path.as_str()) {
+                Some("") => false,
+                Some(rest) if *array && is_element(rest) => true,
+                _ => continue,
+            };
+            match value {
+                Bson::Document(d) if *array && !element && appends => match d.get_mut("$each") {
+                    Some(Bson::Array(items)) => items
+                        .iter_mut()
+                        .filter_map(Bson::as_document_mut)
+                        .for_each(&mut *f),
+                    _ => f(d),
+                },
+                Bson::Document(d) => f(d),
+                Bson::Array(items) if *array && !element => items
+                    .iter_mut()
+                    .filter_map(Bson::as_document_mut)
+                    .for_each(&mut *f),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The reference a flat copy follows, as the update writes it: the operator and the new id
+/// (`None` when it is unset or set to null).
+fn via_written<'u>(update: &'u Document, via: &str) -> Option<(&'static str, Option<&'u Bson>)> {
+    for op in VIA_OPS {
+        if let Some(v) = update.get_document(op).ok().and_then(|f| f.get(via)) {
+            return Some((op, Some(v).filter(|v| **v != Bson::Null)));
+        }
+    }
+    update
+        .get_document("$unset")
+        .ok()
+        .filter(|f| f.contains_key(via))
+        .map(|_| ("$unset", None))
+}
+
+/// Refuses an update that writes inside a copy: a copied field or the id of a summary, a flat
+/// copy, or a latest-N array.
+fn refuse_copy_writes(collection: &str, update: &Document, copies: &[CopyInfo]) -> Result<()> {
+    let under = |key: &str, path: &str| {
+        key == path
+            || key
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.starts_with('.'))
+    };
+    for fields in update.values().filter_map(Bson::as_document) {
+        for key in fields.keys() {
+            for copy in copies {
+                let written = match &copy.kind {
+                    CopyKind::Flat { .. } | CopyKind::Latest { .. } => under(key, &copy.path),
+                    CopyKind::Summary { array, id } => {
+                        let inside = key
+                            .strip_prefix(copy.path.as_str())
+                            .and_then(|rest| rest.strip_prefix('.'));
+                        let inside = match inside {
+                            // `parts.$[p].name`: drop the element segment.
+                            Some(rest) if *array => rest
+                                .split_once('.')
+                                .filter(|(element, _)| is_element(&format!(".{element}")))
+                                .map(|(_, below)| below),
+                            other => other,
+                        };
+                        inside.is_some_and(|inner| {
+                            std::iter::once(id.as_str())
+                                .chain(copy.fields.iter().map(|(_, to)| to.as_str()))
+                                .any(|copied| under(inner, copied) || under(copied, inner))
+                        })
+                    }
+                };
+                if written {
+                    return Err(Error::CopyWrite {
+                        collection: collection.to_owned(),
+                        path: key.clone(),
+                        copied_from: copy.source.to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Takes the copies an update of `collection` writes from their sources: every whole summary
+/// it sets or pushes, and every flat copy whose reference it sets. A typed update (`checked`)
+/// that writes inside a copy is refused with [`Error::CopyWrite`].
+///
+/// Commands: one `find` per source collection the update copies from; none when it writes no
+/// copy.
+pub(crate) async fn fill_update(
+    odm: &Odm,
+    collection: &str,
+    update: &mut Document,
+    checked: bool,
+    session: Option<&mut ClientSession>,
+) -> Result<Taken> {
+    let copies = super::copies_into(collection);
+    if copies.is_empty() {
+        return Ok(Taken::default());
+    }
+    if checked {
+        refuse_copy_writes(collection, update, &copies)?;
+    }
+    let mut ids: Vec<(usize, Bson)> = Vec::new();
+    for (i, copy) in copies.iter().enumerate() {
+        match &copy.kind {
+            CopyKind::Summary { id, .. } => each_summary(update, copy, &mut |s| {
+                if let Some(sid) = s.get(id) {
+                    ids.push((i, sid.clone()));
+                }
+            }),
+            CopyKind::Flat { via } => {
+                if let Some((_, Some(sid))) = via_written(update, via) {
+                    ids.push((i, sid.clone()));
+                }
+            }
+            CopyKind::Latest { .. } => {}
+        }
+    }
+    let flat_unset = copies
+        .iter()
+        .any(|c| matches!(&c.kind, CopyKind::Flat { via } if via_written(update, via).is_some()));
+    if ids.is_empty() && !flat_unset {
+        return Ok(Taken::default());
+    }
+    let mut wanted = Wanted::default();
+    for (i, id) in &ids {
+        wanted.add(&copies[*i], id);
+    }
+    let (sources, taken) = wanted.fetch(odm, session).await?;
+    let dangling = |copy: &CopyInfo, id: &Bson| Error::DanglingReference {
+        collection: collection.to_owned(),
+        id: "(the documents this update matches)".to_owned(),
+        path: copy.path.clone(),
+        target: copy.source.to_owned(),
+        missing: id.to_string(),
+    };
+    for copy in &copies {
+        let found = sources.get(copy.source);
+        let lookup = |id: &Bson| found.and_then(|s| s.get(&crate::populate::IdKey::of(id)));
+        match &copy.kind {
+            CopyKind::Summary { id, .. } => {
+                let mut missing = None;
+                each_summary(update, copy, &mut |s| {
+                    let Some(sid) = s.get(id).cloned() else {
+                        return;
+                    };
+                    match lookup(&sid) {
+                        Some(source) => {
+                            for (from, to) in &copy.fields {
+                                s.insert(to.clone(), value_at(source, from));
+                            }
+                        }
+                        None => missing = missing.take().or(Some(sid)),
+                    }
+                });
+                if let Some(sid) = missing {
+                    return Err(dangling(copy, &sid));
+                }
+            }
+            CopyKind::Flat { via } => {
+                let Some((op, sid)) = via_written(update, via) else {
+                    continue;
+                };
+                let (op, value) = match sid {
+                    Some(sid) => {
+                        let source = lookup(sid).ok_or_else(|| dangling(copy, sid))?;
+                        let from = copy.fields.first().map_or("", |(from, _)| from.as_str());
+                        (op, value_at(source, from))
+                    }
+                    None if op == "$unset" => (op, Bson::String(String::new())),
+                    None => (op, Bson::Null),
+                };
+                match update.get_mut(op) {
+                    Some(Bson::Document(fields)) => {
+                        fields.insert(copy.path.clone(), value);
+                    }
+                    _ => {
+                        update.insert(op, bson::doc! { copy.path.clone(): value });
+                    }
+                }
+            }
+            CopyKind::Latest { .. } => {}
+        }
+    }
+    Ok(taken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::doc;
+
+    fn parts() -> CopyInfo {
+        CopyInfo::new(
+            "Product",
+            "products",
+            "parts",
+            "parts",
+            CopyKind::Summary {
+                array: true,
+                id: "id".to_owned(),
+            },
+            vec![("name".to_owned(), "name".to_owned())],
+        )
+    }
+
+    fn product_name() -> CopyInfo {
+        CopyInfo::new(
+            "Part",
+            "parts",
+            "product_name",
+            "products",
+            CopyKind::Flat {
+                via: "product".to_owned(),
+            },
+            vec![("name".to_owned(), String::new())],
+        )
+    }
+
+    #[test]
+    fn elements() {
+        for rest in [".0", ".12", ".$", ".$[]", ".$[p]"] {
+            assert!(is_element(rest), "{rest}");
+        }
+        for rest in ["", ".name", "0", ".$[p].name", ".$x"] {
+            assert!(!is_element(rest), "{rest}");
+        }
+    }
+
+    #[test]
+    fn finds_every_whole_summary() {
+        let mut update = doc! {
+            "$push": { "parts": { "$each": [{ "id": 1 }, { "id": 2 }] } },
+            "$set": { "parts.3": { "id": 3 }, "other": { "id": 9 } },
+            "$addToSet": { "parts": { "id": 4 } },
+        };
+        let mut seen = Vec::new();
+        each_summary(&mut update, &parts(), &mut |s| {
+            seen.push(s.get_i32("id").unwrap());
+        });
+        seen.sort();
+        assert_eq!(seen, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn refuses_writes_inside_copies() {
+        let copies = [parts(), product_name()];
+        for update in [
+            doc! { "$set": { "parts.$[p].name": "x" } },
+            doc! { "$set": { "parts.0.id": 3 } },
+            doc! { "$set": { "parts.$.name": "x" } },
+            doc! { "$set": { "product_name": "x" } },
+            doc! { "$unset": { "product_name": "" } },
+        ] {
+            let err = refuse_copy_writes("products", &update, &copies).unwrap_err();
+            assert!(matches!(err, Error::CopyWrite { .. }), "{update}");
+        }
+        for update in [
+            doc! { "$set": { "parts": [] } },
+            doc! { "$set": { "parts.$[p]": { "id": 1 } } },
+            doc! { "$set": { "parts.$[p].quantity": 2 } },
+            doc! { "$push": { "parts": { "id": 1 } } },
+            doc! { "$set": { "product": 1, "name": "x" } },
+        ] {
+            refuse_copy_writes("products", &update, &copies).unwrap();
+        }
+    }
+
+    #[test]
+    fn sees_the_reference_a_flat_copy_follows() {
+        let set = doc! { "$set": { "product": 7 } };
+        assert_eq!(
+            via_written(&set, "product"),
+            Some(("$set", Some(&Bson::Int32(7))))
+        );
+        let unset = doc! { "$unset": { "product": "" } };
+        assert_eq!(via_written(&unset, "product"), Some(("$unset", None)));
+        assert_eq!(via_written(&set, "other"), None);
+    }
+}
