@@ -1016,3 +1016,170 @@ async fn a_rename_between_reading_a_source_and_writing_its_copy_is_caught() -> o
     assert_eq!(names_in(&raw)[1], (parts[1].id, "#1 washer".to_owned()));
     Ok(())
 }
+
+// Latest-N arrays when their sources change or go.
+
+/// Two hosts; `n` messages on the first at times 0..n (ms), inserted oldest first.
+async fn hosts_with_messages(db: &TestDb, n: i64) -> odm::Result<(Host, Host, Vec<LogMsg>)> {
+    let host = |i: u8| Host {
+        id: ObjectId::new(),
+        name: format!("host{i}.example.com"),
+        ipaddr: format!("127.66.66.{i}"),
+        logmsgs: vec![],
+    };
+    let (goofy, mickey) = (host(1), host(2));
+    db.odm().insert_many([&goofy, &mickey]).await?;
+    let msgs: Vec<LogMsg> = (0..n)
+        .map(|i| LogMsg {
+            id: ObjectId::new(),
+            time: at(i),
+            message: format!("message {i}"),
+            host: Ref::new(goofy.id),
+            ipaddr: String::new(),
+        })
+        .collect();
+    db.odm().insert_many(&msgs).await?;
+    db.commands().clear();
+    Ok((goofy, mickey, msgs))
+}
+
+/// The `_id`s in a host's stored `logmsgs`, in stored order.
+async fn latest_ids(db: &TestDb, host: ObjectId) -> Vec<ObjectId> {
+    stored_one(db, "hosts", host)
+        .await
+        .unwrap()
+        .get_array("logmsgs")
+        .unwrap()
+        .iter()
+        .map(|s| s.as_document().unwrap().get_object_id("_id").unwrap())
+        .collect()
+}
+
+fn ids_of(msgs: &[&LogMsg]) -> Vec<ObjectId> {
+    msgs.iter().map(|m| m.id).collect()
+}
+
+#[tokio::test]
+async fn deleting_a_message_takes_it_off_its_host_and_brings_in_the_next_latest() -> odm::Result<()>
+{
+    let db = TestDb::new().await?;
+    let (goofy, _, msgs) = hosts_with_messages(&db, 103).await?;
+    let all: Vec<&LogMsg> = msgs.iter().collect();
+    assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&all[3..]));
+
+    // Delete the newest and one in the middle: the two before the window move in.
+    db.odm()
+        .delete_many(LogMsg::id().is_in([msgs[102].id, msgs[50].id]))
+        .await?;
+    let mut expected: Vec<&LogMsg> = all[1..102].to_vec();
+    expected.retain(|m| m.id != msgs[50].id);
+    assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&expected));
+    let names = sent(&db);
+    assert!(
+        names.ends_with(&[
+            "aggregate".to_owned(),
+            "update".to_owned(),
+            "commitTransaction".to_owned()
+        ]) || names.ends_with(&["aggregate".to_owned(), "update".to_owned()]),
+        "recompute the host's array after the delete: {names:?}"
+    );
+    assert_eq!(
+        names.iter().filter(|n| *n == "aggregate").count(),
+        1,
+        "one aggregate for every host concerned: {names:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_message_moved_in_time_or_to_another_host_moves_in_the_arrays() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (goofy, mickey, msgs) = hosts_with_messages(&db, 101).await?;
+    let all: Vec<&LogMsg> = msgs.iter().collect();
+
+    // The newest is moved back in time, out of the window: the oldest comes back.
+    db.odm()
+        .update_by_id::<LogMsg>(msgs[100].id, LogMsg::time().set(at(-1)))
+        .await?;
+    assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&all[0..100]));
+    assert_eq!(
+        sent(&db),
+        [
+            "find",
+            "update",
+            "hello",
+            "aggregate",
+            "update",
+            "commitTransaction"
+        ],
+        "the host before, the update, then (after asking once whether the deployment has \
+         transactions) the host's array recomputed in a transaction"
+    );
+
+    // A new text is copied into the summary.
+    db.odm()
+        .update_by_id::<LogMsg>(msgs[99].id, LogMsg::message().set("cpu is on fire!"))
+        .await?;
+    let host = db.odm().get::<Host>(goofy.id).await?.unwrap();
+    assert_eq!(host.logmsgs[99].message, "cpu is on fire!");
+
+    // Moved to another host: off the first host's array, onto the second's.
+    db.odm()
+        .update_by_id::<LogMsg>(msgs[99].id, LogMsg::host().set(Ref::new(mickey.id)))
+        .await?;
+    let mut expected = all[0..99].to_vec();
+    expected.insert(0, all[100]);
+    assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&expected));
+    assert_eq!(latest_ids(&db, mickey.id).await, [msgs[99].id]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_replaced_message_is_summarized_anew() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (goofy, _, msgs) = hosts_with_messages(&db, 3).await?;
+    db.odm()
+        .replace_one(&LogMsg {
+            message: "disk is full".into(),
+            ..msgs[1].clone()
+        })
+        .await?;
+    let host = db.odm().get::<Host>(goofy.id).await?.unwrap();
+    let texts: Vec<&str> = host.logmsgs.iter().map(|s| s.message.as_str()).collect();
+    assert_eq!(texts, ["message 0", "disk is full", "message 2"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_sweep_finds_and_repairs_drifted_latest_arrays() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (goofy, mickey, msgs) = hosts_with_messages(&db, 5).await?;
+    let all: Vec<&LogMsg> = msgs.iter().collect();
+    // Written behind the ODM's back: a message deleted without taking its summary off the
+    // host, and a stray summary pushed onto a host that has no messages.
+    db.raw()
+        .collection::<Document>("logmsg")
+        .delete_one(doc! { "_id": msgs[4].id })
+        .await?;
+    db.raw()
+        .collection::<Document>("hosts")
+        .update_one(
+            doc! { "_id": mickey.id },
+            doc! { "$push": { "logmsgs": { "_id": ObjectId::new(), "time": at(9), "message": "?" } } },
+        )
+        .await?;
+    let report = db.odm().verify_copies().of::<Host>().await?;
+    let mut drifted: Vec<&Bson> = report.issues.iter().map(|i| &i.id).collect();
+    drifted.sort_by_key(|b| b.to_string());
+    let mut want = [Bson::ObjectId(goofy.id), Bson::ObjectId(mickey.id)];
+    want.sort_by_key(|b| b.to_string());
+    assert_eq!(drifted, want.iter().collect::<Vec<_>>(), "{report}");
+    assert_eq!(report.repairs, 0);
+
+    let report = db.odm().verify_copies().of::<Host>().repair(true).await?;
+    assert_eq!(report.repairs, 2, "{report}");
+    assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&all[..4]));
+    assert!(latest_ids(&db, mickey.id).await.is_empty());
+    assert!(db.odm().verify_copies().await?.is_consistent());
+    Ok(())
+}

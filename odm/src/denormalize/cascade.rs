@@ -18,9 +18,9 @@ use crate::relations::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
 /// Write conflicts between concurrent transactions are retried this many times.
-const MAX_ATTEMPTS: usize = 50;
+pub(super) const MAX_ATTEMPTS: usize = 50;
 
-fn is_transient(e: &Error) -> bool {
+pub(super) fn is_transient(e: &Error) -> bool {
     match e {
         Error::Driver(d) => {
             d.contains_label("TransientTransactionError")

@@ -234,10 +234,7 @@ pub(crate) async fn push_latest(
             let Some(parent) = get_path(doc, via).filter(|b| **b != Bson::Null) else {
                 continue;
             };
-            let mut summary = Document::new();
-            for (from, to) in &copy.fields {
-                summary.insert(to.clone(), value_at(doc, from));
-            }
+            let summary = super::latest::summary_of(doc, copy);
             let key = IdKey::of(parent);
             match by_parent.iter_mut().find(|(k, _, _)| *k == key) {
                 Some((_, _, list)) => list.push(Bson::Document(summary)),
@@ -250,7 +247,7 @@ pub(crate) async fn push_latest(
                 "$each": summaries,
                 "$sort": sort.clone(),
                 // Sorted ascending the last N are at the end; descending, at the start.
-                "$slice": if sort.values().any(|v| v.as_i32() == Some(-1)) { i64::from(*n) } else { -i64::from(*n) },
+                "$slice": if super::latest::descending(sort) { i64::from(*n) } else { -i64::from(*n) },
             } } };
             let action = coll.update_one(doc! { "_id": parent }, update);
             match session.as_deref_mut() {

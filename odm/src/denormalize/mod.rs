@@ -19,6 +19,7 @@
 mod audit;
 mod cascade;
 mod fill;
+mod latest;
 mod plan;
 mod update;
 mod verify;
@@ -29,6 +30,7 @@ pub use verify::{CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use cascade::{cascade_source_write, cascade_update, replace_source};
 pub(crate) use fill::{fill_copies, push_latest, Taken};
+pub(crate) use latest::{parents_of, refresh as refresh_latest, LatestRefresh};
 pub use plan::{cascade_plan, CascadePlan, CascadeStep};
 pub(crate) use update::fill_update;
 

@@ -88,12 +88,12 @@ impl fmt::Display for CopyReport {
 
 /// Builder returned by [`Odm::verify_copies`]; `.await` it.
 ///
-/// For each registered copy (summaries and copies through a reference; `latest` arrays are a
-/// cache of their sources and are not swept), reads the documents holding it in `_id` order,
-/// `batch_size` at a time (default 500; memory holds one batch), with one `find` plus
-/// `getMore`s, and per batch one `find` of the sources by `_id` (`$in`, projecting the copied
-/// fields). With `.repair(true)`, one `update` per wrong copy sets it to the source's value (a
-/// summary of a deleted source is pulled).
+/// For each registered copy, reads the documents holding it in `_id` order, `batch_size` at a
+/// time (default 500; memory holds one batch), with one `find` plus `getMore`s, and per batch
+/// one `find` of the sources by `_id` (`$in`, projecting the copied fields), or for a latest-N
+/// array one `aggregate` computing what the batch's arrays should hold. With `.repair(true)`,
+/// one `update` per wrong copy sets it to the source's value (a summary of a deleted source is
+/// pulled; a latest-N array is set to what it should hold).
 #[must_use = "the sweep runs when awaited"]
 #[derive(Debug)]
 pub struct VerifyCopies<'a> {
@@ -134,12 +134,13 @@ impl<'a> VerifyCopies<'a> {
     async fn run(self) -> Result<CopyReport> {
         let mut report = CopyReport::default();
         for copy in all_copies() {
-            if matches!(copy.kind, CopyKind::Latest { .. })
-                || self.only.is_some_and(|o| o != copy.dependent)
-            {
+            if self.only.is_some_and(|o| o != copy.dependent) {
                 continue;
             }
-            self.sweep(copy, &mut report).await?;
+            match copy.kind {
+                CopyKind::Latest { .. } => self.sweep_latest(copy, &mut report).await?,
+                _ => self.sweep(copy, &mut report).await?,
+            }
         }
         for (child, link, parent, inverse) in two_way_pairs() {
             if self.only.is_some_and(|o| o != child && o != parent) {
@@ -162,6 +163,56 @@ impl<'a> VerifyCopies<'a> {
                 .push((format!("{child}.{link} <-> {parent}.{inverse}"), r));
         }
         Ok(report)
+    }
+
+    /// A latest-N array: per batch of parents, one `aggregate` computing what their arrays
+    /// should hold, compared with what they hold.
+    async fn sweep_latest(&self, copy: &CopyInfo, report: &mut CopyReport) -> Result<()> {
+        let CopyKind::Latest { n, .. } = &copy.kind else {
+            return Ok(());
+        };
+        let projection = doc! { "_id": 1, copy.path.as_str(): 1 };
+        let mut batches =
+            crate::sweep::Batches::open(self.odm, copy.dependent, projection, self.batch_size)
+                .await?;
+        while let Some(batch) = batches.next().await? {
+            report.documents_checked += batch.len() as u64;
+            let held: HashMap<IdKey, Vec<Bson>> = batch
+                .iter()
+                .filter_map(|d| {
+                    let array = d.get_array(&copy.path).cloned().unwrap_or_default();
+                    Some((IdKey::of(d.get("_id")?), array))
+                })
+                .collect();
+            let parents: Vec<Bson> = batch.iter().filter_map(|d| d.get("_id").cloned()).collect();
+            let expected = super::latest::expected(self.odm, copy, &parents, None).await?;
+            let coll = self.odm.database().collection::<Document>(copy.dependent);
+            for (parent, want) in expected {
+                let found = held.get(&IdKey::of(&parent)).cloned().unwrap_or_default();
+                if found == want {
+                    continue;
+                }
+                report.issues.push(CopyIssue {
+                    collection: copy.dependent,
+                    id: parent.clone(),
+                    path: copy.path.clone(),
+                    source: Bson::String(format!("the latest {n} of `{}`", copy.source)),
+                    expected: Bson::Array(want.clone()),
+                    found: Bson::Array(found),
+                    source_missing: false,
+                });
+                if self.repair {
+                    coll.update_one(
+                        doc! { "_id": parent },
+                        doc! { "$set": { copy.path.as_str(): want } },
+                    )
+                    .await
+                    .map_err(|e| Error::from_driver(copy.dependent, e))?;
+                    report.repairs += 1;
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn sweep(&self, copy: &CopyInfo, report: &mut CopyReport) -> Result<()> {

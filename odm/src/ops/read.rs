@@ -430,10 +430,18 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         let base = self.filter.into_document(T::COLLECTION)?;
         let guards = self.update.guards().to_vec();
         let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
-        let checked = !self.update.is_raw();
-        let mut update: Document = super::write::checked_update(T::COLLECTION, self.update)?;
         let mut session = self.session;
         let in_session = session.is_some();
+        let mut latest = crate::denormalize::LatestRefresh::before(
+            self.odm,
+            T::COLLECTION,
+            &base,
+            &self.update.paths().collect::<Vec<_>>(),
+            session.as_deref_mut(),
+        )
+        .await?;
+        let checked = !self.update.is_raw();
+        let mut update: Document = super::write::checked_update(T::COLLECTION, self.update)?;
         let taken = crate::denormalize::fill_update(
             self.odm,
             T::COLLECTION,
@@ -442,6 +450,9 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             session.as_deref_mut(),
         )
         .await?;
+        if let Ok(set) = update.get_document("$set") {
+            latest.add_written(set);
+        }
         let coll = self.odm.raw_collection::<T>();
         let action = coll
             .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)
@@ -453,7 +464,13 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         .map_err(Odm::driver_error::<T>)?;
         match &found {
             None => {
-                super::write::guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
+                super::write::guards::refuse_full::<T>(
+                    self.odm,
+                    &base,
+                    &guards,
+                    session.as_deref_mut(),
+                )
+                .await?;
             }
             Some(raw) if !touched.is_empty() => {
                 // The copies of what this update changed follow it, from the document as
@@ -480,12 +497,13 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
                     id,
                     after,
                     touched,
-                    session,
+                    session.as_deref_mut(),
                 )
                 .await?;
             }
             Some(_) => {}
         }
+        latest.run(self.odm, session).await?;
         if !in_session {
             taken.settle(self.odm).await?;
         }

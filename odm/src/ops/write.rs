@@ -357,9 +357,17 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         let base = self.filter.into_document(T::COLLECTION)?;
         let guards = self.update.guards().to_vec();
         let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
+        let mut session = self.session;
+        let mut latest = crate::denormalize::LatestRefresh::before(
+            self.odm,
+            T::COLLECTION,
+            &base,
+            &self.update.paths().collect::<Vec<_>>(),
+            session.as_deref_mut(),
+        )
+        .await?;
         let checked = !self.update.is_raw();
         let mut update = checked_update(T::COLLECTION, self.update)?;
-        let mut session = self.session;
         let taken = crate::denormalize::fill_update(
             self.odm,
             T::COLLECTION,
@@ -368,12 +376,16 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             session.as_deref_mut(),
         )
         .await?;
-        if !touched.is_empty() && !self.upsert {
-            if self.many {
-                guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
-            }
-            let filter = guards::guarded(base.clone(), &guards);
-            let result = crate::denormalize::cascade_update::<T>(
+        if let Ok(set) = update.get_document("$set") {
+            latest.add_written(set);
+        }
+        if self.many {
+            // Refuse the whole update, before writing, if any document is already full.
+            guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
+        }
+        let filter = guards::guarded(base.clone(), &guards);
+        let result = if !touched.is_empty() && !self.upsert {
+            crate::denormalize::cascade_update::<T>(
                 self.odm,
                 filter,
                 update,
@@ -382,36 +394,29 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                 self.mode,
                 session.as_deref_mut(),
             )
-            .await?;
-            if result.matched_count == 0 {
-                guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
+            .await?
+        } else {
+            let coll = self.odm.raw_collection::<T>();
+            let options = UpdateOptions::builder().upsert(self.upsert).build();
+            if self.many {
+                let action = coll.update_many(filter, update).with_options(options);
+                match session.as_deref_mut() {
+                    None => action.await,
+                    Some(s) => action.session(s).await,
+                }
+            } else {
+                let action = coll.update_one(filter, update).with_options(options);
+                match session.as_deref_mut() {
+                    None => action.await,
+                    Some(s) => action.session(s).await,
+                }
             }
-            return Ok((result, taken));
-        }
-        if self.many {
-            // Refuse the whole update, before writing, if any document is already full.
+            .map_err(Odm::driver_error::<T>)?
+        };
+        if result.matched_count == 0 && result.upserted_id.is_none() {
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
         }
-        let filter = guards::guarded(base.clone(), &guards);
-        let coll = self.odm.raw_collection::<T>();
-        let options = UpdateOptions::builder().upsert(self.upsert).build();
-        let result = if self.many {
-            let action = coll.update_many(filter, update).with_options(options);
-            match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-        } else {
-            let action = coll.update_one(filter, update).with_options(options);
-            match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-        }
-        .map_err(Odm::driver_error::<T>)?;
-        if result.matched_count == 0 && result.upserted_id.is_none() {
-            guards::refuse_full::<T>(self.odm, &base, &guards, session).await?;
-        }
+        latest.run(self.odm, session).await?;
         Ok((result, taken))
     }
 }
@@ -488,11 +493,22 @@ impl<'a, T: Model> Replace<'a, T> {
             .into_iter()
             .filter(|c| !matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
             .collect::<Vec<_>>();
+        let mut latest = crate::denormalize::LatestRefresh::before(
+            self.odm,
+            T::COLLECTION,
+            &filter,
+            &[""],
+            session.as_deref_mut(),
+        )
+        .await?;
+        if latest.is_active() {
+            latest.add_written(&Document::try_from(raw.as_ref()).map_err(encode_error)?);
+        }
         let result = if copies_from.is_empty() {
             let coll = self.odm.raw_collection::<T>();
             let options = ReplaceOptions::builder().upsert(self.upsert).build();
             let action = coll.replace_one(filter, raw).with_options(options);
-            match session {
+            match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
@@ -505,10 +521,11 @@ impl<'a, T: Model> Replace<'a, T> {
                 replacement,
                 self.upsert,
                 copies_from,
-                session,
+                session.as_deref_mut(),
             )
             .await?
         };
+        latest.run(self.odm, session).await?;
         if !in_session {
             taken.settle(self.odm).await?;
         }
@@ -553,6 +570,7 @@ impl<'a, T: Model> Delete<'a, T> {
                 matches!(
                     c.kind,
                     crate::denormalize::CopyKind::Summary { array: true, .. }
+                        | crate::denormalize::CopyKind::Latest { .. }
                 )
             });
         if summarized || !crate::relations::references_to(T::COLLECTION).is_empty() {

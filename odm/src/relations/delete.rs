@@ -55,6 +55,8 @@ struct Plan {
     /// filter, without reading their ids (a host's squillions of log messages).
     filter_deletes: Vec<(String, Document)>,
     seen: BTreeMap<String, std::collections::HashSet<IdKey>>,
+    /// Latest-N arrays to recompute once the deletes are done, with the parents concerned.
+    latest: Vec<(crate::denormalize::CopyInfo, Vec<Bson>)>,
 }
 
 async fn find_ids(
@@ -139,12 +141,30 @@ fn plan_level<'a>(
         plan.deletes.push((collection.clone(), ids.clone()));
         // Summaries of the deleted documents go with them (`parts: [{id, name}]`).
         for copy in crate::denormalize::copies_from(&collection) {
-            if let crate::denormalize::CopyKind::Summary { array: true, id } = &copy.kind {
-                plan.updates.push((
-                    copy.dependent.to_owned(),
-                    copy.dependents_of(&ids),
-                    doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": ids.clone() } } } },
-                ));
+            match &copy.kind {
+                crate::denormalize::CopyKind::Summary { array: true, id } => {
+                    plan.updates.push((
+                        copy.dependent.to_owned(),
+                        copy.dependents_of(&ids),
+                        doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": ids.clone() } } } },
+                    ));
+                }
+                // A parent's latest-N array loses the deleted ones and takes the next latest.
+                crate::denormalize::CopyKind::Latest { .. } => {
+                    let parents = crate::denormalize::parents_of(
+                        odm,
+                        &collection,
+                        doc! { "_id": { "$in": ids.clone() } },
+                        std::slice::from_ref(&copy),
+                        session.as_deref_mut(),
+                    )
+                    .await?;
+                    let parents = parents.into_iter().next().unwrap_or_default();
+                    if !parents.is_empty() {
+                        plan.latest.push((copy, parents));
+                    }
+                }
+                _ => {}
             }
         }
         for r in references_to(&collection) {
@@ -242,6 +262,9 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
             root_deleted = result.deleted_count;
         }
     }
+    for (copy, parents) in plan.latest {
+        crate::denormalize::refresh_latest(odm, &copy, parents, session.as_deref_mut()).await?;
+    }
     Ok(root_deleted)
 }
 
@@ -253,7 +276,9 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
 /// without any of this), then per referencing field one `aggregate` (restrict: a count) or,
 /// for a cascade into a collection that is itself referenced, one `find` of the children's
 /// ids (recursively); then one `update` per pull/nullify field, one `delete` by filter per
-/// cascade into an unreferenced collection, and one `delete` per other collection; plus
+/// cascade into an unreferenced collection, and one `delete` per other collection; for sources
+/// of latest-N arrays, one `find` of their parents before and, after the deletes, one
+/// `aggregate` recomputing those parents' arrays and one `update` per parent; plus
 /// `hello` once per `Odm` and the transaction's `commitTransaction` when the ODM opened one.
 pub(crate) async fn delete_with_rules(
     odm: &Odm,

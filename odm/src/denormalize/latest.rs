@@ -1,0 +1,301 @@
+//! Keeping latest-N arrays right when their sources change or go.
+//!
+//! Inserting a source pushes its summary (`$push` with `$each`, `$sort`, `$slice`). Every
+//! other change that can alter a parent's array (a source deleted, moved to another parent,
+//! or given another value of a copied or sort field) recomputes the arrays of the parents
+//! concerned from the sources: one `aggregate` grouping the parents' sources with `$topN`,
+//! then one `update` per parent setting its array. Each summary carries its source's `_id`,
+//! so that the recomputed array is exactly what the pushes would have built.
+
+use std::time::Duration;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::ClientSession;
+
+use super::fill::get_path;
+use super::{value_at, CopyInfo, CopyKind};
+use crate::populate::IdKey;
+use crate::{Error, Odm, Result};
+
+/// Whether the stored array is in descending order of the sort (then the latest are first).
+pub(super) fn descending(sort: &Document) -> bool {
+    sort.values()
+        .any(|v| v.as_i32() == Some(-1) || v.as_i64() == Some(-1))
+}
+
+/// The summary of one source, as pushed: its `_id`, then the copied fields.
+pub(super) fn summary_of(source: &Document, copy: &CopyInfo) -> Document {
+    let mut summary = doc! { "_id": source.get("_id").cloned().unwrap_or(Bson::Null) };
+    for (from, to) in &copy.fields {
+        summary.insert(to.clone(), value_at(source, from));
+    }
+    summary
+}
+
+/// The latest-N copies taken from `source` that a write of `paths` may change: a copied field,
+/// a sort field, or the reference to the parent.
+pub(crate) fn latest_touched(source: &str, paths: &[&str]) -> Vec<CopyInfo> {
+    super::copies_from(source)
+        .into_iter()
+        .filter(|c| match &c.kind {
+            CopyKind::Latest { via, sort, .. } => {
+                let overlaps = |a: &str, b: &str| {
+                    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
+                };
+                // The empty path stands for a whole replacement.
+                paths.iter().any(|p| {
+                    p.is_empty()
+                        || c.is_touched_by(p)
+                        || overlaps(p, via)
+                        || sort.keys().any(|k| overlaps(p, k))
+                })
+            }
+            _ => false,
+        })
+        .collect()
+}
+
+/// The parents of the sources matching `filter`, per latest copy: one `find` projecting the
+/// references (nothing when `copies` is empty).
+pub(crate) async fn parents_of(
+    odm: &Odm,
+    source: &str,
+    filter: Document,
+    copies: &[CopyInfo],
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<Vec<Bson>>> {
+    if copies.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut projection = doc! { "_id": 1 };
+    for c in copies {
+        if let CopyKind::Latest { via, .. } = &c.kind {
+            projection.insert(via.as_str(), 1);
+        }
+    }
+    let coll = odm.database().collection::<Document>(source);
+    let action = coll.find(filter).projection(projection);
+    let error = |e| Error::from_driver(source, e);
+    let docs: Vec<Document> = match session {
+        None => action
+            .await
+            .map_err(error)?
+            .try_collect()
+            .await
+            .map_err(error)?,
+        Some(s) => {
+            let mut cursor = action.session(&mut *s).await.map_err(error)?;
+            cursor.stream(s).try_collect().await.map_err(error)?
+        }
+    };
+    Ok(copies
+        .iter()
+        .map(|c| {
+            let CopyKind::Latest { via, .. } = &c.kind else {
+                return Vec::new();
+            };
+            let mut parents = Vec::new();
+            for d in &docs {
+                if let Some(p) = get_path(d, via).filter(|b| **b != Bson::Null) {
+                    add_parent(&mut parents, p.clone());
+                }
+            }
+            parents
+        })
+        .collect())
+}
+
+/// Adds `parent` unless it is there.
+pub(super) fn add_parent(parents: &mut Vec<Bson>, parent: Bson) {
+    if parent != Bson::Null && !parents.iter().any(|p| IdKey::of(p) == IdKey::of(&parent)) {
+        parents.push(parent);
+    }
+}
+
+/// The arrays `parents` should hold, computed from the sources: one `aggregate`.
+pub(crate) async fn expected(
+    odm: &Odm,
+    copy: &CopyInfo,
+    parents: &[Bson],
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<(Bson, Vec<Bson>)>> {
+    let CopyKind::Latest { via, n, sort } = &copy.kind else {
+        return Ok(Vec::new());
+    };
+    // The latest are the first `n` in the order that puts them first.
+    let latest_first: Document = if descending(sort) {
+        sort.clone()
+    } else {
+        sort.iter()
+            .map(|(k, v)| {
+                let dir = if v.as_i32() == Some(-1) || v.as_i64() == Some(-1) {
+                    1
+                } else {
+                    -1
+                };
+                (k.clone(), Bson::Int32(dir))
+            })
+            .collect()
+    };
+    let mut output = doc! { "_id": "$_id" };
+    for (from, to) in &copy.fields {
+        output.insert(to.clone(), format!("${from}"));
+    }
+    let pipeline = vec![
+        doc! { "$match": { via.as_str(): { "$in": parents.to_vec() } } },
+        doc! { "$group": {
+            "_id": format!("${via}"),
+            "docs": { "$topN": { "n": i64::from(*n), "sortBy": latest_first, "output": output } },
+        } },
+    ];
+    let coll = odm.database().collection::<Document>(copy.source);
+    let action = coll.aggregate(pipeline);
+    let error = |e| Error::from_driver(copy.source, e);
+    let groups: Vec<Document> = match session {
+        None => action
+            .await
+            .map_err(error)?
+            .try_collect()
+            .await
+            .map_err(error)?,
+        Some(s) => {
+            let mut cursor = action.session(&mut *s).await.map_err(error)?;
+            cursor.stream(s).try_collect().await.map_err(error)?
+        }
+    };
+    let mut by_parent: Vec<(Bson, Vec<Bson>)> =
+        parents.iter().map(|p| (p.clone(), Vec::new())).collect();
+    for mut group in groups {
+        let key = IdKey::of(group.get("_id").unwrap_or(&Bson::Null));
+        let Ok(mut docs) = group.get_array_mut("docs").map(std::mem::take) else {
+            continue;
+        };
+        if !descending(sort) {
+            docs.reverse();
+        }
+        if let Some(slot) = by_parent.iter_mut().find(|(p, _)| IdKey::of(p) == key) {
+            slot.1 = docs;
+        }
+    }
+    Ok(by_parent)
+}
+
+/// Recomputes the latest-N arrays of `parents` from their sources: one `aggregate`, then one
+/// `update` per parent. In the caller's session when given; else in a transaction of its own
+/// when the deployment has them (retried on write conflicts, so that a summary pushed
+/// concurrently is never overwritten), else as two plain commands.
+pub(crate) async fn refresh(
+    odm: &Odm,
+    copy: &CopyInfo,
+    parents: Vec<Bson>,
+    session: Option<&mut ClientSession>,
+) -> Result<()> {
+    if parents.is_empty() {
+        return Ok(());
+    }
+    if let Some(s) = session {
+        return refresh_in(odm, copy, &parents, Some(s)).await;
+    }
+    if !odm.supports_transactions().await? {
+        return refresh_in(odm, copy, &parents, None).await;
+    }
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut s = odm.client().start_session().await?;
+        s.start_transaction().await?;
+        let outcome = match refresh_in(odm, copy, &parents, Some(&mut s)).await {
+            Ok(()) => s.commit_transaction().await.map_err(Error::from),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(()) => return Ok(()),
+            Err(e)
+                if super::cascade::is_transient(&e) && attempt < super::cascade::MAX_ATTEMPTS =>
+            {
+                let _ = s.abort_transaction().await;
+                tokio::time::sleep(Duration::from_millis(attempt as u64 * 2)).await;
+            }
+            Err(e) => {
+                let _ = s.abort_transaction().await;
+                return Err(e);
+            }
+        }
+    }
+}
+
+async fn refresh_in(
+    odm: &Odm,
+    copy: &CopyInfo,
+    parents: &[Bson],
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let arrays = expected(odm, copy, parents, session.as_deref_mut()).await?;
+    let coll = odm.database().collection::<Document>(copy.dependent);
+    for (parent, docs) in arrays {
+        let action = coll.update_one(
+            doc! { "_id": parent },
+            doc! { "$set": { copy.path.as_str(): docs } },
+        );
+        match session.as_deref_mut() {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(|e| Error::from_driver(copy.dependent, e))?;
+    }
+    Ok(())
+}
+
+/// Around a write of `source` that may change latest-N arrays: the parents before the write
+/// (one `find`), to which the write adds the parents it sets, refreshed after the write.
+#[derive(Debug, Default)]
+pub(crate) struct LatestRefresh {
+    copies: Vec<CopyInfo>,
+    parents: Vec<Vec<Bson>>,
+}
+
+impl LatestRefresh {
+    /// Reads the parents of what `filter` matches, for the latest copies a write of `paths`
+    /// changes; sends nothing when it changes none.
+    pub(crate) async fn before(
+        odm: &Odm,
+        source: &str,
+        filter: &Document,
+        paths: &[&str],
+        session: Option<&mut ClientSession>,
+    ) -> Result<LatestRefresh> {
+        let copies = latest_touched(source, paths);
+        let parents = parents_of(odm, source, filter.clone(), &copies, session).await?;
+        Ok(LatestRefresh { copies, parents })
+    }
+
+    /// Whether the write may change a latest-N array.
+    pub(crate) fn is_active(&self) -> bool {
+        !self.copies.is_empty()
+    }
+
+    /// Adds the parent each copy's reference takes in `written` (an update's `$set` or a
+    /// replacement document), when it sets one.
+    pub(crate) fn add_written(&mut self, written: &Document) {
+        for (copy, parents) in self.copies.iter().zip(self.parents.iter_mut()) {
+            if let CopyKind::Latest { via, .. } = &copy.kind {
+                if let Some(p) = get_path(written, via) {
+                    add_parent(parents, p.clone());
+                }
+            }
+        }
+    }
+
+    /// Recomputes the arrays of every parent noted.
+    pub(crate) async fn run(
+        self,
+        odm: &Odm,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<()> {
+        for (copy, parents) in self.copies.iter().zip(self.parents) {
+            refresh(odm, copy, parents, session.as_deref_mut()).await?;
+        }
+        Ok(())
+    }
+}
