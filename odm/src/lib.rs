@@ -64,7 +64,7 @@ pub use error::{Error, Result};
 pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use model::{registered_models, Embed, Model, ModelEntry};
-pub use path::{Each, Field, Numeric, Optional, Single, Value, Writable};
+pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::Ref;
@@ -150,7 +150,7 @@ pub mod __private {
     pub use crate::denormalize::{sub_path, CopyInfo, CopyKind};
     pub use crate::index::{IndexKey, IndexSpec};
     pub use crate::model::{Embed, Model, ModelEntry};
-    pub use crate::path::{Each, Field, Single};
+    pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::reference::Ref;
     pub use crate::relations::{OnDelete, RefKind, ReferenceInfo};

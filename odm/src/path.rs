@@ -23,10 +23,16 @@ pub enum Single {}
 #[derive(Debug, Clone, Copy)]
 pub enum Each {}
 
+/// Marker: the field is a denormalized copy kept by odm (`#[denormalize(via = ...)]` or
+/// `#[denormalize(latest = N, ...)]`): it can be queried, sorted and projected like any field,
+/// but not written: write its source, or the reference it follows, and odm updates the copy.
+#[derive(Debug, Clone, Copy)]
+pub enum Copied {}
+
 /// A typed path to a field of the model `Root`, holding values of type `T`.
 ///
-/// `M` is [`Single`] for a path that addresses one value per document and [`Each`] for a path
-/// through an array of embedded documents.
+/// `M` is [`Single`] for a path that addresses one value per document, [`Each`] for a path
+/// through an array of embedded documents, and [`Copied`] for a copy odm keeps.
 pub struct Field<Root, T, M = Single> {
     path: Cow<'static, str>,
     max: Option<u32>,
@@ -171,9 +177,10 @@ impl<T> Optional for Option<T> {}
 
 /// Path markers whose paths can be written: [`Single`] only.
 #[diagnostic::on_unimplemented(
-    message = "this path goes through an array of embedded documents: it cannot be written on its own",
-    label = "a path through an array matches each element, not one value",
-    note = "write the array field itself: `set` the whole array, or `push` / `pull` elements"
+    message = "a path marked `{Self}` cannot be written",
+    label = "not a path that can be written on its own",
+    note = "`Each`: the path goes through an array of embedded documents and matches each element, not one value; write the array field itself (`set` the whole array, or `push` / `pull` elements)",
+    note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy"
 )]
 pub trait Writable {}
 impl Writable for Single {}

@@ -106,10 +106,19 @@ fn doc_for(f: &Field<'_>) -> String {
 pub fn model_accessor_parts(cont: &Container<'_>, f: &Field<'_>) -> (TokenStream, TokenStream) {
     let ident = cont.ident;
     let stored = &f.stored;
+    // A copy taken through a reference, or a latest-N array, is written by odm only.
+    let copied = f.denormalize.as_ref().is_some_and(|d| {
+        crate::model::check::copy_kind(d) != crate::model::check::CopyKind::Summary
+    });
+    let mode = if copied {
+        quote!(::odm::__private::Copied)
+    } else {
+        quote!(::odm::__private::Single)
+    };
     accessor_parts(
         f,
         &quote!(#ident),
-        &quote!(::odm::__private::Single),
+        &mode,
         quote!(::odm::__private::Field::top(#stored)),
     )
 }
