@@ -271,7 +271,21 @@ async fn run() -> odm::Result<()> {
     // ANCHOR_END: arrives
     steps.sent();
 
-    steps.start("goofy moves to another address: the copy follows in each of its 41 messages");
+    steps.start("A false alarm: deleting the message takes it off goofy's last 10");
+    // ANCHOR: delete_message
+    odm.delete_one(LogMsg::id().eq(arrived.id)).await?;
+    // ANCHOR_END: delete_message
+    let goofy_now = odm.get::<Host>(host_id).await?.expect("inserted");
+    let still = goofy_now.logmsgs.iter().any(|m| m.time == arrived.time);
+    say(format_args!(
+        "{} keeps {} messages; the false alarm of {} among them: {still}",
+        goofy_now.name,
+        goofy_now.logmsgs.len(),
+        clock(arrived.time),
+    ));
+    steps.sent();
+
+    steps.start("goofy moves to another address: the copy follows in each of its 40 messages");
     // ANCHOR: move_host
     odm.update_one(
         Host::name().eq("goofy.example.com"),
@@ -295,7 +309,7 @@ async fn run() -> odm::Result<()> {
     say_lines(&logmsg_plan);
     steps.sent();
 
-    steps.start("Delete goofy: `cascade` deletes its 41 messages too");
+    steps.start("Delete goofy: `cascade` deletes its 40 messages too");
     // ANCHOR: cascade
     let deleted = odm.delete_one(Host::name().eq("goofy.example.com")).await?;
     let left = odm.count(Filter::<LogMsg>::all()).await?;

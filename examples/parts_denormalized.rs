@@ -5,7 +5,8 @@
 //!
 //! `parts_catalog` is the same catalog without copies (`parts: [ids]`, read with populate).
 //! This one shows the copies filled on insert with one query, renames cascading to every copy
-//! (followed by a re-read of the source, or in a transaction), the cascade plan, copies corrupted
+//! (followed by a re-read of the source, or in a transaction), summaries pushed and references
+//! moved taking their copies from the source, writes to a copy refused, the cascade plan, copies corrupted
 //! behind the ODM's back found and repaired by the sweep, summaries pulled when their part is
 //! deleted, copies cleared when their product is, and the read/write audit of rule of thumb 5. Every step prints what it did and the
 //! commands it sent; ObjectIds are shown by the name of their document (`ObjectId(grommet)`).
@@ -248,6 +249,57 @@ async fn run() -> odm::Result<()> {
     odm.update_by_id::<Part>(screw.id, Part::qty().inc(-1))
         .await?;
     // ANCHOR_END: no_cascade
+    steps.sent();
+
+    steps.start("Push a summary onto product 1236: its name is taken from the part");
+    // ANCHOR: push_summary
+    // Whatever name the caller puts in the summary, the part's is stored.
+    odm.update_by_id::<Product>(
+        detector.id,
+        Product::parts().push(PartSummary {
+            id: Ref::new(grommet.id),
+            name: "grommet?".into(),
+        }),
+    )
+    .await?;
+    // ANCHOR_END: push_summary
+    let now = odm.get::<Product>(detector.id).await?.expect("inserted");
+    list(&now.name, now.parts.iter().map(|s| s.name.as_str()));
+    steps.sent();
+
+    steps.start("Move the left-hand screw to product 1236 and back: its copies follow");
+    // ANCHOR: move_part
+    odm.update_by_id::<Part>(screw.id, Part::product().set(Some(Ref::new(detector.id))))
+        .await?;
+    // ANCHOR_END: move_part
+    let moved = odm.get::<Part>(screw.id).await?.expect("inserted");
+    say(format_args!(
+        "{}: for {} (#{})",
+        moved.name, moved.product_name, moved.product_catalog_number
+    ));
+    odm.update_by_id::<Part>(screw.id, Part::product().set(Some(Ref::new(shifter.id))))
+        .await?;
+    let back = odm.get::<Part>(screw.id).await?.expect("inserted");
+    say(format_args!(
+        "{}: for {} (#{})",
+        back.name, back.product_name, back.product_catalog_number
+    ));
+    steps.sent();
+
+    steps.start("Write a copy by hand: refused, nothing sent");
+    // ANCHOR: copy_write
+    // `Part::product_name().set(..)` does not compile; a path spelt by hand is refused here.
+    let refused = odm
+        .update_by_id::<Part>(
+            screw.id,
+            Field::<Part, String>::at_path("product_name").set("my own name"),
+        )
+        .await;
+    // ANCHOR_END: copy_write
+    match refused {
+        Err(e @ Error::CopyWrite { .. }) => say(format_args!("refused: {e}")),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
     steps.sent();
 
     steps.start("In a transaction, on request: readers never see a stale copy");

@@ -1206,3 +1206,49 @@ async fn the_sweep_finds_and_repairs_drifted_latest_arrays() -> odm::Result<()> 
     assert!(db.odm().verify_copies().await?.is_consistent());
     Ok(())
 }
+
+#[tokio::test]
+async fn a_reassigned_task_takes_its_new_owners_name() -> odm::Result<()> {
+    use denorm::tasks::{Person, Task};
+    let db = TestDb::new().await?;
+    let person = |name: &str| Person {
+        id: ObjectId::new(),
+        name: name.into(),
+        tasks: vec![],
+    };
+    let (kate, bob) = (person("Kate Monster"), person("Bob Builder"));
+    db.odm().insert_many([&kate, &bob]).await?;
+    let task = Task {
+        id: ObjectId::new(),
+        description: "Write lesson plan".into(),
+        due_date: at(0),
+        owner: Ref::new(kate.id),
+        owner_name: String::new(),
+    };
+    db.odm().insert_one(&task).await?;
+    db.odm()
+        .update_by_id::<Person>(kate.id, Person::tasks().push(Ref::new(task.id)))
+        .await?;
+    let raw = stored_one(&db, "tasks", task.id).await.unwrap();
+    assert_eq!(raw.get_str("owner_name").unwrap(), "Kate Monster");
+
+    db.odm()
+        .reassign(Task::owner(), task.id, bob.id)
+        .transaction(TransactionMode::Never)
+        .await?;
+    let raw = stored_one(&db, "tasks", task.id).await.unwrap();
+    assert_eq!(raw.get_str("owner_name").unwrap(), "Bob Builder");
+    assert_eq!(raw.get_object_id("owner").unwrap(), bob.id);
+    let bob_raw = stored_one(&db, "people", bob.id).await.unwrap();
+    assert_eq!(bob_raw.get_array("tasks").unwrap(), &vec![Bson::ObjectId(task.id)]);
+    assert!(db.odm().verify_copies().await?.is_consistent());
+
+    // In a transaction as well.
+    db.odm()
+        .reassign(Task::owner(), task.id, kate.id)
+        .transaction(TransactionMode::Auto)
+        .await?;
+    let raw = stored_one(&db, "tasks", task.id).await.unwrap();
+    assert_eq!(raw.get_str("owner_name").unwrap(), "Kate Monster");
+    Ok(())
+}

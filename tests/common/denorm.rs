@@ -97,3 +97,34 @@ pub mod logs {
         pub ipaddr: String,
     }
 }
+
+/// Seed 000's people and tasks, two-way, with the owner's name copied into each task.
+pub mod tasks {
+    use odm::bson::DateTime;
+    use odm::prelude::*;
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "people")]
+    pub struct Person {
+        #[serde(rename = "_id")]
+        pub id: ObjectId,
+        pub name: String,
+        #[reference(many, max = 1000, inverse = "owner", on_delete = "pull")]
+        pub tasks: Vec<Ref<Task>>,
+    }
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "tasks")]
+    pub struct Task {
+        #[serde(rename = "_id")]
+        pub id: ObjectId,
+        pub description: String,
+        pub due_date: DateTime,
+        #[parent(inverse = "tasks")]
+        pub owner: Ref<Person>,
+        /// Shown in every task list without reading the person.
+        #[denormalize(from = "Person", via = "owner", fields = "name")]
+        #[serde(default)]
+        pub owner_name: String,
+    }
+}

@@ -119,6 +119,14 @@ impl fmt::Display for CascadePlan {
                     "  on insert: push a summary onto {}.{} through `{via}` ($each, $sort {sort}, $slice -{n}): one update per parent",
                     copy.dependent, copy.path
                 )?;
+                let fields: Vec<&str> = copy.fields.iter().map(|(from, _)| from.as_str()).collect();
+                writeln!(
+                    f,
+                    "  on delete, or when `{via}` or `{}` changes: 1 find of the parents before, then recompute their {}.{} (1 aggregate with $topN + 1 update per parent, in a transaction when the deployment has them)",
+                    fields.join("`, `"),
+                    copy.dependent,
+                    copy.path
+                )?;
             }
         }
         if !self.steps.is_empty() {

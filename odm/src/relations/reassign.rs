@@ -130,11 +130,50 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         let inverse = resolve_inverse::<C, P>(&self.link_path, self.inverse)?;
         let child = std::mem::replace(&mut self.child, Ok(Bson::Null))?;
         let to = std::mem::replace(&mut self.to, Ok(Bson::Null))?;
-        if let Some(session) = self.session.take() {
-            let out = self
-                .steps_in_transaction(&inverse, &child, &to, session)
-                .await?;
-            return Ok(out);
+        // Copies the child takes through the reference follow it, and latest-N arrays of the
+        // parents it leaves and joins are recomputed.
+        let mut session = self.session.take();
+        let mut update = doc! { "$set": { self.link_path.as_str(): to.clone() } };
+        let taken = crate::denormalize::fill_update(
+            self.odm,
+            C::COLLECTION,
+            &mut update,
+            false,
+            session.as_deref_mut(),
+        )
+        .await?;
+        let mut latest = crate::denormalize::LatestRefresh::before(
+            self.odm,
+            C::COLLECTION,
+            &doc! { "_id": child.clone() },
+            &[self.link_path.as_str()],
+            session.as_deref_mut(),
+        )
+        .await?;
+        latest.add_written(update.get_document("$set").unwrap_or(&Document::new()));
+        let in_session = session.is_some();
+        let out = self
+            .reassign(&inverse, &child, &to, &update, session.as_deref_mut())
+            .await?;
+        latest.run(self.odm, session).await?;
+        if !in_session {
+            taken.settle(self.odm).await?;
+        }
+        Ok(out)
+    }
+
+    async fn reassign(
+        &self,
+        inverse: &Inverse,
+        child: &Bson,
+        to: &Bson,
+        update: &Document,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Reassigned<P>> {
+        if let Some(session) = session {
+            return self
+                .steps_in_transaction(inverse, child, to, update, session)
+                .await;
         }
         let transactional = match self.mode {
             TransactionMode::Never => false,
@@ -142,12 +181,12 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             TransactionMode::Auto => self.odm.supports_transactions().await?,
         };
         if !transactional {
-            return self.steps_in_order(&inverse, &child, &to).await;
+            return self.steps_in_order(inverse, child, to, update).await;
         }
         let mut session = self.odm.client().start_session().await?;
         session.start_transaction().await?;
         match self
-            .steps_in_transaction(&inverse, &child, &to, &mut session)
+            .steps_in_transaction(inverse, child, to, update, &mut session)
             .await
         {
             Ok(out) => {
@@ -244,6 +283,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         inverse: &Inverse,
         child: &Bson,
         to: &Bson,
+        update: &Document,
         session: &mut ClientSession,
     ) -> Result<Reassigned<P>> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
@@ -253,10 +293,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             .return_document(ReturnDocument::Before)
             .build();
         let old = children
-            .find_one_and_update(
-                doc! { "_id": child.clone() },
-                doc! { "$set": { self.link_path.as_str(): to.clone() } },
-            )
+            .find_one_and_update(doc! { "_id": child.clone() }, update.clone())
             .with_options(options)
             .session(&mut *session)
             .await
@@ -295,6 +332,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         inverse: &Inverse,
         child: &Bson,
         to: &Bson,
+        update: &Document,
     ) -> Result<Reassigned<P>> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
@@ -305,10 +343,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             .return_document(ReturnDocument::Before)
             .build();
         let old = children
-            .find_one_and_update(
-                doc! { "_id": child.clone() },
-                doc! { "$set": { self.link_path.as_str(): to.clone() } },
-            )
+            .find_one_and_update(doc! { "_id": child.clone() }, update.clone())
             .with_options(options)
             .await
             .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
