@@ -131,6 +131,15 @@ async fn run() -> odm::Result<()> {
         let i = i64::try_from(i).expect("small");
         messages.push(message(mickey, now - week + i * 60_000, text));
     }
+    for m in &messages {
+        // goofy's by age (`goofy_0s` is the newest), mickey's by text (`disk_91`, `disk_full`).
+        let name = if *m.host.id() == goofy.id {
+            format!("goofy_{}s", (now - m.time.timestamp_millis()) / 1000)
+        } else {
+            m.message.replace("% full", "").replace(' ', "_")
+        };
+        steps.name(m.id, &name);
+    }
     // ANCHOR: insert
     odm.insert_many(&hosts).await?;
     odm.insert_many(&messages).await?;
@@ -269,6 +278,7 @@ async fn run() -> odm::Result<()> {
     };
     odm.insert_one(&arrived).await?;
     // ANCHOR_END: arrives
+    steps.name(arrived.id, "arrived");
     steps.sent();
 
     steps.start("A false alarm: deleting the message takes it off goofy's last 10");

@@ -1240,7 +1240,10 @@ async fn a_reassigned_task_takes_its_new_owners_name() -> odm::Result<()> {
     assert_eq!(raw.get_str("owner_name").unwrap(), "Bob Builder");
     assert_eq!(raw.get_object_id("owner").unwrap(), bob.id);
     let bob_raw = stored_one(&db, "people", bob.id).await.unwrap();
-    assert_eq!(bob_raw.get_array("tasks").unwrap(), &vec![Bson::ObjectId(task.id)]);
+    assert_eq!(
+        bob_raw.get_array("tasks").unwrap(),
+        &vec![Bson::ObjectId(task.id)]
+    );
     assert!(db.odm().verify_copies().await?.is_consistent());
 
     // In a transaction as well.

@@ -113,7 +113,9 @@ pub use update::Update;
 ///
 ///   The copies are checked at compile time: the source is a model, each copied field exists
 ///   with exactly the copy's type, a summary holds `id: Ref<Source>`, `via` references the
-///   right model; errors point at the attribute's strings or at the copy's type.
+///   right model; errors point at the attribute's strings or at the copy's type. The accessor
+///   of a copy through `via` and of a `latest` array is a [`Copied`] path: it can be queried,
+///   not written (the ODM writes it).
 /// - <a id="frequently-updated"></a>`#[frequently_updated]`: the field changes often (a part's
 ///   quantity on hand), so copying it would turn every update into an update of every copy.
 ///   A `#[denormalize]` that copies it compiles with a warning (the `deprecated` lint) at its
