@@ -1255,3 +1255,84 @@ async fn a_reassigned_task_takes_its_new_owners_name() -> odm::Result<()> {
     assert_eq!(raw.get_str("owner_name").unwrap(), "Kate Monster");
     Ok(())
 }
+
+#[tokio::test]
+async fn deleting_an_author_clears_an_optional_cached_name_and_refuses_a_required_one(
+) -> odm::Result<()> {
+    use denorm::books::{Author, AuthorName, Book};
+    let db = TestDb::new().await?;
+    let author = |id: i32, first: &str, last: &str| Author {
+        id,
+        first_name: first.into(),
+        last_name: last.into(),
+    };
+    let name = |a: &Author| AuthorName {
+        id: Ref::new(a.id),
+        first_name: String::new(),
+        last_name: String::new(),
+    };
+    let (kristina, mike) = (
+        author(1, "Kristina", "Chodorow"),
+        author(2, "Mike", "Dirolf"),
+    );
+    db.odm().insert_many([&kristina, &mike]).await?;
+    let book = Book {
+        id: 1,
+        title: "MongoDB: The Definitive Guide".into(),
+        author: name(&kristina),
+        co_author: Some(name(&mike)),
+    };
+    db.odm().insert_one(&book).await?;
+    let raw = stored_one(&db, "books", 1).await.unwrap();
+    assert_eq!(
+        raw.get_document("co_author")
+            .unwrap()
+            .get_str("last_name")
+            .unwrap(),
+        "Dirolf"
+    );
+
+    // The co-author may be absent: deleting him clears the cached name.
+    assert_eq!(db.odm().delete_one(Author::id().eq(2)).await?, 1);
+    let raw = stored_one(&db, "books", 1).await.unwrap();
+    assert_eq!(raw.get("co_author"), Some(&Bson::Null));
+    assert_eq!(db.odm().get::<Book>(1).await?.unwrap().co_author, None);
+
+    // The author may not: the delete is refused, nothing is written.
+    let err = db.odm().delete_one(Author::id().eq(1)).await.unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::DeleteRestricted(r)
+            if r.referenced_by == "books" && r.path == "author.id" && r.count == 1),
+        "{err}"
+    );
+    assert!(stored_one(&db, "authors", 1).await.is_some());
+    assert_eq!(
+        stored_one(&db, "books", 1)
+            .await
+            .unwrap()
+            .get_document("author")
+            .unwrap()
+            .get_str("first_name")
+            .unwrap(),
+        "Kristina"
+    );
+
+    // Deleted behind the ODM's back, the required summary is reported, and left for the
+    // application to decide: setting it to null would make the book undecodable.
+    db.raw()
+        .collection::<Document>("authors")
+        .delete_one(doc! { "_id": 1 })
+        .await?;
+    let report = db.odm().verify_copies().of::<Book>().repair(true).await?;
+    assert!(
+        report
+            .issues
+            .iter()
+            .all(|i| i.source_missing && i.path.starts_with("author.")),
+        "{report}"
+    );
+    assert_eq!(report.issues.len(), 2, "first and last name: {report}");
+    assert_eq!(report.repairs, 0);
+    assert!(db.odm().get::<Book>(1).await?.is_some(), "still decodes");
+    Ok(())
+}

@@ -102,7 +102,9 @@ pub use update::Update;
 ///     parts: Vec<PartSummary>`: the summary type derives [`Embed`] and holds `id: Ref<Part>`
 ///     plus each copied field, with the source field's exact type. An array declares `max`
 ///     (at most 200, or `allow_large = "why"`); a single summary (`author: AuthorSummary`)
-///     does not. The summaries' ids are indexed (`parts.id_1`).
+///     does not. The summaries' ids are indexed (`parts.id_1`). Deleting a source pulls its
+///     summaries from arrays, sets an `Option` summary to `null`, and is refused while a
+///     required single summary names it.
 ///   - one field copied through a reference on this model,
 ///     `#[denormalize(from = "Product", via = "product", fields = "name")] product_name: String`:
 ///     `via` names a `Ref<Product>` or `Option<Ref<Product>>` field; one field, one value.

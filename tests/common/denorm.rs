@@ -128,3 +128,37 @@ pub mod tasks {
         pub owner_name: String,
     }
 }
+
+/// The workshop's books with their author's name cached: a required author, an optional
+/// co-author.
+pub mod books {
+    use odm::prelude::*;
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "authors")]
+    pub struct Author {
+        #[serde(rename = "_id")]
+        pub id: i32,
+        pub first_name: String,
+        pub last_name: String,
+    }
+
+    #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct AuthorName {
+        pub id: Ref<Author>,
+        pub first_name: String,
+        pub last_name: String,
+    }
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "books")]
+    pub struct Book {
+        #[serde(rename = "_id")]
+        pub id: i32,
+        pub title: String,
+        #[denormalize(from = "Author", fields = "first_name, last_name")]
+        pub author: AuthorName,
+        #[denormalize(from = "Author", fields = "first_name, last_name")]
+        pub co_author: Option<AuthorName>,
+    }
+}

@@ -186,9 +186,11 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             let id = quote_spanned! {span=>
                 ::odm::__private::summary_id(&#source_var, &#model::#name())
             };
+            let optional = matches!(f.shape, Shape::Option(_));
             quote!(::odm::__private::CopyKind::Summary {
                 array: #array,
                 id: #id,
+                optional: #optional,
             })
         }
         CopyKind::Flat => {

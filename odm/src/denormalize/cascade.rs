@@ -402,7 +402,9 @@ pub(super) async fn cascade_values(
         for (_, (values, ids)) in groups {
             let filter = copy.dependents_of(&ids);
             let (update, options) = match &copy.kind {
-                CopyKind::Summary { array: true, id } => {
+                CopyKind::Summary {
+                    array: true, id, ..
+                } => {
                     let mut set = Document::new();
                     for (to, v) in values {
                         set.insert(format!("{}.$[copy].{to}", copy.path), v);

@@ -22,14 +22,18 @@ pub(super) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
 /// The source ids a copy needs, for one document.
 fn source_ids(doc: &Document, copy: &CopyInfo) -> Vec<Bson> {
     match &copy.kind {
-        CopyKind::Summary { array: true, id } => match doc.get(&copy.path) {
+        CopyKind::Summary {
+            array: true, id, ..
+        } => match doc.get(&copy.path) {
             Some(Bson::Array(items)) => items
                 .iter()
                 .filter_map(|i| i.as_document().and_then(|d| d.get(id)).cloned())
                 .collect(),
             _ => Vec::new(),
         },
-        CopyKind::Summary { array: false, id } => doc
+        CopyKind::Summary {
+            array: false, id, ..
+        } => doc
             .get_document(&copy.path)
             .ok()
             .and_then(|d| d.get(id))
@@ -176,7 +180,9 @@ fn fill_one(
     };
     let lookup = |id: &Bson| sources.and_then(|s| s.get(&IdKey::of(id)));
     match &copy.kind {
-        CopyKind::Summary { array: true, id } => {
+        CopyKind::Summary {
+            array: true, id, ..
+        } => {
             let snapshot = doc.clone();
             if let Some(Bson::Array(items)) = doc.get_mut(&copy.path) {
                 for item in items.iter_mut() {
@@ -193,7 +199,9 @@ fn fill_one(
                 }
             }
         }
-        CopyKind::Summary { array: false, id } => {
+        CopyKind::Summary {
+            array: false, id, ..
+        } => {
             let snapshot = doc.clone();
             if let Ok(summary) = doc.get_document_mut(&copy.path) {
                 if let Some(sid) = summary.get(id).cloned() {

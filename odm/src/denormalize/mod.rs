@@ -49,6 +49,9 @@ pub enum CopyKind {
         array: bool,
         /// Stored name of the summary's id field.
         id: String,
+        /// Whether a single summary is an `Option`: deleting its source then clears it;
+        /// otherwise the delete is refused while a document holds a summary of it.
+        optional: bool,
     },
     /// One field of the source, copied through the reference `via` on the dependent
     /// (`product_name` through `product`).

@@ -52,7 +52,7 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
         }
         for (from, to) in &copy.fields {
             let (filter, update, index) = match &copy.kind {
-                CopyKind::Summary { array: true, id } => (
+                CopyKind::Summary { array: true, id, .. } => (
                     format!("{{ {}.{id}: {{ $in: <ids> }} }}", copy.path),
                     format!(
                         "{{ $set: {{ \"{}.$[copy].{to}\": <new {from}> }} }}, arrayFilters [{{ \"copy.{id}\": {{ $in: <ids> }} }}]",
@@ -60,7 +60,7 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
                     ),
                     format!("{}.{id}_1", copy.path),
                 ),
-                CopyKind::Summary { array: false, id } => (
+                CopyKind::Summary { array: false, id, .. } => (
                     format!("{{ {}.{id}: {{ $in: <ids> }} }}", copy.path),
                     format!("{{ $set: {{ \"{}.{to}\": <new {from}> }} }}", copy.path),
                     format!("{}.{id}_1", copy.path),

@@ -93,7 +93,7 @@ fn refuse_copy_writes(collection: &str, update: &Document, copies: &[CopyInfo]) 
             for copy in copies {
                 let written = match &copy.kind {
                     CopyKind::Flat { .. } | CopyKind::Latest { .. } => under(key, &copy.path),
-                    CopyKind::Summary { array, id } => {
+                    CopyKind::Summary { array, id, .. } => {
                         let inside = key
                             .strip_prefix(copy.path.as_str())
                             .and_then(|rest| rest.strip_prefix('.'));
@@ -244,6 +244,7 @@ mod tests {
             CopyKind::Summary {
                 array: true,
                 id: "id".to_owned(),
+                optional: false,
             },
             vec![("name".to_owned(), "name".to_owned())],
         )

@@ -93,7 +93,8 @@ impl fmt::Display for CopyReport {
 /// one `find` of the sources by `_id` (`$in`, projecting the copied fields), or for a latest-N
 /// array one `aggregate` computing what the batch's arrays should hold. With `.repair(true)`,
 /// one `update` per wrong copy sets it to the source's value (a summary of a deleted source is
-/// pulled; a latest-N array is set to what it should hold).
+/// pulled, an optional single summary of one is set to `null`, a required one is only reported;
+/// a latest-N array is set to what it should hold).
 #[must_use = "the sweep runs when awaited"]
 #[derive(Debug)]
 pub struct VerifyCopies<'a> {
@@ -246,6 +247,7 @@ impl<'a> VerifyCopies<'a> {
                 CopyKind::Summary {
                     array: true,
                     id: sid,
+                    ..
                 } => {
                     if let Ok(items) = d.get_array(&copy.path) {
                         for item in items.iter().filter_map(Bson::as_document) {
@@ -258,6 +260,7 @@ impl<'a> VerifyCopies<'a> {
                 CopyKind::Summary {
                     array: false,
                     id: sid,
+                    ..
                 } => {
                     if let Ok(item) = d.get_document(&copy.path) {
                         if let Some(s) = item.get(sid) {
@@ -327,9 +330,12 @@ impl<'a> VerifyCopies<'a> {
                     wrong.push((to.clone(), expected));
                 }
             }
-            if self.repair && !wrong.is_empty() {
-                self.fix(copy, &doc_id, &source_id, source.is_some(), wrong)
-                    .await?;
+            if self.repair
+                && !wrong.is_empty()
+                && self
+                    .fix(copy, &doc_id, &source_id, source.is_some(), wrong)
+                    .await?
+            {
                 report.repairs += 1;
             }
         }
@@ -343,14 +349,18 @@ impl<'a> VerifyCopies<'a> {
         source_id: &Bson,
         source_exists: bool,
         wrong: Vec<(String, Bson)>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let coll = self.odm.database().collection::<Document>(copy.dependent);
         let (update, options) = match &copy.kind {
-            CopyKind::Summary { array: true, id } if !source_exists => (
+            CopyKind::Summary {
+                array: true, id, ..
+            } if !source_exists => (
                 doc! { "$pull": { copy.path.as_str(): { id.as_str(): source_id.clone() } } },
                 UpdateOptions::default(),
             ),
-            CopyKind::Summary { array: true, id } => {
+            CopyKind::Summary {
+                array: true, id, ..
+            } => {
                 let mut set = Document::new();
                 for (to, v) in wrong {
                     set.insert(format!("{}.$[copy].{to}", copy.path), v);
@@ -359,6 +369,21 @@ impl<'a> VerifyCopies<'a> {
                     .array_filters(vec![doc! { format!("copy.{id}"): source_id.clone() }])
                     .build();
                 (doc! { "$set": set }, options)
+            }
+            CopyKind::Summary {
+                array: false,
+                optional,
+                ..
+            } if !source_exists => {
+                if !optional {
+                    // A required summary of a deleted source: only the application can decide
+                    // what the document should hold instead. Reported, not repaired.
+                    return Ok(false);
+                }
+                (
+                    doc! { "$set": { copy.path.as_str(): Bson::Null } },
+                    UpdateOptions::default(),
+                )
             }
             CopyKind::Summary { array: false, .. } => {
                 let mut set = Document::new();
@@ -374,13 +399,13 @@ impl<'a> VerifyCopies<'a> {
                     UpdateOptions::default(),
                 )
             }
-            CopyKind::Latest { .. } => return Ok(()),
+            CopyKind::Latest { .. } => return Ok(false),
         };
         coll.update_one(doc! { "_id": doc_id.clone() }, update)
             .with_options(options)
             .await
             .map_err(|e| Error::from_driver(copy.dependent, e))?;
-        Ok(())
+        Ok(true)
     }
 }
 

@@ -569,7 +569,7 @@ impl<'a, T: Model> Delete<'a, T> {
             .any(|c| {
                 matches!(
                     c.kind,
-                    crate::denormalize::CopyKind::Summary { array: true, .. }
+                    crate::denormalize::CopyKind::Summary { .. }
                         | crate::denormalize::CopyKind::Latest { .. }
                 )
             });

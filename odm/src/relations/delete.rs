@@ -142,12 +142,40 @@ fn plan_level<'a>(
         // Summaries of the deleted documents go with them (`parts: [{id, name}]`).
         for copy in crate::denormalize::copies_from(&collection) {
             match &copy.kind {
-                crate::denormalize::CopyKind::Summary { array: true, id } => {
+                crate::denormalize::CopyKind::Summary {
+                    array: true, id, ..
+                } => {
                     plan.updates.push((
                         copy.dependent.to_owned(),
                         copy.dependents_of(&ids),
                         doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": ids.clone() } } } },
                     ));
+                }
+                // A single summary: cleared when it may be absent, else the delete is refused
+                // (a required summary of a document that no longer exists cannot be kept).
+                crate::denormalize::CopyKind::Summary {
+                    array: false,
+                    id,
+                    optional,
+                } => {
+                    let filter = copy.dependents_of(&ids);
+                    if *optional {
+                        plan.updates.push((
+                            copy.dependent.to_owned(),
+                            filter,
+                            doc! { "$set": { copy.path.as_str(): Bson::Null } },
+                        ));
+                    } else {
+                        let n = count(odm, copy.dependent, filter, session.as_deref_mut()).await?;
+                        if n > 0 {
+                            return Err(Error::DeleteRestricted(DeleteRestricted {
+                                collection: collection.clone(),
+                                referenced_by: copy.dependent.to_owned(),
+                                path: format!("{}.{id}", copy.path),
+                                count: n,
+                            }));
+                        }
+                    }
                 }
                 // A parent's latest-N array loses the deleted ones and takes the next latest.
                 crate::denormalize::CopyKind::Latest { .. } => {
