@@ -799,7 +799,21 @@ async fn moving_a_part_to_another_product_retakes_its_copies() -> odm::Result<()
         .await?;
     let raw = stored_one(&db, "parts", grommet.id).await.unwrap();
     assert_eq!(raw.get("product"), Some(&Bson::Null));
-    assert_eq!(raw.get("product_name"), Some(&Bson::Null));
+    assert_eq!(
+        raw.get("product_name"),
+        None,
+        "unset, as the nullify rule does"
+    );
+    let read = db.odm().get::<Part>(grommet.id).await?.unwrap();
+    assert_eq!(
+        (
+            read.product,
+            read.product_name.as_str(),
+            read.product_catalog_number
+        ),
+        (None, "", 0),
+        "still decodes (serde defaults)"
+    );
     Ok(())
 }
 
@@ -1334,5 +1348,74 @@ async fn deleting_an_author_clears_an_optional_cached_name_and_refuses_a_require
     assert_eq!(report.issues.len(), 2, "first and last name: {report}");
     assert_eq!(report.repairs, 0);
     assert!(db.odm().get::<Book>(1).await?.is_some(), "still decodes");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_required_summary_does_not_block_a_delete_that_takes_its_holder_too() -> odm::Result<()> {
+    use denorm::chores::{Chore, Member, MemberCard};
+    let db = TestDb::new().await?;
+    let kate = Member {
+        id: 1,
+        name: "Kate Monster".into(),
+    };
+    db.odm().insert_one(&kate).await?;
+    let chore = Chore {
+        id: 1,
+        member: Ref::new(1),
+        card: MemberCard {
+            id: Ref::new(1),
+            name: String::new(),
+        },
+    };
+    db.odm().insert_one(&chore).await?;
+    assert_eq!(db.odm().delete_one(Member::id().eq(1)).await?, 1);
+    assert!(stored(&db, "members").await.is_empty());
+    assert!(stored(&db, "chores").await.is_empty(), "cascaded");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_summary_already_taken_in_is_not_pushed_twice() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (goofy, _, msgs) = hosts_with_messages(&db, 3).await?;
+    let late = LogMsg {
+        id: ObjectId::new(),
+        time: at(10),
+        message: "late".into(),
+        host: Ref::new(goofy.id),
+        ipaddr: String::new(),
+    };
+    // As a recomputation running between the message's insert and its push would leave it.
+    db.raw()
+        .collection::<Document>("hosts")
+        .update_one(
+            doc! { "_id": goofy.id },
+            doc! { "$push": { "logmsgs": { "_id": late.id, "time": late.time, "message": "late" } } },
+        )
+        .await?;
+    db.odm().insert_one(&late).await?;
+    let all: Vec<&LogMsg> = msgs.iter().chain([&late]).collect();
+    assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&all));
+    assert!(
+        sent(&db).contains(&"aggregate".to_owned()),
+        "recomputed instead"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn replacing_a_host_keeps_its_latest_messages() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (goofy, _, msgs) = hosts_with_messages(&db, 3).await?;
+    // A host read before its messages arrived, written back.
+    db.odm()
+        .replace_one(&Host {
+            name: "goofy.example.org".into(),
+            ..goofy.clone()
+        })
+        .await?;
+    let all: Vec<&LogMsg> = msgs.iter().collect();
+    assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&all));
     Ok(())
 }

@@ -132,19 +132,20 @@ impl Odm {
 
     /// Updates the first document matching `filter`. Sends one `update`; a push onto a bounded
     /// array that matches nothing adds one `aggregate` (a count) to tell a full array from a
-    /// missing document.
+    /// missing document. Denormalized copies add commands: see [`UpdateOp`].
     pub fn update_one<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
         UpdateOp::new(self, filter, update, false)
     }
 
     /// Updates every document matching `filter`. Sends one `update` (with `multi: true`); a push
     /// onto a bounded array first sends one `aggregate` (a count) and refuses the whole update
-    /// if any matching document is full.
+    /// if any matching document is full. Denormalized copies add commands: see [`UpdateOp`].
     pub fn update_many<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
         UpdateOp::new(self, filter, update, true)
     }
 
-    /// Updates the document with this `_id`. Sends one `update`.
+    /// Updates the document with this `_id`. Sends one `update` (denormalized copies add
+    /// commands: see [`UpdateOp`]).
     pub fn update_by_id<T: Model>(
         &self,
         id: impl Value<T::Id>,
@@ -153,7 +154,8 @@ impl Odm {
         UpdateOp::new(self, T::id_field().eq(id), update, false)
     }
 
-    /// Replaces the stored document that has `doc`'s `_id` with `doc`. Sends one `update`.
+    /// Replaces the stored document that has `doc`'s `_id` with `doc`. Sends one `update`
+    /// (denormalized copies change this: see [`Replace`]).
     pub fn replace_one<'a, T: Model>(&'a self, doc: &'a T) -> Replace<'a, T> {
         Replace::new(self, doc)
     }
@@ -173,7 +175,8 @@ impl Odm {
     }
 
     /// Atomically updates the first document matching `filter` (in `sort` order) and returns it,
-    /// as it was before the update or, with `.return_new()`, after. Sends one `findAndModify`.
+    /// as it was before the update or, with `.return_new()`, after. Sends one `findAndModify`
+    /// (denormalized copies add commands: see [`FindOneAndUpdate`]).
     /// This is the seed's loan queue: take the highest-priority pending request and mark it.
     pub fn find_one_and_update<T: Model>(
         &self,

@@ -162,3 +162,34 @@ pub mod books {
         pub co_author: Option<AuthorName>,
     }
 }
+
+/// Members and their chores: deleting a member deletes its chores, each of which holds a
+/// required summary of the member.
+pub mod chores {
+    use odm::prelude::*;
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "members")]
+    pub struct Member {
+        #[serde(rename = "_id")]
+        pub id: i32,
+        pub name: String,
+    }
+
+    #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct MemberCard {
+        pub id: Ref<Member>,
+        pub name: String,
+    }
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "chores")]
+    pub struct Chore {
+        #[serde(rename = "_id")]
+        pub id: i32,
+        #[parent(on_delete = "cascade")]
+        pub member: Ref<Member>,
+        #[denormalize(from = "Member", fields = "name")]
+        pub card: MemberCard,
+    }
+}

@@ -112,6 +112,15 @@ pub(super) async fn converge(
             .filter_map(|d| Some((IdKey::of(d.get("_id")?), copied_values(d, copies))))
             .collect();
         let now = read_values(odm, source, &ids, copies, None).await?;
+        let gone: Vec<Bson> = ids
+            .iter()
+            .filter(|id| {
+                !now.iter()
+                    .any(|d| d.get("_id").is_some_and(|n| IdKey::of(n) == IdKey::of(id)))
+            })
+            .cloned()
+            .collect();
+        forget(odm, &gone, copies).await?;
         let changed: Vec<Document> = now
             .into_iter()
             .filter(|d| {
@@ -125,6 +134,36 @@ pub(super) async fn converge(
         }
         cascade_values(odm, &changed, copies, None).await?;
         cascaded = changed;
+    }
+    Ok(())
+}
+
+/// Sources deleted while their copies were being written: their summaries are taken out
+/// again, as the delete did (pulled from arrays; an optional single summary cleared). Other
+/// copies of them are left to the sweep. One `update` per such copy; none when nothing is gone.
+async fn forget(odm: &Odm, gone: &[Bson], copies: &[CopyInfo]) -> Result<()> {
+    if gone.is_empty() {
+        return Ok(());
+    }
+    for copy in copies {
+        let update = match &copy.kind {
+            CopyKind::Summary {
+                array: true, id, ..
+            } => {
+                doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": gone.to_vec() } } } }
+            }
+            CopyKind::Summary {
+                array: false,
+                optional: true,
+                ..
+            } => doc! { "$set": { copy.path.as_str(): Bson::Null } },
+            _ => continue,
+        };
+        odm.database()
+            .collection::<Document>(copy.dependent)
+            .update_many(copy.dependents_of(gone), update)
+            .await
+            .map_err(|e| Error::from_driver(copy.dependent, e))?;
     }
     Ok(())
 }

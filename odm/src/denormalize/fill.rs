@@ -226,7 +226,11 @@ fn fill_one(
 }
 
 /// After sources were inserted: pushes a summary of each onto its parent's `latest` array,
-/// `$push` with `$each`, `$sort` and `$slice: -n`. One `update` per distinct parent.
+/// `$push` with `$each`, `$sort` and `$slice: -n`. One `update` per distinct parent, which
+/// matches only while none of these summaries is there: a concurrent recomputation of the
+/// array that already took them in is not doubled. When it does not match (the summaries, or
+/// some, are there already), the parent's array is recomputed instead (one `aggregate`, one
+/// `update`).
 pub(crate) async fn push_latest(
     odm: &Odm,
     copies: &[CopyInfo],
@@ -250,20 +254,35 @@ pub(crate) async fn push_latest(
             }
         }
         let coll = odm.database().collection::<Document>(copy.dependent);
+        let mut again = Vec::new();
         for (_, parent, summaries) in by_parent {
+            let ids: Vec<Bson> = summaries
+                .iter()
+                .filter_map(|s| s.as_document().and_then(|d| d.get("_id")).cloned())
+                .collect();
             let update = doc! { "$push": { copy.path.as_str(): {
                 "$each": summaries,
-                "$sort": sort.clone(),
+                "$sort": super::latest::push_sort(copy, sort),
                 // Sorted ascending the last N are at the end; descending, at the start.
                 "$slice": if super::latest::descending(sort) { i64::from(*n) } else { -i64::from(*n) },
             } } };
-            let action = coll.update_one(doc! { "_id": parent }, update);
-            match session.as_deref_mut() {
+            let filter = doc! {
+                "_id": parent.clone(),
+                format!("{}._id", copy.path): { "$nin": ids },
+            };
+            let action = coll.update_one(filter, update);
+            let result = match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
             .map_err(|e| Error::from_driver(copy.dependent, e))?;
+            if result.matched_count == 0 {
+                again.push(parent);
+            }
         }
+        // Parents that did not match: already holding some of these summaries, or gone (then
+        // the recomputation finds nothing to update).
+        super::latest::refresh(odm, copy, again, session.as_deref_mut()).await?;
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use futures_util::TryStreamExt;
 use mongodb::ClientSession;
 
 use super::fill::get_path;
-use super::{value_at, CopyInfo, CopyKind};
+use super::{CopyInfo, CopyKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
@@ -24,13 +24,54 @@ pub(super) fn descending(sort: &Document) -> bool {
         .any(|v| v.as_i32() == Some(-1) || v.as_i64() == Some(-1))
 }
 
-/// The summary of one source, as pushed: its `_id`, then the copied fields.
+/// The summary of one source, as pushed: its `_id`, then the copied fields it has (a missing
+/// field is left out, as the recomputing `$topN` leaves it out).
 pub(super) fn summary_of(source: &Document, copy: &CopyInfo) -> Document {
     let mut summary = doc! { "_id": source.get("_id").cloned().unwrap_or(Bson::Null) };
     for (from, to) in &copy.fields {
-        summary.insert(to.clone(), value_at(source, from));
+        if let Some(v) = get_path(source, from) {
+            summary.insert(to.clone(), v.clone());
+        }
     }
     summary
+}
+
+/// The direction of the first sort key: 1 or -1.
+fn direction(sort: &Document) -> i32 {
+    sort.values().next().map_or(1, |v| {
+        if v.as_i32() == Some(-1) || v.as_i64() == Some(-1) {
+            -1
+        } else {
+            1
+        }
+    })
+}
+
+/// `sort` with `_id` as the last key, in the direction of the first: sources with equal sort
+/// values are kept and ordered the same way by the pushes and by the recomputation.
+fn with_tiebreak(sort: &Document) -> Document {
+    let mut sort = sort.clone();
+    if !sort.contains_key("_id") {
+        let dir = direction(&sort);
+        sort.insert("_id", dir);
+    }
+    sort
+}
+
+/// The `$sort` of a push: the source's sort keys as the summary stores them (a copied field
+/// may be stored under another name), with the `_id` tie-breaker.
+pub(super) fn push_sort(copy: &CopyInfo, sort: &Document) -> Document {
+    with_tiebreak(sort)
+        .into_iter()
+        .map(|(k, v)| {
+            let stored = copy
+                .fields
+                .iter()
+                .find(|(from, _)| *from == k)
+                .map_or(k, |(_, to)| to.clone());
+            (stored, v)
+        })
+        .collect()
 }
 
 /// The latest-N copies taken from `source` that a write of `paths` may change: a copied field,
@@ -124,6 +165,7 @@ pub(crate) async fn expected(
         return Ok(Vec::new());
     };
     // The latest are the first `n` in the order that puts them first.
+    let sort = &with_tiebreak(sort);
     let latest_first: Document = if descending(sort) {
         sort.clone()
     } else {

@@ -206,14 +206,15 @@ pub(crate) async fn fill_update(
                 let Some((op, sid)) = via_written(update, via) else {
                     continue;
                 };
+                // A cleared reference clears its copies (`$unset`, as the `nullify` rule does:
+                // a copy has the source field's type, which may not hold null).
                 let (op, value) = match sid {
                     Some(sid) => {
                         let source = lookup(sid).ok_or_else(|| dangling(copy, sid))?;
                         let from = copy.fields.first().map_or("", |(from, _)| from.as_str());
                         (op, value_at(source, from))
                     }
-                    None if op == "$unset" => (op, Bson::String(String::new())),
-                    None => (op, Bson::Null),
+                    None => ("$unset", Bson::String(String::new())),
                 };
                 match update.get_mut(op) {
                     Some(Bson::Document(fields)) => {

@@ -368,7 +368,9 @@ into_future!(Count => u64);
 /// source collection, and one more after the write outside a session); an update of fields
 /// other models copy is followed by one `update` per copy (plus one `find` reading the new
 /// values unless [`return_new`](Self::return_new) is set, and outside a session one `find`
-/// re-reading the document).
+/// re-reading the document). An update of a source of latest-N arrays touching their reference,
+/// a copied or a sort field adds one `find` of the parents before, and one `aggregate` and one
+/// `update` per parent after.
 #[must_use = "the update runs when awaited"]
 pub struct FindOneAndUpdate<'a, T> {
     odm: &'a Odm,

@@ -296,6 +296,16 @@ into_future!(InsertMany => Vec<T::Id>);
 
 /// Builder returned by [`Odm::update_one`], [`Odm::update_many`] and [`Odm::update_by_id`].
 /// Sends one `update`; resolves to the driver's `UpdateResult` (matched, modified, upserted id).
+///
+/// Denormalized copies add commands (none when the model holds no copy and none is taken from
+/// it):
+/// - an update writing whole summaries or the reference a copy follows: one `find` per source
+///   collection before the `update`, and the same `find` after it (outside a session);
+/// - an update of a field other models copy: see [`UpdateOp::transaction`] (the update becomes
+///   a `findAndModify`, then one `update` per copy and a re-reading `find`);
+/// - an update of a source of latest-N arrays touching their reference, a copied or a sort
+///   field: one `find` of the parents before, then one `aggregate` and one `update` per parent
+///   (plus `commitTransaction` when the deployment has transactions).
 #[must_use = "the update runs when awaited"]
 #[derive(Debug)]
 pub struct UpdateOp<'a, T> {
@@ -426,7 +436,8 @@ into_future!(UpdateOp => UpdateResult);
 /// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`).
 ///
 /// When the model holds copies of other models, they are taken from their sources first, as on
-/// insert (one `find` per source collection, and one more after the write outside a session).
+/// insert (one `find` per source collection, and one more after the write outside a session);
+/// its latest-N arrays are recomputed after it (one `aggregate`, one `update`).
 /// When other models copy from this one, the replacement is one `findAndModify` returning the
 /// copied fields as they were, followed by one `update` per copy whose fields changed (and, outside
 /// a session, one `find` re-reading this document).
@@ -504,6 +515,12 @@ impl<'a, T: Model> Replace<'a, T> {
         if latest.is_active() {
             latest.add_written(&Document::try_from(raw.as_ref()).map_err(encode_error)?);
         }
+        let id = raw
+            .get("_id")
+            .ok()
+            .flatten()
+            .and_then(|v| Bson::try_from(v).ok())
+            .unwrap_or(Bson::Null);
         let result = if copies_from.is_empty() {
             let coll = self.odm.raw_collection::<T>();
             let options = ReplaceOptions::builder().upsert(self.upsert).build();
@@ -525,7 +542,20 @@ impl<'a, T: Model> Replace<'a, T> {
             )
             .await?
         };
-        latest.run(self.odm, session).await?;
+        latest.run(self.odm, session.as_deref_mut()).await?;
+        // A latest-N array is the ODM's to write: recomputed, whatever the caller's copy held.
+        for copy in copies_in
+            .iter()
+            .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
+        {
+            crate::denormalize::refresh_latest(
+                self.odm,
+                copy,
+                vec![id.clone()],
+                session.as_deref_mut(),
+            )
+            .await?;
+        }
         if !in_session {
             taken.settle(self.odm).await?;
         }
@@ -536,7 +566,8 @@ impl<'a, T: Model> Replace<'a, T> {
 into_future!(Replace => UpdateResult);
 
 /// Builder returned by [`Odm::delete_one`] and [`Odm::delete_many`]; resolves to the number of
-/// documents deleted. Sends one `delete`.
+/// documents deleted. Sends one `delete` when nothing references the model and nothing keeps a
+/// summary of it; otherwise the delete rules' plan (see [`crate::relations`]).
 #[must_use = "the delete runs when awaited"]
 #[derive(Debug)]
 pub struct Delete<'a, T> {

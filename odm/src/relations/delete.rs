@@ -57,6 +57,52 @@ struct Plan {
     seen: BTreeMap<String, std::collections::HashSet<IdKey>>,
     /// Latest-N arrays to recompute once the deletes are done, with the parents concerned.
     latest: Vec<(crate::denormalize::CopyInfo, Vec<Bson>)>,
+    /// `restrict` checks, made once the plan is complete so that documents the plan deletes
+    /// anyway do not count: (collection deleted from, holder collection, path, filter).
+    checks: Vec<(String, String, String, Document)>,
+}
+
+impl Plan {
+    /// Refuses the delete if a `restrict` check finds a holder the plan does not delete.
+    /// One `aggregate` (a count) per check.
+    async fn check(&self, odm: &Odm, mut session: Option<&mut ClientSession>) -> Result<()> {
+        for (collection, holder, path, filter) in &self.checks {
+            let mut all = vec![Bson::Document(filter.clone())];
+            let deleted: Vec<Bson> = self
+                .deletes
+                .iter()
+                .filter(|(c, _)| c == holder)
+                .flat_map(|(_, ids)| ids.iter().cloned())
+                .collect();
+            if !deleted.is_empty() {
+                all.push(Bson::Document(doc! { "_id": { "$nin": deleted } }));
+            }
+            let by_filter: Vec<Bson> = self
+                .filter_deletes
+                .iter()
+                .filter(|(c, _)| c == holder)
+                .map(|(_, f)| Bson::Document(f.clone()))
+                .collect();
+            if !by_filter.is_empty() {
+                all.push(Bson::Document(doc! { "$nor": by_filter }));
+            }
+            let filter = if all.len() == 1 {
+                filter.clone()
+            } else {
+                doc! { "$and": all }
+            };
+            let n = count(odm, holder, filter, session.as_deref_mut()).await?;
+            if n > 0 {
+                return Err(Error::DeleteRestricted(DeleteRestricted {
+                    collection: collection.clone(),
+                    referenced_by: holder.clone(),
+                    path: path.clone(),
+                    count: n,
+                }));
+            }
+        }
+        Ok(())
+    }
 }
 
 async fn find_ids(
@@ -166,15 +212,12 @@ fn plan_level<'a>(
                             doc! { "$set": { copy.path.as_str(): Bson::Null } },
                         ));
                     } else {
-                        let n = count(odm, copy.dependent, filter, session.as_deref_mut()).await?;
-                        if n > 0 {
-                            return Err(Error::DeleteRestricted(DeleteRestricted {
-                                collection: collection.clone(),
-                                referenced_by: copy.dependent.to_owned(),
-                                path: format!("{}.{id}", copy.path),
-                                count: n,
-                            }));
-                        }
+                        plan.checks.push((
+                            collection.clone(),
+                            copy.dependent.to_owned(),
+                            format!("{}.{id}", copy.path),
+                            filter,
+                        ));
                     }
                 }
                 // A parent's latest-N array loses the deleted ones and takes the next latest.
@@ -199,17 +242,23 @@ fn plan_level<'a>(
             let filter = doc! { r.path.as_str(): { "$in": ids.clone() } };
             match r.on_delete {
                 OnDelete::Restrict => {
-                    let n = count(odm, r.from, filter, session.as_deref_mut()).await?;
-                    if n > 0 {
-                        return Err(Error::DeleteRestricted(DeleteRestricted {
-                            collection: collection.clone(),
-                            referenced_by: r.from.to_owned(),
-                            path: r.path.clone(),
-                            count: n,
-                        }));
-                    }
+                    plan.checks.push((
+                        collection.clone(),
+                        r.from.to_owned(),
+                        r.path.clone(),
+                        filter,
+                    ));
                 }
-                OnDelete::Cascade if references_to(r.from).is_empty() => {
+                // A collection nothing references, and whose documents nothing copies (but
+                // the latest-N array of the parent being deleted), is deleted by filter,
+                // without reading its ids: a host's squillions of log messages.
+                OnDelete::Cascade
+                    if references_to(r.from).is_empty()
+                        && crate::denormalize::copies_from(r.from).iter().all(|c| {
+                            matches!(&c.kind, crate::denormalize::CopyKind::Latest { via, .. }
+                                if *via == r.path && c.dependent == collection)
+                        }) =>
+                {
                     plan.filter_deletes.push((r.from.to_owned(), filter));
                 }
                 OnDelete::Cascade => {
@@ -356,5 +405,6 @@ async fn delete_in(
         session.as_deref_mut(),
     )
     .await?;
+    plan.check(odm, session.as_deref_mut()).await?;
     execute(odm, plan, session).await
 }

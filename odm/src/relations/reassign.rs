@@ -47,6 +47,11 @@ pub struct Reassigned<P: Model> {
 /// the old parent's array. The child's own field is the source of truth; an interruption
 /// leaves the child listed by one parent too many, never by none, and
 /// [`Odm::verify_inverse`] finds and repairs it.
+///
+/// When the child copies fields through the reference (`owner_name`), one `find` of the new
+/// parent comes first (the copies are set with the reference) and, outside a session, one
+/// `find` re-reading it comes last; when the parents keep the child in a latest-N array, one
+/// `find` before and one `aggregate` and one `update` per parent after recompute them.
 #[must_use = "the reassignment runs when awaited"]
 pub struct Reassign<'a, C: Model, P: Model> {
     odm: &'a Odm,
