@@ -434,27 +434,9 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
         let mut session = self.session;
         let in_session = session.is_some();
-        let mut latest = crate::denormalize::LatestRefresh::before(
-            self.odm,
-            T::COLLECTION,
-            &base,
-            &self.update.paths().collect::<Vec<_>>(),
-            session.as_deref_mut(),
-        )
-        .await?;
-        let checked = !self.update.is_raw();
-        let mut update: Document = super::write::checked_update(T::COLLECTION, self.update)?;
-        let taken = crate::denormalize::fill_update(
-            self.odm,
-            T::COLLECTION,
-            &mut update,
-            checked,
-            session.as_deref_mut(),
-        )
-        .await?;
-        if let Ok(set) = update.get_document("$set") {
-            latest.add_written(set);
-        }
+        let (update, taken, latest) =
+            super::write::prepare_update(self.odm, &base, self.update, session.as_deref_mut())
+                .await?;
         let coll = self.odm.raw_collection::<T>();
         let action = coll
             .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)

@@ -92,6 +92,37 @@ pub(crate) fn checked_update<T>(collection: &str, update: Update<T>) -> Result<D
     Ok(doc)
 }
 
+/// An update of `T` as it will be sent, with the copies it writes taken from their sources,
+/// and what to do about copies once it has landed: the sources to re-read, and the latest-N
+/// arrays to recompute. See [`UpdateOp`] for the commands.
+pub(crate) async fn prepare_update<T: Model>(
+    odm: &Odm,
+    filter: &Document,
+    update: Update<T>,
+    mut session: Option<&mut ClientSession>,
+) -> Result<(
+    Document,
+    crate::denormalize::Taken,
+    crate::denormalize::LatestRefresh,
+)> {
+    let mut latest = crate::denormalize::LatestRefresh::before(
+        odm,
+        T::COLLECTION,
+        filter,
+        &update.paths().collect::<Vec<_>>(),
+        session.as_deref_mut(),
+    )
+    .await?;
+    let checked = !update.is_raw();
+    let mut update = checked_update(T::COLLECTION, update)?;
+    let taken =
+        crate::denormalize::fill_update(odm, T::COLLECTION, &mut update, checked, session).await?;
+    if let Ok(set) = update.get_document("$set") {
+        latest.add_written(set);
+    }
+    Ok((update, taken, latest))
+}
+
 /// Bounded arrays: guarded pushes and the check that tells "full" from "not found".
 pub(crate) mod guards {
     use bson::{doc, Document};
@@ -368,27 +399,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         let guards = self.update.guards().to_vec();
         let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
         let mut session = self.session;
-        let mut latest = crate::denormalize::LatestRefresh::before(
-            self.odm,
-            T::COLLECTION,
-            &base,
-            &self.update.paths().collect::<Vec<_>>(),
-            session.as_deref_mut(),
-        )
-        .await?;
-        let checked = !self.update.is_raw();
-        let mut update = checked_update(T::COLLECTION, self.update)?;
-        let taken = crate::denormalize::fill_update(
-            self.odm,
-            T::COLLECTION,
-            &mut update,
-            checked,
-            session.as_deref_mut(),
-        )
-        .await?;
-        if let Ok(set) = update.get_document("$set") {
-            latest.add_written(set);
-        }
+        let (update, taken, latest) =
+            prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
         if self.many {
             // Refuse the whole update, before writing, if any document is already full.
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
