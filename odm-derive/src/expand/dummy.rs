@@ -9,7 +9,9 @@ use super::{paths, wrap};
 use crate::model::{Container, Derive};
 
 pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -> TokenStream {
-    if !input.generics.params.is_empty() {
+    // serde derives nothing for a union, so no stub could satisfy `Model`'s bounds: the one
+    // error about the union is enough.
+    if !input.generics.params.is_empty() || matches!(input.data, syn::Data::Union(_)) {
         return TokenStream::new();
     }
     let ident = &input.ident;

@@ -105,7 +105,7 @@ fn check_summary_type(cx: &Ctxt, cont: &Container<'_>) {
     for (f, d) in copies(cont) {
         // `latest` on a field that is not a `Vec` is reported by `check_latest_copy`.
         let latest_not_array = d.latest.is_some() && !matches!(f.shape, Shape::Vec(_));
-        if copy_kind(d) == CopyKind::Flat || f.embed.is_some() || latest_not_array {
+        if d.malformed || copy_kind(d) == CopyKind::Flat || f.embed.is_some() || latest_not_array {
             continue;
         }
         let Some((culprit, _)) = embed_type_problem(f) else {
@@ -125,7 +125,8 @@ fn check_summary_type(cx: &Ctxt, cont: &Container<'_>) {
 /// names one field, and has no array bound.
 fn check_flat_copy(cx: &Ctxt, cont: &Container<'_>) {
     for (f, d) in copies(cont) {
-        if copy_kind(d) != CopyKind::Flat {
+        // A rejected `via` or `latest` makes the kind a guess: the kind's rules wait.
+        if d.malformed || copy_kind(d) != CopyKind::Flat {
             continue;
         }
         if matches!(f.shape, Shape::Vec(_)) {
@@ -186,6 +187,9 @@ fn check_latest_copy(cx: &Ctxt, cont: &Container<'_>) {
 /// `sort` orders the last N sources: it is an option of `latest`.
 fn check_sort_with_latest(cx: &Ctxt, cont: &Container<'_>) {
     for (_, d) in copies(cont) {
+        if d.malformed {
+            continue;
+        }
         if let (Some(sort), None) = (&d.sort, d.latest) {
             cx.error_spanned_by(
                 sort,

@@ -1,0 +1,10 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "bo\0oks")]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+fn main() {}

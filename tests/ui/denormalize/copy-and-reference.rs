@@ -1,0 +1,21 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "products")]
+struct Product {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "parts")]
+struct Part {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference]
+    #[denormalize(from = "Product", via = "product", fields = "name")]
+    product: Ref<Product>,
+}
+
+fn main() {}

@@ -1,0 +1,19 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "authors")]
+struct Author {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "books")]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(many, max = 10, on_delete = "nullify")]
+    authors: Vec<Ref<Author>>,
+}
+
+fn main() {}
