@@ -4,15 +4,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use mongodb::options::{
-    FindOneAndReplaceOptions, FindOneAndUpdateOptions, ReturnDocument, UpdateOptions,
+    FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, ReturnDocument, UpdateOptions,
 };
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
 use super::value_at;
 use super::{CopyInfo, CopyKind};
+use crate::ops::find_documents;
 use crate::populate::IdKey;
 use crate::relations::TransactionMode;
 use crate::{Error, Model, Odm, Result};
@@ -323,31 +323,18 @@ async fn steps<T: Model>(
     let coll = odm.database().collection::<Document>(T::COLLECTION);
     let mut result = UpdateResult::default();
     let values = if many {
-        let ids: Vec<Bson> = {
-            let action = coll.find(filter.clone()).projection(doc! { "_id": 1 });
-            let docs: Vec<Document> = match session.as_deref_mut() {
-                None => action
-                    .await
-                    .map_err(Odm::driver_error::<T>)?
-                    .try_collect()
-                    .await
-                    .map_err(Odm::driver_error::<T>)?,
-                Some(s) => {
-                    let mut cursor = action
-                        .session(&mut *s)
-                        .await
-                        .map_err(Odm::driver_error::<T>)?;
-                    cursor
-                        .stream(s)
-                        .try_collect()
-                        .await
-                        .map_err(Odm::driver_error::<T>)?
-                }
-            };
-            docs.into_iter()
-                .filter_map(|mut d| d.remove("_id"))
-                .collect()
-        };
+        let only_ids = FindOptions::builder().projection(doc! { "_id": 1 }).build();
+        let ids: Vec<Bson> = find_documents(
+            odm,
+            T::COLLECTION,
+            filter.clone(),
+            only_ids,
+            session.as_deref_mut(),
+        )
+        .await?
+        .into_iter()
+        .filter_map(|mut d| d.remove("_id"))
+        .collect();
         if ids.is_empty() {
             return Ok((result, Vec::new()));
         }
@@ -392,24 +379,12 @@ pub(super) async fn read_values(
     copies: &[CopyInfo],
     session: Option<&mut ClientSession>,
 ) -> Result<Vec<Document>> {
-    let coll = odm.database().collection::<Document>(source);
-    let action = coll
-        .find(doc! { "_id": { "$in": ids.to_vec() } })
+    let options = FindOptions::builder()
         .projection(projection(copies))
-        .sort(doc! { "_id": 1 });
-    let error = |e| Error::from_driver(source, e);
-    match session {
-        None => action
-            .await
-            .map_err(error)?
-            .try_collect()
-            .await
-            .map_err(error),
-        Some(s) => {
-            let mut cursor = action.session(&mut *s).await.map_err(error)?;
-            cursor.stream(s).try_collect().await.map_err(error)
-        }
-    }
+        .sort(doc! { "_id": 1 })
+        .build();
+    let filter = doc! { "_id": { "$in": ids.to_vec() } };
+    find_documents(odm, source, filter, options, session).await
 }
 
 /// One `update_many` per copy and distinct new value.

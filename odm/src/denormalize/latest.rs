@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
+use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::fill::get_path;
@@ -18,10 +19,18 @@ use super::{CopyInfo, CopyKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
+/// The direction of one sort key: 1 or -1.
+fn dir(v: &Bson) -> i32 {
+    if v.as_i32() == Some(-1) || v.as_i64() == Some(-1) {
+        -1
+    } else {
+        1
+    }
+}
+
 /// Whether the stored array is in descending order of the sort (then the latest are first).
 pub(super) fn descending(sort: &Document) -> bool {
-    sort.values()
-        .any(|v| v.as_i32() == Some(-1) || v.as_i64() == Some(-1))
+    sort.values().any(|v| dir(v) == -1)
 }
 
 /// The summary of one source, as pushed: its `_id`, then the copied fields it has (a missing
@@ -36,24 +45,13 @@ pub(super) fn summary_of(source: &Document, copy: &CopyInfo) -> Document {
     summary
 }
 
-/// The direction of the first sort key: 1 or -1.
-fn direction(sort: &Document) -> i32 {
-    sort.values().next().map_or(1, |v| {
-        if v.as_i32() == Some(-1) || v.as_i64() == Some(-1) {
-            -1
-        } else {
-            1
-        }
-    })
-}
-
 /// `sort` with `_id` as the last key, in the direction of the first: sources with equal sort
 /// values are kept and ordered the same way by the pushes and by the recomputation.
 fn with_tiebreak(sort: &Document) -> Document {
     let mut sort = sort.clone();
     if !sort.contains_key("_id") {
-        let dir = direction(&sort);
-        sort.insert("_id", dir);
+        let first = sort.values().next().map_or(1, dir);
+        sort.insert("_id", first);
     }
     sort
 }
@@ -115,21 +113,8 @@ pub(crate) async fn parents_of(
             projection.insert(via.as_str(), 1);
         }
     }
-    let coll = odm.database().collection::<Document>(source);
-    let action = coll.find(filter).projection(projection);
-    let error = |e| Error::from_driver(source, e);
-    let docs: Vec<Document> = match session {
-        None => action
-            .await
-            .map_err(error)?
-            .try_collect()
-            .await
-            .map_err(error)?,
-        Some(s) => {
-            let mut cursor = action.session(&mut *s).await.map_err(error)?;
-            cursor.stream(s).try_collect().await.map_err(error)?
-        }
-    };
+    let options = FindOptions::builder().projection(projection).build();
+    let docs = crate::ops::find_documents(odm, source, filter, options, session).await?;
     Ok(copies
         .iter()
         .map(|c| {
@@ -170,14 +155,7 @@ pub(crate) async fn expected(
         sort.clone()
     } else {
         sort.iter()
-            .map(|(k, v)| {
-                let dir = if v.as_i32() == Some(-1) || v.as_i64() == Some(-1) {
-                    1
-                } else {
-                    -1
-                };
-                (k.clone(), Bson::Int32(dir))
-            })
+            .map(|(k, v)| (k.clone(), Bson::Int32(-dir(v))))
             .collect()
     };
     let mut output = doc! { "_id": "$_id" };

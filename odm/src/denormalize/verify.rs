@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::fmt;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
-use mongodb::options::UpdateOptions;
+use mongodb::options::{FindOptions, UpdateOptions};
 
 use super::value_at;
 use super::{all_copies, CopyInfo, CopyKind};
+use crate::ops::find_documents;
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
@@ -292,20 +292,14 @@ impl<'a> VerifyCopies<'a> {
         for (from, _) in &copy.fields {
             projection.insert(from.as_str(), 1);
         }
-        let sources: HashMap<IdKey, Document> = self
-            .odm
-            .database()
-            .collection::<Document>(copy.source)
-            .find(doc! { "_id": { "$in": source_ids } })
-            .projection(projection)
-            .await
-            .map_err(|e| Error::from_driver(copy.source, e))?
-            .try_collect::<Vec<_>>()
-            .await
-            .map_err(|e| Error::from_driver(copy.source, e))?
-            .into_iter()
-            .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
-            .collect();
+        let options = FindOptions::builder().projection(projection).build();
+        let filter = doc! { "_id": { "$in": source_ids } };
+        let sources: HashMap<IdKey, Document> =
+            find_documents(self.odm, copy.source, filter, options, None)
+                .await?
+                .into_iter()
+                .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
+                .collect();
         for (doc_id, source_id, slot) in slots {
             let source = sources.get(&IdKey::of(&source_id));
             let mut wrong: Vec<(String, Bson)> = Vec::new();

@@ -3,7 +3,7 @@
 mod read;
 mod write;
 
-pub(crate) use read::find_decoded;
+pub(crate) use read::{find_decoded, find_documents};
 pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
 

@@ -1,6 +1,7 @@
 use std::marker::PhantomData;
 
 use bson::Document;
+use futures_util::TryStreamExt;
 use mongodb::options::{FindOneAndUpdateOptions, FindOptions, ReturnDocument};
 use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
@@ -123,6 +124,33 @@ into_future!(Find => Vec<T>);
 
 /// One `find` on the collection of `T` (plus its `getMore`s), every document decoded into `U`
 /// straight from the reply's bytes; errors name the collection, the `_id` and the field.
+/// The documents of `collection` matching `filter`, as BSON documents, in the caller's session
+/// when given: the shape the ODM's own bookkeeping reads (ids, references, copied fields).
+/// One `find`, plus `getMore`s.
+pub(crate) async fn find_documents(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    options: FindOptions,
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<Document>> {
+    let coll = odm.database().collection::<Document>(collection);
+    let action = coll.find(filter).with_options(options);
+    let error = |e| crate::Error::from_driver(collection, e);
+    match session {
+        None => action
+            .await
+            .map_err(error)?
+            .try_collect()
+            .await
+            .map_err(error),
+        Some(s) => {
+            let mut cursor = action.session(&mut *s).await.map_err(error)?;
+            cursor.stream(s).try_collect().await.map_err(error)
+        }
+    }
+}
+
 pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
     odm: &Odm,
     filter: Document,

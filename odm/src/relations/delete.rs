@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
+use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::{references_to, OnDelete, RefKind};
@@ -112,35 +112,11 @@ async fn find_ids(
     limit_one: bool,
     session: Option<&mut ClientSession>,
 ) -> Result<Vec<Bson>> {
-    let coll = odm.database().collection::<Document>(collection);
-    let mut action = coll.find(filter).projection(doc! { "_id": 1 });
-    if limit_one {
-        action = action.limit(1);
-    }
-    let docs: Vec<Document> = match session {
-        None => action
-            .await
-            .map_err(|e| Error::from_driver(collection, e))?
-            .try_collect()
-            .await
-            .map_err(|e| Error::from_driver(collection, e))?,
-        Some(s) => {
-            let mut cursor = action
-                .session(&mut *s)
-                .await
-                .map_err(|e| Error::from_driver(collection, e))?;
-            let mut out = Vec::new();
-            while let Some(d) = cursor
-                .next(s)
-                .await
-                .transpose()
-                .map_err(|e| Error::from_driver(collection, e))?
-            {
-                out.push(d);
-            }
-            out
-        }
-    };
+    let options = FindOptions::builder()
+        .projection(doc! { "_id": 1 })
+        .limit(limit_one.then_some(1))
+        .build();
+    let docs = crate::ops::find_documents(odm, collection, filter, options, session).await?;
     Ok(docs
         .into_iter()
         .filter_map(|mut d| d.remove("_id"))

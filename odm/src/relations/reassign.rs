@@ -283,6 +283,14 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         })
     }
 
+    /// The child's update returns the reference as it was, and nothing else.
+    fn link_before(&self) -> FindOneAndUpdateOptions {
+        FindOneAndUpdateOptions::builder()
+            .projection(doc! { self.link_path.as_str(): 1 })
+            .return_document(ReturnDocument::Before)
+            .build()
+    }
+
     async fn steps_in_transaction(
         &self,
         inverse: &Inverse,
@@ -293,13 +301,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
     ) -> Result<Reassigned<P>> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
-        let options = FindOneAndUpdateOptions::builder()
-            .projection(doc! { self.link_path.as_str(): 1 })
-            .return_document(ReturnDocument::Before)
-            .build();
         let old = children
             .find_one_and_update(doc! { "_id": child.clone() }, update.clone())
-            .with_options(options)
+            .with_options(self.link_before())
             .session(&mut *session)
             .await
             .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
@@ -343,13 +347,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
         self.add_to_new_parent(inverse, child, to, None).await?;
         self.checkpoint(1)?;
-        let options = FindOneAndUpdateOptions::builder()
-            .projection(doc! { self.link_path.as_str(): 1 })
-            .return_document(ReturnDocument::Before)
-            .build();
         let old = children
             .find_one_and_update(doc! { "_id": child.clone() }, update.clone())
-            .with_options(options)
+            .with_options(self.link_before())
             .await
             .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
         let previous = match self.previous(old) {

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
+use mongodb::options::FindOptions;
 
 use crate::model::Model;
 use crate::populate::{IdKey, RefPath};
@@ -172,15 +172,11 @@ impl Sweep<'_> {
         report: &mut InverseReport,
     ) -> Result<()> {
         let ids: Vec<Bson> = batch.iter().filter_map(|d| d.get("_id").cloned()).collect();
-        let children = self.odm.database().collection::<Document>(self.child);
-        let named: Vec<Document> = children
-            .find(doc! { self.link.as_str(): { "$in": ids } })
+        let options = FindOptions::builder()
             .projection(doc! { "_id": 1, self.link.as_str(): 1 })
-            .await
-            .map_err(|e| Error::from_driver(self.child, e))?
-            .try_collect()
-            .await
-            .map_err(|e| Error::from_driver(self.child, e))?;
+            .build();
+        let filter = doc! { self.link.as_str(): { "$in": ids } };
+        let named = crate::ops::find_documents(self.odm, self.child, filter, options, None).await?;
         let mut expected: HashMap<IdKey, Vec<Bson>> = HashMap::new();
         for child in named {
             let (Some(id), Some(parent)) = (child.get("_id"), child.get(&self.link)) else {
