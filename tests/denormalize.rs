@@ -45,6 +45,11 @@ fn product(n: i64, parts: &[&Part]) -> Product {
     }
 }
 
+/// The `(id, name)` of each summary of a stored product.
+async fn product_names(db: &TestDb, id: ObjectId) -> Vec<(ObjectId, String)> {
+    names_in(&stored_one(db, "products", id).await.unwrap())
+}
+
 fn names_in(raw: &Document) -> Vec<(ObjectId, String)> {
     raw.get_array("parts")
         .unwrap()
@@ -718,9 +723,8 @@ async fn a_pushed_summary_takes_its_copied_fields_from_the_part() -> odm::Result
         ["find", "update", "find"],
         "read the part's name, push, re-read the part"
     );
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
     assert_eq!(
-        names_in(&raw),
+        product_names(&db, shifter.id).await,
         [
             (parts[0].id, "#0 grommet".to_owned()),
             (parts[2].id, "#2 grommet".to_owned())
@@ -735,9 +739,8 @@ async fn a_pushed_summary_takes_its_copied_fields_from_the_part() -> odm::Result
             Product::parts().set(vec![summary(&parts[1]), summary(&parts[0])]),
         )
         .await?;
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
     assert_eq!(
-        names_in(&raw),
+        product_names(&db, shifter.id).await,
         [
             (parts[1].id, "#1 grommet".to_owned()),
             (parts[0].id, "#0 grommet".to_owned())
@@ -763,8 +766,7 @@ async fn pushing_a_summary_of_a_missing_part_writes_nothing() -> odm::Result<()>
         "{err}"
     );
     assert_eq!(sent(&db), ["find"], "the update was never sent");
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
-    assert_eq!(names_in(&raw).len(), 1);
+    assert_eq!(product_names(&db, shifter.id).await.len(), 1);
     Ok(())
 }
 
@@ -871,8 +873,10 @@ async fn writes_inside_a_copy_are_refused_before_sending() -> odm::Result<()> {
         "{err}"
     );
     assert!(sent(&db).is_empty(), "nothing was sent");
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
-    assert_eq!(names_in(&raw), [(parts[0].id, "#0 grommet".to_owned())]);
+    assert_eq!(
+        product_names(&db, shifter.id).await,
+        [(parts[0].id, "#0 grommet".to_owned())]
+    );
     Ok(())
 }
 
@@ -890,9 +894,8 @@ async fn replacing_a_part_cascades_its_new_name() -> odm::Result<()> {
         ["findAndModify", "update", "find"],
         "replace returning the old name, one cascade update, re-read the part"
     );
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
     assert_eq!(
-        names_in(&raw),
+        product_names(&db, shifter.id).await,
         [(parts[0].id, "fan blade assembly".to_owned())]
     );
 
@@ -924,9 +927,8 @@ async fn a_replaced_product_takes_its_summaries_from_the_parts() -> odm::Result<
         "read the parts' names; replace (parts copy from products: a find-and-modify that \
          returns the copied fields as they were, unchanged here, so no cascade); re-read"
     );
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
     assert_eq!(
-        names_in(&raw),
+        product_names(&db, shifter.id).await,
         [
             (parts[1].id, "#1 grommet".to_owned()),
             (parts[0].id, "#0 grommet".to_owned())
@@ -953,9 +955,8 @@ async fn find_one_and_update_of_a_part_cascades_too() -> odm::Result<()> {
         ["findAndModify", "find", "update", "find"],
         "update, read the new name, cascade, re-read"
     );
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
     assert_eq!(
-        names_in(&raw),
+        product_names(&db, shifter.id).await,
         [(parts[0].id, "fan blade assembly".to_owned())]
     );
 
@@ -972,8 +973,10 @@ async fn find_one_and_update_of_a_part_cascades_too() -> odm::Result<()> {
         ["findAndModify", "update", "find"],
         "the returned document carries the new name"
     );
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
-    assert_eq!(names_in(&raw), [(parts[0].id, "#0 washer".to_owned())]);
+    assert_eq!(
+        product_names(&db, shifter.id).await,
+        [(parts[0].id, "#0 washer".to_owned())]
+    );
     Ok(())
 }
 
@@ -1037,9 +1040,8 @@ async fn a_rename_between_reading_a_source_and_writing_its_copy_is_caught() -> o
     armed.store(true, Ordering::SeqCst);
     odm.insert_one(&shifter).await?;
     assert!(!armed.load(Ordering::SeqCst), "the rename ran");
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
     assert_eq!(
-        names_in(&raw),
+        product_names(&db, shifter.id).await,
         [(parts[0].id, "fan blade assembly".to_owned())],
         "the re-read after the insert saw the rename and fixed the copy"
     );
@@ -1049,8 +1051,10 @@ async fn a_rename_between_reading_a_source_and_writing_its_copy_is_caught() -> o
     armed.store(true, Ordering::SeqCst);
     odm.update_by_id::<Product>(shifter.id, Product::parts().push(summary(&parts[1])))
         .await?;
-    let raw = stored_one(&db, "products", shifter.id).await.unwrap();
-    assert_eq!(names_in(&raw)[1], (parts[1].id, "#1 washer".to_owned()));
+    assert_eq!(
+        product_names(&db, shifter.id).await[1],
+        (parts[1].id, "#1 washer".to_owned())
+    );
     Ok(())
 }
 
