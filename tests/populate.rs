@@ -432,6 +432,21 @@ async fn children_of_many_parents_get_a_per_parent_limit_in_one_aggregate() -> o
     assert_eq!(sent(&db), ["find"]);
     assert_eq!(all.total(), 15);
     assert_eq!(all.of(&hosts[0]).len(), 10);
+
+    // From ids alone (no parent documents loaded): the same command and the same groups.
+    let ids: Vec<ObjectId> = hosts.iter().map(|h| h.id).collect();
+    let by_id = db
+        .odm()
+        .children_of_ids(LogMsg::host(), ids.iter().copied())
+        .sort(LogMsg::time().desc())
+        .limit_per_parent(3)
+        .await?;
+    assert_eq!(sent(&db), ["aggregate"]);
+    let counts: Vec<usize> = ids.iter().map(|id| by_id.of_id(*id).len()).collect();
+    assert_eq!(counts, [3, 0, 3]);
+    let times: Vec<DateTime> = by_id.of_id(ids[0]).iter().map(|m| m.time).collect();
+    assert_eq!(times, [at(109), at(108), at(107)]);
+    assert!(by_id.of_id(ObjectId::new()).is_empty(), "an unknown id has none");
     Ok(())
 }
 

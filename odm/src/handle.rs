@@ -198,6 +198,17 @@ impl Odm {
         Children::new(self, link.as_ref(), parents)
     }
 
+    /// Like [`Odm::children`], from the parents' ids rather than whole parent documents (ids
+    /// the caller holds, or read with a projection); look the groups up with
+    /// [`ChildrenOf::of_id`](crate::populate::ChildrenOf::of_id). Sends the same commands.
+    pub fn children_of_ids<'a, C: Model, W, P: Model>(
+        &'a self,
+        link: impl AsRef<RefPath<C, W, P>>,
+        ids: impl IntoIterator<Item = impl Value<P::Id>>,
+    ) -> Children<'a, C, P> {
+        Children::of_ids(self, link.as_ref(), ids)
+    }
+
     /// Moves `child` to the parent `to` through the two-way reference `link` (the child's side,
     /// e.g. `Task::owner()`), updating both sides. See [`Reassign`] for the transaction, the
     /// fixed order without one, and the commands sent.

@@ -141,12 +141,14 @@ pub use bson;
 pub use mongodb;
 pub use serde;
 
+// ANCHOR: prelude
 /// The names most programs need: `use odm::prelude::*;`.
 pub mod prelude {
     pub use crate::{Dangling, Embed, Field, Filter, Model, Odm, Projection, Ref, Sort, Update};
     pub use bson::oid::ObjectId;
     pub use serde::{Deserialize, Serialize};
 }
+// ANCHOR_END: prelude
 
 /// Used by the generated code; not public API.
 #[doc(hidden)]

@@ -70,8 +70,18 @@ fn key_of<P: Model>(parent: &P) -> Option<IdKey> {
 impl<P: Model, C> ChildrenOf<P, C> {
     /// The children of `parent`, in the requested order (empty when it has none).
     pub fn of(&self, parent: &P) -> Vec<&C> {
-        key_of(parent)
-            .and_then(|k| self.by_parent.get(&k))
+        self.of_key(key_of(parent))
+    }
+
+    /// The children of the parent with this `_id`, in the requested order (empty when it has
+    /// none, or when the id cannot be encoded): for children loaded with
+    /// [`Odm::children_of_ids`].
+    pub fn of_id(&self, id: impl crate::path::Value<P::Id>) -> Vec<&C> {
+        self.of_key(id.to_bson().ok().map(|b| IdKey::of(&b)))
+    }
+
+    fn of_key(&self, key: Option<IdKey>) -> Vec<&C> {
+        key.and_then(|k| self.by_parent.get(&k))
             .map(|ix| ix.iter().map(|i| &self.docs[*i]).collect())
             .unwrap_or_default()
     }
@@ -100,12 +110,35 @@ impl<P: Model, C> ChildrenOf<P, C> {
 
 impl<'a, C: Model, P: Model> Children<'a, C, P> {
     pub(crate) fn new<W>(odm: &'a Odm, link: &RefPath<C, W, P>, parents: &[P]) -> Self {
+        Self::from_ids(
+            odm,
+            link,
+            parents
+                .iter()
+                .filter_map(|p| p.document_id().map(bson::serialize_to_bson)),
+        )
+    }
+
+    /// The children of the parents with these ids (a caller that holds ids, or a projection
+    /// of the parents, need not load whole parents).
+    pub(crate) fn of_ids<W>(
+        odm: &'a Odm,
+        link: &RefPath<C, W, P>,
+        ids: impl IntoIterator<Item = impl crate::path::Value<P::Id>>,
+    ) -> Self {
+        Self::from_ids(odm, link, ids.into_iter().map(|id| id.to_bson()))
+    }
+
+    fn from_ids<W, E: fmt::Display>(
+        odm: &'a Odm,
+        link: &RefPath<C, W, P>,
+        parents: impl Iterator<Item = std::result::Result<Bson, E>>,
+    ) -> Self {
         let mut seen = std::collections::HashSet::new();
         let mut ids = Vec::new();
         let mut error = None;
-        for p in parents {
-            let Some(id) = p.document_id() else { continue };
-            match bson::serialize_to_bson(id) {
+        for id in parents {
+            match id {
                 Ok(id) => {
                     if seen.insert(IdKey::of(&id)) {
                         ids.push(id);
