@@ -446,7 +446,10 @@ async fn children_of_many_parents_get_a_per_parent_limit_in_one_aggregate() -> o
     assert_eq!(counts, [3, 0, 3]);
     let times: Vec<DateTime> = by_id.of_id(ids[0]).iter().map(|m| m.time).collect();
     assert_eq!(times, [at(109), at(108), at(107)]);
-    assert!(by_id.of_id(ObjectId::new()).is_empty(), "an unknown id has none");
+    assert!(
+        by_id.of_id(ObjectId::new()).is_empty(),
+        "an unknown id has none"
+    );
     Ok(())
 }
 

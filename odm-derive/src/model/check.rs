@@ -331,8 +331,12 @@ fn check_reference_alone(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// `_id` is the document's own value, never a reference to another document.
+/// `_id` is the document's own value, never a reference to another document. (In an
+/// embedded summary a `Ref` stored as `_id` names the summarized source: allowed there.)
 fn check_id_not_a_reference(cx: &Ctxt, cont: &Container<'_>) {
+    if matches!(cont.derive, Derive::Embed) {
+        return;
+    }
     for f in cont.fields.iter().filter(|f| f.is_id()) {
         const MESSAGE: &str = "`_id` cannot be a reference: it is the document's own id. To share another document's id (one-to-one), declare its id type here (`id: ObjectId`) and store the same value";
         match &f.reference {
@@ -466,7 +470,9 @@ fn check_id(cx: &Ctxt, cont: &Container<'_>) {
             }
         }
         Derive::Embed => {
-            for id in ids {
+            // A `Ref` stored as `_id` is the source a latest-N summary stands for (each stored
+            // summary carries it), not an identity of the embedded document's own.
+            for id in ids.into_iter().filter(|f| f.ref_target().is_none()) {
                 cx.error_spanned_by(
                     id.ident,
                     "an embedded document has no `_id` of its own: something with an identity of its own is a Model, referenced rather than embedded (rule of thumb 2); rename the field, or derive only `Model` on this type (a type cannot be both)",
