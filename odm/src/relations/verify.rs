@@ -175,7 +175,7 @@ impl Sweep<'_> {
         let options = FindOptions::builder()
             .projection(doc! { "_id": 1, self.link.as_str(): 1 })
             .build();
-        let filter = doc! { self.link.as_str(): { "$in": ids } };
+        let filter = crate::literal::is_in(&self.link, ids);
         let named = crate::ops::find_documents(self.odm, self.child, filter, options, None).await?;
         let mut expected: HashMap<IdKey, Vec<Bson>> = HashMap::new();
         for child in named {
@@ -221,7 +221,7 @@ impl Sweep<'_> {
                 if !missing.is_empty() {
                     parents
                         .update_one(
-                            doc! { "_id": pid.clone() },
+                            crate::literal::eq("_id", pid.clone()),
                             doc! { "$addToSet": { inverse: { "$each": missing } } },
                         )
                         .await
@@ -230,8 +230,8 @@ impl Sweep<'_> {
                 if !extra.is_empty() {
                     parents
                         .update_one(
-                            doc! { "_id": pid.clone() },
-                            doc! { "$pull": { inverse: { "$in": extra } } },
+                            crate::literal::eq("_id", pid.clone()),
+                            crate::literal::pull_all(inverse, extra),
                         )
                         .await
                         .map_err(|e| Error::from_driver(self.parent, e))?;
