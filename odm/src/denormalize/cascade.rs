@@ -424,7 +424,10 @@ pub(super) async fn cascade_values(
                         set.insert(format!("{}.$[copy].{to}", copy.path), v);
                     }
                     let options = UpdateOptions::builder()
-                        .array_filters(vec![crate::literal::is_in(&format!("copy.{id}"), ids.clone())])
+                        .array_filters(vec![crate::literal::is_in(
+                            &format!("copy.{id}"),
+                            ids.clone(),
+                        )])
                         .build();
                     (doc! { "$set": set }, options)
                 }

@@ -251,7 +251,9 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             // A child referencing several parents counts once for each of them.
             stages.push(doc! { "$addFields": { "__odm_parent": format!("${}", self.path) } });
             stages.push(doc! { "$unwind": "$__odm_parent" });
-            stages.push(doc! { "$match": crate::literal::is_in("__odm_parent", self.parents.clone()) });
+            stages.push(
+                doc! { "$match": crate::literal::is_in("__odm_parent", self.parents.clone()) },
+            );
             "$__odm_parent".to_owned()
         } else {
             format!("${}", self.path)

@@ -256,9 +256,7 @@ fn plan_level<'a>(
                 }
                 OnDelete::Nullify => {
                     let update = match r.kind {
-                        RefKind::Many => {
-                            crate::literal::pull_all(&r.path, ids.clone())
-                        }
+                        RefKind::Many => crate::literal::pull_all(&r.path, ids.clone()),
                         _ => {
                             let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };
                             // Copies taken through this reference describe a document that is
