@@ -64,7 +64,10 @@ impl<Root> Filter<Root> {
     }
 
     /// A filter from a raw document, sent as written. This is the one way to put operators of
-    /// your own into a filter: never build it from unchecked user input.
+    /// your own into a filter: never build it from unchecked user input. Every other filter
+    /// matches values literally (`$eq`, and `$in` lists whose regular expressions and
+    /// `$`-keyed documents are sent as `$eq` of their own), so a value is never read as an
+    /// operator or a pattern.
     pub fn raw(doc: Document) -> Self {
         Filter::from_parts(doc, None)
     }

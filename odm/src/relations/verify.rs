@@ -81,7 +81,7 @@ impl fmt::Display for InverseReport {
 /// (plus `getMore`s); for each batch, one `find` of the children naming those parents
 /// (projection `_id` and the reference). Memory holds one batch. With `.repair(true)`, each
 /// parent in disagreement gets one `update` (`$addToSet` of the missing children) and/or one
-/// (`$pull` of the extra ones). The child's own reference is the source of truth.
+/// (`$pullAll` of the extra ones). The child's own reference is the source of truth.
 #[must_use = "the sweep runs when awaited"]
 pub struct VerifyInverse<'a, C: Model, P: Model> {
     odm: &'a Odm,
