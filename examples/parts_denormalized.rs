@@ -292,7 +292,7 @@ async fn run() -> odm::Result<()> {
     let refused = odm
         .update_by_id::<Part>(
             screw.id,
-            Field::<Part, String>::at_path("product_name").set("my own name"),
+            Field::<Part, String>::at_path("product_name")?.set("my own name"),
         )
         .await;
     // ANCHOR_END: copy_write

@@ -829,13 +829,17 @@ async fn writes_inside_a_copy_are_refused_before_sending() -> odm::Result<()> {
         db.odm()
             .update_by_id::<Part>(
                 parts[0].id,
-                Field::<Part, String>::at_path("product_name").set("hand-made"),
+                Field::<Part, String>::at_path("product_name")
+                    .unwrap()
+                    .set("hand-made"),
             )
             .into_future(),
         db.odm()
             .update_many::<Part>(
                 Filter::all(),
-                Field::<Part, i64>::at_path("product_catalog_number").inc(1),
+                Field::<Part, i64>::at_path("product_catalog_number")
+                    .unwrap()
+                    .inc(1),
             )
             .into_future(),
     ];
@@ -852,7 +856,9 @@ async fn writes_inside_a_copy_are_refused_before_sending() -> odm::Result<()> {
         .odm()
         .update_by_id::<Host>(
             ObjectId::new(),
-            Field::<Host, Vec<LogSummary>>::at_path("logmsgs").set(vec![]),
+            Field::<Host, Vec<LogSummary>>::at_path("logmsgs")
+                .unwrap()
+                .set(vec![]),
         )
         .await
         .unwrap_err();
@@ -864,7 +870,9 @@ async fn writes_inside_a_copy_are_refused_before_sending() -> odm::Result<()> {
         .odm()
         .update_by_id::<Product>(
             shifter.id,
-            Field::<Product, String>::at_path("parts.0.name").set("hand-made"),
+            Field::<Product, String>::at_path("parts.0.name")
+                .unwrap()
+                .set("hand-made"),
         )
         .await
         .unwrap_err();

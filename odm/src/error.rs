@@ -65,6 +65,20 @@ pub enum Error {
         key: String,
     },
 
+    /// A path spelt by hand ([`Field::at_path`](crate::path::Field::at_path)) has a segment
+    /// MongoDB would read as an operator or that names nothing: one starting with `$`
+    /// (`$where`, `parts.$[p]`), an empty one (`a..b`), or one holding a NUL byte. Only
+    /// `Filter::raw` and `Update::raw` send such paths. Nothing was sent.
+    #[error("refusing path `{path}` for collection `{collection}`: segment `{segment}` is empty, starts with `$` or holds a NUL byte; use `Filter::raw` / `Update::raw` to send operators")]
+    InvalidPath {
+        /// Collection of the model the path was built for.
+        collection: String,
+        /// The whole path, as given.
+        path: String,
+        /// The refused segment.
+        segment: String,
+    },
+
     /// A document without an `_id` was inserted and its id type cannot be generated
     /// (only `ObjectId` ids are generated).
     #[error("document for collection `{collection}` has no `_id` and its id type cannot be generated; set the id before inserting")]

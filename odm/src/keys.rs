@@ -10,6 +10,28 @@ pub(crate) fn check_document(collection: &str, doc: &RawDocument) -> Result<()> 
     check_level(collection, doc, &mut String::new())
 }
 
+/// Checks the keys of a value about to be written at `path` (an id written as a reference,
+/// say): the same rule as [`check_document`], for a document or the documents of an array.
+pub(crate) fn check_value(collection: &str, path: &str, value: &bson::Bson) -> Result<()> {
+    let encode_error = |e: bson::error::Error| Error::Encode {
+        collection: collection.to_owned(),
+        what: format!("value for `{path}`"),
+        message: e.to_string(),
+    };
+    let one = |d: &bson::Document, at: String| -> Result<()> {
+        let raw = bson::RawDocumentBuf::try_from(d).map_err(encode_error)?;
+        check_level(collection, &raw, &mut { at })
+    };
+    match value {
+        bson::Bson::Document(d) => one(d, path.to_owned()),
+        bson::Bson::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
+            item.as_document()
+                .map_or(Ok(()), |d| one(d, format!("{path}.{i}")))
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn check_level(collection: &str, doc: &RawDocument, path: &mut String) -> Result<()> {
     for element in doc {
         let (key, value) = element.map_err(|e| Error::Encode {

@@ -45,6 +45,7 @@ mod error;
 mod handle;
 pub mod index;
 mod keys;
+mod literal;
 mod model;
 pub mod monitor;
 pub mod ops;

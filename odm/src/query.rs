@@ -6,6 +6,7 @@ use std::ops::{BitAnd, BitOr, Not};
 
 use bson::{doc, Bson, Document};
 
+use crate::literal;
 use crate::path::{Field, Value};
 use crate::Error;
 
@@ -63,7 +64,10 @@ impl<Root> Filter<Root> {
     }
 
     /// A filter from a raw document, sent as written. This is the one way to put operators of
-    /// your own into a filter: never build it from unchecked user input.
+    /// your own into a filter: never build it from unchecked user input. Every other filter
+    /// matches values literally (`$eq`, and `$in` lists whose regular expressions and
+    /// `$`-keyed documents are sent as `$eq` of their own), so a value is never read as an
+    /// operator or a pattern.
     pub fn raw(doc: Document) -> Self {
         Filter::from_parts(doc, None)
     }
@@ -183,12 +187,16 @@ impl<Root, T, M> Field<Root, T, M> {
             || format!("filter value for `{}`", self.path()),
             &mut error,
         );
-        Filter::from_parts(doc! { self.path(): { op: v } }, error)
+        let doc = match op {
+            "$ne" => literal::ne(self.path(), v),
+            _ => doc! { self.path(): { op: v } },
+        };
+        Filter::from_parts(doc, error)
     }
 
     fn compare_many<V: Value<T>>(
         &self,
-        op: &str,
+        build: fn(&str, Vec<Bson>) -> Document,
         values: impl IntoIterator<Item = V>,
     ) -> Filter<Root> {
         let mut error = None;
@@ -202,7 +210,7 @@ impl<Root, T, M> Field<Root, T, M> {
                 )
             })
             .collect();
-        Filter::from_parts(doc! { self.path(): { op: vs } }, error)
+        Filter::from_parts(build(self.path(), vs), error)
     }
 
     /// Equal to `value` (`$eq`). On an array field this is whole-array equality; use
@@ -211,7 +219,8 @@ impl<Root, T, M> Field<Root, T, M> {
         self.compare("$eq", &value)
     }
 
-    /// Not equal to `value` (`$ne`).
+    /// Not equal to `value` (`$ne`; `{$nor: [{path: {$eq: value}}]}` for a regular expression,
+    /// which MongoDB refuses after `$ne`).
     pub fn ne(&self, value: impl Value<T>) -> Filter<Root> {
         self.compare("$ne", &value)
     }
@@ -236,14 +245,23 @@ impl<Root, T, M> Field<Root, T, M> {
         self.compare("$lte", &value)
     }
 
-    /// Equal to one of `values` (`$in`).
+    /// Equal to one of `values` (`{path: {$in: values}}`).
+    ///
+    /// Every value is matched literally, as [`Field::eq`] matches it: a regular expression
+    /// among the values matches a stored regular expression, never as a pattern, and a
+    /// document with `$` keys matches an equal document, never as operators. Such values are
+    /// sent as `$eq` conditions beside the `$in` of the others
+    /// (`{$or: [{path: {$in: [...]}}, {path: {$eq: /.*/}}]}`), since MongoDB reads them as
+    /// patterns or operators inside `$in`. One command either way.
     pub fn is_in<V: Value<T>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
-        self.compare_many("$in", values)
+        self.compare_many(literal::is_in, values)
     }
 
-    /// Equal to none of `values` (`$nin`).
+    /// Equal to none of `values` (`$nin`); values are matched literally, as in
+    /// [`Field::is_in`] (`{$nor: [...]}` when a value would otherwise be read as a pattern or
+    /// operators).
     pub fn not_in<V: Value<T>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
-        self.compare_many("$nin", values)
+        self.compare_many(literal::not_in, values)
     }
 
     /// The field is present (`$exists: true`) or absent (`$exists: false`).
@@ -274,7 +292,8 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
         Filter::from_parts(doc! { self.path(): { "$eq": v } }, error)
     }
 
-    /// The array holds every one of `values` (`$all`).
+    /// The array holds every one of `values` (`$all`); values are matched literally, as in
+    /// [`Field::is_in`].
     pub fn contains_all<V: Value<E>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
         let mut error = None;
         let vs: Vec<Bson> = values
@@ -287,7 +306,7 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
                 )
             })
             .collect();
-        Filter::from_parts(doc! { self.path(): { "$all": vs } }, error)
+        Filter::from_parts(literal::all(self.path(), vs), error)
     }
 
     /// The array has exactly `len` elements (`$size`).

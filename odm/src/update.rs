@@ -36,7 +36,17 @@ impl<Root> Update<Root> {
         }
     }
 
-    /// An update from a raw document, sent as written. Never build it from unchecked input.
+    /// An update from a raw document, sent as written. With [`Filter::raw`](crate::Filter::raw)
+    /// it is the only way to send operators of your own (`$each`, `$slice`, `$rename`,
+    /// positional paths such as `parts.$[p].qty`): never build it from unchecked input.
+    ///
+    /// It may not write a copy odm keeps, as typed updates may not: an update naming a copied
+    /// field or a path inside one under any operator (`$set`, `$unset`, `$inc`, `$push` onto
+    /// a latest-N array, `$setOnInsert`, `$currentDate`, ..., including `parts.$[p].name` and
+    /// `parts.0.name`), or renaming onto or off a copy with `$rename`, fails with
+    /// [`Error::CopyWrite`](crate::Error::CopyWrite) before anything is sent. Whole summaries it
+    /// sets or pushes are taken from their sources, as for typed updates. The keys of its
+    /// values are not checked (it may hold modifiers).
     pub fn raw(ops: Document) -> Self {
         Update {
             ops,

@@ -150,7 +150,7 @@ async fn forget(odm: &Odm, gone: &[Bson], copies: &[CopyInfo]) -> Result<()> {
             CopyKind::Summary {
                 array: true, id, ..
             } => {
-                doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": gone.to_vec() } } } }
+                doc! { "$pull": { copy.path.as_str(): crate::literal::is_in(id, gone.to_vec()) } }
             }
             CopyKind::Summary {
                 array: false,
@@ -338,7 +338,7 @@ async fn steps<T: Model>(
         if ids.is_empty() {
             return Ok((result, Vec::new()));
         }
-        let action = coll.update_many(doc! { "_id": { "$in": ids.clone() } }, update.clone());
+        let action = coll.update_many(crate::literal::is_in("_id", ids.clone()), update.clone());
         result = match session.as_deref_mut() {
             None => action.await,
             Some(s) => action.session(s).await,
@@ -383,7 +383,7 @@ pub(super) async fn read_values(
         .projection(projection(copies))
         .sort(doc! { "_id": 1 })
         .build();
-    let filter = doc! { "_id": { "$in": ids.to_vec() } };
+    let filter = crate::literal::is_in("_id", ids.to_vec());
     find_documents(odm, source, filter, options, session).await
 }
 
@@ -424,7 +424,10 @@ pub(super) async fn cascade_values(
                         set.insert(format!("{}.$[copy].{to}", copy.path), v);
                     }
                     let options = UpdateOptions::builder()
-                        .array_filters(vec![doc! { format!("copy.{id}"): { "$in": ids.clone() } }])
+                        .array_filters(vec![crate::literal::is_in(
+                            &format!("copy.{id}"),
+                            ids.clone(),
+                        )])
                         .build();
                     (doc! { "$set": set }, options)
                 }

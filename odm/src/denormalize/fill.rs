@@ -266,10 +266,8 @@ pub(crate) async fn push_latest(
                 // Sorted ascending the last N are at the end; descending, at the start.
                 "$slice": if super::latest::descending(sort) { i64::from(*n) } else { -i64::from(*n) },
             } } };
-            let filter = doc! {
-                "_id": parent.clone(),
-                format!("{}._id", copy.path): { "$nin": ids },
-            };
+            let mut filter = crate::literal::eq("_id", parent.clone());
+            filter.extend(crate::literal::not_in(&format!("{}._id", copy.path), ids));
             let action = coll.update_one(filter, update);
             let result = match session.as_deref_mut() {
                 None => action.await,

@@ -163,7 +163,7 @@ pub(crate) async fn expected(
         output.insert(to.clone(), format!("${from}"));
     }
     let pipeline = vec![
-        doc! { "$match": { via.as_str(): { "$in": parents.to_vec() } } },
+        doc! { "$match": crate::literal::is_in(via, parents.to_vec()) },
         doc! { "$group": {
             "_id": format!("${via}"),
             "docs": { "$topN": { "n": i64::from(*n), "sortBy": latest_first, "output": output } },
@@ -255,7 +255,7 @@ async fn refresh_in(
     let coll = odm.database().collection::<Document>(copy.dependent);
     for (parent, docs) in arrays {
         let action = coll.update_one(
-            doc! { "_id": parent },
+            crate::literal::eq("_id", parent),
             doc! { "$set": { copy.path.as_str(): docs } },
         );
         match session.as_deref_mut() {

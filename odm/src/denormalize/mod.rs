@@ -118,7 +118,7 @@ impl CopyInfo {
             CopyKind::Flat { via } => via.clone(),
             CopyKind::Latest { .. } => format!("{}._id", self.path),
         };
-        bson::doc! { key: { "$in": ids.to_vec() } }
+        crate::literal::is_in(&key, ids.to_vec())
     }
 
     /// Whether an update writing `path` changes a copied source field.

@@ -80,7 +80,8 @@ fn via_written<'u>(update: &'u Document, via: &str) -> Option<(&'static str, Opt
 }
 
 /// Refuses an update that writes inside a copy: a copied field or the id of a summary, a flat
-/// copy, or a latest-N array.
+/// copy, or a latest-N array. Every path an operator names is a write (`$set`, `$unset`,
+/// `$inc`, `$push`, `$setOnInsert`, `$currentDate`, ...), and so is the new name of a `$rename`.
 fn refuse_copy_writes(collection: &str, update: &Document, copies: &[CopyInfo]) -> Result<()> {
     let under = |key: &str, path: &str| {
         key == path
@@ -88,37 +89,48 @@ fn refuse_copy_writes(collection: &str, update: &Document, copies: &[CopyInfo]) 
                 .strip_prefix(path)
                 .is_some_and(|rest| rest.starts_with('.'))
     };
-    for fields in update.values().filter_map(Bson::as_document) {
-        for key in fields.keys() {
-            for copy in copies {
-                let written = match &copy.kind {
-                    CopyKind::Flat { .. } | CopyKind::Latest { .. } => under(key, &copy.path),
-                    CopyKind::Summary { array, id, .. } => {
-                        let inside = key
-                            .strip_prefix(copy.path.as_str())
-                            .and_then(|rest| rest.strip_prefix('.'));
-                        let inside = match inside {
-                            // `parts.$[p].name`: drop the element segment.
-                            Some(rest) if *array => rest
-                                .split_once('.')
-                                .filter(|(element, _)| is_element(&format!(".{element}")))
-                                .map(|(_, below)| below),
-                            other => other,
-                        };
-                        inside.is_some_and(|inner| {
-                            std::iter::once(id.as_str())
-                                .chain(copy.fields.iter().map(|(_, to)| to.as_str()))
-                                .any(|copied| under(inner, copied) || under(copied, inner))
-                        })
-                    }
-                };
-                if written {
-                    return Err(Error::CopyWrite {
-                        collection: collection.to_owned(),
-                        path: key.clone(),
-                        copied_from: copy.source.to_owned(),
-                    });
+    // A `$rename` also writes its new name, all of it: renaming onto a summary array would
+    // bring in summaries that were never taken from their sources.
+    let renamed_to = update
+        .get_document("$rename")
+        .into_iter()
+        .flat_map(|f| f.values().filter_map(Bson::as_str))
+        .map(|to| (to, true));
+    let paths = update
+        .values()
+        .filter_map(Bson::as_document)
+        .flat_map(|fields| fields.keys().map(|k| (k.as_str(), false)))
+        .chain(renamed_to);
+    for (key, whole) in paths {
+        for copy in copies {
+            let written = match &copy.kind {
+                _ if whole => under(key, &copy.path) || under(&copy.path, key),
+                CopyKind::Flat { .. } | CopyKind::Latest { .. } => under(key, &copy.path),
+                CopyKind::Summary { array, id, .. } => {
+                    let inside = key
+                        .strip_prefix(copy.path.as_str())
+                        .and_then(|rest| rest.strip_prefix('.'));
+                    let inside = match inside {
+                        // `parts.$[p].name`: drop the element segment.
+                        Some(rest) if *array => rest
+                            .split_once('.')
+                            .filter(|(element, _)| is_element(&format!(".{element}")))
+                            .map(|(_, below)| below),
+                        other => other,
+                    };
+                    inside.is_some_and(|inner| {
+                        std::iter::once(id.as_str())
+                            .chain(copy.fields.iter().map(|(_, to)| to.as_str()))
+                            .any(|copied| under(inner, copied) || under(copied, inner))
+                    })
                 }
+            };
+            if written {
+                return Err(Error::CopyWrite {
+                    collection: collection.to_owned(),
+                    path: key.to_owned(),
+                    copied_from: copy.source.to_owned(),
+                });
             }
         }
     }
@@ -126,8 +138,9 @@ fn refuse_copy_writes(collection: &str, update: &Document, copies: &[CopyInfo]) 
 }
 
 /// Takes the copies an update of `collection` writes from their sources: every whole summary
-/// it sets or pushes, and every flat copy whose reference it sets. A typed update (`checked`)
-/// that writes inside a copy is refused with [`Error::CopyWrite`].
+/// it sets or pushes, and every flat copy whose reference it sets. A caller's update
+/// (`checked`: typed or raw alike) that writes inside a copy is refused with
+/// [`Error::CopyWrite`].
 ///
 /// Commands: one `find` per source collection the update copies from; none when it writes no
 /// copy.
@@ -298,6 +311,12 @@ mod tests {
             doc! { "$set": { "parts.$.name": "x" } },
             doc! { "$set": { "product_name": "x" } },
             doc! { "$unset": { "product_name": "" } },
+            doc! { "$inc": { "parts.0.name": 1 } },
+            doc! { "$currentDate": { "product_name": true } },
+            doc! { "$rename": { "name": "product_name" } },
+            doc! { "$rename": { "product_name": "kept" } },
+            doc! { "$rename": { "spare_parts": "parts" } },
+            doc! { "$setOnInsert": { "parts.$[].name": "x" } },
         ] {
             let err = refuse_copy_writes("products", &update, &copies).unwrap_err();
             assert!(matches!(err, Error::CopyWrite { .. }), "{update}");

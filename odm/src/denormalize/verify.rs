@@ -204,7 +204,7 @@ impl<'a> VerifyCopies<'a> {
                 });
                 if self.repair {
                     coll.update_one(
-                        doc! { "_id": parent },
+                        crate::literal::eq("_id", parent),
                         doc! { "$set": { copy.path.as_str(): want } },
                     )
                     .await
@@ -293,7 +293,7 @@ impl<'a> VerifyCopies<'a> {
             projection.insert(from.as_str(), 1);
         }
         let options = FindOptions::builder().projection(projection).build();
-        let filter = doc! { "_id": { "$in": source_ids } };
+        let filter = crate::literal::is_in("_id", source_ids);
         let sources: HashMap<IdKey, Document> =
             find_documents(self.odm, copy.source, filter, options, None)
                 .await?
@@ -395,7 +395,7 @@ impl<'a> VerifyCopies<'a> {
             }
             CopyKind::Latest { .. } => return Ok(false),
         };
-        coll.update_one(doc! { "_id": doc_id.clone() }, update)
+        coll.update_one(crate::literal::eq("_id", doc_id.clone()), update)
             .with_options(options)
             .await
             .map_err(|e| Error::from_driver(copy.dependent, e))?;

@@ -113,10 +113,10 @@ pub(crate) async fn prepare_update<T: Model>(
         session.as_deref_mut(),
     )
     .await?;
-    let checked = !update.is_raw();
     let mut update = checked_update(T::COLLECTION, update)?;
+    // A raw update is refused on copies too: raw is for operators, not for writing copies.
     let taken =
-        crate::denormalize::fill_update(odm, T::COLLECTION, &mut update, checked, session).await?;
+        crate::denormalize::fill_update(odm, T::COLLECTION, &mut update, true, session).await?;
     if let Ok(set) = update.get_document("$set") {
         latest.add_written(set);
     }

@@ -192,7 +192,7 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
     }
 
     fn match_stage(&self) -> Result<Document> {
-        let by_parent = doc! { self.path.as_str(): { "$in": self.parents.clone() } };
+        let by_parent = crate::literal::is_in(&self.path, self.parents.clone());
         Ok(match &self.filter {
             Some(f) => doc! { "$and": [by_parent, f.clone().into_document(C::COLLECTION)?] },
             None => by_parent,
@@ -284,7 +284,9 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             // A child referencing several parents counts once for each of them.
             stages.push(doc! { "$addFields": { "__odm_parent": format!("${}", self.path) } });
             stages.push(doc! { "$unwind": "$__odm_parent" });
-            stages.push(doc! { "$match": { "__odm_parent": { "$in": self.parents.clone() } } });
+            stages.push(
+                doc! { "$match": crate::literal::is_in("__odm_parent", self.parents.clone()) },
+            );
             "$__odm_parent".to_owned()
         } else {
             format!("${}", self.path)

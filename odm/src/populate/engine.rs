@@ -145,7 +145,7 @@ impl<Root: Model, T: Model> Populate<Root, T> {
         ids: Vec<Bson>,
         session: Option<&mut ClientSession>,
     ) -> Result<Vec<T>> {
-        let by_id = doc! { "_id": { "$in": ids } };
+        let by_id = crate::literal::is_in("_id", ids);
         let filter = match &self.filter {
             Some(f) => doc! { "$and": [by_id, f.clone().into_document(T::COLLECTION)?] },
             None => by_id,

@@ -142,7 +142,7 @@ impl<Root, W, T: Model> RefPath<Root, W, T> {
     /// Documents whose reference is the document with id `id`:
     /// `{path: {$eq: id}}` (for an array of references, any element).
     pub fn refers_to(&self, id: impl crate::path::Value<T::Id>) -> Filter<Root> {
-        Field::<Root, T::Id>::at_path(self.field.path().to_owned()).eq(id)
+        Field::<Root, T::Id>::trusted(self.field.path().to_owned()).eq(id)
     }
 
     /// Documents whose reference is one of `ids` (`$in`).
@@ -150,7 +150,7 @@ impl<Root, W, T: Model> RefPath<Root, W, T> {
         &self,
         ids: impl IntoIterator<Item = V>,
     ) -> Filter<Root> {
-        Field::<Root, T::Id>::at_path(self.field.path().to_owned()).is_in(ids)
+        Field::<Root, T::Id>::trusted(self.field.path().to_owned()).is_in(ids)
     }
 
     /// A populate of this path with options: `.select(...)`, `.filter(...)`, `.sort(...)`,

@@ -75,7 +75,7 @@ impl Plan {
                 .flat_map(|(_, ids)| ids.iter().cloned())
                 .collect();
             if !deleted.is_empty() {
-                all.push(Bson::Document(doc! { "_id": { "$nin": deleted } }));
+                all.push(Bson::Document(crate::literal::not_in("_id", deleted)));
             }
             let by_filter: Vec<Bson> = self
                 .filter_deletes
@@ -170,7 +170,7 @@ fn plan_level<'a>(
                     plan.updates.push((
                         copy.dependent.to_owned(),
                         copy.dependents_of(&ids),
-                        doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": ids.clone() } } } },
+                        doc! { "$pull": { copy.path.as_str(): crate::literal::is_in(id, ids.clone()) } },
                     ));
                 }
                 // A single summary: cleared when it may be absent, else the delete is refused
@@ -201,7 +201,7 @@ fn plan_level<'a>(
                     let parents = crate::denormalize::parents_of(
                         odm,
                         &collection,
-                        doc! { "_id": { "$in": ids.clone() } },
+                        crate::literal::is_in("_id", ids.clone()),
                         std::slice::from_ref(&copy),
                         session.as_deref_mut(),
                     )
@@ -215,7 +215,7 @@ fn plan_level<'a>(
             }
         }
         for r in references_to(&collection) {
-            let filter = doc! { r.path.as_str(): { "$in": ids.clone() } };
+            let filter = crate::literal::is_in(&r.path, ids.clone());
             match r.on_delete {
                 OnDelete::Restrict => {
                     plan.checks.push((
@@ -251,14 +251,12 @@ fn plan_level<'a>(
                     .await?;
                 }
                 OnDelete::Pull => {
-                    let update = doc! { "$pull": { r.path.as_str(): { "$in": ids.clone() } } };
+                    let update = crate::literal::pull_all(&r.path, ids.clone());
                     plan.updates.push((r.from.to_owned(), filter, update));
                 }
                 OnDelete::Nullify => {
                     let update = match r.kind {
-                        RefKind::Many => {
-                            doc! { "$pull": { r.path.as_str(): { "$in": ids.clone() } } }
-                        }
+                        RefKind::Many => crate::literal::pull_all(&r.path, ids.clone()),
                         _ => {
                             let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };
                             // Copies taken through this reference describe a document that is
@@ -305,7 +303,7 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
     // Children (reached later) are deleted before their parents; the first entry is the root.
     for (i, (collection, ids)) in plan.deletes.into_iter().enumerate().rev() {
         let coll = odm.database().collection::<Document>(&collection);
-        let action = coll.delete_many(doc! { "_id": { "$in": ids } });
+        let action = coll.delete_many(crate::literal::is_in("_id", ids));
         let result = match session.as_deref_mut() {
             None => action.await,
             Some(s) => action.session(s).await,

@@ -74,12 +74,16 @@ impl<C: Model, P: Model> fmt::Debug for Reassign<'_, C, P> {
     }
 }
 
+/// Encodes an id the reassignment writes (into the other side's reference or array): its keys
+/// are checked like those of any written document.
 fn encode<T>(collection: &str, what: &str, v: &impl Value<T>) -> Result<Bson> {
-    v.to_bson().map_err(|e| Error::Encode {
+    let id = v.to_bson().map_err(|e| Error::Encode {
         collection: collection.to_owned(),
         what: what.to_owned(),
         message: e.to_string(),
-    })
+    })?;
+    crate::keys::check_value(collection, what, &id)?;
+    Ok(id)
 }
 
 impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
@@ -150,7 +154,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         let mut latest = crate::denormalize::LatestRefresh::before(
             self.odm,
             C::COLLECTION,
-            &doc! { "_id": child.clone() },
+            &crate::literal::eq("_id", child.clone()),
             &[self.link_path.as_str()],
             session.as_deref_mut(),
         )
@@ -241,11 +245,11 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         session: Option<&mut ClientSession>,
     ) -> Result<()> {
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
-        let mut filter = doc! { "_id": to.clone() };
+        let mut filter = crate::literal::eq("_id", to.clone());
         if let Some(max) = inverse.max {
             filter.insert("$or", vec![
                 Bson::Document(doc! { format!("{}.{}", inverse.path, max.saturating_sub(1)): { "$exists": false } }),
-                Bson::Document(doc! { inverse.path.as_str(): child.clone() }),
+                Bson::Document(crate::literal::eq(&inverse.path, child.clone())),
             ]);
         }
         let action = parents.update_one(
@@ -261,7 +265,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         if added.matched_count > 0 {
             return Ok(());
         }
-        let exists = parents.count_documents(doc! { "_id": to.clone() });
+        let exists = parents.count_documents(crate::literal::eq("_id", to.clone()));
         let exists = match session {
             None => exists.await,
             Some(s) => exists.session(s).await,
@@ -302,7 +306,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
         let old = children
-            .find_one_and_update(doc! { "_id": child.clone() }, update.clone())
+            .find_one_and_update(crate::literal::eq("_id", child.clone()), update.clone())
             .with_options(self.link_before())
             .session(&mut *session)
             .await
@@ -319,8 +323,8 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         if let Some(prev) = &previous {
             parents
                 .update_one(
-                    doc! { "_id": prev.clone() },
-                    doc! { "$pull": { inverse.path.as_str(): child.clone() } },
+                    crate::literal::eq("_id", prev.clone()),
+                    crate::literal::pull_all(&inverse.path, vec![child.clone()]),
                 )
                 .session(&mut *session)
                 .await
@@ -348,7 +352,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         self.add_to_new_parent(inverse, child, to, None).await?;
         self.checkpoint(1)?;
         let old = children
-            .find_one_and_update(doc! { "_id": child.clone() }, update.clone())
+            .find_one_and_update(crate::literal::eq("_id", child.clone()), update.clone())
             .with_options(self.link_before())
             .await
             .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
@@ -358,8 +362,8 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
                 // No such child: take back the addition.
                 let _ = parents
                     .update_one(
-                        doc! { "_id": to.clone() },
-                        doc! { "$pull": { inverse.path.as_str(): child.clone() } },
+                        crate::literal::eq("_id", to.clone()),
+                        crate::literal::pull_all(&inverse.path, vec![child.clone()]),
                     )
                     .await;
                 return Err(e);
@@ -370,8 +374,8 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         if let (Some(prev), true) = (&previous, changed) {
             parents
                 .update_one(
-                    doc! { "_id": prev.clone() },
-                    doc! { "$pull": { inverse.path.as_str(): child.clone() } },
+                    crate::literal::eq("_id", prev.clone()),
+                    crate::literal::pull_all(&inverse.path, vec![child.clone()]),
                 )
                 .await
                 .map_err(|e| Error::from_driver(P::COLLECTION, e))?;

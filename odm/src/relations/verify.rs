@@ -81,7 +81,7 @@ impl fmt::Display for InverseReport {
 /// (plus `getMore`s); for each batch, one `find` of the children naming those parents
 /// (projection `_id` and the reference). Memory holds one batch. With `.repair(true)`, each
 /// parent in disagreement gets one `update` (`$addToSet` of the missing children) and/or one
-/// (`$pull` of the extra ones). The child's own reference is the source of truth.
+/// (`$pullAll` of the extra ones). The child's own reference is the source of truth.
 #[must_use = "the sweep runs when awaited"]
 pub struct VerifyInverse<'a, C: Model, P: Model> {
     odm: &'a Odm,
@@ -175,7 +175,7 @@ impl Sweep<'_> {
         let options = FindOptions::builder()
             .projection(doc! { "_id": 1, self.link.as_str(): 1 })
             .build();
-        let filter = doc! { self.link.as_str(): { "$in": ids } };
+        let filter = crate::literal::is_in(&self.link, ids);
         let named = crate::ops::find_documents(self.odm, self.child, filter, options, None).await?;
         let mut expected: HashMap<IdKey, Vec<Bson>> = HashMap::new();
         for child in named {
@@ -221,7 +221,7 @@ impl Sweep<'_> {
                 if !missing.is_empty() {
                     parents
                         .update_one(
-                            doc! { "_id": pid.clone() },
+                            crate::literal::eq("_id", pid.clone()),
                             doc! { "$addToSet": { inverse: { "$each": missing } } },
                         )
                         .await
@@ -230,8 +230,8 @@ impl Sweep<'_> {
                 if !extra.is_empty() {
                     parents
                         .update_one(
-                            doc! { "_id": pid.clone() },
-                            doc! { "$pull": { inverse: { "$in": extra } } },
+                            crate::literal::eq("_id", pid.clone()),
+                            crate::literal::pull_all(inverse, extra),
                         )
                         .await
                         .map_err(|e| Error::from_driver(self.parent, e))?;
