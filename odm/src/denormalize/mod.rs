@@ -21,6 +21,7 @@ mod cascade;
 mod fill;
 mod latest;
 mod plan;
+mod transitive;
 mod update;
 mod verify;
 
@@ -32,6 +33,7 @@ pub(crate) use cascade::{cascade_source_write, cascade_update, replace_source};
 pub(crate) use fill::{fill_copies, push_latest, Taken};
 pub(crate) use latest::{parents_of, refresh as refresh_latest, LatestRefresh};
 pub use plan::{cascade_plan, CascadePlan, CascadeStep};
+pub use transitive::check_copies;
 pub(crate) use update::fill_update;
 
 use bson::Document;

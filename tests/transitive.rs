@@ -1,0 +1,285 @@
+//! Copies of copies: renaming a user reaches the comments' copy of the name (level 1), the
+//! posts' latest comments and the replies copying that copy (level 2), and the notifications
+//! copying the replies' copy (level 3), in the same write, without a repair.
+
+mod common;
+#[path = "common/blog.rs"]
+mod blog;
+
+use blog::{Comment, Notification, Post, Reply, ReplyCard, User};
+use common::{sent, stored, stored_one};
+use odm::bson::{doc, Bson, DateTime, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+use odm::TransactionMode;
+
+const ANN: &str = "Ann";
+const BOB: &str = "Bob";
+
+fn user(name: &str) -> User {
+    User {
+        id: ObjectId::new(),
+        display_name: name.into(),
+    }
+}
+
+fn comment(author: &User, post: &Post, n: i64) -> Comment {
+    Comment {
+        id: ObjectId::new(),
+        author: Ref::new(author.id),
+        // Deliberately wrong: the ODM takes the copy from the user.
+        author_name: "stale".into(),
+        post: Ref::new(post.id),
+        body: format!("comment {n}"),
+        time: DateTime::from_millis(1_700_000_000_000 + n),
+    }
+}
+
+/// `posts` posts, each with six comments alternately by Ann and Bob (the oldest, Ann's, falls
+/// out of the latest five): Ann wrote three of each post's latest five, Bob two.
+async fn blog(db: &TestDb, posts: usize) -> odm::Result<(User, User)> {
+    let (ann, bob) = (user(ANN), user(BOB));
+    db.odm().insert_many([&ann, &bob]).await?;
+    let posts: Vec<Post> = (0..posts)
+        .map(|n| Post {
+            id: ObjectId::new(),
+            title: format!("post {n}"),
+            latest_comments: Vec::new(),
+        })
+        .collect();
+    db.odm().insert_many(&posts).await?;
+    let comments: Vec<Comment> = posts
+        .iter()
+        .flat_map(|p| {
+            let (ann, bob) = (&ann, &bob);
+            (0..6).map(move |n| comment(if n % 2 == 0 { ann } else { bob }, p, n))
+        })
+        .collect();
+    db.odm().insert_many(&comments).await?;
+    Ok((ann, bob))
+}
+
+/// Every copy of Ann's and Bob's names, at every level, read back with the raw driver: Ann's
+/// equal `ann`, Bob's `BOB`.
+async fn every_level_holds(db: &TestDb, ann: &User, name: &str) {
+    let comments = stored(db, "comments").await;
+    let mut by_ann = std::collections::HashSet::new();
+    for c in &comments {
+        let mine = c.get_object_id("author").unwrap() == ann.id;
+        let want = if mine { name } else { BOB };
+        assert_eq!(c.get_str("author_name").unwrap(), want, "level 1: {c}");
+        if mine {
+            by_ann.insert(c.get_object_id("_id").unwrap());
+        }
+    }
+    let mut summaries = 0;
+    for p in stored(db, "posts").await {
+        let latest = p.get_array("latest_comments").unwrap();
+        for s in latest.iter().filter_map(Bson::as_document) {
+            let mine = by_ann.contains(&s.get_object_id("_id").unwrap());
+            let want = if mine { name } else { BOB };
+            assert_eq!(s.get_str("author_name").unwrap(), want, "level 2: {p}");
+            summaries += 1;
+        }
+    }
+    let posts = db
+        .raw()
+        .collection::<Document>("posts")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(summaries, posts * 5, "five latest comments per post");
+}
+
+/// The rename sends, without a transaction: the rename (findAndModify), level 1 (update
+/// comments), level 2 (find the comments renamed, then one update of the replies copying them
+/// and one of the posts' latest comments), level 3 (find the replies renamed: there are none
+/// here, so nothing more), and the re-read of the user that confirms the cascade.
+const RENAME: [&str; 7] = [
+    "findAndModify",
+    "update",
+    "find",
+    "update",
+    "find",
+    "update",
+    "find",
+];
+
+#[tokio::test]
+async fn renaming_a_user_reaches_the_copies_of_its_copies() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (ann, _) = blog(&db, 200).await?;
+    every_level_holds(&db, &ann, ANN).await;
+    db.odm().supports_transactions().await?;
+    db.commands().clear();
+
+    db.odm()
+        .update_by_id::<User>(ann.id, User::display_name().set("Ann Smith"))
+        .await?;
+    let commands = db.commands().take();
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, RENAME, "a bounded number of commands for 600 copies");
+    // Level 2 of the latest comments: one update in place, keyed on the renamed comments.
+    let latest = commands
+        .iter()
+        .filter(|c| c.name == "update")
+        .filter_map(|c| c.command.as_ref())
+        .find(|c| c.get_str("update").is_ok_and(|coll| coll == "posts"))
+        .expect("an update of the posts");
+    let u = latest.get_array("updates").unwrap()[0]
+        .as_document()
+        .unwrap();
+    assert_eq!(
+        u.get_document("u").unwrap(),
+        &doc! {"$set": {"latest_comments.$[copy].author_name": "Ann Smith"}}
+    );
+    assert_eq!(u.get_array("arrayFilters").unwrap().len(), 1);
+
+    every_level_holds(&db, &ann, "Ann Smith").await;
+    let report = db.odm().verify_copies().await?;
+    assert!(report.is_consistent(), "{report}");
+    assert_eq!(report.repairs, 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn renaming_in_a_transaction_reaches_them_too() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (ann, _) = blog(&db, 200).await?;
+    db.odm().supports_transactions().await?;
+    db.commands().clear();
+
+    db.odm()
+        .update_by_id::<User>(ann.id, User::display_name().set("Ann Smith"))
+        .transaction(TransactionMode::Always)
+        .await?;
+    let names = sent(&db);
+    let mut want = RENAME[..6].to_vec();
+    want.push("commitTransaction");
+    assert_eq!(names, want, "the same levels, then the commit");
+
+    every_level_holds(&db, &ann, "Ann Smith").await;
+    let report = db.odm().verify_copies().await?;
+    assert!(report.is_consistent(), "{report}");
+    Ok(())
+}
+
+/// A user, a comment of theirs on a post, a reply to it, and a notification of the reply.
+async fn chain(db: &TestDb) -> odm::Result<(User, Reply, Notification)> {
+    let ann = user(ANN);
+    db.odm().insert_one(&ann).await?;
+    let post = Post {
+        id: ObjectId::new(),
+        title: "post".into(),
+        latest_comments: Vec::new(),
+    };
+    db.odm().insert_one(&post).await?;
+    let c = comment(&ann, &post, 1);
+    db.odm().insert_one(&c).await?;
+    let reply = Reply {
+        id: ObjectId::new(),
+        comment: Ref::new(c.id),
+        comment_author: String::new(),
+        body: "me too".into(),
+    };
+    db.odm().insert_one(&reply).await?;
+    let note = Notification {
+        id: ObjectId::new(),
+        reply: ReplyCard {
+            id: Ref::new(reply.id),
+            comment_author: String::new(),
+        },
+    };
+    db.odm().insert_one(&note).await?;
+    Ok((ann, reply, note))
+}
+
+async fn chain_holds(db: &TestDb, reply: &Reply, note: &Notification, name: &str) {
+    let r = stored_one(db, "replies", reply.id).await.unwrap();
+    assert_eq!(r.get_str("comment_author").unwrap(), name, "level 2: {r}");
+    let n = stored_one(db, "notifications", note.id).await.unwrap();
+    assert_eq!(
+        n.get_document("reply")
+            .unwrap()
+            .get_str("comment_author")
+            .unwrap(),
+        name,
+        "level 3: {n}"
+    );
+}
+
+#[tokio::test]
+async fn a_rename_reaches_the_third_level() -> odm::Result<()> {
+    for mode in [TransactionMode::Never, TransactionMode::Always] {
+        let db = TestDb::new().await?;
+        let (ann, reply, note) = chain(&db).await?;
+        chain_holds(&db, &reply, &note, ANN).await;
+        db.odm().supports_transactions().await?;
+        db.commands().clear();
+
+        db.odm()
+            .update_by_id::<User>(ann.id, User::display_name().set("Ann Smith"))
+            .transaction(mode)
+            .await?;
+        let names = sent(&db);
+        // Level 3 adds one update of the notifications after the find of the replies.
+        assert_eq!(names.iter().filter(|n| *n == "update").count(), 4, "{names:?}");
+        chain_holds(&db, &reply, &note, "Ann Smith").await;
+        let report = db.odm().verify_copies().await?;
+        assert!(report.is_consistent(), "{mode:?}: {report}");
+    }
+    Ok(())
+}
+
+/// Two tasks renaming the same user over and over: every level ends equal to the user's final
+/// name.
+async fn concurrent_renames(mode: TransactionMode) -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (ann, _) = blog(&db, 10).await?;
+    let (chained, reply, note) = chain(&db).await?;
+    let odm = db.odm();
+    let renamer = |task: usize| {
+        let (a, b) = (ann.id, chained.id);
+        async move {
+            for i in 0..15 {
+                let name = format!("name {task}.{i}");
+                odm.update_by_id::<User>(a, User::display_name().set(name.clone()))
+                    .transaction(mode)
+                    .await
+                    .map(drop)?;
+                odm.update_by_id::<User>(b, User::display_name().set(name))
+                    .transaction(mode)
+                    .await
+                    .map(drop)?;
+            }
+            Ok::<(), odm::Error>(())
+        }
+    };
+    let (one, two) = tokio::join!(renamer(1), renamer(2));
+    one?;
+    two?;
+    every_level_holds(&db, &ann, &name_of(&db, ann.id).await).await;
+    chain_holds(&db, &reply, &note, &name_of(&db, chained.id).await).await;
+    let report = db.odm().verify_copies().await?;
+    assert!(report.is_consistent(), "{mode:?}: {report}");
+    Ok(())
+}
+
+async fn name_of(db: &TestDb, id: ObjectId) -> String {
+    stored_one(db, "users", id)
+        .await
+        .unwrap()
+        .get_str("display_name")
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn concurrent_renames_leave_no_level_stale() -> odm::Result<()> {
+    concurrent_renames(TransactionMode::Never).await
+}
+
+#[tokio::test]
+async fn concurrent_renames_in_transactions_leave_no_level_stale() -> odm::Result<()> {
+    concurrent_renames(TransactionMode::Always).await
+}
