@@ -283,3 +283,34 @@ async fn concurrent_renames_leave_no_level_stale() -> odm::Result<()> {
 async fn concurrent_renames_in_transactions_leave_no_level_stale() -> odm::Result<()> {
     concurrent_renames(TransactionMode::Always).await
 }
+
+#[test]
+fn the_plan_prints_every_level() {
+    let plan = odm::denormalize::cascade_plan::<User>();
+    let levels: Vec<(usize, &str, &str)> = plan
+        .steps
+        .iter()
+        .map(|s| (s.level, s.collection, s.copy_of.as_str()))
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            (1, "comments", "users.display_name"),
+            (2, "posts", "comments.author_name"),
+            (2, "replies", "comments.author_name"),
+            (3, "notifications", "replies.comment_author"),
+        ]
+    );
+    let printed = plan.to_string();
+    for line in [
+        "level 2: `comments.author_name` is copied in turn: find comments",
+        "update_many posts (Post)",
+        "update  { $set: { \"latest_comments.$[copy].author_name\": <new author_name> } }, arrayFilters [{ \"copy._id\": { $in: <ids of the comments written> } }]",
+        "level 3: `replies.comment_author` is copied in turn: find replies",
+        "update  { $set: { \"reply.comment_author\": <new comment_author> } }",
+        "1 findAndModify + 4 update(s) + 2 find(s) for the copies of copies",
+    ] {
+        assert!(printed.contains(line), "{line}\n{printed}");
+    }
+    assert_eq!(plan.cycle, None);
+}
