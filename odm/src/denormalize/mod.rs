@@ -36,7 +36,7 @@ pub use plan::{cascade_plan, CascadePlan, CascadeStep};
 pub use transitive::check_copies;
 pub(crate) use update::fill_update;
 
-use bson::Document;
+use bson::{Bson, Document};
 
 use crate::model::registered_models;
 
@@ -155,12 +155,23 @@ pub fn sub_path(field: &str, full: &str) -> String {
         .to_owned()
 }
 
-/// The copies taken from `source` (not the latest-N summaries) that `update` writes.
-pub(crate) fn touched_by<T>(source: &str, update: &crate::update::Update<T>) -> Vec<CopyInfo> {
+/// The copies taken from `source` (not the latest-N summaries) that `update` (as sent, with
+/// the copies it refills) writes.
+pub(crate) fn touched_by(source: &str, update: &Document) -> Vec<CopyInfo> {
+    let paths = written_by(update);
     copies_from(source)
         .into_iter()
         .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
-        .filter(|c| update.paths().any(|p| c.is_touched_by(p)))
+        .filter(|c| paths.iter().any(|p| c.is_touched_by(p)))
+        .collect()
+}
+
+/// The paths an update document writes, under every operator.
+pub(crate) fn written_by(update: &Document) -> Vec<&str> {
+    update
+        .values()
+        .filter_map(Bson::as_document)
+        .flat_map(|d| d.keys().map(String::as_str))
         .collect()
 }
 

@@ -105,18 +105,26 @@ pub(crate) async fn prepare_update<T: Model>(
     crate::denormalize::Taken,
     crate::denormalize::LatestRefresh,
 )> {
+    let checked = !update.is_raw();
+    let mut update = checked_update(T::COLLECTION, update)?;
+    let taken = crate::denormalize::fill_update(
+        odm,
+        T::COLLECTION,
+        &mut update,
+        checked,
+        session.as_deref_mut(),
+    )
+    .await?;
+    // The paths as sent, copies taken included: a latest-N array holding a copy this update
+    // refills (through the reference it follows) is recomputed too.
     let mut latest = crate::denormalize::LatestRefresh::before(
         odm,
         T::COLLECTION,
         filter,
-        &update.paths().collect::<Vec<_>>(),
-        session.as_deref_mut(),
+        &crate::denormalize::written_by(&update),
+        session,
     )
     .await?;
-    let checked = !update.is_raw();
-    let mut update = checked_update(T::COLLECTION, update)?;
-    let taken =
-        crate::denormalize::fill_update(odm, T::COLLECTION, &mut update, checked, session).await?;
     if let Ok(set) = update.get_document("$set") {
         latest.add_written(set);
     }
@@ -397,10 +405,11 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken)> {
         let base = self.filter.into_document(T::COLLECTION)?;
         let guards = self.update.guards().to_vec();
-        let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
         let mut session = self.session;
         let (update, taken, latest) =
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
+        // After the copies are taken: a copy the update refills is cascaded to its own copies.
+        let touched = crate::denormalize::touched_by(T::COLLECTION, &update);
         if self.many {
             // Refuse the whole update, before writing, if any document is already full.
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
