@@ -344,3 +344,45 @@ async fn a_copy_refilled_through_its_reference_reaches_its_copies() -> odm::Resu
     let _ = ann;
     Ok(())
 }
+
+/// The sweep compares each level with the level above, and repairs them top down: a reply and
+/// its notification both left stale (equal to each other) are both repaired in one sweep.
+#[tokio::test]
+async fn the_sweep_checks_each_level_against_the_one_above() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (_, reply, note) = chain(&db).await?;
+    db.raw()
+        .collection::<odm::bson::Document>("replies")
+        .update_one(
+            doc! {"_id": reply.id},
+            doc! {"$set": {"comment_author": "Zed"}},
+        )
+        .await
+        .unwrap();
+    db.raw()
+        .collection::<odm::bson::Document>("notifications")
+        .update_one(
+            doc! {"_id": note.id},
+            doc! {"$set": {"reply.comment_author": "Zed"}},
+        )
+        .await
+        .unwrap();
+
+    let report = db.odm().verify_copies().await?;
+    let issues: Vec<(&str, &str, &Bson)> = report
+        .issues
+        .iter()
+        .map(|i| (i.collection, i.path.as_str(), &i.expected))
+        .collect();
+    // The notification equals the reply it copies; only the reply differs from its comment.
+    assert_eq!(
+        issues,
+        [("replies", "comment_author", &Bson::String(ANN.into()))]
+    );
+
+    let repaired = db.odm().verify_copies().repair(true).await?;
+    assert_eq!(repaired.repairs, 2, "the reply, then its notification: {repaired}");
+    chain_holds(&db, &reply, &note, ANN).await;
+    assert!(db.odm().verify_copies().await?.is_consistent());
+    Ok(())
+}

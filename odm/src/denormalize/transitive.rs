@@ -141,6 +141,35 @@ pub fn check_copies() -> Result<()> {
     }
 }
 
+/// Every registered copy, each after the copies it takes from (a copy of a copy after the
+/// copy), so that a sweep repairing them in this order compares each with a source it has
+/// already repaired. Refused when the copies form a cycle.
+pub(crate) fn in_cascade_order() -> Result<Vec<&'static CopyInfo>> {
+    check_copies()?;
+    let copies = all_copies();
+    // Depth: 1 for a copy of an original field, one more than the deepest copy it takes from.
+    fn depth(i: usize, copies: &[CopyInfo], memo: &mut [usize]) -> usize {
+        if memo[i] == 0 {
+            let c = &copies[i];
+            let above = (0..copies.len())
+                .filter(|&j| {
+                    copies[j].dependent == c.source && reads_any(c, &written_paths(&copies[j]))
+                })
+                .map(|j| depth(j, copies, memo))
+                .max()
+                .unwrap_or(0);
+            memo[i] = above + 1;
+        }
+        memo[i]
+    }
+    let mut memo = vec![0; copies.len()];
+    let mut order: Vec<(usize, &CopyInfo)> = (0..copies.len())
+        .map(|i| (depth(i, copies, &mut memo), &copies[i]))
+        .collect();
+    order.sort_by_key(|(d, _)| *d);
+    Ok(order.into_iter().map(|(_, c)| c).collect())
+}
+
 /// Before a write that cascades `copies`: refuses it when they are copied further and the
 /// registry holds a cycle, so that nothing is written. Sends nothing.
 pub(crate) fn refuse_cycles(copies: &[CopyInfo]) -> Result<()> {
