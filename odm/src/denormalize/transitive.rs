@@ -253,10 +253,16 @@ pub(crate) fn follow<'a>(
         }
         check_copies()?;
         let copy = written.copy;
+        let written_here = written_paths(copy);
         let mut projection = doc! { "_id": 1 };
         for n in &next {
             for (from, _) in &n.fields {
-                project(&mut projection, from);
+                // A latest-N summary is updated in place in the fields written only; other
+                // copies are set whole.
+                let latest = matches!(n.kind, CopyKind::Latest { .. });
+                if !latest || written_here.iter().any(|w| overlaps(from, w)) {
+                    project(&mut projection, from);
+                }
             }
             if let CopyKind::Latest { via, .. } = &n.kind {
                 project(&mut projection, via);
@@ -307,7 +313,6 @@ pub(crate) fn follow<'a>(
         if !others.is_empty() {
             super::cascade::cascade_values(odm, &docs, &others, session.as_deref_mut()).await?;
         }
-        let written_here = written_paths(copy);
         for n in &latest {
             latest_level(odm, n, &written_here, &docs, session.as_deref_mut()).await?;
         }
