@@ -2,9 +2,9 @@
 //! posts' latest comments and the replies copying that copy (level 2), and the notifications
 //! copying the replies' copy (level 3), in the same write, without a repair.
 
-mod common;
 #[path = "common/blog.rs"]
 mod blog;
+mod common;
 
 use blog::{Comment, Notification, Post, Reply, ReplyCard, User};
 use common::{sent, stored, stored_one};
@@ -224,7 +224,11 @@ async fn a_rename_reaches_the_third_level() -> odm::Result<()> {
             .await?;
         let names = sent(&db);
         // Level 3 adds one update of the notifications after the find of the replies.
-        assert_eq!(names.iter().filter(|n| *n == "update").count(), 4, "{names:?}");
+        assert_eq!(
+            names.iter().filter(|n| *n == "update").count(),
+            4,
+            "{names:?}"
+        );
         chain_holds(&db, &reply, &note, "Ann Smith").await;
         let report = db.odm().verify_copies().await?;
         assert!(report.is_consistent(), "{mode:?}: {report}");
@@ -321,10 +325,10 @@ fn the_plan_prints_every_level() {
 #[tokio::test]
 async fn a_copy_refilled_through_its_reference_reaches_its_copies() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let (ann, reply, note) = chain(&db).await?;
+    let (_, reply, note) = chain(&db).await?;
     let bob = user(BOB);
     db.odm().insert_one(&bob).await?;
-    let comment = reply.comment.id().clone();
+    let comment = *reply.comment.id();
 
     db.odm()
         .update_by_id::<Comment>(comment, Comment::author().set(Ref::new(bob.id)))
@@ -337,11 +341,14 @@ async fn a_copy_refilled_through_its_reference_reaches_its_copies() -> odm::Resu
     let summary = post.get_array("latest_comments").unwrap()[0]
         .as_document()
         .unwrap();
-    assert_eq!(summary.get_str("author_name").unwrap(), BOB, "level 2: {post}");
+    assert_eq!(
+        summary.get_str("author_name").unwrap(),
+        BOB,
+        "level 2: {post}"
+    );
     chain_holds(&db, &reply, &note, BOB).await;
     let report = db.odm().verify_copies().await?;
     assert!(report.is_consistent(), "{report}");
-    let _ = ann;
     Ok(())
 }
 
@@ -381,7 +388,10 @@ async fn the_sweep_checks_each_level_against_the_one_above() -> odm::Result<()> 
     );
 
     let repaired = db.odm().verify_copies().repair(true).await?;
-    assert_eq!(repaired.repairs, 2, "the reply, then its notification: {repaired}");
+    assert_eq!(
+        repaired.repairs, 2,
+        "the reply, then its notification: {repaired}"
+    );
     chain_holds(&db, &reply, &note, ANN).await;
     assert!(db.odm().verify_copies().await?.is_consistent());
     Ok(())

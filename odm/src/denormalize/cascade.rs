@@ -38,7 +38,9 @@ pub(super) fn is_transient(e: &Error) -> bool {
 /// returning the new values of the copied fields), then one `update` per dependent copy
 /// (`update_many`, with array filters for arrays of summaries); for several sources
 /// (`update_many`): one `find` for their ids, one `update`, one `find` for the new values, then
-/// one `update` per dependent copy and distinct new value.
+/// one `update` per dependent copy and distinct new value. A copy that is itself copied adds,
+/// per level below, one `find` of the documents it wrote and one `update` per copy of it and
+/// distinct new value (see `transitive`); a cycle of copies is refused before anything is sent.
 ///
 /// By default ([`TransactionMode::Never`], the builders' default for cascades) no transaction:
 /// the commands above, then one `find` re-reading the sources, with one more round of copy

@@ -12,6 +12,11 @@
 //!   dependent copy, with array filters for arrays of summaries), inside a transaction when the
 //!   deployment has them, retried on write conflicts, so that concurrent updates never leave a
 //!   copy different from its source;
+//! - follows copies of copies: a copy the cascade (or a refill through a reference) writes is
+//!   cascaded in turn to the copies taking from it, to any depth, in the same transaction when
+//!   there is one (per level one `find` of the documents written, then the first level's
+//!   updates; a latest-N array updated in place); copies forming a cycle are refused with
+//!   [`Error::CopyCycle`](crate::Error) before anything is written;
 //! - pushes a summary of each inserted source onto its parent for `latest = N`
 //!   (`$push` with `$each`, `$sort`, `$slice: -N`);
 //! - describes all of it as a printable [`CascadePlan`].

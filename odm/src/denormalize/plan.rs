@@ -75,7 +75,9 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
         source: T::COLLECTION,
         steps: groups.into_iter().flat_map(|(_, g)| g).collect(),
         on_insert,
-        cycle: super::transitive::check_copies().err().map(|e| e.to_string()),
+        cycle: super::transitive::check_copies()
+            .err()
+            .map(|e| e.to_string()),
     }
 }
 
@@ -126,7 +128,10 @@ fn deeper(copy: &CopyInfo, root: &str, level: usize, steps: &mut Vec<CascadeStep
     let ids = format!("<ids of the {} written>", copy.dependent);
     for next in super::transitive::next_level(copy) {
         for (from, to) in &next.fields {
-            if !written.iter().any(|w| next.is_touched_by(w) && overlaps(from, w)) {
+            if !written
+                .iter()
+                .any(|w| next.is_touched_by(w) && overlaps(from, w))
+            {
                 continue;
             }
             let mut step = match &next.kind {
@@ -197,7 +202,11 @@ impl fmt::Display for CascadePlan {
                 )?;
             }
             above = Some((step.level, step.copy_of.as_str()));
-            writeln!(f, "    {indent}update_many {} ({})", step.collection, step.model)?;
+            writeln!(
+                f,
+                "    {indent}update_many {} ({})",
+                step.collection, step.model
+            )?;
             writeln!(f, "    {indent}  filter  {}", step.filter)?;
             writeln!(f, "    {indent}  update  {}", step.update)?;
             writeln!(f, "    {indent}  index   {}", step.index)?;

@@ -182,7 +182,10 @@ pub(crate) fn refuse_cycles(copies: &[CopyInfo]) -> Result<()> {
 /// Adds `path` to a projection, unless it or a path above it is there (MongoDB refuses a
 /// projection of both `a` and `a.b`); a path below it is replaced.
 fn project(projection: &mut Document, path: &str) {
-    if projection.keys().any(|k| k == path || path.starts_with(&format!("{k}."))) {
+    if projection
+        .keys()
+        .any(|k| k == path || path.starts_with(&format!("{k}.")))
+    {
         return;
     }
     let below: Vec<String> = projection
@@ -320,6 +323,9 @@ pub(crate) fn follow<'a>(
     })
 }
 
+/// The summaries given the same new values: (`$set`, `$unset`, their sources, their parents).
+type InPlace = (Document, Document, Vec<Bson>, Vec<Bson>);
+
 /// A latest-N array `copy` whose sources `docs` had `written` changed: updated in place, or
 /// recomputed when a sort key changed; then whatever copies the array follows.
 async fn latest_level(
@@ -351,8 +357,7 @@ async fn latest_level(
             .iter()
             .filter(|(from, _)| written.iter().any(|w| overlaps(from, w)))
             .collect();
-        let mut groups: BTreeMap<Vec<u8>, (Document, Document, Vec<Bson>, Vec<Bson>)> =
-            BTreeMap::new();
+        let mut groups: BTreeMap<Vec<u8>, InPlace> = BTreeMap::new();
         for d in docs {
             let (Some(id), Some(parent)) = (d.get("_id"), get_path(d, via)) else {
                 continue;

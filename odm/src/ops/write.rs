@@ -341,7 +341,8 @@ into_future!(InsertMany => Vec<T::Id>);
 /// - an update writing whole summaries or the reference a copy follows: one `find` per source
 ///   collection before the `update`, and the same `find` after it (outside a session);
 /// - an update of a field other models copy: see [`UpdateOp::transaction`] (the update becomes
-///   a `findAndModify`, then one `update` per copy and a re-reading `find`);
+///   a `findAndModify`, then one `update` per copy and a re-reading `find`; a copy that is
+///   itself copied adds one `find` and one `update` per copy of it, level after level);
 /// - an update of a source of latest-N arrays touching their reference, a copied or a sort
 ///   field: one `find` of the parents before, then one `aggregate` and one `update` per parent
 ///   (plus `commitTransaction` when the deployment has transactions).
