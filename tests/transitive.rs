@@ -396,3 +396,29 @@ async fn the_sweep_checks_each_level_against_the_one_above() -> odm::Result<()> 
     assert!(db.odm().verify_copies().await?.is_consistent());
     Ok(())
 }
+
+/// A replacement and a find-and-modify of the user cascade through every level as an update
+/// does.
+#[tokio::test]
+async fn a_replacement_and_a_find_one_and_update_reach_every_level() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (ann, reply, note) = chain(&db).await?;
+    let renamed = User {
+        id: ann.id,
+        display_name: "Ann Replaced".into(),
+    };
+    db.odm().replace_one(&renamed).await?;
+    every_level_holds(&db, &ann, "Ann Replaced").await;
+    chain_holds(&db, &reply, &note, "Ann Replaced").await;
+
+    db.odm()
+        .find_one_and_update::<User>(
+            User::id_field().eq(ann.id),
+            User::display_name().set("Ann Found"),
+        )
+        .await?;
+    every_level_holds(&db, &ann, "Ann Found").await;
+    chain_holds(&db, &reply, &note, "Ann Found").await;
+    assert!(db.odm().verify_copies().await?.is_consistent());
+    Ok(())
+}
