@@ -123,6 +123,17 @@ pub enum Error {
         copied_from: String,
     },
 
+    /// The `#[denormalize]` fields linked into the program copy each other in a circle (`a.x`
+    /// copies `b.y`, which copies `a.x`): cascading an update would never end. Every write
+    /// that would cascade along the circle is refused before anything is sent; break it by
+    /// copying the original field instead of a copy of it.
+    #[error("denormalized copies form a cycle: {}; nothing was written", cycle.join(" <- "))]
+    CopyCycle {
+        /// The copies along the cycle, each as `collection.path`, each copying the next; the
+        /// last is the first again.
+        cycle: Vec<String>,
+    },
+
     /// [`Ref::loaded`](crate::Ref::loaded) on a reference that was not populated.
     #[error("reference to {id} in `{collection}` was not populated")]
     NotPopulated {

@@ -38,7 +38,9 @@ pub(super) fn is_transient(e: &Error) -> bool {
 /// returning the new values of the copied fields), then one `update` per dependent copy
 /// (`update_many`, with array filters for arrays of summaries); for several sources
 /// (`update_many`): one `find` for their ids, one `update`, one `find` for the new values, then
-/// one `update` per dependent copy and distinct new value.
+/// one `update` per dependent copy and distinct new value. A copy that is itself copied adds,
+/// per level below, one `find` of the documents it wrote and one `update` per copy of it and
+/// distinct new value (see `transitive`); a cycle of copies is refused before anything is sent.
 ///
 /// By default ([`TransactionMode::Never`], the builders' default for cascades) no transaction:
 /// the commands above, then one `find` re-reading the sources, with one more round of copy
@@ -57,6 +59,7 @@ pub(crate) async fn cascade_update<T: Model>(
     mode: TransactionMode,
     session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
+    super::transitive::refuse_cycles(&copies)?;
     if let Some(s) = session {
         return steps::<T>(odm, &filter, &update, &copies, many, Some(s))
             .await
@@ -186,6 +189,7 @@ pub(crate) async fn cascade_source_write(
     if copies.is_empty() {
         return Ok(());
     }
+    super::transitive::refuse_cycles(&copies)?;
     let values = match after {
         Some(after) => vec![after],
         None => read_values(odm, source, &[id], &copies, session.as_deref_mut()).await?,
@@ -212,6 +216,7 @@ pub(crate) async fn replace_source<T: Model>(
     copies: Vec<CopyInfo>,
     mut session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
+    super::transitive::refuse_cycles(&copies)?;
     let coll = odm.database().collection::<Document>(T::COLLECTION);
     let options = FindOneAndReplaceOptions::builder()
         .projection(projection(&copies))
@@ -387,7 +392,9 @@ pub(super) async fn read_values(
     find_documents(odm, source, filter, options, session).await
 }
 
-/// One `update_many` per copy and distinct new value.
+/// One `update_many` per copy and distinct new value; then the copies of those copies, level
+/// after level (see `transitive`: one `find` and the same updates per level; nothing when
+/// nothing copies them).
 pub(super) async fn cascade_values(
     odm: &Odm,
     sources: &[Document],
@@ -413,7 +420,13 @@ pub(super) async fn cascade_values(
                 .push(id.clone());
         }
         let coll = odm.database().collection::<Document>(copy.dependent);
+        let mut written = Vec::new();
+        let mut all_ids = Vec::new();
         for (_, (values, ids)) in groups {
+            for id in &ids {
+                written.push((id.clone(), values.clone()));
+            }
+            all_ids.extend(ids.iter().cloned());
             let filter = copy.dependents_of(&ids);
             let (update, options) = match &copy.kind {
                 CopyKind::Summary {
@@ -458,6 +471,14 @@ pub(super) async fn cascade_values(
             }
             .map_err(|e| Error::from_driver(copy.dependent, e))?;
             super::record_write(copy);
+        }
+        if !all_ids.is_empty() {
+            let written = super::transitive::Written {
+                copy,
+                filter: copy.dependents_of(&all_ids),
+                values: written,
+            };
+            super::transitive::follow(odm, written, session.as_deref_mut()).await?;
         }
     }
     Ok(())

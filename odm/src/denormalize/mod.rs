@@ -12,6 +12,11 @@
 //!   dependent copy, with array filters for arrays of summaries), inside a transaction when the
 //!   deployment has them, retried on write conflicts, so that concurrent updates never leave a
 //!   copy different from its source;
+//! - follows copies of copies: a copy the cascade (or a refill through a reference) writes is
+//!   cascaded in turn to the copies taking from it, to any depth, in the same transaction when
+//!   there is one (per level one `find` of the documents written, then the first level's
+//!   updates; a latest-N array updated in place); copies forming a cycle are refused with
+//!   [`Error::CopyCycle`](crate::Error) before anything is written;
 //! - pushes a summary of each inserted source onto its parent for `latest = N`
 //!   (`$push` with `$each`, `$sort`, `$slice: -N`);
 //! - describes all of it as a printable [`CascadePlan`].
@@ -21,6 +26,7 @@ mod cascade;
 mod fill;
 mod latest;
 mod plan;
+mod transitive;
 mod update;
 mod verify;
 
@@ -32,9 +38,10 @@ pub(crate) use cascade::{cascade_source_write, cascade_update, replace_source};
 pub(crate) use fill::{fill_copies, push_latest, Taken};
 pub(crate) use latest::{parents_of, refresh as refresh_latest, LatestRefresh};
 pub use plan::{cascade_plan, CascadePlan, CascadeStep};
+pub use transitive::check_copies;
 pub(crate) use update::fill_update;
 
-use bson::Document;
+use bson::{Bson, Document};
 
 use crate::model::registered_models;
 
@@ -153,12 +160,23 @@ pub fn sub_path(field: &str, full: &str) -> String {
         .to_owned()
 }
 
-/// The copies taken from `source` (not the latest-N summaries) that `update` writes.
-pub(crate) fn touched_by<T>(source: &str, update: &crate::update::Update<T>) -> Vec<CopyInfo> {
+/// The copies taken from `source` (not the latest-N summaries) that `update` (as sent, with
+/// the copies it refills) writes.
+pub(crate) fn touched_by(source: &str, update: &Document) -> Vec<CopyInfo> {
+    let paths = written_by(update);
     copies_from(source)
         .into_iter()
         .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
-        .filter(|c| update.paths().any(|p| c.is_touched_by(p)))
+        .filter(|c| paths.iter().any(|p| c.is_touched_by(p)))
+        .collect()
+}
+
+/// The paths an update document writes, under every operator.
+pub(crate) fn written_by(update: &Document) -> Vec<&str> {
+    update
+        .values()
+        .filter_map(Bson::as_document)
+        .flat_map(|d| d.keys().map(String::as_str))
         .collect()
 }
 

@@ -23,6 +23,11 @@ pub struct CascadeStep {
     pub index: String,
     /// The commands it adds to an update of one source.
     pub commands: usize,
+    /// 1 for a copy of the source field, 2 for a copy of that copy, and so on. A step below
+    /// the first level is preceded by one `find` of the documents whose copy was written.
+    pub level: usize,
+    /// The field it copies, as `collection.path`: the source field at level 1, a copy above.
+    pub copy_of: String,
 }
 
 /// The cascade plan of a source model; printable. See [`cascade_plan`].
@@ -35,15 +40,20 @@ pub struct CascadePlan {
     pub steps: Vec<CascadeStep>,
     /// Copies of sources onto their parents (`latest = N`), done on insert.
     pub on_insert: Vec<CopyInfo>,
+    /// The cycle the registered copies form, when they do: every cascade along it is refused
+    /// ([`Error::CopyCycle`](crate::Error::CopyCycle)).
+    pub cycle: Option<String>,
 }
 
 /// For each copied field of `T`: which collections hold copies, the filter and update that
 /// keep them equal to the source, the index that serves the filter, and how many commands an
 /// update of one source adds (one `update` per copy; the source update itself becomes one
 /// `findAndModify` so that the new values are known, plus `commitTransaction` when the
-/// deployment has transactions).
+/// deployment has transactions). Copies of those copies follow, level after level (one `find`
+/// of the documents whose copy was written, then one `update` per copy of it), each step
+/// marked with its [`level`](CascadeStep::level).
 pub fn cascade_plan<T: Model>() -> CascadePlan {
-    let mut steps = Vec::new();
+    let mut groups: Vec<((String, &'static str), Vec<CascadeStep>)> = Vec::new();
     let mut on_insert = Vec::new();
     for copy in copies_from(T::COLLECTION) {
         if matches!(copy.kind, CopyKind::Latest { .. }) {
@@ -51,44 +61,117 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
             continue;
         }
         for (from, to) in &copy.fields {
-            let (filter, update, index) = match &copy.kind {
-                CopyKind::Summary { array: true, id, .. } => (
-                    format!("{{ {}.{id}: {{ $in: <ids> }} }}", copy.path),
-                    format!(
-                        "{{ $set: {{ \"{}.$[copy].{to}\": <new {from}> }} }}, arrayFilters [{{ \"copy.{id}\": {{ $in: <ids> }} }}]",
-                        copy.path
-                    ),
-                    format!("{}.{id}_1", copy.path),
-                ),
-                CopyKind::Summary { array: false, id, .. } => (
-                    format!("{{ {}.{id}: {{ $in: <ids> }} }}", copy.path),
-                    format!("{{ $set: {{ \"{}.{to}\": <new {from}> }} }}", copy.path),
-                    format!("{}.{id}_1", copy.path),
-                ),
-                CopyKind::Flat { via } => (
-                    format!("{{ {via}: {{ $in: <ids> }} }}"),
-                    format!("{{ $set: {{ {}: <new {from}> }} }}", copy.path),
-                    format!("the index on `{via}` (a reference's own)"),
-                ),
-                CopyKind::Latest { .. } => continue,
+            let Some(mut step) = step(&copy, from, to, "<ids>") else {
+                continue;
             };
-            steps.push(CascadeStep {
-                field: from.clone(),
-                collection: copy.dependent,
-                model: copy.dependent_type,
-                filter,
-                update,
-                index,
-                commands: 1,
-            });
+            step.field = from.clone();
+            let mut group = vec![step];
+            deeper(&copy, from, 2, &mut group);
+            groups.push(((from.clone(), copy.dependent), group));
         }
     }
-    steps.sort_by(|a, b| (&a.field, a.collection).cmp(&(&b.field, b.collection)));
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
     CascadePlan {
         source: T::COLLECTION,
-        steps,
+        steps: groups.into_iter().flat_map(|(_, g)| g).collect(),
         on_insert,
+        cycle: super::transitive::check_copies()
+            .err()
+            .map(|e| e.to_string()),
     }
+}
+
+/// The step that writes `copy` (its field `to`, from the source field `from`) in the
+/// dependents of the sources `ids`.
+fn step(copy: &CopyInfo, from: &str, to: &str, ids: &str) -> Option<CascadeStep> {
+    let (filter, update, index) = match &copy.kind {
+        CopyKind::Summary { array: true, id, .. } => (
+            format!("{{ {}.{id}: {{ $in: {ids} }} }}", copy.path),
+            format!(
+                "{{ $set: {{ \"{}.$[copy].{to}\": <new {from}> }} }}, arrayFilters [{{ \"copy.{id}\": {{ $in: {ids} }} }}]",
+                copy.path
+            ),
+            format!("{}.{id}_1", copy.path),
+        ),
+        CopyKind::Summary { array: false, id, .. } => (
+            format!("{{ {}.{id}: {{ $in: {ids} }} }}", copy.path),
+            format!("{{ $set: {{ \"{}.{to}\": <new {from}> }} }}", copy.path),
+            format!("{}.{id}_1", copy.path),
+        ),
+        CopyKind::Flat { via } => (
+            format!("{{ {via}: {{ $in: {ids} }} }}"),
+            format!("{{ $set: {{ {}: <new {from}> }} }}", copy.path),
+            format!("the index on `{via}` (a reference's own)"),
+        ),
+        CopyKind::Latest { .. } => return None,
+    };
+    Some(CascadeStep {
+        field: from.to_owned(),
+        collection: copy.dependent,
+        model: copy.dependent_type,
+        filter,
+        update,
+        index,
+        commands: 1,
+        level: 1,
+        copy_of: format!("{}.{}", copy.source, from),
+    })
+}
+
+/// The copies of what `copy` writes, at `level`, and theirs below, appended to `steps`.
+fn deeper(copy: &CopyInfo, root: &str, level: usize, steps: &mut Vec<CascadeStep>) {
+    // A cycle would never end: the plan names it instead (see `CascadePlan::cycle`).
+    if super::transitive::check_copies().is_err() {
+        return;
+    }
+    let written = super::transitive::written_paths(copy);
+    let ids = format!("<ids of the {} written>", copy.dependent);
+    for next in super::transitive::next_level(copy) {
+        for (from, to) in &next.fields {
+            if !written
+                .iter()
+                .any(|w| next.is_touched_by(w) && overlaps(from, w))
+            {
+                continue;
+            }
+            let mut step = match &next.kind {
+                CopyKind::Latest { via, sort, .. } => {
+                    let sorted = sort.keys().any(|k| overlaps(k, from));
+                    CascadeStep {
+                        field: root.to_owned(),
+                        collection: next.dependent,
+                        model: next.dependent_type,
+                        filter: format!("{{ _id: {{ $in: <their `{via}`> }} }}"),
+                        update: if sorted {
+                            "recomputed: 1 aggregate with $topN + 1 update per parent (a sort key changed)".to_owned()
+                        } else {
+                            format!(
+                                "{{ $set: {{ \"{}.$[copy].{to}\": <new {from}> }} }}, arrayFilters [{{ \"copy._id\": {{ $in: {ids} }} }}]",
+                                next.path
+                            )
+                        },
+                        index: "_id_".to_owned(),
+                        commands: 1,
+                        level: 1,
+                        copy_of: String::new(),
+                    }
+                }
+                _ => match step(&next, from, to, &ids) {
+                    Some(s) => s,
+                    None => continue,
+                },
+            };
+            step.field = root.to_owned();
+            step.level = level;
+            step.copy_of = format!("{}.{}", next.source, from);
+            steps.push(step);
+        }
+        deeper(&next, root, level + 1, steps);
+    }
+}
+
+fn overlaps(a: &str, b: &str) -> bool {
+    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
 }
 
 impl fmt::Display for CascadePlan {
@@ -98,6 +181,7 @@ impl fmt::Display for CascadePlan {
             writeln!(f, "  nothing is copied from `{}`", self.source)?;
         }
         let mut last = None;
+        let mut above: Option<(usize, &str)> = None;
         for step in &self.steps {
             if last != Some(&step.field) {
                 writeln!(
@@ -106,11 +190,29 @@ impl fmt::Display for CascadePlan {
                     step.field
                 )?;
                 last = Some(&step.field);
+                above = None;
             }
-            writeln!(f, "    update_many {} ({})", step.collection, step.model)?;
-            writeln!(f, "      filter  {}", step.filter)?;
-            writeln!(f, "      update  {}", step.update)?;
-            writeln!(f, "      index   {}", step.index)?;
+            let indent = "  ".repeat(step.level.saturating_sub(1));
+            if step.level > 1 && above != Some((step.level, step.copy_of.as_str())) {
+                let (collection, _) = step.copy_of.split_once('.').unwrap_or((&step.copy_of, ""));
+                writeln!(
+                    f,
+                    "    {indent}level {}: `{}` is copied in turn: find {collection} (the documents just written, projecting what is copied from them)",
+                    step.level, step.copy_of
+                )?;
+            }
+            above = Some((step.level, step.copy_of.as_str()));
+            writeln!(
+                f,
+                "    {indent}update_many {} ({})",
+                step.collection, step.model
+            )?;
+            writeln!(f, "    {indent}  filter  {}", step.filter)?;
+            writeln!(f, "    {indent}  update  {}", step.update)?;
+            writeln!(f, "    {indent}  index   {}", step.index)?;
+        }
+        if let Some(cycle) = &self.cycle {
+            writeln!(f, "  refused: {cycle}")?;
         }
         for copy in &self.on_insert {
             if let CopyKind::Latest { via, n, sort } = &copy.kind {
@@ -130,9 +232,20 @@ impl fmt::Display for CascadePlan {
             }
         }
         if !self.steps.is_empty() {
+            let finds: std::collections::BTreeSet<(usize, &str)> = self
+                .steps
+                .iter()
+                .filter(|s| s.level > 1)
+                .map(|s| (s.level, s.copy_of.split('.').next().unwrap_or("")))
+                .collect();
+            let deeper = if finds.is_empty() {
+                String::new()
+            } else {
+                format!(" + {} find(s) for the copies of copies", finds.len())
+            };
             writeln!(
                 f,
-                "  commands for an update of one source touching every copied field: 1 findAndModify + {} update(s), then 1 find re-reading the source (by default), or + commitTransaction (in a transaction)",
+                "  commands for an update of one source touching every copied field: 1 findAndModify + {} update(s){deeper}, then 1 find re-reading the source (by default), or + commitTransaction (in a transaction)",
                 self.steps.len()
             )?;
         }

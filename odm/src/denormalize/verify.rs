@@ -8,7 +8,7 @@ use bson::{doc, Bson, Document};
 use mongodb::options::{FindOptions, UpdateOptions};
 
 use super::value_at;
-use super::{all_copies, CopyInfo, CopyKind};
+use super::{CopyInfo, CopyKind};
 use crate::ops::find_documents;
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
@@ -94,7 +94,9 @@ impl fmt::Display for CopyReport {
 /// array one `aggregate` computing what the batch's arrays should hold. With `.repair(true)`,
 /// one `update` per wrong copy sets it to the source's value (a summary of a deleted source is
 /// pulled, an optional single summary of one is set to `null`, a required one is only reported;
-/// a latest-N array is set to what it should hold).
+/// a latest-N array is set to what it should hold). A copy of a copy is compared with the copy
+/// it takes from, swept after it, so that one repairing sweep leaves every level equal to the
+/// level above; copies forming a cycle are refused ([`Error::CopyCycle`]).
 #[must_use = "the sweep runs when awaited"]
 #[derive(Debug)]
 pub struct VerifyCopies<'a> {
@@ -134,7 +136,9 @@ impl<'a> VerifyCopies<'a> {
 
     async fn run(self) -> Result<CopyReport> {
         let mut report = CopyReport::default();
-        for copy in all_copies() {
+        // Copies of copies after the copies they take from: each is compared with a source
+        // already repaired.
+        for copy in super::transitive::in_cascade_order()? {
             if self.only.is_some_and(|o| o != copy.dependent) {
                 continue;
             }

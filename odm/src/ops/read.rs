@@ -459,12 +459,13 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     async fn run(self) -> Result<Option<T>> {
         let base = self.filter.into_document(T::COLLECTION)?;
         let guards = self.update.guards().to_vec();
-        let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
         let mut session = self.session;
         let in_session = session.is_some();
         let (update, taken, latest) =
             super::write::prepare_update(self.odm, &base, self.update, session.as_deref_mut())
                 .await?;
+        // After the copies are taken: a copy the update refills is cascaded to its own copies.
+        let touched = crate::denormalize::touched_by(T::COLLECTION, &update);
         let coll = self.odm.raw_collection::<T>();
         let action = coll
             .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)

@@ -105,18 +105,26 @@ pub(crate) async fn prepare_update<T: Model>(
     crate::denormalize::Taken,
     crate::denormalize::LatestRefresh,
 )> {
+    let mut update = checked_update(T::COLLECTION, update)?;
+    // A raw update is refused on copies too: raw is for operators, not for writing copies.
+    let taken = crate::denormalize::fill_update(
+        odm,
+        T::COLLECTION,
+        &mut update,
+        true,
+        session.as_deref_mut(),
+    )
+    .await?;
+    // The paths as sent, copies taken included: a latest-N array holding a copy this update
+    // refills (through the reference it follows) is recomputed too.
     let mut latest = crate::denormalize::LatestRefresh::before(
         odm,
         T::COLLECTION,
         filter,
-        &update.paths().collect::<Vec<_>>(),
-        session.as_deref_mut(),
+        &crate::denormalize::written_by(&update),
+        session,
     )
     .await?;
-    let mut update = checked_update(T::COLLECTION, update)?;
-    // A raw update is refused on copies too: raw is for operators, not for writing copies.
-    let taken =
-        crate::denormalize::fill_update(odm, T::COLLECTION, &mut update, true, session).await?;
     if let Ok(set) = update.get_document("$set") {
         latest.add_written(set);
     }
@@ -333,7 +341,8 @@ into_future!(InsertMany => Vec<T::Id>);
 /// - an update writing whole summaries or the reference a copy follows: one `find` per source
 ///   collection before the `update`, and the same `find` after it (outside a session);
 /// - an update of a field other models copy: see [`UpdateOp::transaction`] (the update becomes
-///   a `findAndModify`, then one `update` per copy and a re-reading `find`);
+///   a `findAndModify`, then one `update` per copy and a re-reading `find`; a copy that is
+///   itself copied adds one `find` and one `update` per copy of it, level after level);
 /// - an update of a source of latest-N arrays touching their reference, a copied or a sort
 ///   field: one `find` of the parents before, then one `aggregate` and one `update` per parent
 ///   (plus `commitTransaction` when the deployment has transactions).
@@ -397,10 +406,11 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken)> {
         let base = self.filter.into_document(T::COLLECTION)?;
         let guards = self.update.guards().to_vec();
-        let touched = crate::denormalize::touched_by(T::COLLECTION, &self.update);
         let mut session = self.session;
         let (update, taken, latest) =
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
+        // After the copies are taken: a copy the update refills is cascaded to its own copies.
+        let touched = crate::denormalize::touched_by(T::COLLECTION, &update);
         if self.many {
             // Refuse the whole update, before writing, if any document is already full.
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;

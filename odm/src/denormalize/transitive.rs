@@ -1,0 +1,479 @@
+//! Copies of copies: when the cascade writes a copy that other copies take from, those follow,
+//! level after level (`users.display_name` -> `comments.author_name` ->
+//! `posts.latest_comments[].author_name` -> ...).
+//!
+//! Each level is a bounded number of commands, whatever the number of documents: one `find`
+//! of the documents whose copy was just written (their ids, and what the next copies take from
+//! them), then, per next copy, what the first level sends (one `update` per distinct new
+//! value, with array filters for arrays of summaries); a latest-N array is updated in place
+//! (one `update` per distinct new value, array filters on the summaries' `_id`), or recomputed
+//! from its sources when the field written is one of its sort keys. Nothing is sent when
+//! nothing copies the copy written.
+//!
+//! The values cascaded below the first level are the values the first level wrote, not values
+//! read back from the documents in between: a concurrent cascade of the same source may
+//! overwrite the level in between at any moment, and a level written from what another writer
+//! left there would escape the re-reading that makes every cascade converge on the source's
+//! last value (see `cascade::converge`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+
+use bson::{doc, Bson, Document};
+use mongodb::options::{FindOptions, UpdateOptions};
+use mongodb::ClientSession;
+
+use super::fill::get_path;
+use super::{all_copies, CopyInfo, CopyKind};
+use crate::ops::find_documents;
+use crate::populate::IdKey;
+use crate::{Error, Odm, Result};
+
+/// Whether one of two stored paths is the other or lies below it.
+fn overlaps(a: &str, b: &str) -> bool {
+    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
+}
+
+/// The paths of its dependent that writing `copy` changes: the copied fields of a single
+/// summary, else the copy field itself.
+pub(crate) fn written_paths(copy: &CopyInfo) -> Vec<String> {
+    match &copy.kind {
+        CopyKind::Summary { array: false, .. } => copy
+            .fields
+            .iter()
+            .map(|(_, to)| format!("{}.{to}", copy.path))
+            .collect(),
+        _ => vec![copy.path.clone()],
+    }
+}
+
+/// Whether `next` takes anything from `paths` of its source: a copied field, or for a latest-N
+/// array one of its sort keys.
+fn reads_any(next: &CopyInfo, paths: &[String]) -> bool {
+    paths.iter().any(|p| {
+        next.is_touched_by(p)
+            || matches!(&next.kind, CopyKind::Latest { sort, .. } if sort.keys().any(|k| overlaps(k, p)))
+    })
+}
+
+/// The copies taking from what `copy` writes: the next level of a cascade that writes `copy`.
+pub(crate) fn next_level(copy: &CopyInfo) -> Vec<CopyInfo> {
+    let written = written_paths(copy);
+    all_copies()
+        .iter()
+        .filter(|next| next.source == copy.dependent && reads_any(next, &written))
+        .cloned()
+        .collect()
+}
+
+/// The first cycle among `copies`, as `collection.path` names, each copying the next, the
+/// last the first again; `None` when copies of copies always end.
+pub(crate) fn find_cycle(copies: &[CopyInfo]) -> Option<Vec<String>> {
+    let next: Vec<Vec<usize>> = copies
+        .iter()
+        .map(|c| {
+            let written = written_paths(c);
+            copies
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.source == c.dependent && reads_any(n, &written))
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .collect();
+    // Depth-first, colouring: 0 unseen, 1 on the current path, 2 done.
+    let mut colour = vec![0u8; copies.len()];
+    let mut path: Vec<usize> = Vec::new();
+    fn visit(
+        i: usize,
+        next: &[Vec<usize>],
+        colour: &mut [u8],
+        path: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
+        colour[i] = 1;
+        path.push(i);
+        for &j in &next[i] {
+            if colour[j] == 1 {
+                let start = path.iter().position(|&k| k == j).unwrap_or(0);
+                let mut cycle = path[start..].to_vec();
+                cycle.push(j);
+                return Some(cycle);
+            }
+            if colour[j] == 0 {
+                if let Some(c) = visit(j, next, colour, path) {
+                    return Some(c);
+                }
+            }
+        }
+        path.pop();
+        colour[i] = 2;
+        None
+    }
+    for i in 0..copies.len() {
+        if colour[i] == 0 {
+            if let Some(cycle) = visit(i, &next, &mut colour, &mut path) {
+                // Found in the order of the cascade (each copied by the next): reversed, each
+                // copies the next.
+                return Some(
+                    cycle
+                        .into_iter()
+                        .rev()
+                        .map(|i| format!("{}.{}", copies[i].dependent, copies[i].path))
+                        .collect(),
+                );
+            }
+        }
+    }
+    None
+}
+
+/// Refuses to cascade when the registered copies copy each other in a circle
+/// ([`Error::CopyCycle`]). Computed once, when first asked, from the registry; sends nothing.
+pub fn check_copies() -> Result<()> {
+    static CYCLE: OnceLock<Option<Vec<String>>> = OnceLock::new();
+    match CYCLE.get_or_init(|| find_cycle(all_copies())) {
+        None => Ok(()),
+        Some(cycle) => Err(Error::CopyCycle {
+            cycle: cycle.clone(),
+        }),
+    }
+}
+
+/// Every registered copy, each after the copies it takes from (a copy of a copy after the
+/// copy), so that a sweep repairing them in this order compares each with a source it has
+/// already repaired. Refused when the copies form a cycle.
+pub(crate) fn in_cascade_order() -> Result<Vec<&'static CopyInfo>> {
+    check_copies()?;
+    let copies = all_copies();
+    // Depth: 1 for a copy of an original field, one more than the deepest copy it takes from.
+    fn depth(i: usize, copies: &[CopyInfo], memo: &mut [usize]) -> usize {
+        if memo[i] == 0 {
+            let c = &copies[i];
+            let above = (0..copies.len())
+                .filter(|&j| {
+                    copies[j].dependent == c.source && reads_any(c, &written_paths(&copies[j]))
+                })
+                .map(|j| depth(j, copies, memo))
+                .max()
+                .unwrap_or(0);
+            memo[i] = above + 1;
+        }
+        memo[i]
+    }
+    let mut memo = vec![0; copies.len()];
+    let mut order: Vec<(usize, &CopyInfo)> = (0..copies.len())
+        .map(|i| (depth(i, copies, &mut memo), &copies[i]))
+        .collect();
+    order.sort_by_key(|(d, _)| *d);
+    Ok(order.into_iter().map(|(_, c)| c).collect())
+}
+
+/// Before a write that cascades `copies`: refuses it when they are copied further and the
+/// registry holds a cycle, so that nothing is written. Sends nothing.
+pub(crate) fn refuse_cycles(copies: &[CopyInfo]) -> Result<()> {
+    if copies.iter().any(|c| !next_level(c).is_empty()) {
+        check_copies()?;
+    }
+    Ok(())
+}
+
+/// Adds `path` to a projection, unless it or a path above it is there (MongoDB refuses a
+/// projection of both `a` and `a.b`); a path below it is replaced.
+fn project(projection: &mut Document, path: &str) {
+    if projection
+        .keys()
+        .any(|k| k == path || path.starts_with(&format!("{k}.")))
+    {
+        return;
+    }
+    let below: Vec<String> = projection
+        .keys()
+        .filter(|k| k.starts_with(&format!("{path}.")))
+        .cloned()
+        .collect();
+    for k in below {
+        projection.remove(&k);
+    }
+    projection.insert(path, 1);
+}
+
+/// Sets the value at a dotted path, creating the documents on the way.
+fn set_path(doc: &mut Document, path: &str, value: Bson) {
+    match path.split_once('.') {
+        None => {
+            doc.insert(path, value);
+        }
+        Some((head, rest)) => {
+            if !matches!(doc.get(head), Some(Bson::Document(_))) {
+                doc.insert(head, Document::new());
+            }
+            if let Some(Bson::Document(inner)) = doc.get_mut(head) {
+                set_path(inner, rest, value);
+            }
+        }
+    }
+}
+
+/// The source a document's copy `copy` was taken from (not for arrays).
+fn source_of<'d>(doc: &'d Document, copy: &CopyInfo) -> Option<&'d Bson> {
+    match &copy.kind {
+        CopyKind::Flat { via } => get_path(doc, via),
+        CopyKind::Summary {
+            array: false, id, ..
+        } => get_path(doc, &format!("{}.{id}", copy.path)),
+        _ => None,
+    }
+}
+
+/// What one level wrote: the copy, which of its documents, and the values it wrote there per
+/// source (by path inside the copy), when they are known.
+pub(crate) struct Written<'a> {
+    /// The copy written.
+    pub(crate) copy: &'a CopyInfo,
+    /// The documents of `copy.dependent` whose copy was written.
+    pub(crate) filter: Document,
+    /// Per source id, the values written (`to` -> value); empty for a latest-N array, whose
+    /// values are read.
+    pub(crate) values: Vec<(Bson, Document)>,
+}
+
+type Boxed<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+/// Cascades what `written` wrote to the copies of it, and so on down: one `find` of the
+/// documents written, then per next copy its updates (see the module). Nothing when nothing
+/// copies `written.copy`. In `session` when given.
+pub(crate) fn follow<'a>(
+    odm: &'a Odm,
+    written: Written<'a>,
+    mut session: Option<&'a mut ClientSession>,
+) -> Boxed<'a> {
+    Box::pin(async move {
+        let next = next_level(written.copy);
+        if next.is_empty() {
+            return Ok(());
+        }
+        check_copies()?;
+        let copy = written.copy;
+        let written_here = written_paths(copy);
+        let mut projection = doc! { "_id": 1 };
+        for n in &next {
+            for (from, _) in &n.fields {
+                // A latest-N summary is updated in place in the fields written only; other
+                // copies are set whole.
+                let latest = matches!(n.kind, CopyKind::Latest { .. });
+                if !latest || written_here.iter().any(|w| overlaps(from, w)) {
+                    project(&mut projection, from);
+                }
+            }
+            if let CopyKind::Latest { via, .. } = &n.kind {
+                project(&mut projection, via);
+            }
+        }
+        match &copy.kind {
+            CopyKind::Flat { via } => project(&mut projection, via),
+            CopyKind::Summary { .. } => project(&mut projection, &copy.path),
+            CopyKind::Latest { .. } => {}
+        }
+        let options = FindOptions::builder().projection(projection).build();
+        let mut docs = find_documents(
+            odm,
+            copy.dependent,
+            written.filter.clone(),
+            options,
+            session.as_deref_mut(),
+        )
+        .await?;
+        if docs.is_empty() {
+            return Ok(());
+        }
+        // What this writer wrote, over what the documents hold now (see the module).
+        let by_source: HashMap<IdKey, &Document> = written
+            .values
+            .iter()
+            .map(|(id, v)| (IdKey::of(id), v))
+            .collect();
+        if !by_source.is_empty() {
+            for d in &mut docs {
+                let Some(values) = source_of(d, copy).and_then(|s| by_source.get(&IdKey::of(s)))
+                else {
+                    continue;
+                };
+                for (to, v) in values.iter() {
+                    let path = if to.is_empty() {
+                        copy.path.clone()
+                    } else {
+                        format!("{}.{to}", copy.path)
+                    };
+                    set_path(d, &path, v.clone());
+                }
+            }
+        }
+        let (latest, others): (Vec<CopyInfo>, Vec<CopyInfo>) = next
+            .into_iter()
+            .partition(|n| matches!(n.kind, CopyKind::Latest { .. }));
+        if !others.is_empty() {
+            super::cascade::cascade_values(odm, &docs, &others, session.as_deref_mut()).await?;
+        }
+        for n in &latest {
+            latest_level(odm, n, &written_here, &docs, session.as_deref_mut()).await?;
+        }
+        Ok(())
+    })
+}
+
+/// The summaries given the same new values: (`$set`, `$unset`, their sources, their parents).
+type InPlace = (Document, Document, Vec<Bson>, Vec<Bson>);
+
+/// A latest-N array `copy` whose sources `docs` had `written` changed: updated in place, or
+/// recomputed when a sort key changed; then whatever copies the array follows.
+async fn latest_level(
+    odm: &Odm,
+    copy: &CopyInfo,
+    written: &[String],
+    docs: &[Document],
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let CopyKind::Latest { via, sort, .. } = &copy.kind else {
+        return Ok(());
+    };
+    let mut parents = Vec::new();
+    for d in docs {
+        if let Some(p) = get_path(d, via) {
+            super::latest::add_parent(&mut parents, p.clone());
+        }
+    }
+    if parents.is_empty() {
+        return Ok(());
+    }
+    if sort.keys().any(|k| written.iter().any(|w| overlaps(k, w))) {
+        // The order may change: recompute the arrays from the sources.
+        super::latest::refresh(odm, copy, parents.clone(), session.as_deref_mut()).await?;
+    } else {
+        // Same order, new values: set them in place in the summaries of these sources.
+        let changed: Vec<&(String, String)> = copy
+            .fields
+            .iter()
+            .filter(|(from, _)| written.iter().any(|w| overlaps(from, w)))
+            .collect();
+        let mut groups: BTreeMap<Vec<u8>, InPlace> = BTreeMap::new();
+        for d in docs {
+            let (Some(id), Some(parent)) = (d.get("_id"), get_path(d, via)) else {
+                continue;
+            };
+            let mut set = Document::new();
+            let mut unset = Document::new();
+            for (from, to) in &changed {
+                let target = format!("{}.$[copy].{to}", copy.path);
+                // A missing field is left out of a summary, as the recomputing `$topN` does.
+                match get_path(d, from) {
+                    Some(v) => set.insert(target, v.clone()),
+                    None => unset.insert(target, ""),
+                };
+            }
+            let key = bson::serialize_to_vec(&doc! { "s": &set, "u": &unset }).unwrap_or_default();
+            let group = groups
+                .entry(key)
+                .or_insert_with(|| (set, unset, Vec::new(), Vec::new()));
+            group.2.push(id.clone());
+            super::latest::add_parent(&mut group.3, parent.clone());
+        }
+        let coll = odm.database().collection::<Document>(copy.dependent);
+        for (_, (set, unset, ids, parents)) in groups {
+            let mut update = Document::new();
+            if !set.is_empty() {
+                update.insert("$set", set);
+            }
+            if !unset.is_empty() {
+                update.insert("$unset", unset);
+            }
+            let options = UpdateOptions::builder()
+                .array_filters(vec![doc! { "copy._id": { "$in": ids } }])
+                .build();
+            let action = coll
+                .update_many(doc! { "_id": { "$in": parents } }, update)
+                .with_options(options);
+            match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+            super::record_write(copy);
+        }
+    }
+    follow(
+        odm,
+        Written {
+            copy,
+            filter: doc! { "_id": { "$in": parents } },
+            values: Vec::new(),
+        },
+        session,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flat(dependent: &'static str, path: &str, source: &'static str, from: &str) -> CopyInfo {
+        CopyInfo::new(
+            "T",
+            dependent,
+            path,
+            source,
+            CopyKind::Flat {
+                via: "r".to_owned(),
+            },
+            vec![(from.to_owned(), String::new())],
+        )
+    }
+
+    #[test]
+    fn a_chain_has_no_cycle() {
+        let copies = [
+            flat("comments", "author_name", "users", "display_name"),
+            flat("replies", "author_name", "comments", "author_name"),
+        ];
+        assert_eq!(find_cycle(&copies), None);
+    }
+
+    #[test]
+    fn a_circle_is_named() {
+        let copies = [
+            flat("a", "b_name", "b", "name"),
+            flat("b", "name", "a", "b_name"),
+        ];
+        let cycle = find_cycle(&copies).unwrap();
+        assert_eq!(cycle.first(), cycle.last());
+        assert_eq!(cycle.len(), 3);
+        assert!(cycle.contains(&"a.b_name".to_owned()) && cycle.contains(&"b.name".to_owned()));
+    }
+
+    #[test]
+    fn a_copy_of_its_own_copy_is_a_cycle() {
+        let copies = [flat("categories", "root_name", "categories", "root_name")];
+        assert_eq!(
+            find_cycle(&copies).unwrap(),
+            ["categories.root_name", "categories.root_name"]
+        );
+    }
+
+    #[test]
+    fn copying_another_field_of_the_same_model_is_no_cycle() {
+        let copies = [flat("categories", "parent_name", "categories", "name")];
+        assert_eq!(find_cycle(&copies), None);
+    }
+
+    #[test]
+    fn projections_never_collide() {
+        let mut p = doc! { "_id": 1 };
+        project(&mut p, "author.name");
+        project(&mut p, "author");
+        project(&mut p, "author.id");
+        project(&mut p, "post");
+        assert_eq!(p, doc! { "_id": 1, "author": 1, "post": 1 });
+    }
+}
