@@ -76,15 +76,24 @@ async fn a_write_that_would_cascade_around_the_cycle_is_refused() -> odm::Result
             name: String::new(),
         })
         .await?;
-    // Only a raw update can write a copy; it would cascade to `right.name`, then back.
+    // No update can write a copy, raw ones included.
     let update = Update::<Left>::raw(odm::bson::doc! { "$set": { "name": "loop" } });
     let err = db
         .odm()
         .update_by_id::<Left>(1, update)
         .await
+        .expect_err("a copy is never written by hand");
+    assert!(matches!(err, odm::Error::CopyWrite { .. }), "{err}");
+    // Pointing `left.right` at a document takes `left.name` from it, which would cascade to
+    // `right.name`, then back.
+    let err = db
+        .odm()
+        .update_by_id::<Left>(1, Left::right().set(Some(Ref::new(1))))
+        .await
         .expect_err("a cascade around a cycle");
     assert!(matches!(err, odm::Error::CopyCycle { .. }), "{err}");
     let left = stored_one(&db, "left", 1).await.unwrap();
     assert_eq!(left.get_str("name").unwrap(), "", "nothing was written");
+    assert!(left.get("right").is_none_or(|r| *r == odm::bson::Bson::Null), "{left}");
     Ok(())
 }
