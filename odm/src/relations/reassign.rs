@@ -188,24 +188,14 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         if !transactional {
             return self.steps_in_order(inverse, child, to, update).await;
         }
-        let mut session = self.odm.client().start_session().await?;
-        session.start_transaction().await?;
-        match self
-            .steps_in_transaction(inverse, child, to, update, &mut session)
-            .await
-        {
-            Ok(out) => {
-                session.commit_transaction().await?;
-                Ok(Reassigned {
-                    in_transaction: true,
-                    ..out
-                })
-            }
-            Err(e) => {
-                let _ = session.abort_transaction().await;
-                Err(e)
-            }
-        }
+        crate::retry::in_transaction(
+            self.odm,
+            &(self, inverse, child, to, update),
+            |_, session, (this, inverse, child, to, update)| {
+                Box::pin(this.steps_in_transaction(inverse, child, to, update, session))
+            },
+        )
+        .await
     }
 
     fn previous(&self, old: Option<Document>) -> Result<Option<Bson>> {
