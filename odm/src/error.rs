@@ -174,6 +174,22 @@ pub enum Error {
         rounds: usize,
     },
 
+    /// A reassignment without a transaction kept meeting concurrent moves of the same child
+    /// until [`Odm::retry_deadline`](crate::Odm::retry_deadline) passed: the child's
+    /// reference is set, but the parents named here may list it wrongly.
+    /// [`Odm::verify_inverse`](crate::Odm::verify_inverse) with `.repair(true)` fixes them.
+    #[error("`{path}` of {} in collection `{collection}` may list child {child} wrongly: concurrent moves kept changing its parent", .parents.join(", "))]
+    InverseUnsettled {
+        /// The parents' collection.
+        collection: String,
+        /// The parents' array of children.
+        path: String,
+        /// The child's `_id`.
+        child: String,
+        /// The `_id`s of the parents that may be wrong.
+        parents: Vec<String>,
+    },
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),

@@ -32,10 +32,14 @@ pub(super) const MAX_ATTEMPTS: usize = 50;
 /// the commands above, then one `find` re-reading the sources, with one more round of copy
 /// updates each time a concurrent update changed them in between; the copies are stale for
 /// that interval only (the seeds' "sub-second interval") and never end different from the
-/// source, whatever the number of copies. In a transaction (the caller's session, or
-/// `Auto`/`Always`): the same commands plus `commitTransaction`, retried on write conflicts,
-/// so readers never see the interval; with `Auto`, a cascade too large for one transaction
-/// falls back to the default.
+/// source, whatever the number of copies; when concurrent updates keep changing the sources
+/// for 50 rounds or until [`Odm::retry_deadline`], [`Error::CascadeIncomplete`] names the
+/// copies that may be stale. In a transaction (`Auto`/`Always`): the same commands plus
+/// `commitTransaction`, the whole transaction run again on write conflicts (after
+/// `abortTransaction`) until the retry deadline, so readers never see the interval; with
+/// `Auto`, a cascade too large for one transaction falls back to the default. In the caller's
+/// session: the same commands, nothing retried (the caller commits, and retries on
+/// [`Error::is_transient`]).
 pub(crate) async fn cascade_update<T: Model>(
     odm: &Odm,
     filter: Document,
