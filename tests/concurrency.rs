@@ -268,9 +268,13 @@ async fn all_fail_fast(odm: &odm::Odm, may_be_cut: bool) {
         );
         // The operation that meets the cut connections first may end on that network error,
         // which a failover would make worth retrying; a server that cannot be selected never is.
-        let network = err
-            .driver_error()
-            .is_some_and(|e| matches!(*e.kind, odm::mongodb::error::ErrorKind::Io(_)));
+        let network = err.driver_error().is_some_and(|e| {
+            matches!(
+                *e.kind,
+                odm::mongodb::error::ErrorKind::Io(_)
+                    | odm::mongodb::error::ErrorKind::ConnectionPoolCleared { .. }
+            )
+        });
         assert!(
             !err.is_transient() || (network && may_be_cut),
             "{what}: {err}"
@@ -346,7 +350,11 @@ async fn a_server_that_dies_ends_each_operation_in_about_one_selection_timeout()
         "mongodb://127.0.0.1:{}/?directConnection=true&serverSelectionTimeoutMS=1000",
         relay.port
     );
-    let odm = odm::Odm::connect(&uri, db.name()).await?;
+    // A deadline far longer than the selection timeout: a server that cannot be selected is
+    // not retried at all, whatever the deadline.
+    let odm = odm::Odm::connect(&uri, db.name())
+        .await?
+        .with_retry_deadline(Duration::from_secs(20));
     let (people, tasks) = people_with_tasks(&db, 2, 1).await?;
     odm.insert_one(&Brand {
         id: 1,
@@ -440,5 +448,97 @@ async fn concurrent_moves_without_a_transaction_converge() -> odm::Result<()> {
         inconsistent.len(),
         inconsistent.first()
     );
+    Ok(())
+}
+
+/// A handle whose every copy `update` is followed, before the driver returns, by a rename of
+/// brand 1 behind the ODM's back: a source that never stops changing.
+async fn churning_handle(db: &TestDb) -> odm::Result<odm::Odm> {
+    use odm::mongodb::event::command::CommandEvent;
+    use odm::mongodb::event::EventHandler;
+    use odm::mongodb::options::ClientOptions;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let uri = odm::testing::test_uri()?;
+    let mut options = ClientOptions::parse(&uri).await?;
+    let db_name = db.name().to_owned();
+    let renames = std::sync::Arc::new(AtomicUsize::new(0));
+    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        let CommandEvent::Succeeded(done) = ev else {
+            return;
+        };
+        if done.command_name != "update" {
+            return;
+        }
+        let n = renames.fetch_add(1, Ordering::SeqCst);
+        let (uri, db_name) = (uri.clone(), db_name.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let client = odm::mongodb::Client::with_uri_str(&uri).await.unwrap();
+                client
+                    .database(&db_name)
+                    .collection::<Document>("brands")
+                    .update_one(
+                        doc! {"_id": 1},
+                        doc! {"$set": {"name": format!("Acme {n}")}},
+                    )
+                    .await
+                    .unwrap();
+            });
+        })
+        .join()
+        .unwrap();
+    }));
+    let client = odm::mongodb::Client::with_options(options)?;
+    Ok(odm::Odm::new(client.database(db.name())))
+}
+
+/// A cascade without a transaction whose source keeps changing gives up after 50 rounds (or at
+/// the retry deadline) with an error naming the source, the ids and the copies that may be
+/// stale, never with `Ok`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cascade_that_cannot_catch_up_is_an_error_naming_what_may_be_stale() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm()
+        .insert_one(&Brand {
+            id: 1,
+            name: "Acme".into(),
+        })
+        .await?;
+    db.odm()
+        .insert_one(&Gadget {
+            id: 1,
+            brand: Some(Ref::new(1)),
+            brand_name: String::new(),
+        })
+        .await?;
+    let churning = churning_handle(&db).await?;
+
+    for (deadline, expected_rounds) in [(Duration::from_secs(20), 50), (Duration::ZERO, 1)] {
+        let err = churning
+            .clone()
+            .with_retry_deadline(deadline)
+            .update_by_id::<Brand>(1, Brand::name().set("Acme".to_owned()))
+            .await
+            .unwrap_err();
+        match &err {
+            odm::Error::CascadeIncomplete {
+                collection,
+                ids,
+                paths,
+                rounds,
+            } => {
+                assert_eq!(collection, "brands");
+                assert_eq!(ids, &["{ _id: 1 }"]);
+                assert_eq!(paths, &["gadgets.brand_name"]);
+                assert_eq!(*rounds, expected_rounds, "{err}");
+            }
+            other => panic!("{other}"),
+        }
+    }
     Ok(())
 }

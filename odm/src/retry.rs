@@ -35,7 +35,7 @@ const BACKOFF_MAX: Duration = Duration::from_millis(500);
 /// borrows the session.
 ///
 /// Commands: per attempt, those of `body` then `commitTransaction` (or `abortTransaction`
-/// after an error of `body`, unless the server could not be reached at all).
+/// after an error of `body`, unless the server could not be reached or the connection broke).
 pub(crate) async fn in_transaction<C, T, F>(odm: &Odm, context: &C, mut body: F) -> Result<T>
 where
     C: Sync + ?Sized,
@@ -52,7 +52,7 @@ where
         let value = match body(odm, &mut session, context).await {
             Ok(value) => value,
             Err(e) => {
-                if !e.is_unreachable() {
+                if worth_aborting(&e) {
                     let _ = session.abort_transaction().await;
                 }
                 if e.is_transient() && wait(start, deadline, attempt).await {
@@ -80,6 +80,21 @@ where
             return Err(e);
         }
     }
+}
+
+/// Whether to send `abortTransaction` after `e`: not when the server could not be reached or
+/// the connection broke, where it would only wait for a server again (the driver still aborts
+/// the dropped session's transaction in the background, and the server times it out anyway).
+fn worth_aborting(e: &Error) -> bool {
+    use mongodb::error::ErrorKind;
+    !e.driver_error().is_some_and(|d| {
+        matches!(
+            *d.kind,
+            ErrorKind::ServerSelection { .. }
+                | ErrorKind::Io(_)
+                | ErrorKind::ConnectionPoolCleared { .. }
+        )
+    })
 }
 
 /// Sleeps the backoff of `attempt` and returns true, or returns false when sleeping would pass
