@@ -157,7 +157,7 @@ async fn run() -> odm::Result<()> {
         moved.changed,
         moved.in_transaction
     ));
-    say("1. add to Bob's list  2. set the task's owner  3. pull from Kate's list");
+    say("1. add to Bob's list  2. set the task's owner  3. pull from Kate's list  4. add to Bob's list again, read the owner back");
     steps.sent();
 
     steps.start("A reassignment interrupted after its second write (simulated)");

@@ -111,7 +111,11 @@ async fn without_a_transaction_the_order_is_fixed() -> odm::Result<()> {
         .transaction(TransactionMode::Never)
         .await?;
     assert!(moved.changed && !moved.in_transaction);
-    assert_eq!(sent(&db), ["update", "findAndModify", "update"]);
+    assert_eq!(
+        sent(&db),
+        ["update", "findAndModify", "update", "update", "find"],
+        "add, set, pull, add again, confirm"
+    );
     assert_eq!(owner_of(&db, t.task.id).await, t.bob.id);
     assert!(listed_tasks(&db, t.kate.id).await.is_empty());
     assert_eq!(

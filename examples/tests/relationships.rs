@@ -2,6 +2,8 @@
 //! chapters: the number of commands populate sends, batching, nested and same-level paths,
 //! and an interrupted reassignment found and repaired. Each test gets a database of its own.
 
+use std::time::Duration;
+
 use odm::bson::{doc, Bson, Document};
 use odm::prelude::*;
 use odm::relations::InverseIssue;
@@ -354,3 +356,70 @@ async fn delete_rules_run_in_the_callers_transaction() -> odm::Result<()> {
     Ok(())
 }
 // ANCHOR_END: delete_in_session
+
+// ANCHOR: caller_retry
+/// Hands a task over and renames it, in one transaction of the caller's own. odm does not
+/// retry inside it; on a transient error (a write conflict) the caller aborts and runs the
+/// whole transaction again, with a short pause, for as long as it sees fit.
+async fn hand_over(odm: &Odm, task: ObjectId, to: ObjectId, name: &str) -> odm::Result<u32> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let mut session = odm.start_session().await?;
+        session.start_transaction().await?;
+        let outcome = async {
+            odm.reassign(Task::owner(), task, to)
+                .session(&mut session)
+                .await?;
+            odm.update_by_id::<Task>(task, Task::description().set(name.to_owned()))
+                .session(&mut session)
+                .await?;
+            session.commit_transaction().await?;
+            Ok::<_, Error>(())
+        }
+        .await;
+        match outcome {
+            Ok(()) => return Ok(attempts),
+            Err(e) if e.is_transient() && attempts < 10 => {
+                let _ = session.abort_transaction().await;
+                tokio::time::sleep(Duration::from_millis(10 * u64::from(attempts))).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+// ANCHOR_END: caller_retry
+
+#[tokio::test]
+async fn a_caller_retries_its_own_transaction_on_a_transient_error() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    if !db.odm().supports_transactions().await? {
+        eprintln!("skipped: a standalone server has no transactions");
+        return Ok(());
+    }
+    let (kate, bob, plan) = two_people(&db).await?;
+
+    // Another transaction holds Kate's document for 200 ms: the first attempt conflicts.
+    let mut other = db.raw().client().start_session().await?;
+    other.start_transaction().await?;
+    db.raw()
+        .collection::<Document>("people")
+        .update_one(doc! {"_id": kate.id}, doc! {"$set": {"name": "Kate M."}})
+        .session(&mut other)
+        .await?;
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        other.abort_transaction().await
+    });
+
+    // ANCHOR: retry_deadline
+    let odm = db.odm().clone().with_retry_deadline(Duration::from_secs(5));
+    // ANCHOR_END: retry_deadline
+    let attempts = hand_over(&odm, plan.id, bob.id, "Write the lesson plan").await?;
+    release.await.expect("release")?;
+    assert!(attempts > 1, "the first attempt met the write conflict");
+    let task = db.odm().get::<Task>(plan.id).await?.expect("inserted");
+    assert_eq!(task.owner, Ref::new(bob.id));
+    assert_eq!(task.description, "Write the lesson plan");
+    Ok(())
+}

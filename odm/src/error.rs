@@ -182,6 +182,39 @@ pub enum Error {
     #[error("some indexes could not be created: {}", .0.failures().join("; "))]
     IndexSync(Box<crate::index::SyncReport>),
 
+    /// A cascade without a transaction kept meeting concurrent updates of its sources and gave
+    /// up before the copies caught up: the sources' new values are stored, but the copies
+    /// named here may still hold older ones. Running the same update again, or
+    /// [`Odm::verify_copies`](crate::Odm::verify_copies) with `.repair(true)`, brings them
+    /// back in line.
+    #[error("copies of {} document(s) of `{collection}` may be stale at {}: the sources kept changing for {rounds} round(s) of cascading; ids {}", .ids.len(), .paths.join(", "), .ids.join(", "))]
+    CascadeIncomplete {
+        /// The source collection.
+        collection: String,
+        /// The `_id`s of the sources whose copies may be stale, as the shell prints them.
+        ids: Vec<String>,
+        /// The copies concerned, as `collection.path` (`products.parts.$.name`).
+        paths: Vec<String>,
+        /// How many rounds of re-reading and cascading were made.
+        rounds: usize,
+    },
+
+    /// A reassignment without a transaction kept meeting concurrent moves of the same child
+    /// until [`Odm::retry_deadline`](crate::Odm::retry_deadline) passed: the child's
+    /// reference is set, but the parents named here may list it wrongly.
+    /// [`Odm::verify_inverse`](crate::Odm::verify_inverse) with `.repair(true)` fixes them.
+    #[error("`{path}` of {} in collection `{collection}` may list child {child} wrongly: concurrent moves kept changing its parent", .parents.join(", "))]
+    InverseUnsettled {
+        /// The parents' collection.
+        collection: String,
+        /// The parents' array of children.
+        path: String,
+        /// The child's `_id`.
+        child: String,
+        /// The `_id`s of the parents that may be wrong.
+        parents: Vec<String>,
+    },
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),
@@ -201,6 +234,7 @@ pub(crate) fn show_id(id: Option<&Bson>) -> String {
 }
 
 const DUPLICATE_KEY: i32 = 11000;
+const WRITE_CONFLICT: i32 = 112;
 
 impl Error {
     /// Turns a driver error into the richest `odm` error it can be, given the collection the
@@ -241,6 +275,53 @@ impl Error {
     /// True when this is a duplicate-key error.
     pub fn is_duplicate_key(&self) -> bool {
         matches!(self, Error::DuplicateKey { .. })
+    }
+
+    /// The driver's error underneath, when the error came from the driver or the server.
+    pub fn driver_error(&self) -> Option<&mongodb::error::Error> {
+        match self {
+            Error::Driver(e) => Some(e),
+            Error::DuplicateKey { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// True when the server labelled the error with `label` (`TransientTransactionError`,
+    /// `UnknownTransactionCommitResult`, `RetryableWriteError`, ...).
+    pub fn has_label(&self, label: &str) -> bool {
+        self.driver_error().is_some_and(|e| e.contains_label(label))
+    }
+
+    /// True when running the whole transaction again may succeed: the server labelled the error
+    /// `TransientTransactionError` (a write conflict with a concurrent transaction, a failover)
+    /// or it is a write conflict (code 112).
+    ///
+    /// Operations the ODM runs in transactions of its own already retry these (see the guide's
+    /// error chapter); inside the caller's session they are returned, for the caller to abort
+    /// and run its transaction again. A server that cannot be reached is never transient,
+    /// although the driver labels it so inside a transaction: the attempt already waited the
+    /// whole server selection timeout, and a retry would only wait it again.
+    pub fn is_transient(&self) -> bool {
+        !self.is_unreachable()
+            && (self.has_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
+                || self.is_write_conflict())
+    }
+
+    /// True when the server refused a write because a concurrent transaction wrote the same
+    /// document (`WriteConflict`, code 112).
+    pub fn is_write_conflict(&self) -> bool {
+        use mongodb::error::{ErrorKind, WriteFailure};
+        self.driver_error().is_some_and(|e| match &*e.kind {
+            ErrorKind::Command(c) => c.code == WRITE_CONFLICT,
+            ErrorKind::Write(WriteFailure::WriteError(w)) => w.code == WRITE_CONFLICT,
+            _ => false,
+        })
+    }
+
+    /// True when no server could be selected (the deployment is down or unreachable).
+    pub(crate) fn is_unreachable(&self) -> bool {
+        self.driver_error()
+            .is_some_and(|e| matches!(&*e.kind, mongodb::error::ErrorKind::ServerSelection { .. }))
     }
 }
 

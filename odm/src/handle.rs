@@ -1,6 +1,7 @@
 //! The [`Odm`] handle.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mongodb::options::ClientOptions;
 use mongodb::{Client, ClientSession, Collection, Database};
@@ -27,15 +28,39 @@ use crate::{Error, Result};
 pub struct Odm {
     db: Database,
     transactions: Arc<OnceCell<bool>>,
+    retry_deadline: Duration,
 }
 
 impl Odm {
-    /// Wraps a driver database.
+    /// Wraps a driver database. The [retry deadline](Odm::retry_deadline) is 30 s (the
+    /// driver's default server selection timeout; the database does not tell its client's);
+    /// set it with [`Odm::with_retry_deadline`].
     pub fn new(db: Database) -> Self {
         Odm {
             db,
             transactions: Arc::default(),
+            retry_deadline: crate::retry::default_deadline(None),
         }
+    }
+
+    /// How long an operation that runs its own transaction (`reassign`, a delete with rules, a
+    /// cascade in a transaction, a latest-N recomputation) keeps retrying transient errors
+    /// (write conflicts with concurrent transactions) before returning the last one; also how
+    /// long a cascade without a transaction keeps catching up with concurrent updates. Counted
+    /// from the operation's first attempt. Errors that are not transient are never retried,
+    /// whatever the deadline.
+    ///
+    /// Default: the server selection timeout of the connection string given to
+    /// [`Odm::connect`] (`serverSelectionTimeoutMS`, 30 s when absent).
+    pub fn retry_deadline(&self) -> Duration {
+        self.retry_deadline
+    }
+
+    /// The same handle with another [retry deadline](Odm::retry_deadline). `Duration::ZERO`
+    /// turns the retries off: every operation makes one attempt.
+    pub fn with_retry_deadline(mut self, deadline: Duration) -> Self {
+        self.retry_deadline = deadline;
+        self
     }
 
     /// Whether the deployment runs transactions (a replica set or a sharded cluster). Sends one
@@ -58,8 +83,9 @@ impl Odm {
     /// operation.
     pub async fn connect(uri: &str, db_name: &str) -> Result<Self> {
         let options = ClientOptions::parse(uri).await?;
+        let deadline = crate::retry::default_deadline(options.server_selection_timeout);
         let client = Client::with_options(options)?;
-        Ok(Odm::new(client.database(db_name)))
+        Ok(Odm::new(client.database(db_name)).with_retry_deadline(deadline))
     }
 
     /// The driver database, for anything `odm` does not cover.

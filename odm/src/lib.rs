@@ -54,6 +54,7 @@ pub mod populate;
 pub mod query;
 mod reference;
 pub mod relations;
+mod retry;
 mod sweep;
 mod update;
 

@@ -1,7 +1,6 @@
 //! Cascading an update of a copied source field to every copy.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use mongodb::options::{
@@ -17,20 +16,9 @@ use crate::populate::IdKey;
 use crate::relations::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
-/// Write conflicts between concurrent transactions are retried this many times.
+/// Rounds of re-reading and cascading again before a cascade without a transaction gives up
+/// (it also gives up at [`Odm::retry_deadline`]).
 pub(super) const MAX_ATTEMPTS: usize = 50;
-
-pub(super) fn is_transient(e: &Error) -> bool {
-    match e {
-        Error::Driver(d) => {
-            d.contains_label("TransientTransactionError")
-                || d.contains_label("UnknownTransactionCommitResult")
-                || matches!(&*d.kind, mongodb::error::ErrorKind::Command(c) if c.code == 112)
-                || matches!(&*d.kind, mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) if w.code == 112)
-        }
-        _ => false,
-    }
-}
 
 /// Updates the sources matching `filter` and every copy of the fields the update writes.
 ///
@@ -46,10 +34,14 @@ pub(super) fn is_transient(e: &Error) -> bool {
 /// the commands above, then one `find` re-reading the sources, with one more round of copy
 /// updates each time a concurrent update changed them in between; the copies are stale for
 /// that interval only (the seeds' "sub-second interval") and never end different from the
-/// source, whatever the number of copies. In a transaction (the caller's session, or
-/// `Auto`/`Always`): the same commands plus `commitTransaction`, retried on write conflicts,
-/// so readers never see the interval; with `Auto`, a cascade too large for one transaction
-/// falls back to the default.
+/// source, whatever the number of copies; when concurrent updates keep changing the sources
+/// for 50 rounds or until [`Odm::retry_deadline`], [`Error::CascadeIncomplete`] names the
+/// copies that may be stale. In a transaction (`Auto`/`Always`): the same commands plus
+/// `commitTransaction`, the whole transaction run again on write conflicts (after
+/// `abortTransaction`) until the retry deadline, so readers never see the interval; with
+/// `Auto`, a cascade too large for one transaction falls back to the default. In the caller's
+/// session: the same commands, nothing retried (the caller commits, and retries on
+/// [`Error::is_transient`]).
 pub(crate) async fn cascade_update<T: Model>(
     odm: &Odm,
     filter: Document,
@@ -102,7 +94,10 @@ pub(super) async fn converge(
     copies: &[CopyInfo],
     mut cascaded: Vec<Document>,
 ) -> Result<()> {
-    for _ in 0..MAX_ATTEMPTS {
+    let start = std::time::Instant::now();
+    let mut rounds = 0;
+    while rounds < MAX_ATTEMPTS && (rounds == 0 || start.elapsed() < odm.retry_deadline()) {
+        rounds += 1;
         let ids: Vec<Bson> = cascaded
             .iter()
             .filter_map(|d| d.get("_id").cloned())
@@ -138,7 +133,19 @@ pub(super) async fn converge(
         cascade_values(odm, &changed, copies, None).await?;
         cascaded = changed;
     }
-    Ok(())
+    // The values last cascaded were never confirmed by a re-read.
+    Err(Error::CascadeIncomplete {
+        collection: source.to_owned(),
+        ids: cascaded
+            .iter()
+            .map(|d| crate::error::show_id(d.get("_id")))
+            .collect(),
+        paths: copies
+            .iter()
+            .map(|c| format!("{}.{}", c.dependent, c.path))
+            .collect(),
+        rounds,
+    })
 }
 
 /// Sources deleted while their copies were being written: their summaries are taken out
@@ -276,34 +283,18 @@ async fn in_transaction<T: Model>(
     copies: &[CopyInfo],
     many: bool,
 ) -> Result<UpdateResult> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let mut s = odm.client().start_session().await?;
-        s.start_transaction().await?;
-        let outcome = match steps::<T>(odm, filter, update, copies, many, Some(&mut s)).await {
-            Ok((result, _)) => s
-                .commit_transaction()
-                .await
-                .map(|_| result)
-                .map_err(Error::from),
-            Err(e) => Err(e),
-        };
-        match outcome {
-            Ok(result) => return Ok(result),
-            Err(e) if is_transient(&e) && attempt < MAX_ATTEMPTS => {
-                let _ = s.abort_transaction().await;
-                // Back off a little, differently for each contender.
-                let jitter =
-                    attempt as u64 * 3 + u64::from(bson::oid::ObjectId::new().bytes()[11] % 11);
-                tokio::time::sleep(Duration::from_millis(jitter)).await;
-            }
-            Err(e) => {
-                let _ = s.abort_transaction().await;
-                return Err(e);
-            }
-        }
-    }
+    crate::retry::in_transaction(
+        odm,
+        &(filter, update, copies, many),
+        |odm, s, (filter, update, copies, many)| {
+            Box::pin(async move {
+                steps::<T>(odm, filter, update, copies, *many, Some(s))
+                    .await
+                    .map(|(result, _)| result)
+            })
+        },
+    )
+    .await
 }
 
 fn projection(copies: &[CopyInfo]) -> Document {

@@ -7,8 +7,6 @@
 //! then one `update` per parent setting its array. Each summary carries its source's `_id`,
 //! so that the recomputed array is exactly what the pushes would have built.
 
-use std::time::Duration;
-
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::options::FindOptions;
@@ -220,29 +218,10 @@ pub(crate) async fn refresh(
     if !odm.supports_transactions().await? {
         return refresh_in(odm, copy, &parents, None).await;
     }
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let mut s = odm.client().start_session().await?;
-        s.start_transaction().await?;
-        let outcome = match refresh_in(odm, copy, &parents, Some(&mut s)).await {
-            Ok(()) => s.commit_transaction().await.map_err(Error::from),
-            Err(e) => Err(e),
-        };
-        match outcome {
-            Ok(()) => return Ok(()),
-            Err(e)
-                if super::cascade::is_transient(&e) && attempt < super::cascade::MAX_ATTEMPTS =>
-            {
-                let _ = s.abort_transaction().await;
-                tokio::time::sleep(Duration::from_millis(attempt as u64 * 2)).await;
-            }
-            Err(e) => {
-                let _ = s.abort_transaction().await;
-                return Err(e);
-            }
-        }
-    }
+    crate::retry::in_transaction(odm, &(copy, parents), |odm, s, (copy, parents)| {
+        Box::pin(refresh_in(odm, copy, parents, Some(s)))
+    })
+    .await
 }
 
 async fn refresh_in(

@@ -375,7 +375,10 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     /// default ([`TransactionMode::Never`](crate::TransactionMode::Never)) it does not: the
     /// cascade re-reads the sources until the copies match them, which scales to any number of
     /// copies; `Auto` runs it in one transaction when the deployment has them (falling back
-    /// when it is too large for one), `Always` insists. See [`crate::denormalize`].
+    /// when it is too large for one), `Always` insists; either retries the transaction on write
+    /// conflicts until [`Odm::retry_deadline`]. Without a transaction, a cascade that cannot
+    /// catch up with concurrent updates by then is an [`Error::CascadeIncomplete`](crate::Error::CascadeIncomplete).
+    /// See [`crate::denormalize`].
     pub fn transaction(mut self, mode: crate::relations::TransactionMode) -> Self {
         self.mode = mode;
         self

@@ -341,18 +341,14 @@ pub(crate) async fn delete_with_rules(
     match session {
         Some(s) => delete_in(odm, collection, filter, many, Some(s)).await,
         None if odm.supports_transactions().await? => {
-            let mut s = odm.client().start_session().await?;
-            s.start_transaction().await?;
-            match delete_in(odm, collection, filter, many, Some(&mut s)).await {
-                Ok(n) => {
-                    s.commit_transaction().await?;
-                    Ok(n)
-                }
-                Err(e) => {
-                    let _ = s.abort_transaction().await;
-                    Err(e)
-                }
-            }
+            crate::retry::in_transaction(
+                odm,
+                &(collection, filter, many),
+                |odm, s, (collection, filter, many)| {
+                    Box::pin(delete_in(odm, collection, filter.clone(), *many, Some(s)))
+                },
+            )
+            .await
         }
         None => delete_in(odm, collection, filter, many, None).await,
     }

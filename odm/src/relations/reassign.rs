@@ -12,6 +12,12 @@ use crate::populate::{Inverse, RefPath};
 use crate::{Error, Odm, Result};
 
 /// Whether a multi-document operation runs in a transaction.
+///
+/// A transaction the ODM opens itself is retried as a whole when the server reports a
+/// transient error (a write conflict with a concurrent transaction), with backoff, until
+/// [`Odm::retry_deadline`]; any other error aborts it and is returned. Inside the caller's
+/// session nothing is retried: the error is returned, and [`Error::is_transient`] tells the
+/// caller whether to run its transaction again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TransactionMode {
     /// In a transaction when the deployment supports one (a replica set or sharded cluster),
@@ -20,7 +26,9 @@ pub enum TransactionMode {
     Auto,
     /// Always in a transaction; an error on a standalone server.
     Always,
-    /// Never in a transaction: the fixed order, repairable with `verify_inverse`.
+    /// Never in a transaction: the fixed order. For [`Reassign`], concurrent moves of the same
+    /// child converge on the child's reference without a repair; an interrupted one leaves the
+    /// child listed by one parent too many, which [`Odm::verify_inverse`] repairs.
     Never,
 }
 
@@ -40,13 +48,22 @@ pub struct Reassigned<P: Model> {
 ///
 /// In a transaction (the default where the deployment has them): one `findAndModify` on the
 /// child (set the parent, read the old one), one `update` pulling the child from the old
-/// parent's array, one `update` adding it to the new parent's, one `commitTransaction`.
+/// parent's array, one `update` adding it to the new parent's, one `commitTransaction`. A
+/// write conflict with a concurrent transaction (another move of the same child, or of
+/// another child of the same parent) aborts it (`abortTransaction`) and runs it again, after a
+/// random pause, until [`Odm::retry_deadline`]; inside the caller's session
+/// (`.session(..)`) it is returned instead, and [`Error::is_transient`] is true.
 ///
 /// Without a transaction, in this fixed order: (1) `update` adding the child to the new
 /// parent's array, (2) `findAndModify` setting the child's parent, (3) `update` pulling it from
-/// the old parent's array. The child's own field is the source of truth; an interruption
-/// leaves the child listed by one parent too many, never by none, and
-/// [`Odm::verify_inverse`] finds and repairs it.
+/// the old parent's array, (4) `update` adding it to the new parent's array again and one
+/// `find` reading the child's parent back: a concurrent move of the same child may have
+/// pulled it in between; when the read shows such a move, one `update` per parent to correct
+/// and one `find`, again, until the read agrees (nothing when the child was already there:
+/// two commands). Concurrent moves of one child thus end with it listed by exactly the parent
+/// it names. The child's own field is the source of truth; an interruption leaves the child
+/// listed by one parent too many, never by none, and [`Odm::verify_inverse`] finds and
+/// repairs it.
 ///
 /// When the child copies fields through the reference (`owner_name`), one `find` of the new
 /// parent comes first (the copies are set with the reference) and, outside a session, one
@@ -192,24 +209,14 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         if !transactional {
             return self.steps_in_order(inverse, child, to, update).await;
         }
-        let mut session = self.odm.client().start_session().await?;
-        session.start_transaction().await?;
-        match self
-            .steps_in_transaction(inverse, child, to, update, &mut session)
-            .await
-        {
-            Ok(out) => {
-                session.commit_transaction().await?;
-                Ok(Reassigned {
-                    in_transaction: true,
-                    ..out
-                })
-            }
-            Err(e) => {
-                let _ = session.abort_transaction().await;
-                Err(e)
-            }
-        }
+        crate::retry::in_transaction(
+            self.odm,
+            &(self, inverse, child, to, update),
+            |_, session, (this, inverse, child, to, update)| {
+                Box::pin(this.steps_in_transaction(inverse, child, to, update, session))
+            },
+        )
+        .await
     }
 
     fn previous(&self, old: Option<Document>) -> Result<Option<Bson>> {
@@ -380,11 +387,85 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
                 .await
                 .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
         }
+        if changed {
+            self.settle(inverse, child, to, previous.as_ref()).await?;
+        }
         Ok(Reassigned {
             previous: self.decode_previous(&previous)?,
             changed,
             in_transaction: false,
         })
+    }
+}
+
+impl<C: Model, P: Model> Reassign<'_, C, P> {
+    /// Without a transaction, concurrent moves of the same child interleave: a move that read
+    /// the old parent `A` may pull the child from `A` after another move has put it back
+    /// there. The child's own reference is the truth, so each move ends by making the two
+    /// parents it touched agree with it: it adds the child to `to` again (its first add came
+    /// before its reference was written, and a concurrent pull may have undone it), then reads
+    /// the child's reference and, while that read disagrees with what the move last wrote to
+    /// `to` or `previous`, writes those parents again and reads again.
+    ///
+    /// Whatever the interleaving, the last write to a parent's list is then followed by a read
+    /// of the reference that agrees with it, and any later change of the reference is made by a
+    /// move that itself writes that parent afterwards: once the moves are done, every parent
+    /// lists the child exactly when the child names it.
+    ///
+    /// Commands: one `update` (the add) and one `find`; then, only when a concurrent move
+    /// changed the reference meanwhile, one `update` per parent to correct and one `find`, again.
+    async fn settle(
+        &self,
+        inverse: &Inverse,
+        child: &Bson,
+        to: &Bson,
+        previous: Option<&Bson>,
+    ) -> Result<()> {
+        let children = self.odm.database().collection::<Document>(C::COLLECTION);
+        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        let touched: Vec<&Bson> = std::iter::once(to).chain(previous).collect();
+        // What this move last wrote for each parent: listed in `to`, pulled from `previous`.
+        let mut listed: Vec<bool> = touched.iter().map(|p| *p == to).collect();
+        let mut correct: Vec<usize> = vec![0];
+        let start = std::time::Instant::now();
+        loop {
+            for &i in &correct {
+                let update = if listed[i] {
+                    doc! { "$addToSet": { inverse.path.as_str(): child.clone() } }
+                } else {
+                    crate::literal::pull_all(&inverse.path, vec![child.clone()])
+                };
+                parents
+                    .update_one(crate::literal::eq("_id", touched[i].clone()), update)
+                    .await
+                    .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+            }
+            let now = children
+                .find_one(crate::literal::eq("_id", child.clone()))
+                .projection(doc! { self.link_path.as_str(): 1 })
+                .await
+                .map_err(|e| Error::from_driver(C::COLLECTION, e))?
+                .and_then(|mut d| d.remove(&self.link_path));
+            let wanted: Vec<bool> = touched.iter().map(|p| now.as_ref() == Some(*p)).collect();
+            correct = (0..touched.len())
+                .filter(|&i| wanted[i] != listed[i])
+                .collect();
+            if correct.is_empty() {
+                return Ok(());
+            }
+            if start.elapsed() >= self.odm.retry_deadline() {
+                return Err(Error::InverseUnsettled {
+                    collection: P::COLLECTION.to_owned(),
+                    path: inverse.path.clone(),
+                    child: crate::error::show_id(Some(child)),
+                    parents: correct
+                        .iter()
+                        .map(|&i| crate::error::show_id(Some(touched[i])))
+                        .collect(),
+                });
+            }
+            listed = wanted;
+        }
     }
 }
 

@@ -1,0 +1,544 @@
+//! Concurrent callers of the operations that run several writes: the ODM retries its own
+//! transactions on write conflicts, gives up in about one server selection timeout on a
+//! server that is gone, leaves retrying to the caller inside the caller's transaction, and
+//! keeps two-way references consistent without a transaction.
+
+#[path = "common/catalog.rs"]
+mod catalog;
+mod common;
+
+use std::time::{Duration, Instant};
+
+use catalog::*;
+use common::stored;
+use odm::bson::{doc, Bson, DateTime, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+use odm::TransactionMode;
+
+/// A brand's name copied into its gadgets: the smallest model pair with a cascade.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "brands")]
+struct Brand {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "gadgets")]
+struct Gadget {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(on_delete = "nullify")]
+    brand: Option<Ref<Brand>>,
+    #[denormalize(from = "Brand", via = "brand", fields = "name")]
+    #[serde(default)]
+    brand_name: String,
+}
+
+/// A deterministic sequence of small numbers (no randomness in tests).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+fn person(name: &str) -> Person {
+    Person {
+        id: ObjectId::new(),
+        name: name.into(),
+        tasks: vec![],
+    }
+}
+
+fn task(owner: ObjectId, n: usize) -> Task {
+    Task {
+        id: ObjectId::new(),
+        description: format!("task {n}"),
+        due_date: DateTime::from_millis(0),
+        owner: Ref::new(owner),
+    }
+}
+
+/// People and their tasks, each person listing the tasks it owns.
+async fn people_with_tasks(
+    db: &TestDb,
+    people: usize,
+    tasks: usize,
+) -> odm::Result<(Vec<Person>, Vec<Task>)> {
+    let mut people: Vec<Person> = (0..people).map(|i| person(&format!("p{i}"))).collect();
+    let tasks: Vec<Task> = (0..tasks)
+        .map(|i| task(people[i % people.len()].id, i))
+        .collect();
+    for t in &tasks {
+        let owner = people.iter_mut().find(|p| p.id == *t.owner.id()).unwrap();
+        owner.tasks.push(Ref::new(t.id));
+    }
+    db.odm().insert_many(&people).await?;
+    db.odm().insert_many(&tasks).await?;
+    db.commands().clear();
+    Ok((people, tasks))
+}
+
+/// Every task is listed by exactly its owner, read back with the raw driver: the problems found,
+/// as text (empty when consistent).
+async fn inverse_problems(db: &TestDb) -> Vec<String> {
+    let tasks = stored(db, "tasks").await;
+    let people = stored(db, "people").await;
+    let mut problems = Vec::new();
+    for t in &tasks {
+        let id = t.get("_id").unwrap();
+        let owner = t.get("owner").unwrap();
+        let listing: Vec<&Bson> = people
+            .iter()
+            .filter(|p| p.get_array("tasks").unwrap().contains(id))
+            .map(|p| p.get("_id").unwrap())
+            .collect();
+        if listing != [owner] {
+            problems.push(format!(
+                "task {id} owned by {owner} is listed by {listing:?}"
+            ));
+        }
+    }
+    for p in &people {
+        let n = p.get_array("tasks").unwrap().len();
+        let distinct: std::collections::HashSet<String> = p
+            .get_array("tasks")
+            .unwrap()
+            .iter()
+            .map(|b| b.to_string())
+            .collect();
+        if distinct.len() != n {
+            problems.push(format!(
+                "person {} lists a task twice",
+                p.get("_id").unwrap()
+            ));
+        }
+    }
+    problems
+}
+
+/// 200 concurrent reassignments of 50 tasks among 4 people: every one succeeds without the
+/// caller retrying (the ODM retries its transaction on write conflicts), and every task ends
+/// listed by exactly its owner.
+#[tokio::test]
+async fn concurrent_reassignments_all_succeed_and_stay_consistent() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (people, tasks) = people_with_tasks(&db, 4, 50).await?;
+    let mut rng = Lcg(7);
+    let moves: Vec<_> = (0..200)
+        .map(|_| {
+            let t = tasks[rng.below(tasks.len())].id;
+            let p = people[rng.below(people.len())].id;
+            let odm = db.odm().clone();
+            tokio::spawn(async move { odm.reassign(Task::owner(), t, p).await })
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for m in futures_util::future::join_all(moves).await {
+        if let Err(e) = m.expect("task panicked") {
+            failures.push(e.to_string());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 200 reassignments failed, e.g. {:?}",
+        failures.len(),
+        failures.first()
+    );
+    assert_eq!(inverse_problems(&db).await, Vec::<String>::new());
+    Ok(())
+}
+
+/// 40 concurrent deletes of parts listed by the same product (`on_delete = "pull"`) and
+/// supplied by the same supplier: every delete succeeds, and no reference to a deleted part is
+/// left.
+#[tokio::test]
+async fn concurrent_deletes_with_rules_all_succeed_and_leave_no_dangling_reference(
+) -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let supplier = Supplier {
+        id: ObjectId::new(),
+        name: "Acme".into(),
+        country: "NL".into(),
+    };
+    db.odm().insert_one(&supplier).await?;
+    let parts: Vec<Part> = (0..40)
+        .map(|i| Part {
+            id: ObjectId::new(),
+            partno: format!("P-{i}"),
+            name: format!("part {i}"),
+            qty: 1,
+            cost: 0.0,
+            price: 0.0,
+            supplier: Some(Ref::new(supplier.id)),
+        })
+        .collect();
+    db.odm().insert_many(&parts).await?;
+    let product = Product {
+        id: ObjectId::new(),
+        name: "Widget".into(),
+        manufacturer: "Acme".into(),
+        catalog_number: 1,
+        parts: parts.iter().map(|p| Ref::new(p.id)).collect(),
+    };
+    db.odm().insert_one(&product).await?;
+
+    let deletes: Vec<_> = parts
+        .iter()
+        .map(|p| {
+            let odm = db.odm().clone();
+            let id = p.id;
+            tokio::spawn(async move { odm.delete_one(Part::id_field().eq(id)).await })
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for d in futures_util::future::join_all(deletes).await {
+        match d.expect("task panicked") {
+            Ok(1) => {}
+            Ok(n) => failures.push(format!("deleted {n}")),
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 40 deletes failed, e.g. {:?}",
+        failures.len(),
+        failures.first()
+    );
+    assert!(stored(&db, "parts").await.is_empty());
+    let products = stored(&db, "products").await;
+    assert_eq!(
+        products[0].get_array("parts").unwrap(),
+        &Vec::<Bson>::new(),
+        "no dangling reference"
+    );
+    Ok(())
+}
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Each operation that runs its own transaction, on a handle whose server is gone: a reassign
+/// (in a transaction), a delete with rules and a cascading update (in a transaction). Each
+/// must end in about one server selection timeout (1 s here), with an error that is not
+/// transient.
+async fn all_fail_fast(odm: &odm::Odm, may_be_cut: bool) {
+    let start = Instant::now();
+    let err = odm
+        .reassign(Task::owner(), ObjectId::new(), ObjectId::new())
+        .transaction(TransactionMode::Always)
+        .await
+        .unwrap_err();
+    let reassign = (start.elapsed(), err);
+
+    let start = Instant::now();
+    let err = odm
+        .delete_one(Person::id_field().eq(ObjectId::new()))
+        .await
+        .unwrap_err();
+    let delete = (start.elapsed(), err);
+
+    let start = Instant::now();
+    let err = odm
+        .update_by_id::<Brand>(1, Brand::name().set("Acme".to_owned()))
+        .transaction(TransactionMode::Always)
+        .await
+        .unwrap_err();
+    let cascade = (start.elapsed(), err);
+
+    for (what, (elapsed, err)) in [
+        ("reassign", reassign),
+        ("delete", delete),
+        ("cascade", cascade),
+    ] {
+        assert!(
+            elapsed < Duration::from_secs(5),
+            "{what} took {elapsed:?}: {err}"
+        );
+        // The operation that meets the cut connections first may end on that network error,
+        // which a failover would make worth retrying; a server that cannot be selected never is.
+        let network = err.driver_error().is_some_and(|e| {
+            matches!(
+                *e.kind,
+                odm::mongodb::error::ErrorKind::Io(_)
+                    | odm::mongodb::error::ErrorKind::ConnectionPoolCleared { .. }
+            )
+        });
+        assert!(
+            !err.is_transient() || (network && may_be_cut),
+            "{what}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_never_reached_ends_each_operation_in_about_one_selection_timeout(
+) -> odm::Result<()> {
+    let uri = format!(
+        "mongodb://127.0.0.1:{}/?serverSelectionTimeoutMS=1000",
+        closed_port()
+    );
+    let odm = odm::Odm::connect(&uri, "gone").await?;
+    assert_eq!(odm.retry_deadline(), Duration::from_secs(1));
+    all_fail_fast(&odm, false).await;
+    Ok(())
+}
+
+/// A TCP relay to the test server that can be cut: the server, as this client sees it, dies.
+struct Relay {
+    port: u16,
+    tasks: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl Relay {
+    async fn to(target: String) -> Relay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let tasks = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let conns = tasks.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let target = target.clone();
+                let relay = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                conns.lock().unwrap().push(relay.abort_handle());
+            }
+        });
+        tasks.lock().unwrap().push(accept.abort_handle());
+        Relay { port, tasks }
+    }
+
+    /// Closes every connection and the listening port.
+    fn cut(&self) {
+        for t in self.tasks.lock().unwrap().drain(..) {
+            t.abort();
+        }
+    }
+}
+
+/// The server dies while the handle is in use (it has learnt that the deployment runs
+/// transactions, and has pooled connections): each operation still ends in about one server
+/// selection timeout. (Before the retries had a deadline and left unreachable servers alone, a
+/// cascade in a transaction took 50 attempts of two selection timeouts each.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_ends_each_operation_in_about_one_selection_timeout() -> odm::Result<()>
+{
+    let db = TestDb::new().await?;
+    let server = odm::testing::test_uri()?;
+    let address = server
+        .trim_start_matches("mongodb://")
+        .split(['/', '?'])
+        .next()
+        .unwrap()
+        .to_owned();
+    let relay = Relay::to(address).await;
+    let uri = format!(
+        "mongodb://127.0.0.1:{}/?directConnection=true&serverSelectionTimeoutMS=1000",
+        relay.port
+    );
+    // A deadline far longer than the selection timeout: a server that cannot be selected is
+    // not retried at all, whatever the deadline.
+    let odm = odm::Odm::connect(&uri, db.name())
+        .await?
+        .with_retry_deadline(Duration::from_secs(20));
+    let (people, tasks) = people_with_tasks(&db, 2, 1).await?;
+    odm.insert_one(&Brand {
+        id: 1,
+        name: "Acme".into(),
+    })
+    .await?;
+    odm.reassign(Task::owner(), tasks[0].id, people[1].id)
+        .await?;
+    assert!(odm.supports_transactions().await?);
+
+    relay.cut();
+    all_fail_fast(&odm, true).await;
+    Ok(())
+}
+
+/// Inside the caller's transaction a write conflict is returned at once, classified as
+/// transient, and nothing is retried: the ODM cannot run the caller's earlier work again.
+#[tokio::test]
+async fn a_write_conflict_in_the_callers_transaction_is_returned_not_retried() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (people, tasks) = people_with_tasks(&db, 2, 1).await?;
+    let (kate, bob, task) = (people[0].id, people[1].id, tasks[0].id);
+
+    // Another transaction has written Kate and not committed yet.
+    let mut other = db.raw().client().start_session().await?;
+    other.start_transaction().await?;
+    db.raw()
+        .collection::<Document>("people")
+        .update_one(doc! {"_id": kate}, doc! {"$set": {"name": "Kate M."}})
+        .session(&mut other)
+        .await?;
+
+    let mut mine = db.odm().start_session().await?;
+    mine.start_transaction().await?;
+    db.commands().clear();
+    let err = db
+        .odm()
+        .reassign(Task::owner(), task, bob)
+        .session(&mut mine)
+        .await
+        .unwrap_err();
+    assert!(err.is_transient(), "{err:?}");
+    assert!(err.is_write_conflict(), "{err:?}");
+    assert!(err.has_label("TransientTransactionError"), "{err:?}");
+    assert_eq!(
+        common::sent(&db),
+        ["findAndModify", "update"],
+        "the pull from Kate conflicted, and nothing was sent again"
+    );
+    let _ = mine.abort_transaction().await;
+    other.abort_transaction().await?;
+    assert_eq!(inverse_problems(&db).await, Vec::<String>::new());
+    Ok(())
+}
+
+/// Without a transaction (the fixed order), 100 rounds of four concurrent moves of the same
+/// task among three people: after every round the task is listed by exactly its owner, with no
+/// repair.
+#[tokio::test]
+async fn concurrent_moves_without_a_transaction_converge() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (people, tasks) = people_with_tasks(&db, 3, 1).await?;
+    let task = tasks[0].id;
+    let mut rng = Lcg(11);
+    let mut inconsistent = Vec::new();
+    for round in 0..100 {
+        let moves: Vec<_> = (0..4)
+            .map(|_| {
+                let to = people[rng.below(people.len())].id;
+                let odm = db.odm().clone();
+                tokio::spawn(async move {
+                    odm.reassign(Task::owner(), task, to)
+                        .transaction(TransactionMode::Never)
+                        .await
+                })
+            })
+            .collect();
+        for m in futures_util::future::join_all(moves).await {
+            m.expect("task panicked")?;
+        }
+        let problems = inverse_problems(&db).await;
+        if !problems.is_empty() {
+            inconsistent.push((round, problems));
+            // The next round starts from a consistent state.
+            db.odm().verify_inverse(Task::owner()).repair(true).await?;
+        }
+    }
+    assert!(
+        inconsistent.is_empty(),
+        "{} of 100 rounds inconsistent, e.g. {:?}",
+        inconsistent.len(),
+        inconsistent.first()
+    );
+    Ok(())
+}
+
+/// A handle whose every copy `update` is followed, before the driver returns, by a rename of
+/// brand 1 behind the ODM's back: a source that never stops changing.
+async fn churning_handle(db: &TestDb) -> odm::Result<odm::Odm> {
+    use odm::mongodb::event::command::CommandEvent;
+    use odm::mongodb::event::EventHandler;
+    use odm::mongodb::options::ClientOptions;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let uri = odm::testing::test_uri()?;
+    let mut options = ClientOptions::parse(&uri).await?;
+    let db_name = db.name().to_owned();
+    let renames = std::sync::Arc::new(AtomicUsize::new(0));
+    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        let CommandEvent::Succeeded(done) = ev else {
+            return;
+        };
+        if done.command_name != "update" {
+            return;
+        }
+        let n = renames.fetch_add(1, Ordering::SeqCst);
+        let (uri, db_name) = (uri.clone(), db_name.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let client = odm::mongodb::Client::with_uri_str(&uri).await.unwrap();
+                client
+                    .database(&db_name)
+                    .collection::<Document>("brands")
+                    .update_one(
+                        doc! {"_id": 1},
+                        doc! {"$set": {"name": format!("Acme {n}")}},
+                    )
+                    .await
+                    .unwrap();
+            });
+        })
+        .join()
+        .unwrap();
+    }));
+    let client = odm::mongodb::Client::with_options(options)?;
+    Ok(odm::Odm::new(client.database(db.name())))
+}
+
+/// A cascade without a transaction whose source keeps changing gives up after 50 rounds (or at
+/// the retry deadline) with an error naming the source, the ids and the copies that may be
+/// stale, never with `Ok`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cascade_that_cannot_catch_up_is_an_error_naming_what_may_be_stale() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm()
+        .insert_one(&Brand {
+            id: 1,
+            name: "Acme".into(),
+        })
+        .await?;
+    db.odm()
+        .insert_one(&Gadget {
+            id: 1,
+            brand: Some(Ref::new(1)),
+            brand_name: String::new(),
+        })
+        .await?;
+    let churning = churning_handle(&db).await?;
+
+    for (deadline, expected_rounds) in [(Duration::from_secs(20), 50), (Duration::ZERO, 1)] {
+        let err = churning
+            .clone()
+            .with_retry_deadline(deadline)
+            .update_by_id::<Brand>(1, Brand::name().set("Acme".to_owned()))
+            .await
+            .unwrap_err();
+        match &err {
+            odm::Error::CascadeIncomplete {
+                collection,
+                ids,
+                paths,
+                rounds,
+            } => {
+                assert_eq!(collection, "brands");
+                assert_eq!(ids, &["{ _id: 1 }"]);
+                assert_eq!(paths, &["gadgets.brand_name"]);
+                assert_eq!(*rounds, expected_rounds, "{err}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    Ok(())
+}
