@@ -913,12 +913,12 @@ fn plain_value_type(ty: &Type) -> Option<String> {
 }
 
 /// The candidate nearest to `name` by edit distance, when near enough to be a misspelling
-/// (at most a third of the name's letters off).
+/// (at most a third of the name's letters off, rounded up).
 pub fn closest<'c>(name: &str, candidates: &'c [String]) -> Option<&'c str> {
     candidates
         .iter()
         .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, _)| *d <= name.chars().count().max(3) / 3)
+        .filter(|(d, _)| *d <= name.chars().count().div_ceil(3))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c.as_str())
 }
