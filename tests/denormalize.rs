@@ -444,6 +444,57 @@ async fn the_host_keeps_its_latest_messages_in_time_order() -> odm::Result<()> {
     Ok(())
 }
 
+/// The array is sorted by the summaries' own copy of the sort key (`time`, among the copied
+/// `fields`, which the derive requires): after inserts in random time order, the stored array,
+/// read with the raw driver, is exactly the latest 100 messages, oldest first.
+#[tokio::test]
+async fn the_stored_latest_array_is_the_latest_n_by_the_copied_sort_key() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let host = Host {
+        id: ObjectId::new(),
+        name: "goofy".into(),
+        ipaddr: "10.0.0.1".into(),
+        logmsgs: vec![],
+    };
+    db.odm().insert_one(&host).await?;
+    // A fixed permutation of 250 distinct times (37 is coprime with 250): random order,
+    // deterministic run.
+    let msgs: Vec<LogMsg> = (0..250_i64)
+        .map(|i| LogMsg {
+            id: ObjectId::new(),
+            time: at((i * 37) % 250 * 1000),
+            message: format!("message {i}"),
+            host: Ref::new(host.id),
+            ipaddr: String::new(),
+        })
+        .collect();
+    for m in &msgs {
+        db.odm().insert_one(m).await?;
+    }
+    let mut expected: Vec<&LogMsg> = msgs.iter().collect();
+    expected.sort_by_key(|m| m.time);
+    let expected: Vec<(DateTime, String)> = expected[150..]
+        .iter()
+        .map(|m| (m.time, m.message.clone()))
+        .collect();
+    let raw = stored_one(&db, "hosts", host.id).await.unwrap();
+    let stored: Vec<(DateTime, String)> = raw
+        .get_array("logmsgs")
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let s = s.as_document().unwrap();
+            (
+                *s.get_datetime("time").unwrap(),
+                s.get_str("message").unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(stored.len(), 100);
+    assert_eq!(stored, expected);
+    Ok(())
+}
+
 /// In a transaction (retried on write conflicts) concurrent renames never leave drift either,
 /// and readers never see a stale copy.
 #[tokio::test]

@@ -55,6 +55,7 @@ pub mod query;
 mod reference;
 pub mod relations;
 mod retry;
+pub mod rules;
 mod sweep;
 mod update;
 
@@ -86,13 +87,20 @@ pub use update::Update;
 ///
 /// - `#[serde(rename = "_id")]` (or a field named `_id`): the id. Required.
 /// - <a id="index"></a>`#[index]`, `#[index(unique)]`, `#[index(sparse)]`, `#[index(desc)]`,
-///   `#[index(text)]`, `#[index(name = "...")]`, `#[index(expire_after_secs = N)]`.
+///   `#[index(text)]`, `#[index(name = "...")]`, `#[index(expire_after_secs = N)]` (a TTL
+///   index: only on a date field, `bson::DateTime` or an `Option`/`Vec` of one; on another
+///   type MongoDB would never expire the document, so it is a compile error).
 /// - <a id="embed"></a>`#[embed]`: the field holds a type deriving [`Embed`] (or an `Option` or
-///   `Vec` of it); typed paths reach into it (`Book::publisher().name()`).
+///   `Vec` of it); typed paths reach into it (`Book::publisher().name()`). A field whose type
+///   derives `Embed` but lacks `#[embed]` is a compile error at its type.
 /// - <a id="reference"></a>`#[reference]` on `Ref<T>` / `Option<Ref<T>>`, `#[reference(many,
 ///   max = N)]` on `Vec<Ref<T>>`: stored as the referenced ids; populated with one `$in` query
 ///   per relation and level; options `inverse = "field"` (two-way), `on_delete = "restrict" |
-///   "nullify" | "pull" | "cascade"`, `allow_large = "why"` above 5,000 ids. Indexed.
+///   "nullify" | "pull" | "cascade"`, `allow_large = "why"` above 5,000 ids. Indexed. The
+///   target is a model (`Ref<String>` is refused). A `Ref` field of a model without
+///   `#[reference]` or `#[parent]` is a compile error (it would be stored, but neither
+///   indexed, guarded by a delete rule nor populated); store the plain id (`author_id:
+///   ObjectId`) for an id the ODM should ignore.
 /// - <a id="parent"></a>`#[parent]` on `Ref<T>` / `Option<Ref<T>>`: the child's reference to its
 ///   parent (one-to-squillions); indexed; `inverse`, `on_delete`; children of many parents with
 ///   `Odm::children`.
@@ -112,14 +120,16 @@ pub use update::Update;
 ///     `via` names a `Ref<Product>` or `Option<Ref<Product>>` field; one field, one value.
 ///   - the last N sources, `#[denormalize(from = "LogMsg", via = "host", fields = "time,
 ///     message", latest = 100, sort = "time")] logmsgs: Vec<LogSummary>`: `via` is the source's
-///     reference to this model, `sort` (a source field, `-` for descending) orders them; N is
-///     the bound (at most 200, or `allow_large = "why"`).
+///     reference to this model, `sort` (a source field, `-` for descending) orders them, and
+///     is one of the copied `fields` (the array is sorted by the summaries' own copy of it);
+///     N is the bound (at most 200, or `allow_large = "why"`).
 ///
 ///   The copies are checked at compile time: the source is a model, each copied field exists
 ///   with exactly the copy's type, a summary holds `id: Ref<Source>`, `via` references the
-///   right model; errors point at the attribute's strings or at the copy's type. The accessor
-///   of a copy through `via` and of a `latest` array is a [`Copied`] path: it can be queried,
-///   not written (the ODM writes it).
+///   right model; errors point at the attribute's strings or at the copy's type, and name the
+///   broken rule of [`rules`]. The accessor of a copy through `via`, of a `latest` array and of
+///   each field of a single summary (`Order::customer().name()`) is a [`Copied`] path: it can
+///   be queried, not written (the ODM writes it).
 /// - <a id="frequently-updated"></a>`#[frequently_updated]`: the field changes often (a part's
 ///   quantity on hand), so copying it would turn every update into an update of every copy.
 ///   A `#[denormalize]` that copies it compiles with a warning (the `deprecated` lint) at its
@@ -162,37 +172,7 @@ pub mod __private {
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::reference::Ref;
     pub use crate::relations::{OnDelete, RefKind, ReferenceInfo};
-
-    /// A model that `#[denormalize(from = "...")]` can copy from; every `#[derive(Model)]`
-    /// implements it. The copy's generated code reaches the source's fields only through
-    /// [`CopySource::fields`], so that a `from` that is not a model is one error. (No `Model`
-    /// bound: a model whose `Model` impl fails is reported once, at that impl.)
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not an odm model, so nothing can be copied from it",
-        label = "`from` names a type without `#[derive(Model)]`",
-        note = "a copy takes its fields from a model: `from` names a struct that derives `odm::Model`"
-    )]
-    pub trait CopySource {
-        /// A hidden type with one method per stored field, returning what the field's accessor
-        /// returns. The methods of `#[frequently_updated]` fields are `#[deprecated]`: copying
-        /// such a field is a warning at the copy.
-        type Fields: SourceFields<Model = Self>;
-
-        fn fields() -> Self::Fields;
-    }
-
-    /// The type of [`CopySource::Fields`], and the model it belongs to.
-    pub trait SourceFields {
-        type Model;
-    }
-
-    /// The collection of the source model.
-    pub fn source_collection<F: SourceFields>(_source: &F) -> &'static str
-    where
-        F::Model: Model,
-    {
-        <F::Model as Model>::COLLECTION
-    }
+    pub use crate::rules::*;
 
     /// The stored path of the source ids in the summaries at `path` (`parts.id`), which the
     /// index that finds the copies of a source is on.
@@ -213,101 +193,6 @@ pub mod __private {
         }
     }
     impl<A> CopyIn for A {}
-
-    /// A copy holds the same type as its source field.
-    #[diagnostic::on_unimplemented(
-        message = "the copy holds `{Self}`, but the source field holds `{T}`",
-        label = "a denormalized copy must have exactly the type of the field it copies",
-        note = "change the copy's type to `{T}`, or copy another field"
-    )]
-    pub trait SameType<T> {}
-    impl<T> SameType<T> for T {}
-
-    /// Compiles when the copy has exactly the source field's type; the stored paths of the
-    /// source field and of the copy.
-    pub fn copy_of<R1, T1, M1, R2, T2: SameType<T1>, M2>(
-        source: &Field<R1, T1, M1>,
-        copy: &Field<R2, T2, M2>,
-    ) -> (String, String) {
-        (source.path().to_owned(), copy.path().to_owned())
-    }
-
-    /// The typed paths into the embedded type `E` (implemented by `#[derive(Embed)]`), so
-    /// that a summary is checked through the copy's accessor.
-    pub trait PathsOf<E> {}
-
-    /// A summary of the model `S`: an embedded type whose field `id` holds a `Ref<S>`
-    /// (implemented by `#[derive(Embed)]` for a type with an `id` field). `ID` is the stored
-    /// name of that field, by which the copies of a source are found.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot hold summaries of `{S}`: it has no `id` field",
-        label = "a summary of `{S}` holds its id as `id: Ref<{S}>`",
-        note = "add `id: Ref<{S}>` to `{Self}`: the ODM finds the copies of a `{S}` by it"
-    )]
-    pub trait SummaryOf<S> {
-        const ID: &'static str;
-    }
-
-    /// The type of a summary's `id` field: `Ref<S>` for a summary of `S`.
-    #[diagnostic::on_unimplemented(
-        message = "a summary of `{S}` holds its id as `id: Ref<{S}>`, but this one holds `{Self}`",
-        label = "the summary type's `id` field is not a `Ref<{S}>`",
-        note = "the ODM finds the copies of a `{S}` by this id: declare `id: Ref<{S}>` in the summary type"
-    )]
-    pub trait SummaryId<S> {}
-    impl<S: Model> SummaryId<S> for Ref<S> {}
-
-    /// Compiles when the summaries (reached by their typed path) carry the source's id
-    /// (`id: Ref<Source>`); the id's stored name in a summary.
-    pub fn summary_id<F: SourceFields, P: PathsOf<E>, E: SummaryOf<F::Model>>(
-        _source: &F,
-        _summaries: &P,
-    ) -> String {
-        E::ID.to_owned()
-    }
-
-    /// The reference a copy follows (`via`): one reference to `P`.
-    #[diagnostic::on_unimplemented(
-        message = "`via` names the reference to `{P}`, but this field holds `{Self}`",
-        label = "not a `Ref<{P}>` or `Option<Ref<{P}>>`",
-        note = "a copied field follows one reference to its source, e.g. `#[reference] product: Ref<Product>`; the last N sources (`latest`) follow the source's `#[parent]` reference to this model"
-    )]
-    pub trait ViaRef<P> {}
-    impl<P: Model> ViaRef<P> for Ref<P> {}
-    impl<P: Model> ViaRef<P> for Option<Ref<P>> {}
-
-    /// Compiles when `via`, on the copying model, is one reference to the source; its path.
-    pub fn via_to_source<F: SourceFields, R, W: ViaRef<F::Model>, M>(
-        _source: &F,
-        via: &Field<R, W, M>,
-    ) -> String {
-        via.path().to_owned()
-    }
-
-    /// Compiles when `via`, on the source, is one reference to the copying model `P`; its
-    /// path.
-    pub fn via_from_source<P, R, W: ViaRef<P>, M>(via: &Field<R, W, M>) -> String {
-        via.path().to_owned()
-    }
-
-    /// A reference field that holds one reference to `P`.
-    #[diagnostic::on_unimplemented(
-        message = "the inverse of an array of references must be a single reference back, but it holds `{Self}`",
-        label = "not a `Ref<{P}>` or `Option<Ref<{P}>>`",
-        note = "pair `#[reference(many, inverse = \"owner\")]` with `#[parent(inverse = \"tasks\")] owner: Ref<...>` on the other model"
-    )]
-    pub trait SingleRefTo<P> {}
-    impl<P: Model> SingleRefTo<P> for Ref<P> {}
-    impl<P: Model> SingleRefTo<P> for Option<Ref<P>> {}
-
-    /// A reference field that holds an array of references to `P`.
-    #[diagnostic::on_unimplemented(
-        message = "the inverse of a `#[parent]` must be an array of references back, but it holds `{Self}`",
-        label = "not a `Vec<Ref<{P}>>`",
-        note = "pair `#[parent(inverse = \"tasks\")]` with `#[reference(many, inverse = \"owner\")] tasks: Vec<Ref<...>>` on the other model"
-    )]
-    pub trait ManyRefsTo<P> {}
-    impl<P: Model> ManyRefsTo<P> for Vec<Ref<P>> {}
 
     pub use bson::oid::ObjectId;
     pub use inventory;

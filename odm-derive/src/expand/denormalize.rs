@@ -63,7 +63,7 @@ pub fn source_fields(cont: &Container<'_>) -> TokenStream {
                 }
             }
 
-            impl ::odm::__private::SourceFields for #hidden {
+            impl ::odm::__private::SourceAccessors for #hidden {
                 type Model = #ident;
             }
 

@@ -3,6 +3,7 @@
 
 mod denormalize;
 mod dummy;
+mod embed_check;
 mod indexes;
 mod paths;
 mod references;
@@ -75,8 +76,10 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let bounds = references::bound_checks(cont);
     let copies = denormalize::copy_infos(cont);
     let source_fields = denormalize::source_fields(cont);
+    let embed_checks = embed_check::embed_attribute_checks(cont);
     quote! {
         #accessors
+        #embed_checks
         #inverse_checks
         #source_fields
 
@@ -144,8 +147,10 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
 fn embed_impl(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let (paths_struct, paths_ident) = paths::embed_paths(cont);
+    let embed_checks = embed_check::embed_attribute_checks(cont);
     quote! {
         #paths_struct
+        #embed_checks
 
         #[automatically_derived]
         impl ::odm::__private::Embed for #ident {

@@ -58,8 +58,12 @@ fn accessor_parts(
         );
     }
     let inner = f.inner_ty();
+    // The fields of a single summary are copies the ODM keeps, like a copy `via` a reference:
+    // they can be queried, not written (the summary as a whole is set, and the ODM fills it).
+    let summary = f.denormalize.is_some();
     let below = match f.shape {
         Shape::Vec(_) => quote!(::odm::__private::Each),
+        _ if summary => quote!(::odm::__private::Copied),
         _ => outer.clone(),
     };
     // At the embedded type, so that a type without `Embed` is reported there.

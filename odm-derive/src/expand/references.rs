@@ -69,9 +69,10 @@ pub fn inverse_path(target: &Type, inv: &LitStr) -> TokenStream {
 
 /// For each `inverse`, code that only compiles when the named field of the referenced model is
 /// a reference back to this model with the other cardinality; errors point at the `inverse`
-/// string. The field's own target is left free, so that a reference to a third model is
-/// reported by the cardinality trait (which names the expected type) rather than as a
-/// mismatch of two `RefPath` types.
+/// string. The field is taken as a plain `Field` (a `RefPath` derefs to one), so that a field
+/// that is no reference at all, or a reference to a third model, is reported by the
+/// cardinality trait (which names the expected type) rather than as a mismatch of two path
+/// types.
 pub fn inverse_checks(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let checks = cont.stored_fields().filter_map(|f| {
@@ -86,8 +87,8 @@ pub fn inverse_checks(cont: &Container<'_>) -> TokenStream {
         };
         Some(quote_spanned! {inv.span()=>
             const _: fn() = || {
-                fn inverse<C, W: ::odm::__private::#back<#ident>, T: ::odm::__private::Model>(
-                    _: &::odm::__private::RefPath<C, W, T>,
+                fn inverse<C, W: ::odm::__private::#back<#ident>, M>(
+                    _: &::odm::__private::Field<C, W, M>,
                 ) {
                 }
                 inverse(&<#target>::#inv_ident());

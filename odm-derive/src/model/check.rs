@@ -1,6 +1,7 @@
 //! Rules that involve more than one attribute, or an attribute and a field's type. One
 //! function per rule, each stating it.
 
+use syn::ext::IdentExt;
 use syn::Type;
 
 use super::attr::{DenormalizeAttr, OnDelete, ReferenceAttr};
@@ -12,6 +13,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_collection_name(cx, cont);
     check_index_not_on_id(cx, cont);
     check_index_options(cx, cont);
+    check_expiring_index_on_date(cx, cont);
     check_one_text_index(cx, cont);
     check_compound_keys(cx, cont);
     check_compound_keys_distinct(cx, cont);
@@ -21,6 +23,8 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_embed_not_on_id(cx, cont);
     check_embed_type(cx, cont);
     check_reference_shape(cx, cont);
+    check_reference_target(cx, cont);
+    check_ref_has_attribute(cx, cont);
     check_reference_alone(cx, cont);
     check_id_not_a_reference(cx, cont);
     check_bounded_arrays(cx, cont);
@@ -32,6 +36,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_flat_copy(cx, cont);
     check_latest_copy(cx, cont);
     check_sort_with_latest(cx, cont);
+    check_sort_key_copied(cx, cont);
     check_copy_bounds(cx, cont);
     check_frequently_updated(cx, cont);
 }
@@ -199,6 +204,28 @@ fn check_sort_with_latest(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
+/// The last N sources are kept in `sort` order by `$push ... $sort` on the summaries, which
+/// sorts by the summary's copy of the key: a key that is not copied sorts nothing, and the
+/// array would keep the last inserted sources rather than the latest.
+fn check_sort_key_copied(cx: &Ctxt, cont: &Container<'_>) {
+    for (_, d) in copies(cont) {
+        let (Some(sort), Some(_), false) = (&d.sort, d.latest, d.malformed) else {
+            continue;
+        };
+        let value = sort.value();
+        let name = super::attr::sort_key(&value).1;
+        if d.fields_lit.is_some() && !d.fields.iter().any(|f| f == name) {
+            let mut fields = d.fields.join(", ");
+            fields.push_str(", ");
+            fields.push_str(name);
+            cx.error_spanned_by(
+                sort,
+                format!("`{name}` orders the summaries, so it is copied into them too: add it to `fields` (`fields = \"{fields}\"`) and to the summary type; the ODM sorts the array by the summaries' own `{name}`"),
+            );
+        }
+    }
+}
+
 /// Arrays of copies do not grow without bound (rule of thumb 3): an array of summaries
 /// declares `max = N`, the last N sources are `latest = N`, both at most 200 unless
 /// `allow_large` says why; `max` bounds only an array.
@@ -309,6 +336,73 @@ fn check_reference_shape(cx: &Ctxt, cont: &Container<'_>) {
             (false, false, _) => "`#[reference]` holds a reference, stored as the referenced document's `_id`: `Ref<Target>` or `Option<Ref<Target>>` (`Vec<Ref<Target>>` with `many`)".to_owned(),
         };
         cx.error_spanned_by(f.ty, message);
+    }
+}
+
+/// A reference targets a model: a plain value (`Ref<String>`) cannot be referenced. (A target
+/// that is a struct but not a model is reported by the compiler, at the field's type.)
+fn check_reference_target(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        let (Some(r), Some(target)) = (&f.reference, f.ref_target()) else {
+            continue;
+        };
+        if r.malformed || !reference_shape_fits(f, r) || f.is_id() {
+            continue;
+        }
+        if let Some(what) = plain_value_type(target) {
+            cx.error_spanned_by(
+                target,
+                format!("a reference targets a model (a struct that derives `Model`, stored in its own collection), and {what}: store the value itself without `Ref` and without `#[reference]`"),
+            );
+        }
+    }
+}
+
+/// A `Ref<T>` on a model is managed by the ODM only with `#[reference]` or `#[parent]`:
+/// without one it would be stored, but have no index, no delete rule, no two-way update and
+/// no populate. The syntax is enough to tell (`Ref<T>`, also `odm::Ref<T>`, inside `Option`
+/// or `Vec`); a plain id (`author_id: ObjectId`) is the way to keep an id the ODM ignores.
+fn check_ref_has_attribute(cx: &Ctxt, cont: &Container<'_>) {
+    if cont.derive != Derive::Model {
+        return;
+    }
+    for f in &cont.fields {
+        // The id and copies have rules of their own; a skipped field is never stored.
+        if f.reference.is_some() || f.denormalize.is_some() || f.is_id() || f.skipped {
+            continue;
+        }
+        if !mentions_ref(f.ty) {
+            continue;
+        }
+        let attr = match f.shape {
+            Shape::Vec(_) => "`#[reference(many, max = N)]`",
+            _ => "`#[reference]` (or `#[parent]` on a child's reference to its parent)",
+        };
+        cx.error_spanned_by(
+            f.ty,
+            format!("a `Ref` field needs {attr}: without it the ODM does not index it, apply a delete rule or populate it. To keep an id the ODM ignores, store the id itself (`{}_id: ObjectId`)", f.ident.unraw()),
+        );
+    }
+}
+
+/// Whether `Ref<..>` appears anywhere in the type (by the last path segment).
+fn mentions_ref(ty: &Type) -> bool {
+    match ty {
+        Type::Path(tp) => tp.path.segments.iter().any(|seg| {
+            let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
+                return false;
+            };
+            (seg.ident == "Ref" && args.args.len() == 1)
+                || args
+                    .args
+                    .iter()
+                    .any(|a| matches!(a, syn::GenericArgument::Type(t) if mentions_ref(t)))
+        }),
+        Type::Paren(p) => mentions_ref(&p.elem),
+        Type::Group(g) => mentions_ref(&g.elem),
+        Type::Array(a) => mentions_ref(&a.elem),
+        Type::Tuple(t) => t.elems.iter().any(mentions_ref),
+        _ => false,
     }
 }
 
@@ -557,6 +651,31 @@ fn check_index_options(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
+/// A TTL index (`expire_after_secs`) deletes a document once the date in the field is that
+/// old; MongoDB silently never expires a document whose field holds anything but a date (or
+/// an array of dates). The syntax tells: the field's type is `DateTime` (`bson::DateTime`),
+/// or an `Option` or `Vec` of it.
+fn check_expiring_index_on_date(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        let Some(index) = &f.index else { continue };
+        let Some((_, span)) = index.expire_after_secs else {
+            continue;
+        };
+        if index.text.is_some() || f.skipped || f.is_id() {
+            continue;
+        }
+        let inner = f.inner_ty();
+        let is_date = matches!(inner, Type::Path(tp) if tp.path.segments.last().is_some_and(|s| s.ident == "DateTime"));
+        if !is_date {
+            let ty = quote::quote!(#inner).to_string().replace(' ', "");
+            cx.error_at(
+                span,
+                format!("a TTL index expires documents by a date, and `{}` holds `{ty}`: MongoDB never expires a document whose field is not a date. Store the time as `bson::DateTime` (or an `Option` of one)", f.ident.unraw()),
+            );
+        }
+    }
+}
+
 /// A collection has at most one text index.
 fn check_one_text_index(cx: &Ctxt, cont: &Container<'_>) {
     let field_text = cont
@@ -582,12 +701,21 @@ fn check_compound_keys(cx: &Ctxt, cont: &Container<'_>) {
             let first = &key.segments[0];
             match cont.field_named(first) {
                 None => {
-                    let known: Vec<String> =
-                        cont.stored_fields().map(|f| f.ident.to_string()).collect();
+                    let known: Vec<String> = cont
+                        .stored_fields()
+                        .map(|f| f.ident.unraw().to_string())
+                        .collect();
+                    // The suggestion is the whole string, corrected, in its quotes.
+                    let hint = closest(first, &known)
+                        .map(|near| {
+                            let fixed = lit.value().replacen(first.as_str(), near, 1);
+                            format!("; did you mean `{near}`? `keys = \"{fixed}\"`")
+                        })
+                        .unwrap_or_default();
                     cx.error_spanned_by(
                         lit,
                         format!(
-                            "no field `{first}` in `{}` (fields: {})",
+                            "no field `{first}` in `{}`{hint} (fields: {})",
                             cont.ident,
                             known.join(", ")
                         ),
@@ -722,11 +850,19 @@ pub fn embed_type_problem<'a>(f: &Field<'a>) -> Option<(&'a Type, String)> {
             "`#[embed]` supports `T`, `Option<T>` and `Vec<T>` where `T` derives `Embed`, not a wrapper inside another; remove `#[embed]` to store the field without typed paths below it".to_owned(),
         ));
     }
-    let what = plain_value_type(inner)?;
-    Some((
+    embed_type_problem_of(inner).map(|what| (
         inner,
         format!("`#[embed]` is for a struct that derives `Embed`, and {what}: remove `#[embed]` (plain values need no attribute)"),
     ))
+}
+
+/// What a type is, when the syntax shows it cannot be an embedded document: a plain value, a
+/// tuple, an array, a reference, or a wrapper (`Option`, `Vec`) of another wrapper.
+pub fn embed_type_problem_of(ty: &Type) -> Option<String> {
+    if !matches!(shape_of(ty), Shape::Plain) {
+        return Some("a wrapper inside another is not a struct".to_owned());
+    }
+    plain_value_type(ty)
 }
 
 /// What a type is, when it is certainly not an embedded document: a primitive, a string, a
@@ -780,4 +916,31 @@ fn plain_value_type(ty: &Type) -> Option<String> {
         Type::Reference(_) | Type::Ptr(_) => Some("a reference is not a struct".to_owned()),
         _ => None,
     }
+}
+
+/// The candidate nearest to `name` by edit distance, when near enough to be a misspelling
+/// (at most a third of the name's letters off, rounded up).
+pub fn closest<'c>(name: &str, candidates: &'c [String]) -> Option<&'c str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= name.chars().count().div_ceil(3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.as_str())
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }

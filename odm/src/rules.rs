@@ -1,0 +1,175 @@
+//! Compile-time rules of the derives, as traits.
+//!
+//! The code that `#[derive(Model)]` and `#[derive(Embed)]` generate requires these traits
+//! where a rule spans more than one type (a copy and its source, a reference and its target,
+//! a field and the type it holds), which a derive, seeing one struct, cannot check alone. When
+//! one is not implemented, the compiler's message states the rule and the fix; the trait's
+//! name is the rule's name. They are implemented by the derives or here, never by hand.
+
+use std::marker::PhantomData;
+
+use crate::model::{Embed, Model};
+use crate::path::Field;
+use crate::reference::Ref;
+
+/// A field that holds a type deriving [`Embed`] is declared `#[embed]`, which
+/// gives it typed paths below it (`Book::publisher().name()`). Implemented by no type: a
+/// field of an `Embed` type without `#[embed]` is reported at its type, with this message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` derives `Embed`, so the field that holds it needs `#[embed]`",
+    label = "add `#[embed]` to this field",
+    note = "`#[embed]` gives the field typed paths below it (`Book::publisher().name()`); an array of embedded documents also declares its bound: `#[embed(max = N)]`"
+)]
+pub trait EmbeddedWithoutAttribute {}
+
+/// A model that `#[denormalize(from = "...")]` can copy from; every `#[derive(Model)]`
+/// implements it. The copy's generated code reaches the source's fields only through
+/// [`CopySource::fields`], so that a `from` that is not a model is one error. (No `Model`
+/// bound: a model whose `Model` impl fails is reported once, at that impl.)
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an odm model, so nothing can be copied from it",
+    label = "`from` names a type without `#[derive(Model)]`",
+    note = "a copy takes its fields from a model: `from` names a struct that derives `odm::Model`"
+)]
+pub trait CopySource {
+    /// A hidden type with one method per stored field, returning what the field's accessor
+    /// returns. The methods of `#[frequently_updated]` fields are `#[deprecated]`: copying
+    /// such a field is a warning at the copy.
+    type Fields: SourceAccessors<Model = Self>;
+
+    fn fields() -> Self::Fields;
+}
+
+/// The type of [`CopySource::Fields`], and the model it belongs to.
+pub trait SourceAccessors {
+    type Model;
+}
+
+/// The collection of the source model.
+pub fn source_collection<F: SourceAccessors>(_source: &F) -> &'static str
+where
+    F::Model: Model,
+{
+    <F::Model as Model>::COLLECTION
+}
+
+/// A copy holds the same type as its source field.
+#[diagnostic::on_unimplemented(
+    message = "the copy holds `{Self}`, but the source field holds `{T}`",
+    label = "a denormalized copy must have exactly the type of the field it copies",
+    note = "change the copy's type to `{T}`, or copy another field"
+)]
+pub trait SameType<T> {}
+impl<T> SameType<T> for T {}
+
+/// Compiles when the copy has exactly the source field's type; the stored paths of the
+/// source field and of the copy.
+pub fn copy_of<R1, T1, M1, R2, T2: SameType<T1>, M2>(
+    source: &Field<R1, T1, M1>,
+    copy: &Field<R2, T2, M2>,
+) -> (String, String) {
+    (source.path().to_owned(), copy.path().to_owned())
+}
+
+/// The typed paths into the embedded type `E` (implemented by `#[derive(Embed)]`), so
+/// that a summary is checked through the copy's accessor.
+pub trait PathsOf<E> {}
+
+/// A summary of the model `S`: an embedded type whose field `id` holds a `Ref<S>`
+/// (implemented by `#[derive(Embed)]` for a type with an `id` field). `ID` is the stored
+/// name of that field, by which the copies of a source are found.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold summaries of `{S}`: it has no `id` field",
+    label = "a summary of `{S}` holds its id as `id: Ref<{S}>`",
+    note = "add `id: Ref<{S}>` to `{Self}`: the ODM finds the copies of a `{S}` by it"
+)]
+pub trait SummaryOf<S> {
+    const ID: &'static str;
+}
+
+/// The type of a summary's `id` field: `Ref<S>` for a summary of `S`.
+#[diagnostic::on_unimplemented(
+    message = "a summary of `{S}` holds its id as `id: Ref<{S}>`, but this one holds `{Self}`",
+    label = "the summary type's `id` field is not a `Ref<{S}>`",
+    note = "the ODM finds the copies of a `{S}` by this id: declare `id: Ref<{S}>` in the summary type"
+)]
+pub trait SummaryId<S> {}
+impl<S: Model> SummaryId<S> for Ref<S> {}
+
+/// Compiles when the summaries (reached by their typed path) carry the source's id
+/// (`id: Ref<Source>`); the id's stored name in a summary.
+pub fn summary_id<F: SourceAccessors, P: PathsOf<E>, E: SummaryOf<F::Model>>(
+    _source: &F,
+    _summaries: &P,
+) -> String {
+    E::ID.to_owned()
+}
+
+/// The reference a copy follows (`via`): one reference to `P`.
+#[diagnostic::on_unimplemented(
+    message = "`via` names the reference to `{P}`, but this field holds `{Self}`",
+    label = "not a `Ref<{P}>` or `Option<Ref<{P}>>`",
+    note = "a copied field follows one reference to its source, e.g. `#[reference] product: Ref<Product>`; the last N sources (`latest`) follow the source's `#[parent]` reference to this model"
+)]
+pub trait ViaRef<P> {}
+impl<P: Model> ViaRef<P> for Ref<P> {}
+impl<P: Model> ViaRef<P> for Option<Ref<P>> {}
+
+/// Compiles when `via`, on the copying model, is one reference to the source; its path.
+pub fn via_to_source<F: SourceAccessors, R, W: ViaRef<F::Model>, M>(
+    _source: &F,
+    via: &Field<R, W, M>,
+) -> String {
+    via.path().to_owned()
+}
+
+/// Compiles when `via`, on the source, is one reference to the copying model `P`; its
+/// path.
+pub fn via_from_source<P, R, W: ViaRef<P>, M>(via: &Field<R, W, M>) -> String {
+    via.path().to_owned()
+}
+
+/// A reference field that holds one reference to `P`.
+#[diagnostic::on_unimplemented(
+    message = "the inverse of an array of references must be a single reference back, but it holds `{Self}`",
+    label = "not a `Ref<{P}>` or `Option<Ref<{P}>>`",
+    note = "pair `#[reference(many, inverse = \"owner\")]` with `#[parent(inverse = \"tasks\")] owner: Ref<...>` on the other model"
+)]
+pub trait SingleRefTo<P> {}
+impl<P: Model> SingleRefTo<P> for Ref<P> {}
+impl<P: Model> SingleRefTo<P> for Option<Ref<P>> {}
+
+/// A reference field that holds an array of references to `P`.
+#[diagnostic::on_unimplemented(
+    message = "the inverse of a `#[parent]` must be an array of references back, but it holds `{Self}`",
+    label = "not a `Vec<Ref<{P}>>`",
+    note = "pair `#[parent(inverse = \"tasks\")]` with `#[reference(many, inverse = \"owner\")] tasks: Vec<Ref<...>>` on the other model"
+)]
+pub trait ManyRefsTo<P> {}
+impl<P: Model> ManyRefsTo<P> for Vec<Ref<P>> {}
+
+/// Finds, at compile time, a field whose type derives `Embed` but that lacks `#[embed]`:
+/// `(&EmbedProbe::<T>::NEW).probe()` resolves to [`EmbedNeedsAttributeProbe::probe`]
+/// (whose bound fails) when `T: Embed`, and to [`NotEmbedProbe::probe`] otherwise.
+#[derive(Debug)]
+pub struct EmbedProbe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> EmbedProbe<T> {
+    pub const NEW: Self = EmbedProbe(PhantomData);
+}
+
+/// The method `EmbedProbe` resolves to for an `Embed` type: its bound fails.
+pub trait EmbedNeedsAttributeProbe<T: ?Sized> {
+    fn probe(&self)
+    where
+        T: EmbeddedWithoutAttribute,
+    {
+    }
+}
+impl<T: Embed> EmbedNeedsAttributeProbe<T> for EmbedProbe<T> {}
+
+/// The method `EmbedProbe` resolves to for any other type: nothing to report.
+pub trait NotEmbedProbe {
+    fn probe(&self) {}
+}
+impl<T: ?Sized> NotEmbedProbe for &EmbedProbe<T> {}

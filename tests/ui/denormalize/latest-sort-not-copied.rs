@@ -1,0 +1,33 @@
+use odm::bson::DateTime;
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+struct LogMsg {
+    #[serde(rename = "_id")]
+    id: i32,
+    time: DateTime,
+    message: String,
+    #[parent]
+    host: Ref<Host>,
+}
+
+#[derive(Embed, Serialize, Deserialize)]
+struct LogSummary {
+    message: String,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+struct Host {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[denormalize(
+        from = "LogMsg",
+        via = "host",
+        fields = "message",
+        latest = 100,
+        sort = "-time"
+    )]
+    logmsgs: Vec<LogSummary>,
+}
+
+fn main() {}
