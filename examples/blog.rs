@@ -48,6 +48,7 @@ struct Comment {
 struct CommentSummary {
     body: String,
     author_name: String,
+    time: DateTime,
 }
 
 #[derive(Model, Serialize, Deserialize, Debug)]
@@ -60,7 +61,7 @@ struct Post {
     #[denormalize(
         from = "Comment",
         via = "post",
-        fields = "body, author_name",
+        fields = "body, author_name, time",
         latest = 5,
         sort = "time"
     )]

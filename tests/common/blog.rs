@@ -19,6 +19,7 @@ pub struct User {
 pub struct CommentSummary {
     pub body: String,
     pub author_name: String,
+    pub time: DateTime,
 }
 
 #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -31,7 +32,7 @@ pub struct Post {
     #[denormalize(
         from = "Comment",
         via = "post",
-        fields = "body, author_name",
+        fields = "body, author_name, time",
         latest = 5,
         sort = "time"
     )]
