@@ -112,12 +112,13 @@ pub(super) async fn converge(
             .filter_map(|d| Some((IdKey::of(d.get("_id")?), copied_values(d, copies))))
             .collect();
         let now = read_values(odm, source, &ids, copies, None).await?;
+        let present: std::collections::HashSet<IdKey> = now
+            .iter()
+            .filter_map(|d| d.get("_id").map(IdKey::of))
+            .collect();
         let gone: Vec<Bson> = ids
             .iter()
-            .filter(|id| {
-                !now.iter()
-                    .any(|d| d.get("_id").is_some_and(|n| IdKey::of(n) == IdKey::of(id)))
-            })
+            .filter(|id| !present.contains(&IdKey::of(id)))
             .cloned()
             .collect();
         forget(odm, &gone, copies).await?;
@@ -146,24 +147,31 @@ async fn forget(odm: &Odm, gone: &[Bson], copies: &[CopyInfo]) -> Result<()> {
         return Ok(());
     }
     for copy in copies {
-        let update = match &copy.kind {
-            CopyKind::Summary {
-                array: true, id, ..
-            } => {
-                doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": gone.to_vec() } } } }
-            }
-            CopyKind::Summary {
-                array: false,
-                optional: true,
-                ..
-            } => doc! { "$set": { copy.path.as_str(): Bson::Null } },
-            _ => continue,
-        };
-        odm.database()
-            .collection::<Document>(copy.dependent)
-            .update_many(copy.dependents_of(gone), update)
-            .await
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        // The ids go in the filter and in the `$pull`: half the budget each.
+        for chunk in crate::batch::chunks_within(
+            gone.to_vec(),
+            crate::batch::MAX_IDS_BYTES / 2,
+            crate::batch::MAX_IDS,
+        ) {
+            let update = match &copy.kind {
+                CopyKind::Summary {
+                    array: true, id, ..
+                } => {
+                    doc! { "$pull": { copy.path.as_str(): { id.as_str(): { "$in": chunk.clone() } } } }
+                }
+                CopyKind::Summary {
+                    array: false,
+                    optional: true,
+                    ..
+                } => doc! { "$set": { copy.path.as_str(): Bson::Null } },
+                _ => break,
+            };
+            odm.database()
+                .collection::<Document>(copy.dependent)
+                .update_many(copy.dependents_of(&chunk), update)
+                .await
+                .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        }
     }
     Ok(())
 }
@@ -249,7 +257,7 @@ pub(crate) async fn replace_source<T: Model>(
 
 /// A transaction too large for the server (MongoDB's `TransactionTooLarge`, or a storage
 /// engine that cannot hold it).
-fn is_too_large(e: &Error) -> bool {
+pub(crate) fn is_too_large(e: &Error) -> bool {
     let code = match e {
         Error::Driver(d) => match &*d.kind {
             mongodb::error::ErrorKind::Command(c) => Some(c.code),
@@ -338,12 +346,16 @@ async fn steps<T: Model>(
         if ids.is_empty() {
             return Ok((result, Vec::new()));
         }
-        let action = coll.update_many(doc! { "_id": { "$in": ids.clone() } }, update.clone());
-        result = match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
+        for chunk in crate::batch::chunks_of(&ids) {
+            let action = coll.update_many(doc! { "_id": { "$in": chunk } }, update.clone());
+            let part = match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(Odm::driver_error::<T>)?;
+            result.matched_count += part.matched_count;
+            result.modified_count += part.modified_count;
         }
-        .map_err(Odm::driver_error::<T>)?;
         read_values(odm, T::COLLECTION, &ids, copies, session.as_deref_mut()).await?
     } else {
         let options = FindOneAndUpdateOptions::builder()
@@ -371,29 +383,35 @@ async fn steps<T: Model>(
     Ok((result, values))
 }
 
-/// The current values of the copied fields of the sources `ids` in `source`, sorted by `_id`.
+/// The current values of the copied fields of the sources `ids` in `source`: one `find` per
+/// [chunk](crate::batch) of ids (sorted by `_id` within it).
 pub(super) async fn read_values(
     odm: &Odm,
     source: &str,
     ids: &[Bson],
     copies: &[CopyInfo],
-    session: Option<&mut ClientSession>,
+    mut session: Option<&mut ClientSession>,
 ) -> Result<Vec<Document>> {
-    let options = FindOptions::builder()
-        .projection(projection(copies))
-        .sort(doc! { "_id": 1 })
-        .build();
-    let filter = doc! { "_id": { "$in": ids.to_vec() } };
-    find_documents(odm, source, filter, options, session).await
+    let mut out = Vec::new();
+    for chunk in crate::batch::chunks_of(ids) {
+        let options = FindOptions::builder()
+            .projection(projection(copies))
+            .sort(doc! { "_id": 1 })
+            .build();
+        let filter = doc! { "_id": { "$in": chunk } };
+        out.extend(find_documents(odm, source, filter, options, session.as_deref_mut()).await?);
+    }
+    Ok(out)
 }
 
-/// One `update_many` per copy and distinct new value.
+/// One `update_many` per copy, distinct new value and [chunk](crate::batch) of source ids.
 pub(super) async fn cascade_values(
     odm: &Odm,
     sources: &[Document],
     copies: &[CopyInfo],
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
+    let mut failures = Failures::default();
     for copy in copies {
         // Sources with the same new values share one update.
         let mut groups: BTreeMap<Vec<u8>, (Document, Vec<Bson>)> = BTreeMap::new();
@@ -401,10 +419,14 @@ pub(super) async fn cascade_values(
             let Some(id) = source.get("_id") else {
                 continue;
             };
-            let mut set = Document::new();
-            for (from, to) in &copy.fields {
-                set.insert(to.clone(), value_at(source, from));
-            }
+            // A value the copy's type cannot decode is never copied; the other sources are.
+            let set: Document = match copy.values_of(source) {
+                Ok(values) => values.into_iter().collect(),
+                Err(e) => {
+                    failures.push(e);
+                    continue;
+                }
+            };
             let key = bson::serialize_to_vec(&set).unwrap_or_default();
             groups
                 .entry(key)
@@ -413,7 +435,17 @@ pub(super) async fn cascade_values(
                 .push(id.clone());
         }
         let coll = odm.database().collection::<Document>(copy.dependent);
-        for (_, (values, ids)) in groups {
+        // The ids go in the filter and, for arrays, in the array filter: half the budget each.
+        let budget = match &copy.kind {
+            CopyKind::Summary { array: true, .. } => crate::batch::MAX_IDS_BYTES / 2,
+            _ => crate::batch::MAX_IDS_BYTES,
+        };
+        let groups = groups.into_values().flat_map(|(values, ids)| {
+            crate::batch::chunks_within(ids, budget, crate::batch::MAX_IDS)
+                .into_iter()
+                .map(move |chunk| (values.clone(), chunk))
+        });
+        for (values, ids) in groups {
             let filter = copy.dependents_of(&ids);
             let (update, options) = match &copy.kind {
                 CopyKind::Summary {
@@ -448,14 +480,46 @@ pub(super) async fn cascade_values(
                 }
                 CopyKind::Latest { .. } => continue,
             };
-            let action = coll.update_many(filter, update).with_options(options);
-            match session.as_deref_mut() {
+            let action = coll
+                .update_many(filter.clone(), update)
+                .with_options(options);
+            let written = match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
-            super::record_write(copy);
+            .map_err(|e| Error::from_driver(copy.dependent, e));
+            match written {
+                Ok(_) => super::record_write(copy),
+                // In a transaction the server has aborted it: nothing more can be written.
+                Err(e) if session.is_some() => return Err(e),
+                // Outside one, the other dependents are still updated; this one is reported.
+                Err(e) => failures.push(Error::CopiesNotUpdated {
+                    collection: copy.dependent.to_owned(),
+                    path: copy.path.clone(),
+                    filter: crate::error::show_filter(&filter),
+                    failures: vec![e],
+                }),
+            }
         }
     }
-    Ok(())
+    failures.into_result()
+}
+
+/// Errors met while updating copies, past which the other copies are still updated.
+#[derive(Default)]
+pub(crate) struct Failures(Vec<Error>);
+
+impl Failures {
+    pub(crate) fn push(&mut self, e: Error) {
+        self.0.push(e);
+    }
+
+    /// `Ok` when nothing failed, the error itself when one thing did, else every error.
+    pub(crate) fn into_result(mut self) -> Result<()> {
+        match self.0.len() {
+            0 => Ok(()),
+            1 => Err(self.0.remove(0)),
+            _ => Err(Error::Incomplete(self.0)),
+        }
+    }
 }
