@@ -175,7 +175,7 @@ impl Plan {
                 doc! { "$and": all }
             };
             let fits = bson::serialize_to_vec(&filter)
-                .map_or(false, |v| v.len() <= crate::batch::MAX_IDS_BYTES);
+                .is_ok_and(|v| v.len() <= crate::batch::MAX_IDS_BYTES);
             let n = if fits {
                 count(odm, holder, filter, session.as_deref_mut()).await?
             } else {
@@ -519,6 +519,9 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
 /// of latest-N arrays, one `find` of their parents before and, after the deletes, one
 /// `aggregate` recomputing those parents' arrays and one `update` per parent; plus
 /// `hello` once per `Odm` and the transaction's `commitTransaction` when the ODM opened one.
+/// Every command naming ids is sent once per [chunk](crate::batch) of them. A plan naming more
+/// than 16 MiB of ids, or one the server finds too large for a transaction, is abandoned with
+/// `abortTransaction` (nothing written) and planned and run again without a transaction.
 pub(crate) async fn delete_with_rules(
     odm: &Odm,
     collection: &str,
