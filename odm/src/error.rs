@@ -164,6 +164,25 @@ pub enum Error {
         detail: String,
     },
 
+    /// An update of copies that the server refused (the document would pass 16 MB, the copy
+    /// has the wrong shape, ...). The other copies were updated.
+    #[error("copies at `{path}` in collection `{collection}` matching {filter} were not updated: {}", join(.failures))]
+    CopiesNotUpdated {
+        /// Collection holding the copies.
+        collection: String,
+        /// The copy's path.
+        path: String,
+        /// The filter of the refused update, as the shell prints it (ids elided past a few).
+        filter: String,
+        /// What the server said.
+        failures: Vec<Error>,
+    },
+
+    /// Several parts of one operation failed; everything else was done. Each error names its
+    /// collection, document and path.
+    #[error("{} parts of the operation failed, the rest was done: {}", .0.len(), join(.0))]
+    Incomplete(Vec<Error>),
+
     /// A document the operation needs does not exist.
     #[error("not found in collection `{collection}`: {what}")]
     NotFound {
@@ -222,6 +241,35 @@ pub enum Error {
     /// Any other error reported by the driver or the server.
     #[error(transparent)]
     Driver(#[from] mongodb::error::Error),
+}
+
+/// Errors one after the other, `; `-separated.
+fn join(errors: &[Error]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A filter printed for an error message, long `$in` lists cut to their first ids.
+pub(crate) fn show_filter(filter: &bson::Document) -> String {
+    fn cut(value: &Bson) -> Bson {
+        match value {
+            Bson::Array(items) if items.len() > 3 => {
+                let mut out: Vec<Bson> = items.iter().take(3).map(cut).collect();
+                out.push(Bson::String(format!("... {} more", items.len() - 3)));
+                Bson::Array(out)
+            }
+            Bson::Array(items) => Bson::Array(items.iter().map(cut).collect()),
+            Bson::Document(d) => {
+                Bson::Document(d.iter().map(|(k, v)| (k.clone(), cut(v))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    let shown: bson::Document = filter.iter().map(|(k, v)| (k.clone(), cut(v))).collect();
+    shown.to_string()
 }
 
 /// An `_id` printed the way the shell prints it, for error messages.

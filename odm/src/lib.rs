@@ -39,6 +39,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod batch;
 mod decode;
 pub mod denormalize;
 mod error;
@@ -182,6 +183,25 @@ pub mod __private {
             _ => None,
         });
         format!("{path}.{}", id.unwrap_or("id"))
+    }
+
+    /// The check that a value copied from `source` decodes as its type, which is the copy's.
+    pub fn copy_check<R, T: serde::de::DeserializeOwned, M>(
+        _source: &Field<R, T, M>,
+    ) -> crate::denormalize::ValueCheck {
+        crate::denormalize::ValueCheck::new(|v| {
+            bson::deserialize_from_bson::<T>(v.clone())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    /// The `(source path, copy path)` pairs of a copy, and their checks.
+    #[allow(clippy::type_complexity)]
+    pub fn copy_fields(
+        all: Vec<(String, String, crate::denormalize::ValueCheck)>,
+    ) -> (Vec<(String, String)>, Vec<crate::denormalize::ValueCheck>) {
+        all.into_iter().map(|(from, to, c)| ((from, to), c)).unzip()
     }
 
     /// Reaches the copy's side of a copied field from the source's: `from.__odm_copy_in(copy)`

@@ -156,6 +156,7 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
                     (
                         ::odm::__private::copy_of(&__from, &#model::#name()).0,
                         ::odm::__private::String::new(),
+                        ::odm::__private::copy_check(&__from),
                     )
                 }
             },
@@ -164,11 +165,13 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             CopyKind::Summary | CopyKind::Latest => quote_spanned! {span=>
                 {
                     #from
+                    // What the copy holds must decode as the source field's (the copy's) type.
+                    let __check = ::odm::__private::copy_check(&__from);
                     let (__from, __copy) = ::odm::__private::copy_of(
                         &__from,
                         &__from.__odm_copy_in(#model::#name()).#src(),
                     );
-                    (__from, ::odm::__private::sub_path(#stored, &__copy))
+                    (__from, ::odm::__private::sub_path(#stored, &__copy), __check)
                 }
             },
         }
@@ -246,7 +249,7 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
         {
             #source
             #allow
-            let __fields = ::std::vec![#(#fields),*];
+            let (__fields, __checks) = ::odm::__private::copy_fields(::std::vec![#(#fields),*]);
             let __kind = #kind_tokens;
             ::odm::__private::CopyInfo::new(
                 #type_name,
@@ -256,6 +259,7 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
                 __kind,
                 __fields,
             )
+            .with_checks(__checks)
         }
     })
 }

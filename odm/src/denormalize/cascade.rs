@@ -110,12 +110,13 @@ pub(super) async fn converge(
             .filter_map(|d| Some((IdKey::of(d.get("_id")?), copied_values(d, copies))))
             .collect();
         let now = read_values(odm, source, &ids, copies, None).await?;
+        let present: std::collections::HashSet<IdKey> = now
+            .iter()
+            .filter_map(|d| d.get("_id").map(IdKey::of))
+            .collect();
         let gone: Vec<Bson> = ids
             .iter()
-            .filter(|id| {
-                !now.iter()
-                    .any(|d| d.get("_id").is_some_and(|n| IdKey::of(n) == IdKey::of(id)))
-            })
+            .filter(|id| !present.contains(&IdKey::of(id)))
             .cloned()
             .collect();
         forget(odm, &gone, copies).await?;
@@ -156,24 +157,31 @@ async fn forget(odm: &Odm, gone: &[Bson], copies: &[CopyInfo]) -> Result<()> {
         return Ok(());
     }
     for copy in copies {
-        let update = match &copy.kind {
-            CopyKind::Summary {
-                array: true, id, ..
-            } => {
-                doc! { "$pull": { copy.path.as_str(): crate::literal::is_in(id, gone.to_vec()) } }
-            }
-            CopyKind::Summary {
-                array: false,
-                optional: true,
-                ..
-            } => doc! { "$set": { copy.path.as_str(): Bson::Null } },
-            _ => continue,
-        };
-        odm.database()
-            .collection::<Document>(copy.dependent)
-            .update_many(copy.dependents_of(gone), update)
-            .await
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        // The ids go in the filter and in the `$pull`: half the budget each.
+        for chunk in crate::batch::chunks_within(
+            gone.to_vec(),
+            crate::batch::MAX_IDS_BYTES / 2,
+            crate::batch::MAX_IDS,
+        ) {
+            let update = match &copy.kind {
+                CopyKind::Summary {
+                    array: true, id, ..
+                } => {
+                    doc! { "$pull": { copy.path.as_str(): crate::literal::is_in(id, chunk.clone()) } }
+                }
+                CopyKind::Summary {
+                    array: false,
+                    optional: true,
+                    ..
+                } => doc! { "$set": { copy.path.as_str(): Bson::Null } },
+                _ => break,
+            };
+            odm.database()
+                .collection::<Document>(copy.dependent)
+                .update_many(copy.dependents_of(&chunk), update)
+                .await
+                .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        }
     }
     Ok(())
 }
@@ -261,7 +269,7 @@ pub(crate) async fn replace_source<T: Model>(
 
 /// A transaction too large for the server (MongoDB's `TransactionTooLarge`, or a storage
 /// engine that cannot hold it).
-fn is_too_large(e: &Error) -> bool {
+pub(crate) fn is_too_large(e: &Error) -> bool {
     let code = match e {
         Error::Driver(d) => match &*d.kind {
             mongodb::error::ErrorKind::Command(c) => Some(c.code),
@@ -334,12 +342,16 @@ async fn steps<T: Model>(
         if ids.is_empty() {
             return Ok((result, Vec::new()));
         }
-        let action = coll.update_many(crate::literal::is_in("_id", ids.clone()), update.clone());
-        result = match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
+        for chunk in crate::batch::chunks_of(&ids) {
+            let action = coll.update_many(crate::literal::is_in("_id", chunk), update.clone());
+            let part = match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(Odm::driver_error::<T>)?;
+            result.matched_count += part.matched_count;
+            result.modified_count += part.modified_count;
         }
-        .map_err(Odm::driver_error::<T>)?;
         read_values(odm, T::COLLECTION, &ids, copies, session.as_deref_mut()).await?
     } else {
         let options = FindOneAndUpdateOptions::builder()
@@ -367,31 +379,37 @@ async fn steps<T: Model>(
     Ok((result, values))
 }
 
-/// The current values of the copied fields of the sources `ids` in `source`, sorted by `_id`.
+/// The current values of the copied fields of the sources `ids` in `source`: one `find` per
+/// [chunk](crate::batch) of ids (sorted by `_id` within it).
 pub(super) async fn read_values(
     odm: &Odm,
     source: &str,
     ids: &[Bson],
     copies: &[CopyInfo],
-    session: Option<&mut ClientSession>,
+    mut session: Option<&mut ClientSession>,
 ) -> Result<Vec<Document>> {
-    let options = FindOptions::builder()
-        .projection(projection(copies))
-        .sort(doc! { "_id": 1 })
-        .build();
-    let filter = crate::literal::is_in("_id", ids.to_vec());
-    find_documents(odm, source, filter, options, session).await
+    let mut out = Vec::new();
+    for chunk in crate::batch::chunks_of(ids) {
+        let options = FindOptions::builder()
+            .projection(projection(copies))
+            .sort(doc! { "_id": 1 })
+            .build();
+        let filter = crate::literal::is_in("_id", chunk);
+        out.extend(find_documents(odm, source, filter, options, session.as_deref_mut()).await?);
+    }
+    Ok(out)
 }
 
-/// One `update_many` per copy and distinct new value; then the copies of those copies, level
-/// after level (see `transitive`: one `find` and the same updates per level; nothing when
-/// nothing copies them).
+/// One `update_many` per copy, distinct new value and [chunk](crate::batch) of source ids;
+/// then the copies of those copies, level after level (see `transitive`: one `find` and the
+/// same updates per level; nothing when nothing copies them).
 pub(super) async fn cascade_values(
     odm: &Odm,
     sources: &[Document],
     copies: &[CopyInfo],
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
+    let mut failures = Failures::default();
     for copy in copies {
         // Sources with the same new values share one update.
         let mut groups: BTreeMap<Vec<u8>, (Document, Vec<Bson>)> = BTreeMap::new();
@@ -399,10 +417,14 @@ pub(super) async fn cascade_values(
             let Some(id) = source.get("_id") else {
                 continue;
             };
-            let mut set = Document::new();
-            for (from, to) in &copy.fields {
-                set.insert(to.clone(), value_at(source, from));
-            }
+            // A value the copy's type cannot decode is never copied; the other sources are.
+            let set: Document = match copy.values_of(source) {
+                Ok(values) => values.into_iter().collect(),
+                Err(e) => {
+                    failures.push(e);
+                    continue;
+                }
+            };
             let key = bson::serialize_to_vec(&set).unwrap_or_default();
             groups
                 .entry(key)
@@ -411,13 +433,22 @@ pub(super) async fn cascade_values(
                 .push(id.clone());
         }
         let coll = odm.database().collection::<Document>(copy.dependent);
+        // The ids go in the filter and, for arrays, in the array filter: half the budget each.
+        let budget = match &copy.kind {
+            CopyKind::Summary { array: true, .. } => crate::batch::MAX_IDS_BYTES / 2,
+            _ => crate::batch::MAX_IDS_BYTES,
+        };
+        let groups = groups.into_values().flat_map(|(values, ids)| {
+            crate::batch::chunks_within(ids, budget, crate::batch::MAX_IDS)
+                .into_iter()
+                .map(move |chunk| (values.clone(), chunk))
+        });
+        // What landed, for the copies of this copy (level after level).
         let mut written = Vec::new();
-        let mut all_ids = Vec::new();
-        for (_, (values, ids)) in groups {
-            for id in &ids {
-                written.push((id.clone(), values.clone()));
-            }
-            all_ids.extend(ids.iter().cloned());
+        let mut written_ids = Vec::new();
+        for (values, ids) in groups {
+            let landed: Vec<(Bson, Document)> =
+                ids.iter().map(|id| (id.clone(), values.clone())).collect();
             let filter = copy.dependents_of(&ids);
             let (update, options) = match &copy.kind {
                 CopyKind::Summary {
@@ -455,22 +486,70 @@ pub(super) async fn cascade_values(
                 }
                 CopyKind::Latest { .. } => continue,
             };
-            let action = coll.update_many(filter, update).with_options(options);
-            match session.as_deref_mut() {
+            let action = coll
+                .update_many(filter.clone(), update)
+                .with_options(options);
+            let outcome = match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
-            super::record_write(copy);
+            .map_err(|e| Error::from_driver(copy.dependent, e));
+            match outcome {
+                Ok(_) => {
+                    super::record_write(copy);
+                    written_ids.extend(landed.iter().map(|(id, _)| id.clone()));
+                    written.extend(landed);
+                }
+                // In a transaction the server has aborted it: nothing more can be written.
+                Err(e) if session.is_some() => return Err(e),
+                // Outside one, the other dependents are still updated; this one is reported.
+                Err(e) => failures.push(Error::CopiesNotUpdated {
+                    collection: copy.dependent.to_owned(),
+                    path: copy.path.clone(),
+                    filter: crate::error::show_filter(&filter),
+                    failures: vec![e],
+                }),
+            }
         }
-        if !all_ids.is_empty() {
-            let written = super::transitive::Written {
+        // The copies of this copy, one chunk of the sources' ids at a time (one chunk but for
+        // very large cascades): see `transitive`.
+        for chunk in crate::batch::chunks_of(&written_ids) {
+            let keys: std::collections::HashSet<IdKey> = chunk.iter().map(IdKey::of).collect();
+            let values = written
+                .iter()
+                .filter(|(id, _)| keys.contains(&IdKey::of(id)))
+                .cloned()
+                .collect();
+            let level = super::transitive::Written {
                 copy,
-                filter: copy.dependents_of(&all_ids),
-                values: written,
+                filter: copy.dependents_of(&chunk),
+                values,
             };
-            super::transitive::follow(odm, written, session.as_deref_mut()).await?;
+            match super::transitive::follow(odm, level, session.as_deref_mut()).await {
+                Ok(()) => {}
+                Err(e) if session.is_some() => return Err(e),
+                Err(e) => failures.push(e),
+            }
         }
     }
-    Ok(())
+    failures.into_result()
+}
+
+/// Errors met while updating copies, past which the other copies are still updated.
+#[derive(Default)]
+pub(crate) struct Failures(Vec<Error>);
+
+impl Failures {
+    pub(crate) fn push(&mut self, e: Error) {
+        self.0.push(e);
+    }
+
+    /// `Ok` when nothing failed, the error itself when one thing did, else every error.
+    pub(crate) fn into_result(mut self) -> Result<()> {
+        match self.0.len() {
+            0 => Ok(()),
+            1 => Err(self.0.remove(0)),
+            _ => Err(Error::Incomplete(self.0)),
+        }
+    }
 }

@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 use bson::{doc, Bson, Document};
 use mongodb::ClientSession;
 
-use super::value_at;
 use super::{CopyInfo, CopyKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
@@ -193,8 +192,8 @@ fn fill_one(
                         continue;
                     };
                     let source = lookup(&sid).ok_or_else(|| missing(&snapshot, &sid))?;
-                    for (from, to) in &copy.fields {
-                        summary.insert(to.clone(), value_at(source, from));
+                    for (to, v) in copy.values_of(source)? {
+                        summary.insert(to, v);
                     }
                 }
             }
@@ -206,8 +205,8 @@ fn fill_one(
             if let Ok(summary) = doc.get_document_mut(&copy.path) {
                 if let Some(sid) = summary.get(id).cloned() {
                     let source = lookup(&sid).ok_or_else(|| missing(&snapshot, &sid))?;
-                    for (from, to) in &copy.fields {
-                        summary.insert(to.clone(), value_at(source, from));
+                    for (to, v) in copy.values_of(source)? {
+                        summary.insert(to, v);
                     }
                 }
             }
@@ -215,8 +214,8 @@ fn fill_one(
         CopyKind::Flat { via } => {
             if let Some(sid) = get_path(doc, via).filter(|b| **b != Bson::Null).cloned() {
                 let source = lookup(&sid).ok_or_else(|| missing(doc, &sid))?;
-                if let Some((from, _)) = copy.fields.first() {
-                    doc.insert(copy.path.clone(), value_at(source, from));
+                if let Some((_, v)) = copy.values_of(source)?.into_iter().next() {
+                    doc.insert(copy.path.clone(), v);
                 }
             }
         }

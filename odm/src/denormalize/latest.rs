@@ -137,7 +137,8 @@ pub(super) fn add_parent(parents: &mut Vec<Bson>, parent: Bson) {
     }
 }
 
-/// The arrays `parents` should hold, computed from the sources: one `aggregate`.
+/// The arrays `parents` should hold, computed from the sources: one `aggregate` per
+/// [chunk](crate::batch) of parents.
 pub(crate) async fn expected(
     odm: &Odm,
     copy: &CopyInfo,
@@ -160,28 +161,33 @@ pub(crate) async fn expected(
     for (from, to) in &copy.fields {
         output.insert(to.clone(), format!("${from}"));
     }
-    let pipeline = vec![
-        doc! { "$match": crate::literal::is_in(via, parents.to_vec()) },
-        doc! { "$group": {
-            "_id": format!("${via}"),
-            "docs": { "$topN": { "n": i64::from(*n), "sortBy": latest_first, "output": output } },
-        } },
-    ];
     let coll = odm.database().collection::<Document>(copy.source);
-    let action = coll.aggregate(pipeline);
     let error = |e| Error::from_driver(copy.source, e);
-    let groups: Vec<Document> = match session {
-        None => action
-            .await
-            .map_err(error)?
-            .try_collect()
-            .await
-            .map_err(error)?,
-        Some(s) => {
-            let mut cursor = action.session(&mut *s).await.map_err(error)?;
-            cursor.stream(s).try_collect().await.map_err(error)?
-        }
-    };
+    let mut session = session;
+    let mut groups: Vec<Document> = Vec::new();
+    for chunk in crate::batch::chunks_of(parents) {
+        let pipeline = vec![
+            doc! { "$match": crate::literal::is_in(via, chunk) },
+            doc! { "$group": {
+                "_id": format!("${via}"),
+                "docs": { "$topN": { "n": i64::from(*n), "sortBy": latest_first.clone(), "output": output.clone() } },
+            } },
+        ];
+        let action = coll.aggregate(pipeline);
+        let part: Vec<Document> = match session.as_deref_mut() {
+            None => action
+                .await
+                .map_err(error)?
+                .try_collect()
+                .await
+                .map_err(error)?,
+            Some(s) => {
+                let mut cursor = action.session(&mut *s).await.map_err(error)?;
+                cursor.stream(s).try_collect().await.map_err(error)?
+            }
+        };
+        groups.extend(part);
+    }
     let mut by_parent: Vec<(Bson, Vec<Bson>)> =
         parents.iter().map(|p| (p.clone(), Vec::new())).collect();
     for mut group in groups {

@@ -389,10 +389,10 @@ async fn latest_level(
                 update.insert("$unset", unset);
             }
             let options = UpdateOptions::builder()
-                .array_filters(vec![doc! { "copy._id": { "$in": ids } }])
+                .array_filters(vec![crate::literal::is_in("copy._id", ids)])
                 .build();
             let action = coll
-                .update_many(doc! { "_id": { "$in": parents } }, update)
+                .update_many(crate::literal::is_in("_id", parents), update)
                 .with_options(options);
             match session.as_deref_mut() {
                 None => action.await,
@@ -406,7 +406,7 @@ async fn latest_level(
         odm,
         Written {
             copy,
-            filter: doc! { "_id": { "$in": parents } },
+            filter: crate::literal::is_in("_id", parents),
             values: Vec::new(),
         },
         session,

@@ -10,7 +10,7 @@ use bson::{Bson, Document};
 use mongodb::ClientSession;
 
 use super::fill::{Taken, Wanted};
-use super::{value_at, CopyInfo, CopyKind};
+use super::{CopyInfo, CopyKind};
 use crate::{Error, Odm, Result};
 
 /// The operators whose values may hold whole summaries.
@@ -198,19 +198,24 @@ pub(crate) async fn fill_update(
         match &copy.kind {
             CopyKind::Summary { id, .. } => {
                 let mut missing = None;
+                let mut malformed = None;
                 each_summary(update, copy, &mut |s| {
                     let Some(sid) = s.get(id).cloned() else {
                         return;
                     };
-                    match lookup(&sid) {
-                        Some(source) => {
-                            for (from, to) in &copy.fields {
-                                s.insert(to.clone(), value_at(source, from));
+                    match lookup(&sid).map(|source| copy.values_of(source)) {
+                        Some(Ok(values)) => {
+                            for (to, v) in values {
+                                s.insert(to, v);
                             }
                         }
+                        Some(Err(e)) => malformed = malformed.take().or(Some(e)),
                         None => missing = missing.take().or(Some(sid)),
                     }
                 });
+                if let Some(e) = malformed {
+                    return Err(e);
+                }
                 if let Some(sid) = missing {
                     return Err(dangling(copy, &sid));
                 }
@@ -224,8 +229,8 @@ pub(crate) async fn fill_update(
                 let (op, value) = match sid {
                     Some(sid) => {
                         let source = lookup(sid).ok_or_else(|| dangling(copy, sid))?;
-                        let from = copy.fields.first().map_or("", |(from, _)| from.as_str());
-                        (op, value_at(source, from))
+                        let value = copy.values_of(source)?.into_iter().next();
+                        (op, value.map_or(Bson::Null, |(_, v)| v))
                     }
                     None => ("$unset", Bson::String(String::new())),
                 };

@@ -33,6 +33,30 @@ pub struct CopyIssue {
     pub source_missing: bool,
 }
 
+/// A document a sweep could not check or repair, and why. The sweep went on with the others.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BadDocument {
+    /// Its collection.
+    pub collection: &'static str,
+    /// Its `_id`.
+    pub id: Bson,
+    /// Why: the field of the wrong shape, the value a copy cannot hold, what the server said.
+    pub reason: String,
+}
+
+impl fmt::Display for BadDocument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.collection,
+            crate::error::show_id(Some(&self.id)),
+            self.reason
+        )
+    }
+}
+
 /// The outcome of [`Odm::verify_copies`].
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -43,6 +67,10 @@ pub struct CopyReport {
     pub issues: Vec<CopyIssue>,
     /// Update commands sent to repair them (0 unless repairing).
     pub repairs: u64,
+    /// Documents that could not be checked or repaired (a copy field of the wrong shape, a
+    /// source value the copy's type cannot decode, a repair the server refused), each with the
+    /// reason. Nothing malformed was written.
+    pub bad_documents: Vec<BadDocument>,
     /// The two-way references swept, as `children.link <-> parents.inverse`, with their
     /// reports.
     pub two_way: Vec<(String, crate::relations::InverseReport)>,
@@ -51,7 +79,9 @@ pub struct CopyReport {
 impl CopyReport {
     /// True when every copy equals its source and both sides of every two-way reference agree.
     pub fn is_consistent(&self) -> bool {
-        self.issues.is_empty() && self.two_way.iter().all(|(_, r)| r.is_consistent())
+        self.issues.is_empty()
+            && self.bad_documents.is_empty()
+            && self.two_way.iter().all(|(_, r)| r.is_consistent())
     }
 }
 
@@ -79,6 +109,9 @@ impl fmt::Display for CopyReport {
                 )?;
             }
         }
+        for bad in &self.bad_documents {
+            writeln!(f, "  not checked or repaired: {bad}")?;
+        }
         for (pair, r) in &self.two_way {
             write!(f, "two-way {pair}: {r}")?;
         }
@@ -90,7 +123,8 @@ impl fmt::Display for CopyReport {
 ///
 /// For each registered copy, reads the documents holding it in `_id` order, `batch_size` at a
 /// time (default 500; memory holds one batch), with one `find` plus `getMore`s, and per batch
-/// one `find` of the sources by `_id` (`$in`, projecting the copied fields), or for a latest-N
+/// one `find` of the sources by `_id` (`$in`, projecting the copied fields; one per
+/// [chunk](crate::batch) of source ids when the batch references more), or for a latest-N
 /// array one `aggregate` computing what the batch's arrays should hold. With `.repair(true)`,
 /// one `update` per wrong copy sets it to the source's value (a summary of a deleted source is
 /// pulled, an optional single summary of one is set to `null`, a required one is only reported;
@@ -252,26 +286,50 @@ impl<'a> VerifyCopies<'a> {
                     array: true,
                     id: sid,
                     ..
-                } => {
-                    if let Ok(items) = d.get_array(&copy.path) {
-                        for item in items.iter().filter_map(Bson::as_document) {
-                            if let Some(s) = item.get(sid) {
-                                slots.push((id.clone(), s.clone(), item.clone()));
+                } => match d.get(&copy.path) {
+                    Some(Bson::Array(items)) => {
+                        for item in items {
+                            match item.as_document() {
+                                Some(item) => {
+                                    if let Some(s) = item.get(sid) {
+                                        slots.push((id.clone(), s.clone(), item.clone()));
+                                    }
+                                }
+                                None => report.bad_documents.push(wrong_shape(
+                                    copy,
+                                    &id,
+                                    "an array of summaries",
+                                    item,
+                                )),
                             }
                         }
                     }
-                }
+                    None | Some(Bson::Null) => {}
+                    Some(other) => report.bad_documents.push(wrong_shape(
+                        copy,
+                        &id,
+                        "an array of summaries",
+                        other,
+                    )),
+                },
                 CopyKind::Summary {
                     array: false,
                     id: sid,
                     ..
-                } => {
-                    if let Ok(item) = d.get_document(&copy.path) {
+                } => match d.get(&copy.path) {
+                    Some(Bson::Document(item)) => {
                         if let Some(s) = item.get(sid) {
                             slots.push((id.clone(), s.clone(), item.clone()));
                         }
                     }
-                }
+                    None | Some(Bson::Null) => {}
+                    Some(other) => report.bad_documents.push(wrong_shape(
+                        copy,
+                        &id,
+                        "a summary (a document)",
+                        other,
+                    )),
+                },
                 CopyKind::Flat { via } => {
                     if let Some(s) = d.get(via).filter(|b| **b != Bson::Null) {
                         let mut slot = Document::new();
@@ -296,19 +354,37 @@ impl<'a> VerifyCopies<'a> {
         for (from, _) in &copy.fields {
             projection.insert(from.as_str(), 1);
         }
-        let options = FindOptions::builder().projection(projection).build();
-        let filter = crate::literal::is_in("_id", source_ids);
-        let sources: HashMap<IdKey, Document> =
-            find_documents(self.odm, copy.source, filter, options, None)
-                .await?
-                .into_iter()
-                .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
-                .collect();
+        let mut sources: HashMap<IdKey, Document> = HashMap::new();
+        for chunk in crate::batch::chunks(source_ids) {
+            let options = FindOptions::builder()
+                .projection(projection.clone())
+                .build();
+            let filter = crate::literal::is_in("_id", chunk);
+            sources.extend(
+                find_documents(self.odm, copy.source, filter, options, None)
+                    .await?
+                    .into_iter()
+                    .filter_map(|d| Some((IdKey::of(d.get("_id")?), d))),
+            );
+        }
         for (doc_id, source_id, slot) in slots {
             let source = sources.get(&IdKey::of(&source_id));
             let mut wrong: Vec<(String, Bson)> = Vec::new();
+            let mut malformed = false;
             for (from, to) in &copy.fields {
                 let expected = source.map_or(Bson::Null, |s| value_at(s, from));
+                if let Some(Err(e)) = source.map(|s| copy.check_value(s, from, &expected)) {
+                    // Reported once per source and field, never copied.
+                    let bad = BadDocument {
+                        collection: copy.source,
+                        id: source_id.clone(),
+                        reason: e.to_string(),
+                    };
+                    if !report.bad_documents.contains(&bad) {
+                        report.bad_documents.push(bad);
+                    }
+                    malformed = true;
+                }
                 let found = slot.get(to.as_str()).cloned().unwrap_or(Bson::Null);
                 if expected != found {
                     let path = if to.is_empty() {
@@ -328,13 +404,22 @@ impl<'a> VerifyCopies<'a> {
                     wrong.push((to.clone(), expected));
                 }
             }
-            if self.repair
-                && !wrong.is_empty()
-                && self
-                    .fix(copy, &doc_id, &source_id, source.is_some(), wrong)
-                    .await?
+            if !self.repair || wrong.is_empty() || malformed {
+                continue;
+            }
+            match self
+                .fix(copy, &doc_id, &source_id, source.is_some(), wrong)
+                .await
             {
-                report.repairs += 1;
+                Ok(true) => report.repairs += 1,
+                Ok(false) => {}
+                // The server refused this repair (the document would pass 16 MB, ...): the
+                // sweep goes on with the others.
+                Err(e) => report.bad_documents.push(BadDocument {
+                    collection: copy.dependent,
+                    id: doc_id.clone(),
+                    reason: format!("repair of `{}` refused: {e}", copy.path),
+                }),
             }
         }
         Ok(())
@@ -390,6 +475,12 @@ impl<'a> VerifyCopies<'a> {
                 }
                 (doc! { "$set": set }, UpdateOptions::default())
             }
+            // A copy of a deleted source is removed, as the `nullify` delete rule removes it:
+            // the copy has the source field's type, which may not hold null.
+            CopyKind::Flat { .. } if !source_exists => (
+                doc! { "$unset": { copy.path.as_str(): "" } },
+                UpdateOptions::default(),
+            ),
             CopyKind::Flat { .. } => {
                 let v = wrong.into_iter().next().map_or(Bson::Null, |(_, v)| v);
                 (
@@ -404,6 +495,18 @@ impl<'a> VerifyCopies<'a> {
             .await
             .map_err(|e| Error::from_driver(copy.dependent, e))?;
         Ok(true)
+    }
+}
+
+/// A copy field that does not have the shape of its kind.
+fn wrong_shape(copy: &CopyInfo, id: &Bson, want: &str, found: &Bson) -> BadDocument {
+    BadDocument {
+        collection: copy.dependent,
+        id: id.clone(),
+        reason: format!(
+            "`{}` should hold {want}, but holds {found}; not checked",
+            copy.path
+        ),
     }
 }
 

@@ -346,6 +346,12 @@ into_future!(InsertMany => Vec<T::Id>);
 /// - an update of a source of latest-N arrays touching their reference, a copied or a sort
 ///   field: one `find` of the parents before, then one `aggregate` and one `update` per parent
 ///   (plus `commitTransaction` when the deployment has transactions).
+///
+/// Each command that names a list of ids is sent once per [chunk](crate::batch) of ids (at most
+/// 8 MiB of ids, 4 MiB when an array filter repeats them, and 100,000 ids), so that none passes
+/// the server's 16 MB limit. A source value a copy's type cannot decode is never copied:
+/// [`Error::Decode`](crate::Error::Decode) names the source, its `_id` and the field; the other
+/// copies are still updated outside a transaction.
 #[must_use = "the update runs when awaited"]
 #[derive(Debug)]
 pub struct UpdateOp<'a, T> {
@@ -592,7 +598,10 @@ into_future!(Replace => UpdateResult);
 
 /// Builder returned by [`Odm::delete_one`] and [`Odm::delete_many`]; resolves to the number of
 /// documents deleted. Sends one `delete` when nothing references the model and nothing keeps a
-/// summary of it; otherwise the delete rules' plan (see [`crate::relations`]).
+/// summary of it; otherwise the delete rules' plan (see [`crate::relations`]), each of its
+/// commands once per [chunk](crate::batch) of the ids it names. A plan naming more than 16 MiB
+/// of ids does not run in a transaction the ODM opens: the transaction is abandoned
+/// (`abortTransaction`) and the plan is read and run again without one, in batches.
 #[must_use = "the delete runs when awaited"]
 #[derive(Debug)]
 pub struct Delete<'a, T> {

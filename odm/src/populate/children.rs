@@ -21,6 +21,8 @@ use crate::{Error, Odm, Result};
 /// large result); with a per-parent limit, one `aggregate` that groups by parent with `$topN`
 /// (or `$firstN` when unsorted), so that each parent gets its own `limit` children: a limit
 /// never acts globally, and a parent with older children is never starved by busier ones.
+/// Parents whose ids would pass the [id budget](crate::batch) of one command are split: one such
+/// command per chunk of parents.
 #[must_use = "the query runs when awaited"]
 pub struct Children<'a, C: Model, P: Model> {
     odm: &'a Odm,
@@ -191,8 +193,8 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
         self
     }
 
-    fn match_stage(&self) -> Result<Document> {
-        let by_parent = crate::literal::is_in(&self.path, self.parents.clone());
+    fn match_stage(&self, parents: &[Bson]) -> Result<Document> {
+        let by_parent = crate::literal::is_in(&self.path, parents.to_vec());
         Ok(match &self.filter {
             Some(f) => doc! { "$and": [by_parent, f.clone().into_document(C::COLLECTION)?] },
             None => by_parent,
@@ -211,32 +213,53 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
         if self.parents.is_empty() {
             return Ok(out);
         }
-        let wanted: std::collections::HashSet<IdKey> = self.parents.iter().map(IdKey::of).collect();
         let coll = self
             .odm
             .database()
             .collection::<RawDocumentBuf>(C::COLLECTION);
+        // The pipeline of many-references repeats the parents' ids: half the budget each.
+        let budget = match (self.limit, self.many) {
+            (Some(_), true) => crate::batch::MAX_IDS_BYTES / 2,
+            _ => crate::batch::MAX_IDS_BYTES,
+        };
+        let chunks =
+            crate::batch::chunks_within(self.parents.clone(), budget, crate::batch::MAX_IDS);
+        for chunk in chunks {
+            let wanted: std::collections::HashSet<IdKey> = chunk.iter().map(IdKey::of).collect();
+            self.run_chunk(&coll, &chunk, &wanted, &mut out).await?;
+        }
+        Ok(out)
+    }
+
+    /// The children of one chunk of parents: one `find` (or `aggregate` with a limit).
+    async fn run_chunk(
+        &mut self,
+        coll: &mongodb::Collection<RawDocumentBuf>,
+        parents: &[Bson],
+        wanted: &std::collections::HashSet<IdKey>,
+        out: &mut ChildrenOf<P, C>,
+    ) -> Result<()> {
         match self.limit {
             None => {
                 let mut options = FindOptions::default();
                 options.sort = self.sort.clone();
                 let children: Vec<C> = crate::ops::find_decoded::<C, C>(
                     self.odm,
-                    self.match_stage()?,
+                    self.match_stage(parents)?,
                     options,
-                    self.session.take(),
+                    self.session.as_deref_mut(),
                 )
                 .await?;
                 for mut child in children {
-                    let keys = parent_keys(self.slots, &mut child, &wanted)?;
+                    let keys = parent_keys(self.slots, &mut child, wanted)?;
                     out.add(keys, child);
                 }
             }
             Some(n) => {
-                let pipeline = self.pipeline(n)?;
+                let pipeline = self.pipeline(n, parents)?;
                 let action = coll.aggregate(pipeline);
                 let mut groups: Vec<RawDocumentBuf> = Vec::new();
-                match self.session.take() {
+                match self.session.as_deref_mut() {
                     None => {
                         let mut cursor = action.await.map_err(Odm::driver_error::<C>)?;
                         while cursor.advance().await.map_err(Odm::driver_error::<C>)? {
@@ -274,19 +297,17 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `$match` the parents' children, then keep the first `n` of each parent's group.
-    fn pipeline(&self, n: u32) -> Result<Vec<Document>> {
-        let mut stages = vec![doc! { "$match": self.match_stage()? }];
+    fn pipeline(&self, n: u32, parents: &[Bson]) -> Result<Vec<Document>> {
+        let mut stages = vec![doc! { "$match": self.match_stage(parents)? }];
         let group_key = if self.many {
             // A child referencing several parents counts once for each of them.
             stages.push(doc! { "$addFields": { "__odm_parent": format!("${}", self.path) } });
             stages.push(doc! { "$unwind": "$__odm_parent" });
-            stages.push(
-                doc! { "$match": crate::literal::is_in("__odm_parent", self.parents.clone()) },
-            );
+            stages.push(doc! { "$match": crate::literal::is_in("__odm_parent", parents.to_vec()) });
             "$__odm_parent".to_owned()
         } else {
             format!("${}", self.path)

@@ -87,39 +87,10 @@ struct ById<T> {
     docs: HashMap<IdKey, (usize, Arc<T>)>,
 }
 
-/// Stay well under the 16 MB command limit, whatever else the command carries.
-const MAX_BATCH_BYTES: usize = 8 * 1024 * 1024;
-
-/// Bytes an id adds to an `$in` array: type byte, index key, value.
-fn id_size(id: &Bson) -> usize {
-    let value = match id {
-        Bson::ObjectId(_) => 12,
-        Bson::Int32(_) => 4,
-        Bson::Int64(_) | Bson::Double(_) => 8,
-        Bson::String(s) => s.len() + 5,
-        other => bson::serialize_to_vec(&doc! { "": other.clone() }).map_or(64, |v| v.len()),
-    };
-    1 + 8 + value
-}
-
+/// The ids in chunks under the command limits, and under the caller's batch size if any.
 fn batches(ids: Vec<Bson>, max_ids: Option<usize>) -> Vec<Vec<Bson>> {
-    let mut out = Vec::new();
-    let mut current = Vec::new();
-    let mut bytes = 0;
-    for id in ids {
-        let size = id_size(&id);
-        let full = max_ids.is_some_and(|m| current.len() >= m) || bytes + size > MAX_BATCH_BYTES;
-        if full && !current.is_empty() {
-            out.push(std::mem::take(&mut current));
-            bytes = 0;
-        }
-        bytes += size;
-        current.push(id);
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+    let count = max_ids.map_or(crate::batch::MAX_IDS, |m| m.clamp(1, crate::batch::MAX_IDS));
+    crate::batch::chunks_within(ids, crate::batch::MAX_IDS_BYTES, count)
 }
 
 fn encode_id<T: Model>(id: &T::Id) -> Result<Bson> {
@@ -350,8 +321,12 @@ mod tests {
         let b = batches(ids, None);
         assert!(b.len() >= 2);
         for batch in b {
-            let bytes: usize = batch.iter().map(id_size).sum();
-            assert!(bytes <= MAX_BATCH_BYTES);
+            let bytes: usize = batch
+                .iter()
+                .enumerate()
+                .map(|(i, id)| crate::batch::element_size(i, id))
+                .sum();
+            assert!(bytes <= crate::batch::MAX_IDS_BYTES);
         }
     }
 

@@ -45,28 +45,108 @@ impl fmt::Display for DeleteRestricted {
 /// Cascades deeper than this are refused (a cycle of cascade rules, most likely).
 const MAX_DEPTH: usize = 16;
 
+/// What a pull or nullify rule writes to the documents it matches.
+enum Change {
+    /// `{$pullAll: {path: ids}}`, or `{$pull: {path: {field: {$in: ids}}}}` for an array
+    /// of summaries: built per chunk of ids, since it repeats them.
+    Pull { path: String, field: Option<String> },
+    /// An update that does not depend on the ids (`$set` to null, `$unset`).
+    Fixed(Document),
+}
+
+impl Change {
+    fn update(&self, ids: &[Bson]) -> Document {
+        match self {
+            Change::Pull { path, field: None } => {
+                crate::literal::pull_all(path, ids.to_vec())
+            }
+            Change::Pull {
+                path,
+                field: Some(f),
+            } => doc! { "$pull": { path.as_str(): crate::literal::is_in(f, ids.to_vec()) } },
+            Change::Fixed(update) => update.clone(),
+        }
+    }
+
+    /// The id budget of one statement: halved when the update repeats the filter's ids.
+    fn budget(&self) -> usize {
+        match self {
+            Change::Pull { .. } => crate::batch::MAX_IDS_BYTES / 2,
+            Change::Fixed(_) => crate::batch::MAX_IDS_BYTES,
+        }
+    }
+}
+
+/// The documents of a collection whose `key` holds one of `ids` (`{key: {$in: ids}}`, sent
+/// per [chunk](crate::batch) of ids).
+struct Matching {
+    collection: String,
+    key: String,
+    ids: Vec<Bson>,
+}
+
+impl Matching {
+    fn filter(&self, chunk: Vec<Bson>) -> Document {
+        crate::literal::is_in(&self.key, chunk)
+    }
+}
+
 #[derive(Default)]
 struct Plan {
     /// Ids to delete per collection, in the order they were reached (parents first).
     deletes: Vec<(String, Vec<Bson>)>,
-    /// `(collection, filter, update)` for pull and nullify rules.
-    updates: Vec<(String, Document, Document)>,
-    /// `(collection, filter)` for cascades into collections nothing references: deleted by
-    /// filter, without reading their ids (a host's squillions of log messages).
-    filter_deletes: Vec<(String, Document)>,
+    /// The documents pull and nullify rules update, and how.
+    updates: Vec<(Matching, Change)>,
+    /// Cascades into collections nothing references: deleted by filter, without reading their
+    /// ids (a host's squillions of log messages).
+    filter_deletes: Vec<Matching>,
     seen: BTreeMap<String, std::collections::HashSet<IdKey>>,
     /// Latest-N arrays to recompute once the deletes are done, with the parents concerned.
     latest: Vec<(crate::denormalize::CopyInfo, Vec<Bson>)>,
     /// `restrict` checks, made once the plan is complete so that documents the plan deletes
-    /// anyway do not count: (collection deleted from, holder collection, path, filter).
-    checks: Vec<(String, String, String, Document)>,
+    /// anyway do not count: (collection deleted from, path, holders).
+    checks: Vec<(String, String, Matching)>,
 }
 
+/// The ids a plan may name and still run in one transaction the ODM opens: the size of one
+/// command. A larger delete is too much for one transaction (MongoDB's storage engine cache,
+/// its 60-second transaction lifetime) and runs in batches without one instead.
+const MAX_TRANSACTION_ID_BYTES: usize = crate::batch::MAX_COMMAND_BYTES;
+
 impl Plan {
+    /// The plan, unless it names more ids than one transaction should hold: then an error that
+    /// [`is_too_large`](crate::denormalize::is_too_large) recognises, so that the delete falls
+    /// back to batches.
+    fn fits_one_transaction(self) -> Result<Plan> {
+        let lists = self
+            .deletes
+            .iter()
+            .map(|(_, ids)| ids)
+            .chain(self.updates.iter().map(|(m, _)| &m.ids))
+            .chain(self.filter_deletes.iter().map(|m| &m.ids));
+        let mut bytes = 0;
+        for ids in lists {
+            bytes += ids
+                .iter()
+                .map(|id| crate::batch::element_size(0, id))
+                .sum::<usize>();
+            if bytes > MAX_TRANSACTION_ID_BYTES {
+                return Err(Error::Unsupported(format!(
+                    "this delete names more than {MAX_TRANSACTION_ID_BYTES} bytes of ids: too large for one transaction"
+                )));
+            }
+        }
+        Ok(self)
+    }
+
     /// Refuses the delete if a `restrict` check finds a holder the plan does not delete.
-    /// One `aggregate` (a count) per check.
+    /// One `aggregate` (a count) per check; when the check's filter would pass the
+    /// [id budget](crate::batch) of one command, one `find` of the holders' ids per chunk
+    /// instead, the ones the plan deletes taken out here.
     async fn check(&self, odm: &Odm, mut session: Option<&mut ClientSession>) -> Result<()> {
-        for (collection, holder, path, filter) in &self.checks {
+        for (collection, path, holders) in &self.checks {
+            let holder = &holders.collection;
+            let filter = holders.filter(holders.ids.clone());
             let mut all = vec![Bson::Document(filter.clone())];
             let deleted: Vec<Bson> = self
                 .deletes
@@ -77,21 +157,31 @@ impl Plan {
             if !deleted.is_empty() {
                 all.push(Bson::Document(crate::literal::not_in("_id", deleted)));
             }
-            let by_filter: Vec<Bson> = self
+            let by_filter: Vec<&Matching> = self
                 .filter_deletes
                 .iter()
-                .filter(|(c, _)| c == holder)
-                .map(|(_, f)| Bson::Document(f.clone()))
+                .filter(|m| m.collection == *holder)
                 .collect();
             if !by_filter.is_empty() {
-                all.push(Bson::Document(doc! { "$nor": by_filter }));
+                let nor: Vec<Bson> = by_filter
+                    .iter()
+                    .map(|m| Bson::Document(m.filter(m.ids.clone())))
+                    .collect();
+                all.push(Bson::Document(doc! { "$nor": nor }));
             }
             let filter = if all.len() == 1 {
-                filter.clone()
+                filter
             } else {
                 doc! { "$and": all }
             };
-            let n = count(odm, holder, filter, session.as_deref_mut()).await?;
+            let fits = bson::serialize_to_vec(&filter)
+                .is_ok_and(|v| v.len() <= crate::batch::MAX_IDS_BYTES);
+            let n = if fits {
+                count(odm, holder, filter, session.as_deref_mut()).await?
+            } else {
+                self.count_left(odm, holders, &by_filter, session.as_deref_mut())
+                    .await?
+            };
             if n > 0 {
                 return Err(Error::DeleteRestricted(DeleteRestricted {
                     collection: collection.clone(),
@@ -103,8 +193,61 @@ impl Plan {
         }
         Ok(())
     }
+
+    /// The holders a check finds that the plan does not delete, counted here: one `find` per
+    /// chunk of the check's ids, projecting `_id` and the references of the by-filter deletes.
+    async fn count_left(
+        &self,
+        odm: &Odm,
+        holders: &Matching,
+        by_filter: &[&Matching],
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<u64> {
+        let deleted = self.seen.get(&holders.collection);
+        let gone: Vec<(&str, std::collections::HashSet<IdKey>)> = by_filter
+            .iter()
+            .map(|m| (m.key.as_str(), m.ids.iter().map(IdKey::of).collect()))
+            .collect();
+        let mut projection = doc! { "_id": 1 };
+        for (key, _) in &gone {
+            projection.insert(*key, 1);
+        }
+        let mut left = std::collections::HashSet::new();
+        for chunk in crate::batch::chunks_of(&holders.ids) {
+            let options = FindOptions::builder()
+                .projection(projection.clone())
+                .build();
+            let found = crate::ops::find_documents(
+                odm,
+                &holders.collection,
+                holders.filter(chunk),
+                options,
+                session.as_deref_mut(),
+            )
+            .await?;
+            for d in found {
+                let Some(id) = d.get("_id").map(IdKey::of) else {
+                    continue;
+                };
+                if deleted.is_some_and(|s| s.contains(&id)) {
+                    continue;
+                }
+                let by_rule =
+                    gone.iter()
+                        .any(|(key, ids)| match crate::denormalize::value_at(&d, key) {
+                            Bson::Array(items) => items.iter().any(|i| ids.contains(&IdKey::of(i))),
+                            v => ids.contains(&IdKey::of(&v)),
+                        });
+                if !by_rule {
+                    left.insert(id);
+                }
+            }
+        }
+        Ok(left.len() as u64)
+    }
 }
 
+/// The ids of the documents matching `filter`: one `find`.
 async fn find_ids(
     odm: &Odm,
     collection: &str,
@@ -168,9 +311,15 @@ fn plan_level<'a>(
                     array: true, id, ..
                 } => {
                     plan.updates.push((
-                        copy.dependent.to_owned(),
-                        copy.dependents_of(&ids),
-                        doc! { "$pull": { copy.path.as_str(): crate::literal::is_in(id, ids.clone()) } },
+                        Matching {
+                            collection: copy.dependent.to_owned(),
+                            key: copy.dependents_key(),
+                            ids: ids.clone(),
+                        },
+                        Change::Pull {
+                            path: copy.path.clone(),
+                            field: Some(id.clone()),
+                        },
                     ));
                 }
                 // A single summary: cleared when it may be absent, else the delete is refused
@@ -180,33 +329,43 @@ fn plan_level<'a>(
                     id,
                     optional,
                 } => {
-                    let filter = copy.dependents_of(&ids);
+                    let holders = Matching {
+                        collection: copy.dependent.to_owned(),
+                        key: copy.dependents_key(),
+                        ids: ids.clone(),
+                    };
                     if *optional {
                         plan.updates.push((
-                            copy.dependent.to_owned(),
-                            filter,
-                            doc! { "$set": { copy.path.as_str(): Bson::Null } },
+                            holders,
+                            Change::Fixed(doc! { "$set": { copy.path.as_str(): Bson::Null } }),
                         ));
                     } else {
                         plan.checks.push((
                             collection.clone(),
-                            copy.dependent.to_owned(),
                             format!("{}.{id}", copy.path),
-                            filter,
+                            holders,
                         ));
                     }
                 }
                 // A parent's latest-N array loses the deleted ones and takes the next latest.
                 crate::denormalize::CopyKind::Latest { .. } => {
-                    let parents = crate::denormalize::parents_of(
-                        odm,
-                        &collection,
-                        crate::literal::is_in("_id", ids.clone()),
-                        std::slice::from_ref(&copy),
-                        session.as_deref_mut(),
-                    )
-                    .await?;
-                    let parents = parents.into_iter().next().unwrap_or_default();
+                    let mut parents = Vec::new();
+                    let mut known = std::collections::HashSet::new();
+                    for chunk in crate::batch::chunks_of(&ids) {
+                        let found = crate::denormalize::parents_of(
+                            odm,
+                            &collection,
+                            crate::literal::is_in("_id", chunk),
+                            std::slice::from_ref(&copy),
+                            session.as_deref_mut(),
+                        )
+                        .await?;
+                        for p in found.into_iter().next().unwrap_or_default() {
+                            if known.insert(IdKey::of(&p)) {
+                                parents.push(p);
+                            }
+                        }
+                    }
                     if !parents.is_empty() {
                         plan.latest.push((copy, parents));
                     }
@@ -215,15 +374,15 @@ fn plan_level<'a>(
             }
         }
         for r in references_to(&collection) {
-            let filter = crate::literal::is_in(&r.path, ids.clone());
+            let holders = Matching {
+                collection: r.from.to_owned(),
+                key: r.path.clone(),
+                ids: ids.clone(),
+            };
             match r.on_delete {
                 OnDelete::Restrict => {
-                    plan.checks.push((
-                        collection.clone(),
-                        r.from.to_owned(),
-                        r.path.clone(),
-                        filter,
-                    ));
+                    plan.checks
+                        .push((collection.clone(), r.path.clone(), holders));
                 }
                 // A collection nothing references, and whose documents nothing copies (but
                 // the latest-N array of the parent being deleted), is deleted by filter,
@@ -235,11 +394,22 @@ fn plan_level<'a>(
                                 if *via == r.path && c.dependent == collection)
                         }) =>
                 {
-                    plan.filter_deletes.push((r.from.to_owned(), filter));
+                    plan.filter_deletes.push(holders);
                 }
                 OnDelete::Cascade => {
-                    let children =
-                        find_ids(odm, r.from, filter, false, session.as_deref_mut()).await?;
+                    let mut children = Vec::new();
+                    for chunk in crate::batch::chunks_of(&ids) {
+                        children.extend(
+                            find_ids(
+                                odm,
+                                r.from,
+                                holders.filter(chunk),
+                                false,
+                                session.as_deref_mut(),
+                            )
+                            .await?,
+                        );
+                    }
                     plan_level(
                         odm,
                         plan,
@@ -251,12 +421,18 @@ fn plan_level<'a>(
                     .await?;
                 }
                 OnDelete::Pull => {
-                    let update = crate::literal::pull_all(&r.path, ids.clone());
-                    plan.updates.push((r.from.to_owned(), filter, update));
+                    let change = Change::Pull {
+                        path: r.path.clone(),
+                        field: None,
+                    };
+                    plan.updates.push((holders, change));
                 }
                 OnDelete::Nullify => {
-                    let update = match r.kind {
-                        RefKind::Many => crate::literal::pull_all(&r.path, ids.clone()),
+                    let change = match r.kind {
+                        RefKind::Many => Change::Pull {
+                            path: r.path.clone(),
+                            field: None,
+                        },
                         _ => {
                             let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };
                             // Copies taken through this reference describe a document that is
@@ -269,10 +445,10 @@ fn plan_level<'a>(
                             if !cleared.is_empty() {
                                 update.insert("$unset", cleared);
                             }
-                            update
+                            Change::Fixed(update)
                         }
                     };
-                    plan.updates.push((r.from.to_owned(), filter, update));
+                    plan.updates.push((holders, change));
                 }
             }
         }
@@ -280,37 +456,49 @@ fn plan_level<'a>(
     })
 }
 
+/// The plan's writes, each sent per [chunk](crate::batch) of the ids it names.
 async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>) -> Result<u64> {
-    for (collection, filter, update) in plan.updates {
-        let coll = odm.database().collection::<Document>(&collection);
-        let action = coll.update_many(filter, update);
-        match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
+    for (holders, change) in plan.updates {
+        let coll = odm.database().collection::<Document>(&holders.collection);
+        let chunks = crate::batch::chunks_within(
+            holders.ids.clone(),
+            change.budget(),
+            crate::batch::MAX_IDS,
+        );
+        for chunk in chunks {
+            let action = coll.update_many(holders.filter(chunk.clone()), change.update(&chunk));
+            match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(|e| Error::from_driver(&holders.collection, e))?;
         }
-        .map_err(|e| Error::from_driver(&collection, e))?;
     }
-    for (collection, filter) in plan.filter_deletes {
-        let coll = odm.database().collection::<Document>(&collection);
-        let action = coll.delete_many(filter);
-        match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
+    for holders in plan.filter_deletes {
+        let coll = odm.database().collection::<Document>(&holders.collection);
+        for chunk in crate::batch::chunks_of(&holders.ids) {
+            let action = coll.delete_many(holders.filter(chunk));
+            match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(|e| Error::from_driver(&holders.collection, e))?;
         }
-        .map_err(|e| Error::from_driver(&collection, e))?;
     }
     let mut root_deleted = 0;
     // Children (reached later) are deleted before their parents; the first entry is the root.
     for (i, (collection, ids)) in plan.deletes.into_iter().enumerate().rev() {
         let coll = odm.database().collection::<Document>(&collection);
-        let action = coll.delete_many(crate::literal::is_in("_id", ids));
-        let result = match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(|e| Error::from_driver(&collection, e))?;
-        if i == 0 {
-            root_deleted = result.deleted_count;
+        for chunk in crate::batch::chunks(ids) {
+            let action = coll.delete_many(crate::literal::is_in("_id", chunk));
+            let result = match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(|e| Error::from_driver(&collection, e))?;
+            if i == 0 {
+                root_deleted += result.deleted_count;
+            }
         }
     }
     for (copy, parents) in plan.latest {
@@ -331,6 +519,9 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
 /// of latest-N arrays, one `find` of their parents before and, after the deletes, one
 /// `aggregate` recomputing those parents' arrays and one `update` per parent; plus
 /// `hello` once per `Odm` and the transaction's `commitTransaction` when the ODM opened one.
+/// Every command naming ids is sent once per [chunk](crate::batch) of them. A plan naming more
+/// than 16 MiB of ids, or one the server finds too large for a transaction, is abandoned with
+/// `abortTransaction` (nothing written) and planned and run again without a transaction.
 pub(crate) async fn delete_with_rules(
     odm: &Odm,
     collection: &str,
@@ -339,19 +530,50 @@ pub(crate) async fn delete_with_rules(
     session: Option<&mut ClientSession>,
 ) -> Result<u64> {
     match session {
-        Some(s) => delete_in(odm, collection, filter, many, Some(s)).await,
+        Some(s) => {
+            let plan = delete_in(odm, collection, filter, many, Some(&mut *s)).await?;
+            execute(odm, plan, Some(s)).await
+        }
         None if odm.supports_transactions().await? => {
-            crate::retry::in_transaction(
+            let outcome = crate::retry::in_transaction(
                 odm,
-                &(collection, filter, many),
+                &(collection, &filter, many),
                 |odm, s, (collection, filter, many)| {
-                    Box::pin(delete_in(odm, collection, filter.clone(), *many, Some(s)))
+                    Box::pin(plan_and_execute(odm, collection, (*filter).clone(), *many, s))
                 },
             )
-            .await
+            .await;
+            match outcome {
+                Err(e) if crate::denormalize::is_too_large(&e) => {
+                    // More than one transaction can hold: nothing was written. The same plan,
+                    // without a transaction, in the order that never leaves a reference
+                    // dangling (see the module's documentation).
+                    let plan = delete_in(odm, collection, filter, many, None).await?;
+                    execute(odm, plan, None).await
+                }
+                other => other,
+            }
         }
-        None => delete_in(odm, collection, filter, many, None).await,
+        None => {
+            let plan = delete_in(odm, collection, filter, many, None).await?;
+            execute(odm, plan, None).await
+        }
     }
+}
+
+/// The plan and its commands in the ODM's own transaction `s`; a plan too large for one
+/// transaction is refused before anything is written.
+async fn plan_and_execute(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    many: bool,
+    s: &mut ClientSession,
+) -> Result<u64> {
+    let plan = delete_in(odm, collection, filter, many, Some(&mut *s))
+        .await?
+        .fits_one_transaction()?;
+    execute(odm, plan, Some(s)).await
 }
 
 async fn delete_in(
@@ -360,10 +582,10 @@ async fn delete_in(
     filter: Document,
     many: bool,
     mut session: Option<&mut ClientSession>,
-) -> Result<u64> {
+) -> Result<Plan> {
     let ids = find_ids(odm, collection, filter, !many, session.as_deref_mut()).await?;
     if ids.is_empty() {
-        return Ok(0);
+        return Ok(Plan::default());
     }
     let mut plan = Plan::default();
     plan_level(
@@ -375,6 +597,6 @@ async fn delete_in(
         session.as_deref_mut(),
     )
     .await?;
-    plan.check(odm, session.as_deref_mut()).await?;
-    execute(odm, plan, session).await
+    plan.check(odm, session).await?;
+    Ok(plan)
 }

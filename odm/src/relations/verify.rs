@@ -172,11 +172,16 @@ impl Sweep<'_> {
         report: &mut InverseReport,
     ) -> Result<()> {
         let ids: Vec<Bson> = batch.iter().filter_map(|d| d.get("_id").cloned()).collect();
-        let options = FindOptions::builder()
-            .projection(doc! { "_id": 1, self.link.as_str(): 1 })
-            .build();
-        let filter = crate::literal::is_in(&self.link, ids);
-        let named = crate::ops::find_documents(self.odm, self.child, filter, options, None).await?;
+        let mut named = Vec::new();
+        for chunk in crate::batch::chunks(ids) {
+            let options = FindOptions::builder()
+                .projection(doc! { "_id": 1, self.link.as_str(): 1 })
+                .build();
+            let filter = crate::literal::is_in(&self.link, chunk);
+            named.extend(
+                crate::ops::find_documents(self.odm, self.child, filter, options, None).await?,
+            );
+        }
         let mut expected: HashMap<IdKey, Vec<Bson>> = HashMap::new();
         for child in named {
             let (Some(id), Some(parent)) = (child.get("_id"), child.get(&self.link)) else {

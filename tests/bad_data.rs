@@ -1,0 +1,314 @@
+//! Documents written behind the ODM's back with values their model cannot hold: a copy never
+//! takes such a value (the operation names the source collection, `_id` and field, and writes
+//! nothing malformed), the sweeps report each bad document and go on, and the delete rules and
+//! the repair leave copies of deleted sources in the same shape.
+
+mod common;
+#[path = "common/denorm.rs"]
+mod denorm;
+
+use common::{stored, stored_one};
+use denorm::books::{Author, AuthorName, Book};
+use denorm::parts::Part;
+use denorm::products::{PartSummary, Product};
+use odm::bson::{doc, Bson, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+use odm::TransactionMode;
+
+fn author(id: i32, first: &str) -> Author {
+    Author {
+        id,
+        first_name: first.into(),
+        last_name: "Austen".into(),
+    }
+}
+
+fn book(id: i32, author: &Author) -> Book {
+    Book {
+        id,
+        title: format!("book {id}"),
+        author: AuthorName {
+            id: Ref::new(author.id),
+            first_name: String::new(),
+            last_name: String::new(),
+        },
+        co_author: None,
+    }
+}
+
+fn part(n: i64, product: Option<ObjectId>) -> Part {
+    Part {
+        id: ObjectId::new(),
+        partno: format!("{n:03}"),
+        name: format!("part {n}"),
+        qty: 1,
+        product: product.map(Ref::new),
+        product_name: String::new(),
+        product_catalog_number: 0,
+    }
+}
+
+/// Sets `field` of the document `id` of `collection` to `value` with the raw driver.
+async fn corrupt(db: &TestDb, collection: &str, id: impl Into<Bson>, field: &str, value: Bson) {
+    db.raw()
+        .collection::<Document>(collection)
+        .update_one(doc! { "_id": id.into() }, doc! { "$set": { field: value } })
+        .await
+        .expect("raw update");
+}
+
+/// Asserts that `err` is a decode error naming this document and field, or several, one per
+/// copy of the field.
+fn assert_names(err: &odm::Error, collection: &str, id: &str, path: &str) {
+    match err {
+        odm::Error::Incomplete(errors) => {
+            assert!(!errors.is_empty());
+            for e in errors {
+                assert_names(e, collection, id, path);
+            }
+        }
+        odm::Error::Decode {
+            collection: c,
+            id: i,
+            path: p,
+            ..
+        } => {
+            assert_eq!(
+                (c.as_str(), i.as_str(), p.as_str()),
+                (collection, id, path),
+                "{err}"
+            );
+        }
+        other => panic!("expected a decode error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_insert_never_copies_a_malformed_source_value() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let jane = author(1, "Jane");
+    db.odm().insert_one(&jane).await?;
+    corrupt(&db, "authors", 1, "first_name", Bson::Int32(17)).await;
+
+    let err = db.odm().insert_one(&book(10, &jane)).await.unwrap_err();
+
+    assert_names(&err, "authors", "{ _id: 1 }", "first_name");
+    assert!(stored(&db, "books").await.is_empty(), "nothing written");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_update_writing_a_summary_never_copies_a_malformed_value() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let good = part(1, None);
+    let bad = part(2, None);
+    db.odm().insert_many(&[good.clone(), bad.clone()]).await?;
+    let product = Product {
+        id: ObjectId::new(),
+        name: "shifter".into(),
+        manufacturer: "Acme".into(),
+        catalog_number: 1,
+        parts: vec![PartSummary {
+            id: Ref::new(good.id),
+            name: String::new(),
+        }],
+    };
+    db.odm().insert_one(&product).await?;
+    corrupt(
+        &db,
+        "parts",
+        bad.id,
+        "name",
+        Bson::Document(doc! { "x": 1 }),
+    )
+    .await;
+
+    let err = db
+        .odm()
+        .update_by_id::<Product>(
+            product.id,
+            Product::parts().push(PartSummary {
+                id: Ref::new(bad.id),
+                name: String::new(),
+            }),
+        )
+        .await
+        .unwrap_err();
+
+    assert_names(
+        &err,
+        "parts",
+        &format!("{{ _id: ObjectId(\"{}\") }}", bad.id),
+        "name",
+    );
+    let raw = stored_one(&db, "products", product.id).await.unwrap();
+    assert_eq!(
+        raw.get_array("parts").unwrap().len(),
+        1,
+        "nothing written: {raw}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cascade_skips_a_malformed_source_and_updates_the_others() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (jane, anne) = (author(1, "Jane"), author(2, "Anne"));
+    db.odm().insert_many(&[jane.clone(), anne.clone()]).await?;
+    db.odm()
+        .insert_many(&[book(10, &jane), book(20, &anne)])
+        .await?;
+    corrupt(&db, "authors", 1, "first_name", Bson::Int32(17)).await;
+
+    let err = db
+        .odm()
+        .update_many(Filter::<Author>::all(), Author::last_name().set("Brontë"))
+        .transaction(TransactionMode::Never)
+        .await
+        .unwrap_err();
+
+    assert_names(&err, "authors", "{ _id: 1 }", "first_name");
+    // Jane's book keeps what it held (readable); Anne's follows her new name.
+    let jane_book = stored_one(&db, "books", 10).await.unwrap();
+    assert_eq!(
+        jane_book.get_document("author").unwrap(),
+        &doc! { "id": 1, "first_name": "Jane", "last_name": "Austen" }
+    );
+    let anne_book = stored_one(&db, "books", 20).await.unwrap();
+    assert_eq!(
+        anne_book.get_document("author").unwrap(),
+        &doc! { "id": 2, "first_name": "Anne", "last_name": "Brontë" }
+    );
+    assert!(db.odm().find::<Book>(Filter::all()).await.is_ok());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_transactional_cascade_of_a_malformed_source_writes_nothing() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let jane = author(1, "Jane");
+    db.odm().insert_one(&jane).await?;
+    db.odm().insert_one(&book(10, &jane)).await?;
+    corrupt(&db, "authors", 1, "first_name", Bson::Int32(17)).await;
+
+    let err = db
+        .odm()
+        .update_by_id::<Author>(1, Author::last_name().set("Brontë"))
+        .transaction(TransactionMode::Always)
+        .await
+        .unwrap_err();
+
+    assert_names(&err, "authors", "{ _id: 1 }", "first_name");
+    let raw = stored_one(&db, "authors", 1).await.unwrap();
+    assert_eq!(raw.get_str("last_name").unwrap(), "Austen", "rolled back");
+    let book = stored_one(&db, "books", 10).await.unwrap();
+    assert_eq!(
+        book.get_document("author")
+            .unwrap()
+            .get_str("first_name")
+            .unwrap(),
+        "Jane"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_sweep_reports_every_bad_document_and_repairs_the_rest() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (jane, anne) = (author(1, "Jane"), author(2, "Anne"));
+    db.odm().insert_many(&[jane.clone(), anne.clone()]).await?;
+    db.odm()
+        .insert_many(&[book(10, &jane), book(20, &anne), book(30, &anne)])
+        .await?;
+    // A source its copies cannot hold, a copy of the wrong shape, a stale copy.
+    corrupt(&db, "authors", 1, "first_name", Bson::Int32(17)).await;
+    corrupt(
+        &db,
+        "books",
+        20,
+        "author",
+        Bson::Array(vec![Bson::Int32(2)]),
+    )
+    .await;
+    corrupt(
+        &db,
+        "books",
+        30,
+        "author.first_name",
+        Bson::String("stale".into()),
+    )
+    .await;
+
+    let report = db.odm().verify_copies().of::<Book>().repair(true).await?;
+
+    let mut bad: Vec<(&str, Bson)> = report
+        .bad_documents
+        .iter()
+        .map(|b| (b.collection, b.id.clone()))
+        .collect();
+    bad.sort_by_key(|(c, _)| *c);
+    assert_eq!(
+        bad,
+        [("authors", Bson::Int32(1)), ("books", Bson::Int32(20))],
+        "{report}"
+    );
+    assert_eq!(report.repairs, 1, "{report}");
+    let book10 = stored_one(&db, "books", 10).await.unwrap();
+    assert_eq!(
+        book10
+            .get_document("author")
+            .unwrap()
+            .get_str("first_name")
+            .unwrap(),
+        "Jane"
+    );
+    let book30 = stored_one(&db, "books", 30).await.unwrap();
+    assert_eq!(
+        book30
+            .get_document("author")
+            .unwrap()
+            .get_str("first_name")
+            .unwrap(),
+        "Anne"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_nullify_rule_and_the_repair_leave_the_same_shape() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (kept, lost) = (ObjectId::new(), ObjectId::new());
+    for id in [kept, lost] {
+        db.odm()
+            .insert_one(&Product {
+                id,
+                name: "shifter".into(),
+                manufacturer: "Acme".into(),
+                catalog_number: 1,
+                parts: vec![],
+            })
+            .await?;
+    }
+    let by_rule = part(1, Some(kept));
+    let by_repair = part(2, Some(lost));
+    db.odm()
+        .insert_many(&[by_rule.clone(), by_repair.clone()])
+        .await?;
+
+    db.odm().delete_one(Product::id().eq(kept)).await?;
+    db.raw()
+        .collection::<Document>("products")
+        .delete_one(doc! { "_id": lost })
+        .await
+        .expect("raw delete");
+    db.odm().verify_copies().of::<Part>().repair(true).await?;
+
+    let ruled = stored_one(&db, "parts", by_rule.id).await.unwrap();
+    let repaired = stored_one(&db, "parts", by_repair.id).await.unwrap();
+    for raw in [&ruled, &repaired] {
+        assert!(!raw.contains_key("product_name"), "{raw}");
+        assert!(!raw.contains_key("product_catalog_number"), "{raw}");
+    }
+    Ok(())
+}
