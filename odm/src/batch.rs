@@ -4,9 +4,9 @@
 //! command with more than `maxWriteBatchSize` (100,000) statements. Every `$in` the ODM builds
 //! from a list of ids it did not choose (the ids a delete reaches, the sources a cascade
 //! updates, the summaries an insert copies, the documents a sweep reads) goes through
-//! [`chunks`], so that one command carries at most [`MAX_IDS_BYTES`] of ids and at most
+//! `chunks`, so that one command carries at most [`MAX_IDS_BYTES`] of ids and at most
 //! [`MAX_IDS`] of them; a statement that repeats its ids (a filter and an array filter, a
-//! filter and a `$pull`) uses [`chunks_within`] with a share of the budget.
+//! filter and a `$pull`) uses `chunks_within` with a share of the budget.
 
 use bson::Bson;
 

@@ -199,7 +199,7 @@ pub enum Error {
     /// `sync_indexes` could not create some declared indexes; the report says which and why
     /// (everything else was synced).
     #[error("some indexes could not be created: {}", .0.failures().join("; "))]
-    IndexSync(Box<crate::index::SyncReport>),
+    IndexSync(Box<crate::index::report::SyncReport>),
 
     /// A cascade without a transaction kept meeting concurrent updates of its sources and gave
     /// up before the copies caught up: the sources' new values are stored, but the copies

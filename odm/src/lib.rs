@@ -57,6 +57,7 @@ mod reference;
 pub mod relations;
 mod retry;
 pub mod rules;
+mod schema;
 mod sweep;
 mod update;
 
@@ -67,12 +68,13 @@ pub mod testing;
 pub use error::{Error, Result};
 pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
-pub use model::{registered_models, Embed, Model, ModelEntry};
+pub use model::{Embed, Model};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::Ref;
 pub use relations::{OnDelete, TransactionMode};
+pub use schema::{registered_models, ModelEntry};
 pub use update::Update;
 
 /// Derives [`Model`] for a struct stored in a collection.
@@ -166,14 +168,15 @@ pub mod prelude {
 /// Used by the generated code; not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::denormalize::{sub_path, CopyInfo, CopyKind};
-    pub use crate::index::{IndexKey, IndexSpec};
-    pub use crate::model::{Embed, Model, ModelEntry};
+    pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::reference::Ref;
-    pub use crate::relations::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::rules::*;
+    pub use crate::schema::ModelEntry;
+    pub use crate::schema::{sub_path, CopyInfo, CopyKind};
+    pub use crate::schema::{IndexKey, IndexSpec};
+    pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
 
     /// The stored path of the source ids in the summaries at `path` (`parts.id`), which the
     /// index that finds the copies of a source is on.
@@ -188,8 +191,8 @@ pub mod __private {
     /// The check that a value copied from `source` decodes as its type, which is the copy's.
     pub fn copy_check<R, T: serde::de::DeserializeOwned, M>(
         _source: &Field<R, T, M>,
-    ) -> crate::denormalize::ValueCheck {
-        crate::denormalize::ValueCheck::new(|v| {
+    ) -> crate::schema::ValueCheck {
+        crate::schema::ValueCheck::new(|v| {
             bson::deserialize_from_bson::<T>(v.clone())
                 .map(|_| ())
                 .map_err(|e| e.to_string())
@@ -199,8 +202,8 @@ pub mod __private {
     /// The `(source path, copy path)` pairs of a copy, and their checks.
     #[allow(clippy::type_complexity)]
     pub fn copy_fields(
-        all: Vec<(String, String, crate::denormalize::ValueCheck)>,
-    ) -> (Vec<(String, String)>, Vec<crate::denormalize::ValueCheck>) {
+        all: Vec<(String, String, crate::schema::ValueCheck)>,
+    ) -> (Vec<(String, String)>, Vec<crate::schema::ValueCheck>) {
         all.into_iter().map(|(from, to, c)| ((from, to), c)).unzip()
     }
 

@@ -5,8 +5,8 @@ use std::fmt::Debug;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::index::IndexSpec;
 use crate::path::Field;
+use crate::schema::{CopyInfo, IndexSpec, ReferenceInfo};
 
 /// A struct stored as the documents of one collection.
 ///
@@ -41,12 +41,12 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
 
     /// The reference fields of the model (`#[reference]`, `#[parent]`), for delete rules and
     /// two-way references.
-    fn references() -> Vec<crate::relations::ReferenceInfo> {
+    fn references() -> Vec<ReferenceInfo> {
         Vec::new()
     }
 
     /// The `#[denormalize]` fields of the model.
-    fn copies() -> Vec<crate::denormalize::CopyInfo> {
+    fn copies() -> Vec<CopyInfo> {
         Vec::new()
     }
 
@@ -76,25 +76,4 @@ pub trait Embed: Serialize + DeserializeOwned {
     /// Paths below `field`; used by the generated accessors.
     #[doc(hidden)]
     fn paths<Root, W, M, S>(field: Field<Root, W, M>) -> Self::Paths<Root, W, M, S>;
-}
-
-/// What the registry knows of each model linked into the program.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct ModelEntry {
-    pub type_name: &'static str,
-    pub collection: &'static str,
-    pub indexes: fn() -> Vec<IndexSpec>,
-    pub references: fn() -> Vec<crate::relations::ReferenceInfo>,
-    pub copies: fn() -> Vec<crate::denormalize::CopyInfo>,
-}
-
-inventory::collect!(ModelEntry);
-
-/// Every model linked into the program, without a registration step: the derive registers
-/// each one. Sorted by collection, then type name.
-pub fn registered_models() -> Vec<&'static ModelEntry> {
-    let mut all: Vec<_> = inventory::iter::<ModelEntry>.into_iter().collect();
-    all.sort_by_key(|e| (e.collection, e.type_name));
-    all
 }

@@ -1,14 +1,13 @@
 //! Cascading an update of a copied source field to every copy.
 
-use std::collections::BTreeMap;
-
 use bson::{doc, Bson, Document};
 use mongodb::options::{
-    FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, ReturnDocument, UpdateOptions,
+    FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, ReturnDocument,
 };
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
+use super::transitive::cascade_values;
 use super::value_at;
 use super::{CopyInfo, CopyKind};
 use crate::ops::find_documents;
@@ -398,158 +397,4 @@ pub(super) async fn read_values(
         out.extend(find_documents(odm, source, filter, options, session.as_deref_mut()).await?);
     }
     Ok(out)
-}
-
-/// One `update_many` per copy, distinct new value and [chunk](crate::batch) of source ids;
-/// then the copies of those copies, level after level (see `transitive`: one `find` and the
-/// same updates per level; nothing when nothing copies them).
-pub(super) async fn cascade_values(
-    odm: &Odm,
-    sources: &[Document],
-    copies: &[CopyInfo],
-    mut session: Option<&mut ClientSession>,
-) -> Result<()> {
-    let mut failures = Failures::default();
-    for copy in copies {
-        // Sources with the same new values share one update.
-        let mut groups: BTreeMap<Vec<u8>, (Document, Vec<Bson>)> = BTreeMap::new();
-        for source in sources {
-            let Some(id) = source.get("_id") else {
-                continue;
-            };
-            // A value the copy's type cannot decode is never copied; the other sources are.
-            let set: Document = match copy.values_of(source) {
-                Ok(values) => values.into_iter().collect(),
-                Err(e) => {
-                    failures.push(e);
-                    continue;
-                }
-            };
-            let key = bson::serialize_to_vec(&set).unwrap_or_default();
-            groups
-                .entry(key)
-                .or_insert_with(|| (set, Vec::new()))
-                .1
-                .push(id.clone());
-        }
-        let coll = odm.database().collection::<Document>(copy.dependent);
-        // The ids go in the filter and, for arrays, in the array filter: half the budget each.
-        let budget = match &copy.kind {
-            CopyKind::Summary { array: true, .. } => crate::batch::MAX_IDS_BYTES / 2,
-            _ => crate::batch::MAX_IDS_BYTES,
-        };
-        let groups = groups.into_values().flat_map(|(values, ids)| {
-            crate::batch::chunks_within(ids, budget, crate::batch::MAX_IDS)
-                .into_iter()
-                .map(move |chunk| (values.clone(), chunk))
-        });
-        // What landed, for the copies of this copy (level after level).
-        let mut written = Vec::new();
-        let mut written_ids = Vec::new();
-        for (values, ids) in groups {
-            let landed: Vec<(Bson, Document)> =
-                ids.iter().map(|id| (id.clone(), values.clone())).collect();
-            let filter = copy.dependents_of(&ids);
-            let (update, options) = match &copy.kind {
-                CopyKind::Summary {
-                    array: true, id, ..
-                } => {
-                    let mut set = Document::new();
-                    for (to, v) in values {
-                        set.insert(format!("{}.$[copy].{to}", copy.path), v);
-                    }
-                    let options = UpdateOptions::builder()
-                        .array_filters(vec![crate::literal::is_in(
-                            &format!("copy.{id}"),
-                            ids.clone(),
-                        )])
-                        .build();
-                    (doc! { "$set": set }, options)
-                }
-                CopyKind::Summary { array: false, .. } => {
-                    let mut set = Document::new();
-                    for (to, v) in values {
-                        set.insert(format!("{}.{to}", copy.path), v);
-                    }
-                    (doc! { "$set": set }, UpdateOptions::default())
-                }
-                CopyKind::Flat { .. } => {
-                    let v = values
-                        .into_iter()
-                        .next()
-                        .map(|(_, v)| v)
-                        .unwrap_or(Bson::Null);
-                    (
-                        doc! { "$set": { copy.path.as_str(): v } },
-                        UpdateOptions::default(),
-                    )
-                }
-                CopyKind::Latest { .. } => continue,
-            };
-            let action = coll
-                .update_many(filter.clone(), update)
-                .with_options(options);
-            let outcome = match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| Error::from_driver(copy.dependent, e));
-            match outcome {
-                Ok(_) => {
-                    super::record_write(copy);
-                    written_ids.extend(landed.iter().map(|(id, _)| id.clone()));
-                    written.extend(landed);
-                }
-                // In a transaction the server has aborted it: nothing more can be written.
-                Err(e) if session.is_some() => return Err(e),
-                // Outside one, the other dependents are still updated; this one is reported.
-                Err(e) => failures.push(Error::CopiesNotUpdated {
-                    collection: copy.dependent.to_owned(),
-                    path: copy.path.clone(),
-                    filter: crate::error::show_filter(&filter),
-                    failures: vec![e],
-                }),
-            }
-        }
-        // The copies of this copy, one chunk of the sources' ids at a time (one chunk but for
-        // very large cascades): see `transitive`.
-        for chunk in crate::batch::chunks_of(&written_ids) {
-            let keys: std::collections::HashSet<IdKey> = chunk.iter().map(IdKey::of).collect();
-            let values = written
-                .iter()
-                .filter(|(id, _)| keys.contains(&IdKey::of(id)))
-                .cloned()
-                .collect();
-            let level = super::transitive::Written {
-                copy,
-                filter: copy.dependents_of(&chunk),
-                values,
-            };
-            match super::transitive::follow(odm, level, session.as_deref_mut()).await {
-                Ok(()) => {}
-                Err(e) if session.is_some() => return Err(e),
-                Err(e) => failures.push(e),
-            }
-        }
-    }
-    failures.into_result()
-}
-
-/// Errors met while updating copies, past which the other copies are still updated.
-#[derive(Default)]
-pub(crate) struct Failures(Vec<Error>);
-
-impl Failures {
-    pub(crate) fn push(&mut self, e: Error) {
-        self.0.push(e);
-    }
-
-    /// `Ok` when nothing failed, the error itself when one thing did, else every error.
-    pub(crate) fn into_result(mut self) -> Result<()> {
-        match self.0.len() {
-            0 => Ok(()),
-            1 => Err(self.0.remove(0)),
-            _ => Err(Error::Incomplete(self.0)),
-        }
-    }
 }

@@ -2,21 +2,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bson::{doc, Bson, Document};
+use bson::{Bson, Document};
 use mongodb::ClientSession;
 
-use super::{CopyInfo, CopyKind};
+use super::{get_path, CopyInfo, CopyKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
-
-pub(super) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
-    let mut parts = path.split('.');
-    let mut current = doc.get(parts.next()?)?;
-    for part in parts {
-        current = current.as_document()?.get(part)?;
-    }
-    Some(current)
-}
 
 /// The source ids a copy needs, for one document.
 fn source_ids(doc: &Document, copy: &CopyInfo) -> Vec<Bson> {
@@ -220,66 +211,6 @@ fn fill_one(
             }
         }
         CopyKind::Latest { .. } => {}
-    }
-    Ok(())
-}
-
-/// After sources were inserted: pushes a summary of each onto its parent's `latest` array,
-/// `$push` with `$each`, `$sort` and `$slice: -n`. One `update` per distinct parent, which
-/// matches only while none of these summaries is there: a concurrent recomputation of the
-/// array that already took them in is not doubled. When it does not match (the summaries, or
-/// some, are there already), the parent's array is recomputed instead (one `aggregate`, one
-/// `update`).
-pub(crate) async fn push_latest(
-    odm: &Odm,
-    copies: &[CopyInfo],
-    inserted: &[Document],
-    mut session: Option<&mut ClientSession>,
-) -> Result<()> {
-    for copy in copies {
-        let CopyKind::Latest { via, n, sort } = &copy.kind else {
-            continue;
-        };
-        let mut by_parent: Vec<(IdKey, Bson, Vec<Bson>)> = Vec::new();
-        for doc in inserted {
-            let Some(parent) = get_path(doc, via).filter(|b| **b != Bson::Null) else {
-                continue;
-            };
-            let summary = super::latest::summary_of(doc, copy);
-            let key = IdKey::of(parent);
-            match by_parent.iter_mut().find(|(k, _, _)| *k == key) {
-                Some((_, _, list)) => list.push(Bson::Document(summary)),
-                None => by_parent.push((key, parent.clone(), vec![Bson::Document(summary)])),
-            }
-        }
-        let coll = odm.database().collection::<Document>(copy.dependent);
-        let mut again = Vec::new();
-        for (_, parent, summaries) in by_parent {
-            let ids: Vec<Bson> = summaries
-                .iter()
-                .filter_map(|s| s.as_document().and_then(|d| d.get("_id")).cloned())
-                .collect();
-            let update = doc! { "$push": { copy.path.as_str(): {
-                "$each": summaries,
-                "$sort": super::latest::push_sort(copy, sort),
-                // Sorted ascending the last N are at the end; descending, at the start.
-                "$slice": if super::latest::descending(sort) { i64::from(*n) } else { -i64::from(*n) },
-            } } };
-            let mut filter = crate::literal::eq("_id", parent.clone());
-            filter.extend(crate::literal::not_in(&format!("{}._id", copy.path), ids));
-            let action = coll.update_one(filter, update);
-            let result = match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
-            if result.matched_count == 0 {
-                again.push(parent);
-            }
-        }
-        // Parents that did not match: already holding some of these summaries, or gone (then
-        // the recomputation finds nothing to update).
-        super::latest::refresh(odm, copy, again, session.as_deref_mut()).await?;
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use futures_util::TryStreamExt;
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
-use super::fill::get_path;
+use super::get_path;
 use super::{CopyInfo, CopyKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
@@ -303,4 +303,64 @@ impl LatestRefresh {
         }
         Ok(())
     }
+}
+
+/// After sources were inserted: pushes a summary of each onto its parent's `latest` array,
+/// `$push` with `$each`, `$sort` and `$slice: -n`. One `update` per distinct parent, which
+/// matches only while none of these summaries is there: a concurrent recomputation of the
+/// array that already took them in is not doubled. When it does not match (the summaries, or
+/// some, are there already), the parent's array is recomputed instead (one `aggregate`, one
+/// `update`).
+pub(crate) async fn push_latest(
+    odm: &Odm,
+    copies: &[CopyInfo],
+    inserted: &[Document],
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    for copy in copies {
+        let CopyKind::Latest { via, n, sort } = &copy.kind else {
+            continue;
+        };
+        let mut by_parent: Vec<(IdKey, Bson, Vec<Bson>)> = Vec::new();
+        for doc in inserted {
+            let Some(parent) = get_path(doc, via).filter(|b| **b != Bson::Null) else {
+                continue;
+            };
+            let summary = summary_of(doc, copy);
+            let key = IdKey::of(parent);
+            match by_parent.iter_mut().find(|(k, _, _)| *k == key) {
+                Some((_, _, list)) => list.push(Bson::Document(summary)),
+                None => by_parent.push((key, parent.clone(), vec![Bson::Document(summary)])),
+            }
+        }
+        let coll = odm.database().collection::<Document>(copy.dependent);
+        let mut again = Vec::new();
+        for (_, parent, summaries) in by_parent {
+            let ids: Vec<Bson> = summaries
+                .iter()
+                .filter_map(|s| s.as_document().and_then(|d| d.get("_id")).cloned())
+                .collect();
+            let update = doc! { "$push": { copy.path.as_str(): {
+                "$each": summaries,
+                "$sort": push_sort(copy, sort),
+                // Sorted ascending the last N are at the end; descending, at the start.
+                "$slice": if descending(sort) { i64::from(*n) } else { -i64::from(*n) },
+            } } };
+            let mut filter = crate::literal::eq("_id", parent.clone());
+            filter.extend(crate::literal::not_in(&format!("{}._id", copy.path), ids));
+            let action = coll.update_one(filter, update);
+            let result = match session.as_deref_mut() {
+                None => action.await,
+                Some(s) => action.session(s).await,
+            }
+            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+            if result.matched_count == 0 {
+                again.push(parent);
+            }
+        }
+        // Parents that did not match: already holding some of these summaries, or gone (then
+        // the recomputation finds nothing to update).
+        refresh(odm, copy, again, session.as_deref_mut()).await?;
+    }
+    Ok(())
 }

@@ -514,7 +514,7 @@ fn wrong_shape(copy: &CopyInfo, id: &Bson, want: &str, found: &Bson) -> BadDocum
 /// inverse path)`, each once, whichever side declared it.
 fn two_way_pairs() -> Vec<(&'static str, String, &'static str, String)> {
     let mut pairs = Vec::new();
-    for m in crate::model::registered_models() {
+    for m in crate::schema::registered_models() {
         for r in (m.references)() {
             let Some(inverse) = r.inverse.clone() else {
                 continue;

@@ -1,0 +1,161 @@
+//! An index, as the attributes (`#[index]`, `#[odm(index(...))]`) and the relations that need
+//! one declare it.
+
+use bson::{doc, Bson, Document};
+
+/// Direction or kind of one index key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKey {
+    /// `1`
+    Asc,
+    /// `-1`
+    Desc,
+    /// `"text"`
+    Text,
+}
+
+/// One declared index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexSpec {
+    pub(crate) keys: Vec<(String, IndexKey)>,
+    pub(crate) name: Option<String>,
+    pub(crate) unique: bool,
+    pub(crate) sparse: bool,
+    pub(crate) partial: Option<Document>,
+    pub(crate) expire_after_secs: Option<u64>,
+}
+
+/// The BSON types an index must hold to count a field as present: every type but `null`, so that
+/// a unique index on an `Option` field does not make two absent values collide.
+const PRESENT_TYPES: [&str; 15] = [
+    "double",
+    "string",
+    "object",
+    "array",
+    "binData",
+    "objectId",
+    "bool",
+    "date",
+    "regex",
+    "javascript",
+    "int",
+    "timestamp",
+    "long",
+    "decimal",
+    "minKey",
+];
+
+impl IndexSpec {
+    /// An index on one key.
+    pub fn on(path: impl Into<String>, key: IndexKey) -> Self {
+        IndexSpec {
+            keys: vec![(path.into(), key)],
+            name: None,
+            unique: false,
+            sparse: false,
+            partial: None,
+            expire_after_secs: None,
+        }
+    }
+
+    /// Adds a key (compound index).
+    pub fn then(mut self, path: impl Into<String>, key: IndexKey) -> Self {
+        self.keys.push((path.into(), key));
+        self
+    }
+
+    /// Rejects duplicate values.
+    pub fn unique(mut self) -> Self {
+        self.unique = true;
+        self
+    }
+
+    /// Leaves out documents that lack the field.
+    pub fn sparse(mut self) -> Self {
+        self.sparse = true;
+        self
+    }
+
+    /// Indexes only documents where `path` holds a value (not missing, not `null`): what a unique
+    /// index on an `Option` field needs so that absent values do not collide.
+    pub fn only_present(mut self, path: &str) -> Self {
+        let types: Vec<Bson> = PRESENT_TYPES.iter().map(|t| Bson::from(*t)).collect();
+        self.partial = Some(doc! { path: { "$type": types } });
+        self
+    }
+
+    /// Indexes only documents matching `filter` (`partialFilterExpression`).
+    pub fn partial(mut self, filter: Document) -> Self {
+        self.partial = Some(filter);
+        self
+    }
+
+    /// Deletes documents `secs` seconds after the date in the (single) key field.
+    pub fn expire_after_secs(mut self, secs: u64) -> Self {
+        self.expire_after_secs = Some(secs);
+        self
+    }
+
+    /// Names the index; by default the name is MongoDB's (`book_1_user_1`).
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The index name.
+    pub fn name(&self) -> String {
+        if let Some(n) = &self.name {
+            return n.clone();
+        }
+        let parts: Vec<String> = self
+            .keys
+            .iter()
+            .map(|(p, k)| match k {
+                IndexKey::Asc => format!("{p}_1"),
+                IndexKey::Desc => format!("{p}_-1"),
+                IndexKey::Text => format!("{p}_text"),
+            })
+            .collect();
+        parts.join("_")
+    }
+
+    /// The keys, in order.
+    pub fn keys(&self) -> &[(String, IndexKey)] {
+        &self.keys
+    }
+
+    /// Whether the index is unique.
+    pub fn is_unique(&self) -> bool {
+        self.unique
+    }
+
+    pub(crate) fn key_document(&self) -> Document {
+        let mut key = Document::new();
+        for (p, k) in &self.keys {
+            match k {
+                IndexKey::Asc => key.insert(p, 1),
+                IndexKey::Desc => key.insert(p, -1),
+                IndexKey::Text => key.insert(p, "text"),
+            };
+        }
+        key
+    }
+
+    /// The `createIndexes` entry for this index.
+    pub fn to_document(&self) -> Document {
+        let mut d = doc! { "key": self.key_document(), "name": self.name() };
+        if self.unique {
+            d.insert("unique", true);
+        }
+        if self.sparse {
+            d.insert("sparse", true);
+        }
+        if let Some(p) = &self.partial {
+            d.insert("partialFilterExpression", p.clone());
+        }
+        if let Some(s) = self.expire_after_secs {
+            d.insert("expireAfterSeconds", s as i64);
+        }
+        d
+    }
+}

@@ -1,0 +1,97 @@
+//! A `#[reference]` or `#[parent]` field, as the derive describes it.
+
+use super::registered_models;
+
+/// How many references a field holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefKind {
+    /// `Ref<T>`
+    One,
+    /// `Option<Ref<T>>`
+    Optional,
+    /// `Vec<Ref<T>>`
+    Many,
+}
+
+/// What deleting a referenced document does to the documents that reference it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDelete {
+    /// Refuse the delete while any document references it (the default: nothing is lost
+    /// and nothing dangles unless a rule says so).
+    #[default]
+    Restrict,
+    /// Set the reference to `null` (`Option<Ref<T>>` fields).
+    Nullify,
+    /// Remove the id from the array (`Vec<Ref<T>>` fields).
+    Pull,
+    /// Delete the referencing documents too, applying their own rules.
+    Cascade,
+}
+
+/// One reference field, as registered by the derive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReferenceInfo {
+    /// The model holding the field.
+    pub from_type: &'static str,
+    /// Its collection.
+    pub from: &'static str,
+    /// The field's stored path.
+    pub path: String,
+    /// The referenced collection.
+    pub to: &'static str,
+    /// One, optional or many.
+    pub kind: RefKind,
+    /// The delete rule.
+    pub on_delete: OnDelete,
+    /// Whether the field is a `#[parent]` (child-to-parent) reference.
+    pub parent: bool,
+    /// Stored path of the inverse field on the referenced model, for two-way references.
+    pub inverse: Option<String>,
+    /// The declared bound of an array of references.
+    pub max: Option<u32>,
+}
+
+impl ReferenceInfo {
+    /// Used by the generated code.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        from_type: &'static str,
+        from: &'static str,
+        path: impl Into<String>,
+        to: &'static str,
+        kind: RefKind,
+        on_delete: OnDelete,
+        parent: bool,
+        inverse: Option<String>,
+    ) -> Self {
+        ReferenceInfo {
+            from_type,
+            from,
+            path: path.into(),
+            to,
+            kind,
+            on_delete,
+            parent,
+            inverse,
+            max: None,
+        }
+    }
+
+    /// Used by the generated code: the array's declared bound.
+    #[doc(hidden)]
+    pub fn bounded(mut self, max: Option<u32>) -> Self {
+        self.max = max;
+        self
+    }
+}
+
+/// Every registered reference into `collection`.
+pub fn references_to(collection: &str) -> Vec<ReferenceInfo> {
+    registered_models()
+        .into_iter()
+        .flat_map(|m| (m.references)())
+        .filter(|r| r.to == collection)
+        .collect()
+}
