@@ -312,3 +312,82 @@ async fn the_nullify_rule_and_the_repair_leave_the_same_shape() -> odm::Result<(
     }
     Ok(())
 }
+
+/// A dependent the server refuses to update (the copy would take it past 16 MB) does not stop
+/// the cascade: every other copy is updated, and the error names the one left.
+#[tokio::test]
+async fn a_dependent_past_16_mb_is_reported_and_the_others_are_updated() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let p1 = part(1, None);
+    db.odm().insert_one(&p1).await?;
+    let summary = doc! { "id": p1.id, "name": "part 1" };
+    let (small, big) = (ObjectId::new(), ObjectId::new());
+    let product = |id: ObjectId, n: i64| {
+        doc! {
+            "_id": id, "name": format!("product {n}"), "manufacturer": "ACME",
+            "catalog_number": n, "parts": [summary.clone()],
+        }
+    };
+    let mut big_doc = product(big, 2);
+    // Just under the 16 MiB document limit: a longer copied name does not fit.
+    big_doc.insert("blob", "x".repeat(16 * 1024 * 1024 - 4 * 1024));
+    let raw = db.raw().collection::<Document>("products");
+    raw.insert_one(product(small, 1)).await?;
+    raw.insert_one(big_doc).await?;
+
+    let long_name = "n".repeat(8 * 1024);
+    let err = db
+        .odm()
+        .update_by_id::<Part>(p1.id, Part::name().set(long_name.clone()))
+        .transaction(TransactionMode::Never)
+        .await
+        .expect_err("the big product cannot take the longer name");
+
+    let message = err.to_string();
+    assert!(
+        matches!(&err, odm::Error::CopiesNotUpdated { collection, path, .. } if collection == "products" && path == "parts"),
+        "{message}"
+    );
+    // The source and the other dependent hold the new name; the big one keeps the old.
+    let stored_part = stored_one(&db, "parts", p1.id).await.unwrap();
+    assert_eq!(stored_part.get_str("name").unwrap(), long_name);
+    let name_in = |d: Document| {
+        d.get_array("parts").unwrap()[0]
+            .as_document()
+            .unwrap()
+            .get_str("name")
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        name_in(stored_one(&db, "products", small).await.unwrap()),
+        long_name
+    );
+    assert_eq!(
+        name_in(stored_one(&db, "products", big).await.unwrap()),
+        "part 1"
+    );
+
+    // The sweep reports the big product and goes on: a second small product, left stale by
+    // a write behind the ODM's back, is repaired.
+    let other = ObjectId::new();
+    raw.insert_one(product(other, 3)).await?;
+    let report = db.odm().verify_copies().repair(true).await?;
+    assert_eq!(
+        name_in(stored_one(&db, "products", other).await.unwrap()),
+        long_name,
+        "{report}"
+    );
+    assert_eq!(
+        name_in(stored_one(&db, "products", big).await.unwrap()),
+        "part 1"
+    );
+    let bad: Vec<_> = report
+        .bad_documents
+        .iter()
+        .map(|b| (b.collection, b.id.clone()))
+        .collect();
+    assert_eq!(bad, [("products", Bson::ObjectId(big))], "{report}");
+    assert!(!report.is_consistent());
+    Ok(())
+}
