@@ -94,6 +94,10 @@ async fn a_write_that_would_cascade_around_the_cycle_is_refused() -> odm::Result
     assert!(matches!(err, odm::Error::CopyCycle { .. }), "{err}");
     let left = stored_one(&db, "left", 1).await.unwrap();
     assert_eq!(left.get_str("name").unwrap(), "", "nothing was written");
-    assert!(left.get("right").is_none_or(|r| *r == odm::bson::Bson::Null), "{left}");
+    assert!(
+        left.get("right")
+            .is_none_or(|r| *r == odm::bson::Bson::Null),
+        "{left}"
+    );
     Ok(())
 }

@@ -57,9 +57,7 @@ enum Change {
 impl Change {
     fn update(&self, ids: &[Bson]) -> Document {
         match self {
-            Change::Pull { path, field: None } => {
-                crate::literal::pull_all(path, ids.to_vec())
-            }
+            Change::Pull { path, field: None } => crate::literal::pull_all(path, ids.to_vec()),
             Change::Pull {
                 path,
                 field: Some(f),
@@ -539,7 +537,13 @@ pub(crate) async fn delete_with_rules(
                 odm,
                 &(collection, &filter, many),
                 |odm, s, (collection, filter, many)| {
-                    Box::pin(plan_and_execute(odm, collection, (*filter).clone(), *many, s))
+                    Box::pin(plan_and_execute(
+                        odm,
+                        collection,
+                        (*filter).clone(),
+                        *many,
+                        s,
+                    ))
                 },
             )
             .await;
