@@ -149,6 +149,21 @@ pub(crate) mod guards {
         doc! { "$and": all }
     }
 
+    /// The documents matching `filter`: one `aggregate`.
+    pub(crate) async fn count<T: Model>(
+        odm: &Odm,
+        filter: Document,
+        session: Option<&mut ClientSession>,
+    ) -> Result<u64> {
+        let coll = odm.raw_collection::<T>();
+        let action = coll.count_documents(filter);
+        match session {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)
+    }
+
     /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard.
     /// One `aggregate` (a count) per guard; nothing when there are no guards.
     pub(crate) async fn refuse_full<T: Model>(
@@ -405,26 +420,37 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     async fn run(self) -> Result<UpdateResult> {
         let odm = self.odm;
         let in_session = self.session.is_some();
-        let (result, taken) = self.write().await?;
+        let (result, taken, short) = self.write().await?;
         if !in_session {
             taken.settle(odm).await?;
         }
-        Ok(result)
+        match short {
+            Some(full) => Err(full),
+            None => Ok(result),
+        }
     }
 
-    async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken)> {
+    /// The result, the copies to settle, and for a bounded `update_many` whose write matched
+    /// fewer documents than had room when counted, the error saying so.
+    async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken, Option<Error>)> {
         let base = self.filter.into_document(T::COLLECTION)?;
-        let guards = self.update.guards().to_vec();
+        let guards =
+            super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
         let (update, taken, latest) =
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, &update);
-        if self.many {
-            // Refuse the whole update, before writing, if any document is already full.
+        let filter = guards::guarded(base.clone(), &guards);
+        let mut with_room = None;
+        if self.many && !guards.is_empty() {
+            // Count the documents with room, then refuse the whole update, before writing, if
+            // any is full: one that fills up after the count is found full by the check, one
+            // that fills up after the check is missing from the update's matches: reported.
+            with_room =
+                Some(guards::count::<T>(self.odm, filter.clone(), session.as_deref_mut()).await?);
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
         }
-        let filter = guards::guarded(base.clone(), &guards);
         let result = if !touched.is_empty() && !self.upsert {
             crate::denormalize::cascade_update::<T>(
                 self.odm,
@@ -458,7 +484,19 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
         }
         latest.run(self.odm, session).await?;
-        Ok((result, taken))
+        let short = with_room
+            .filter(|n| result.matched_count < *n)
+            .map(|n| Error::BoundExceeded {
+                collection: T::COLLECTION.to_owned(),
+                path: guards.iter().map(|g| g.path.as_str()).collect::<Vec<_>>().join(", "),
+                max: guards[0].max,
+                documents: n - result.matched_count,
+                detail: format!(
+                    "{} document(s) were updated; the others filled up (or stopped matching) between the count and the update",
+                    result.matched_count
+                ),
+            });
+        Ok((result, taken, short))
     }
 }
 
