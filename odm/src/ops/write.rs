@@ -236,6 +236,17 @@ async fn insert_raw<T: Model>(
             .collect::<Result<_>>()?;
     }
     let n = raws.len();
+    let first = raws
+        .first()
+        .and_then(|r| r.get("_id").ok().flatten())
+        .and_then(|v| Bson::try_from(v).ok());
+    let target = || match n {
+        1 => crate::error::show_id(first.as_ref()),
+        n => format!(
+            "{n} documents from {}",
+            crate::error::show_id(first.as_ref())
+        ),
+    };
     let coll = odm.raw_collection::<T>();
     if n == 1 {
         let action = coll.insert_one(raws.pop().expect("one document"));
@@ -251,7 +262,7 @@ async fn insert_raw<T: Model>(
             Some(s) => action.session(s).await.map(|_| ()),
         }
     }
-    .map_err(Odm::driver_error::<T>)?;
+    .map_err(|e| Error::from_write(T::COLLECTION, target, e))?;
     if !latest.is_empty() {
         crate::denormalize::push_latest(odm, &latest, &docs, session).await?;
     }
@@ -350,6 +361,13 @@ into_future!(InsertMany => Vec<T::Id>);
 
 /// Builder returned by [`Odm::update_one`], [`Odm::update_many`] and [`Odm::update_by_id`].
 /// Sends one `update`; resolves to the driver's `UpdateResult` (matched, modified, upserted id).
+///
+/// Bounded arrays: a whole array (or a `$each`) longer than its bound is refused before anything
+/// is sent; a push is guarded in the filter, and one `aggregate` tells "full" from "not found"
+/// when nothing matched. `update_many` with a push first counts the documents with room and the
+/// full ones (two `aggregate`s) and refuses the whole update if any is full; documents that fill
+/// up after the count are not grown and make it return [`Error::BoundExceeded`] with their
+/// number, the others updated. A refused write is an [`Error::Write`] naming the filter.
 ///
 /// Denormalized copies add commands (none when the model holds no copy and none is taken from
 /// it):
@@ -465,6 +483,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         } else {
             let coll = self.odm.raw_collection::<T>();
             let options = UpdateOptions::builder().upsert(self.upsert).build();
+            let target = crate::error::show_filter(&filter);
             if self.many {
                 let action = coll.update_many(filter, update).with_options(options);
                 match session.as_deref_mut() {
@@ -478,7 +497,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                     Some(s) => action.session(s).await,
                 }
             }
-            .map_err(Odm::driver_error::<T>)?
+            .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
         };
         if result.matched_count == 0 && result.upserted_id.is_none() {
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
@@ -598,7 +617,7 @@ impl<'a, T: Model> Replace<'a, T> {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(Odm::driver_error::<T>)?
+            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e))?
         } else {
             let replacement = Document::try_from(raw.as_ref()).map_err(encode_error)?;
             crate::denormalize::replace_source::<T>(
@@ -687,6 +706,7 @@ impl<'a, T: Model> Delete<'a, T> {
             .await;
         }
         let coll = self.odm.raw_collection::<T>();
+        let target = crate::error::show_filter(&filter);
         let result = if self.many {
             let action = coll.delete_many(filter);
             match self.session {
@@ -700,7 +720,9 @@ impl<'a, T: Model> Delete<'a, T> {
                 Some(s) => action.session(s).await,
             }
         };
-        Ok(result.map_err(Odm::driver_error::<T>)?.deleted_count)
+        Ok(result
+            .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
+            .deleted_count)
     }
 }
 
