@@ -226,3 +226,138 @@ async fn find_one_and_update_is_guarded_too() -> odm::Result<()> {
         )));
     Ok(())
 }
+
+fn addresses_bson(n: usize) -> Vec<Bson> {
+    (0..n)
+        .map(|i| Bson::Document(doc! {"street": format!("{i} Sesame St"), "city": "Anytown"}))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_whole_array_longer_than_its_bound_is_refused_before_sending() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&kate(2)).await?;
+    db.commands().clear();
+    let too_long: Vec<Update<Person>> = vec![
+        Person::addresses().set((0..4).map(address).collect::<Vec<_>>()),
+        Update::raw(doc! {"$set": {"addresses": addresses_bson(4)}}),
+        Update::raw(doc! {"$push": {"addresses": {"$each": addresses_bson(4)}}}),
+    ];
+    for update in too_long {
+        let err = db
+            .odm()
+            .update_by_id::<Person>(1, update)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, odm::Error::BoundExceeded { path, max: 3, .. } if path == "addresses"),
+            "{err}"
+        );
+        let err = db
+            .odm()
+            .update_many::<Person>(Filter::all(), Person::addresses().set(vec![address(0); 4]))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, odm::Error::BoundExceeded { .. }), "{err}");
+    }
+    assert!(
+        sent(&db).is_empty(),
+        "refused before sending: {:?}",
+        sent(&db)
+    );
+    assert_eq!(stored_addresses(&db).await, 2);
+
+    // A raw push of several is guarded for as many; a `$slice` within the bound needs no room.
+    let err = db
+        .odm()
+        .update_by_id::<Person>(
+            1,
+            Update::raw(doc! {"$push": {"addresses": {"$each": addresses_bson(2)}}}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::BoundExceeded { documents: 1, .. }),
+        "{err}"
+    );
+    assert_eq!(stored_addresses(&db).await, 2);
+    db.odm()
+        .update_by_id::<Person>(
+            1,
+            Update::raw(doc! {"$push": {"addresses": {"$each": addresses_bson(1)}}}),
+        )
+        .await?;
+    assert_eq!(stored_addresses(&db).await, 3);
+    let err = db
+        .odm()
+        .update_by_id::<Person>(
+            1,
+            Update::raw(doc! {"$push": {"addresses": addresses_bson(1)[0].clone()}}),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, odm::Error::BoundExceeded { .. }), "{err}");
+    db.odm()
+        .update_by_id::<Person>(
+            1,
+            Update::raw(doc! {"$push": {"addresses": {"$each": addresses_bson(5), "$slice": -3}}}),
+        )
+        .await?;
+    assert_eq!(stored_addresses(&db).await, 3);
+    // A set within the bound is written.
+    db.odm()
+        .update_by_id::<Person>(1, Person::addresses().set(vec![address(9)]))
+        .await?;
+    assert_eq!(stored_addresses(&db).await, 1);
+    Ok(())
+}
+
+/// `update_many` counts the documents with room before writing; one that fills up before the
+/// update reaches it is reported, never skipped silently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn update_many_reports_documents_that_filled_up_while_it_ran() -> odm::Result<()> {
+    const PEOPLE: i32 = 20;
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let mut reported = 0;
+    for round in 0..20 {
+        odm.delete_many::<Person>(Filter::all()).await?;
+        let people: Vec<Person> = (0..PEOPLE).map(|id| Person { id, ..kate(2) }).collect();
+        odm.insert_many(&people).await?;
+        let fillers = (0..PEOPLE).map(|id| async move {
+            odm.update_by_id::<Person>(id, Person::addresses().push(address(100)))
+                .await
+        });
+        let many = odm.update_many::<Person>(
+            Filter::all(),
+            Person::addresses().push(address(200 + round)),
+        );
+        let (many, _) = tokio::join!(many, futures_util::future::join_all(fillers));
+        let holding = stored(&db, "person")
+            .await
+            .iter()
+            .filter(|d| {
+                d.get_array("addresses").unwrap().contains(&Bson::Document(
+                    doc! {"street": format!("{} Sesame St", 200 + round), "city": "Anytown"},
+                ))
+            })
+            .count() as u64;
+        match many {
+            Ok(res) => assert_eq!(res.modified_count, PEOPLE as u64, "Ok means every document"),
+            Err(odm::Error::BoundExceeded { documents, .. }) => {
+                // Refused before writing (nothing written), or some filled up in between.
+                assert!(
+                    holding == 0 || holding + documents == PEOPLE as u64,
+                    "{holding} + {documents}"
+                );
+                reported += u64::from(holding > 0);
+            }
+            Err(e) => return Err(e),
+        }
+        for d in stored(&db, "person").await {
+            assert!(d.get_array("addresses").unwrap().len() <= 3);
+        }
+    }
+    eprintln!("{reported} of 20 rounds reported documents that filled up during the update");
+    Ok(())
+}

@@ -269,3 +269,78 @@ async fn a_model_nothing_references_is_deleted_with_one_command() -> odm::Result
         .is_none());
     Ok(())
 }
+
+/// Racks hold servers (deleted with their rack); an open alert on a server forbids deleting it.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "racks")]
+struct Rack {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "servers")]
+struct Server {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(on_delete = "cascade")]
+    rack: Ref<Rack>,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "alerts")]
+struct Alert {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(on_delete = "restrict")]
+    server: Ref<Server>,
+}
+
+#[tokio::test]
+async fn a_restrict_reached_through_a_cascade_names_the_whole_chain() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&Rack { id: 1 }).await?;
+    db.odm()
+        .insert_many(&[
+            Server {
+                id: 10,
+                rack: Ref::new(1),
+            },
+            Server {
+                id: 11,
+                rack: Ref::new(1),
+            },
+        ])
+        .await?;
+    db.odm()
+        .insert_many(&[
+            Alert {
+                id: 100,
+                server: Ref::new(10),
+            },
+            Alert {
+                id: 101,
+                server: Ref::new(11),
+            },
+            Alert {
+                id: 102,
+                server: Ref::new(11),
+            },
+        ])
+        .await?;
+    let err = db.odm().delete_one(Rack::id().eq(1)).await.unwrap_err();
+    let odm::Error::DeleteRestricted(r) = &err else {
+        panic!("expected a restricted delete, got {err}");
+    };
+    assert_eq!(
+        r.chain,
+        [r#"`racks` { "_id": { "$eq": 1 } }"#, "`servers` (rack)"]
+    );
+    assert_eq!(
+        err.to_string(),
+        r#"cannot delete: deleting `racks` { "_id": { "$eq": 1 } } cascades to `servers` (rack), which is restricted by `alerts.server`: 3 document(s) reference it (on_delete = "restrict")"#
+    );
+    assert_eq!(stored(&db, "racks").await.len(), 1, "nothing was deleted");
+    assert_eq!(stored(&db, "servers").await.len(), 2);
+    Ok(())
+}

@@ -135,3 +135,38 @@ async fn a_document_without_an_id_says_so() -> odm::Result<()> {
     assert_eq!(id, "<no _id>");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_refused_write_names_the_collection_and_what_it_wrote() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&gatsby()).await?;
+    let err = db
+        .odm()
+        .update_by_id::<Book>(1, Update::raw(doc! {"$inc": {"title": 1}}))
+        .await
+        .unwrap_err();
+    match &err {
+        odm::Error::Write {
+            collection, target, ..
+        } => assert_eq!(
+            (collection.as_str(), target.as_str()),
+            ("books", r#"{ "_id": { "$eq": 1 } }"#)
+        ),
+        other => panic!("expected a write error, got {other:?}"),
+    }
+    assert!(err.driver_error().is_some(), "the driver's error is inside");
+    assert!(!err.is_transient());
+    assert!(
+        err.to_string()
+            .starts_with(r#"write to collection `books` ({ "_id": { "$eq": 1 } }) failed: "#),
+        "{err}"
+    );
+    let stored = db
+        .raw()
+        .collection::<Document>("books")
+        .find_one(doc! {"_id": 1})
+        .await?
+        .unwrap();
+    assert_eq!(stored.get_str("title").unwrap(), gatsby().title);
+    Ok(())
+}

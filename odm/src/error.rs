@@ -238,6 +238,21 @@ pub enum Error {
     #[error("test server: {0}")]
     TestServer(String),
 
+    /// A write the server refused or that could not be sent (a document past 16 MB, a
+    /// validation failure, a write conflict, a lost connection, ...), with what it was writing.
+    /// [`is_transient`](Error::is_transient), [`has_label`](Error::has_label) and
+    /// [`driver_error`](Error::driver_error) see the driver's error inside.
+    #[error("write to collection `{collection}` ({target}) failed: {source}")]
+    Write {
+        /// Collection written to.
+        collection: String,
+        /// What the write addressed: the document's `_id` (`{ _id: 7 }`) or the filter.
+        target: String,
+        /// The driver's error, for the full server reply.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
     /// Any other error reported by the driver or the server.
     #[error(transparent)]
     Driver(#[from] mongodb::error::Error),
@@ -320,6 +335,23 @@ impl Error {
         }
     }
 
+    /// [`from_driver`](Error::from_driver) for a write: an error that is not a duplicate key
+    /// names the collection and `target` (the `_id` or the filter written).
+    pub(crate) fn from_write(
+        collection: &str,
+        target: impl FnOnce() -> String,
+        err: mongodb::error::Error,
+    ) -> Self {
+        match Error::from_driver(collection, err) {
+            Error::Driver(source) => Error::Write {
+                collection: collection.to_owned(),
+                target: target(),
+                source: Box::new(source),
+            },
+            other => other,
+        }
+    }
+
     /// True when this is a duplicate-key error.
     pub fn is_duplicate_key(&self) -> bool {
         matches!(self, Error::DuplicateKey { .. })
@@ -329,7 +361,7 @@ impl Error {
     pub fn driver_error(&self) -> Option<&mongodb::error::Error> {
         match self {
             Error::Driver(e) => Some(e),
-            Error::DuplicateKey { source, .. } => Some(source),
+            Error::DuplicateKey { source, .. } | Error::Write { source, .. } => Some(source),
             _ => None,
         }
     }

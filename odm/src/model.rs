@@ -56,6 +56,13 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     fn bound_violation(&self) -> Option<(&'static str, usize, u32)> {
         None
     }
+
+    /// The bounded arrays of the model, `(path, bound)`: writes of a whole array and pushes of
+    /// several elements onto them are checked against it before sending.
+    #[doc(hidden)]
+    fn bounded_arrays() -> &'static [(&'static str, u32)] {
+        &[]
+    }
 }
 
 /// A struct stored inside other documents (one-to-one, one-to-few).

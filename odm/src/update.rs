@@ -113,11 +113,13 @@ impl<Root> Update<Root> {
     }
 }
 
-/// A bound an update must respect: room for one more element in `path`.
+/// A bound an update must respect: room for `room` more elements in `path`.
 #[derive(Debug, Clone)]
 pub(crate) struct Guard {
     pub(crate) path: String,
     pub(crate) max: u32,
+    /// How many elements the update adds (at most `max`).
+    pub(crate) room: u32,
     /// For `$addToSet`: the element, which may already be there (then no room is needed).
     pub(crate) element: Option<Bson>,
 }
@@ -125,9 +127,10 @@ pub(crate) struct Guard {
 impl Guard {
     /// The filter that holds when the update may proceed.
     pub(crate) fn filter(&self) -> Document {
-        let room = match self.max {
-            0 => bson::doc! { "_id": { "$exists": false } },
-            max => bson::doc! { format!("{}.{}", self.path, max - 1): { "$exists": false } },
+        // Room for `room` more: no element at index `max - room`.
+        let room = match self.max.checked_sub(self.room.max(1)) {
+            None => bson::doc! { "_id": { "$exists": false } },
+            Some(last) => bson::doc! { format!("{}.{last}", self.path): { "$exists": false } },
         };
         match &self.element {
             Some(e) => bson::doc! { "$or": [room, { self.path.as_str(): { "$eq": e.clone() } }] },
@@ -250,6 +253,7 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
             update.guards.push(Guard {
                 path: self.path().to_owned(),
                 max,
+                room: 1,
                 element,
             });
         }

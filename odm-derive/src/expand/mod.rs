@@ -74,6 +74,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let references = references::reference_infos(cont);
     let inverse_checks = references::inverse_checks(cont);
     let bounds = references::bound_checks(cont);
+    let bounded_arrays = references::bounded_arrays(cont);
     let copies = denormalize::copy_infos(cont);
     let source_fields = denormalize::source_fields(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
@@ -127,6 +128,10 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
                 #bounds
                 ::odm::__private::Option::None
+            }
+
+            fn bounded_arrays() -> &'static [(&'static str, u32)] {
+                #bounded_arrays
             }
         }
 

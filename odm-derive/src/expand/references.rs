@@ -115,3 +115,16 @@ pub fn bound_checks(cont: &Container<'_>) -> TokenStream {
     });
     quote!(#(#checks)*)
 }
+
+/// The bounded arrays as `(stored name, bound)`, for the checks of updates.
+pub fn bounded_arrays(cont: &Container<'_>) -> TokenStream {
+    let arrays = cont.stored_fields().filter_map(|f| {
+        let (max, _) = f.bound()?.max?;
+        if !matches!(f.shape, Shape::Vec(_)) {
+            return None;
+        }
+        let stored = &f.stored;
+        Some(quote!((#stored, #max)))
+    });
+    quote!(&[#(#arrays),*])
+}

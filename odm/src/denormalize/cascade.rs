@@ -269,8 +269,8 @@ pub(crate) async fn replace_source<T: Model>(
 /// A transaction too large for the server (MongoDB's `TransactionTooLarge`, or a storage
 /// engine that cannot hold it).
 pub(crate) fn is_too_large(e: &Error) -> bool {
-    let code = match e {
-        Error::Driver(d) => match &*d.kind {
+    let code = match e.driver_error() {
+        Some(d) => match &*d.kind {
             mongodb::error::ErrorKind::Command(c) => Some(c.code),
             mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => {
                 Some(w.code)

@@ -96,7 +96,8 @@ impl<'c> Wanted<'c> {
     }
 
     /// One `find` per source collection, projecting the copied fields; returns the sources by
-    /// collection and id, and what to settle after the write.
+    /// collection and id, and what to settle after the write. With a session (a transaction),
+    /// one `update` per source collection before it, claiming the sources (see `claim`).
     pub(super) async fn fetch(
         self,
         odm: &Odm,
@@ -106,6 +107,12 @@ impl<'c> Wanted<'c> {
         let mut taken = Taken::default();
         for (source, copies, ids, _) in self.by_source {
             let copies: Vec<CopyInfo> = copies.into_iter().cloned().collect();
+            // In a transaction the sources read must be written too, or a concurrent delete of
+            // one would not conflict with this write (see `claim`). The driver does not say
+            // whether a session is in a transaction: every session is taken for one.
+            if let Some(s) = session.as_deref_mut() {
+                super::claim::claim(odm, source, &ids, s).await?;
+            }
             let found =
                 super::cascade::read_values(odm, source, &ids, &copies, session.as_deref_mut())
                     .await?;

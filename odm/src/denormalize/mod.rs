@@ -23,6 +23,7 @@
 
 mod audit;
 mod cascade;
+mod claim;
 mod fill;
 mod latest;
 mod plan;

@@ -1,5 +1,6 @@
 //! The operation builders returned by [`Odm`](crate::Odm). Each is `.await`ed to run.
 
+mod bounds;
 mod read;
 mod write;
 

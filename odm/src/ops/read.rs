@@ -458,7 +458,8 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
 
     async fn run(self) -> Result<Option<T>> {
         let base = self.filter.into_document(T::COLLECTION)?;
-        let guards = self.update.guards().to_vec();
+        let guards =
+            super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
         let in_session = session.is_some();
         let (update, taken, latest) =

@@ -149,6 +149,21 @@ pub(crate) mod guards {
         doc! { "$and": all }
     }
 
+    /// The documents matching `filter`: one `aggregate`.
+    pub(crate) async fn count<T: Model>(
+        odm: &Odm,
+        filter: Document,
+        session: Option<&mut ClientSession>,
+    ) -> Result<u64> {
+        let coll = odm.raw_collection::<T>();
+        let action = coll.count_documents(filter);
+        match session {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(Odm::driver_error::<T>)
+    }
+
     /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard.
     /// One `aggregate` (a count) per guard; nothing when there are no guards.
     pub(crate) async fn refuse_full<T: Model>(
@@ -221,6 +236,17 @@ async fn insert_raw<T: Model>(
             .collect::<Result<_>>()?;
     }
     let n = raws.len();
+    let first = raws
+        .first()
+        .and_then(|r| r.get("_id").ok().flatten())
+        .and_then(|v| Bson::try_from(v).ok());
+    let target = || match n {
+        1 => crate::error::show_id(first.as_ref()),
+        n => format!(
+            "{n} documents from {}",
+            crate::error::show_id(first.as_ref())
+        ),
+    };
     let coll = odm.raw_collection::<T>();
     if n == 1 {
         let action = coll.insert_one(raws.pop().expect("one document"));
@@ -236,7 +262,7 @@ async fn insert_raw<T: Model>(
             Some(s) => action.session(s).await.map(|_| ()),
         }
     }
-    .map_err(Odm::driver_error::<T>)?;
+    .map_err(|e| Error::from_write(T::COLLECTION, target, e))?;
     if !latest.is_empty() {
         crate::denormalize::push_latest(odm, &latest, &docs, session).await?;
     }
@@ -336,6 +362,13 @@ into_future!(InsertMany => Vec<T::Id>);
 /// Builder returned by [`Odm::update_one`], [`Odm::update_many`] and [`Odm::update_by_id`].
 /// Sends one `update`; resolves to the driver's `UpdateResult` (matched, modified, upserted id).
 ///
+/// Bounded arrays: a whole array (or a `$each`) longer than its bound is refused before anything
+/// is sent; a push is guarded in the filter, and one `aggregate` tells "full" from "not found"
+/// when nothing matched. `update_many` with a push first counts the documents with room and the
+/// full ones (two `aggregate`s) and refuses the whole update if any is full; documents that fill
+/// up after the count are not grown and make it return [`Error::BoundExceeded`] with their
+/// number, the others updated. A refused write is an [`Error::Write`] naming the filter.
+///
 /// Denormalized copies add commands (none when the model holds no copy and none is taken from
 /// it):
 /// - an update writing whole summaries or the reference a copy follows: one `find` per source
@@ -405,26 +438,37 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     async fn run(self) -> Result<UpdateResult> {
         let odm = self.odm;
         let in_session = self.session.is_some();
-        let (result, taken) = self.write().await?;
+        let (result, taken, short) = self.write().await?;
         if !in_session {
             taken.settle(odm).await?;
         }
-        Ok(result)
+        match short {
+            Some(full) => Err(full),
+            None => Ok(result),
+        }
     }
 
-    async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken)> {
+    /// The result, the copies to settle, and for a bounded `update_many` whose write matched
+    /// fewer documents than had room when counted, the error saying so.
+    async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken, Option<Error>)> {
         let base = self.filter.into_document(T::COLLECTION)?;
-        let guards = self.update.guards().to_vec();
+        let guards =
+            super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
         let (update, taken, latest) =
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, &update);
-        if self.many {
-            // Refuse the whole update, before writing, if any document is already full.
+        let filter = guards::guarded(base.clone(), &guards);
+        let mut with_room = None;
+        if self.many && !guards.is_empty() {
+            // Count the documents with room, then refuse the whole update, before writing, if
+            // any is full: one that fills up after the count is found full by the check, one
+            // that fills up after the check is missing from the update's matches: reported.
+            with_room =
+                Some(guards::count::<T>(self.odm, filter.clone(), session.as_deref_mut()).await?);
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
         }
-        let filter = guards::guarded(base.clone(), &guards);
         let result = if !touched.is_empty() && !self.upsert {
             crate::denormalize::cascade_update::<T>(
                 self.odm,
@@ -439,6 +483,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         } else {
             let coll = self.odm.raw_collection::<T>();
             let options = UpdateOptions::builder().upsert(self.upsert).build();
+            let target = crate::error::show_filter(&filter);
             if self.many {
                 let action = coll.update_many(filter, update).with_options(options);
                 match session.as_deref_mut() {
@@ -452,13 +497,25 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                     Some(s) => action.session(s).await,
                 }
             }
-            .map_err(Odm::driver_error::<T>)?
+            .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
         };
         if result.matched_count == 0 && result.upserted_id.is_none() {
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
         }
         latest.run(self.odm, session).await?;
-        Ok((result, taken))
+        let short = with_room
+            .filter(|n| result.matched_count < *n)
+            .map(|n| Error::BoundExceeded {
+                collection: T::COLLECTION.to_owned(),
+                path: guards.iter().map(|g| g.path.as_str()).collect::<Vec<_>>().join(", "),
+                max: guards[0].max,
+                documents: n - result.matched_count,
+                detail: format!(
+                    "{} document(s) were updated; the others filled up (or stopped matching) between the count and the update",
+                    result.matched_count
+                ),
+            });
+        Ok((result, taken, short))
     }
 }
 
@@ -560,7 +617,7 @@ impl<'a, T: Model> Replace<'a, T> {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(Odm::driver_error::<T>)?
+            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e))?
         } else {
             let replacement = Document::try_from(raw.as_ref()).map_err(encode_error)?;
             crate::denormalize::replace_source::<T>(
@@ -649,6 +706,7 @@ impl<'a, T: Model> Delete<'a, T> {
             .await;
         }
         let coll = self.odm.raw_collection::<T>();
+        let target = crate::error::show_filter(&filter);
         let result = if self.many {
             let action = coll.delete_many(filter);
             match self.session {
@@ -662,7 +720,9 @@ impl<'a, T: Model> Delete<'a, T> {
                 Some(s) => action.session(s).await,
             }
         };
-        Ok(result.map_err(Odm::driver_error::<T>)?.deleted_count)
+        Ok(result
+            .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
+            .deleted_count)
     }
 }
 

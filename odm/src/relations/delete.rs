@@ -30,10 +30,26 @@ pub struct DeleteRestricted {
     pub path: String,
     /// How many documents reference the ones being deleted.
     pub count: u64,
+    /// For a check reached through cascades: the delete asked for (collection and filter),
+    /// then each collection cascaded into, with the reference followed (`logmsg (host)`).
+    /// Empty when the restricted collection is the one the delete was on.
+    pub chain: Vec<String>,
 }
 
 impl fmt::Display for DeleteRestricted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let [first, rest @ ..] = self.chain.as_slice() {
+            if !rest.is_empty() {
+                return write!(
+                    f,
+                    "cannot delete: deleting {first} cascades to {}, which is restricted by `{}.{}`: {} document(s) reference it (on_delete = \"restrict\")",
+                    rest.join(", which cascades to "),
+                    self.referenced_by,
+                    self.path,
+                    self.count
+                );
+            }
+        }
         write!(
             f,
             "cannot delete from `{}`: {} document(s) in `{}` reference them through `{}` (on_delete = \"restrict\")",
@@ -102,8 +118,8 @@ struct Plan {
     /// Latest-N arrays to recompute once the deletes are done, with the parents concerned.
     latest: Vec<(crate::denormalize::CopyInfo, Vec<Bson>)>,
     /// `restrict` checks, made once the plan is complete so that documents the plan deletes
-    /// anyway do not count: (collection deleted from, path, holders).
-    checks: Vec<(String, String, Matching)>,
+    /// anyway do not count: (collection deleted from, path, holders, cascade chain).
+    checks: Vec<(String, String, Matching, Vec<String>)>,
 }
 
 /// The ids a plan may name and still run in one transaction the ODM opens: the size of one
@@ -142,7 +158,7 @@ impl Plan {
     /// [id budget](crate::batch) of one command, one `find` of the holders' ids per chunk
     /// instead, the ones the plan deletes taken out here.
     async fn check(&self, odm: &Odm, mut session: Option<&mut ClientSession>) -> Result<()> {
-        for (collection, path, holders) in &self.checks {
+        for (collection, path, holders, chain) in &self.checks {
             let holder = &holders.collection;
             let filter = holders.filter(holders.ids.clone());
             let mut all = vec![Bson::Document(filter.clone())];
@@ -186,6 +202,7 @@ impl Plan {
                     referenced_by: holder.clone(),
                     path: path.clone(),
                     count: n,
+                    chain: chain.clone(),
                 }));
             }
         }
@@ -284,9 +301,10 @@ fn plan_level<'a>(
     plan: &'a mut Plan,
     collection: String,
     ids: Vec<Bson>,
-    depth: usize,
+    chain: Vec<String>,
     mut session: Option<&'a mut ClientSession>,
 ) -> crate::populate::BoxFuture<'a, Result<()>> {
+    let depth = chain.len() - 1;
     Box::pin(async move {
         if depth > MAX_DEPTH {
             return Err(Error::Unsupported(format!(
@@ -342,6 +360,7 @@ fn plan_level<'a>(
                             collection.clone(),
                             format!("{}.{id}", copy.path),
                             holders,
+                            chain.clone(),
                         ));
                     }
                 }
@@ -380,7 +399,7 @@ fn plan_level<'a>(
             match r.on_delete {
                 OnDelete::Restrict => {
                     plan.checks
-                        .push((collection.clone(), r.path.clone(), holders));
+                        .push((collection.clone(), r.path.clone(), holders, chain.clone()));
                 }
                 // A collection nothing references, and whose documents nothing copies (but
                 // the latest-N array of the parent being deleted), is deleted by filter,
@@ -408,12 +427,14 @@ fn plan_level<'a>(
                             .await?,
                         );
                     }
+                    let mut deeper = chain.clone();
+                    deeper.push(format!("`{}` ({})", r.from, r.path));
                     plan_level(
                         odm,
                         plan,
                         r.from.to_owned(),
                         children,
-                        depth + 1,
+                        deeper,
                         session.as_deref_mut(),
                     )
                     .await?;
@@ -464,23 +485,27 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
             crate::batch::MAX_IDS,
         );
         for chunk in chunks {
-            let action = coll.update_many(holders.filter(chunk.clone()), change.update(&chunk));
+            let filter = holders.filter(chunk.clone());
+            let target = crate::error::show_filter(&filter);
+            let action = coll.update_many(filter, change.update(&chunk));
             match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_driver(&holders.collection, e))?;
+            .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
         }
     }
     for holders in plan.filter_deletes {
         let coll = odm.database().collection::<Document>(&holders.collection);
         for chunk in crate::batch::chunks_of(&holders.ids) {
-            let action = coll.delete_many(holders.filter(chunk));
+            let filter = holders.filter(chunk);
+            let target = crate::error::show_filter(&filter);
+            let action = coll.delete_many(filter);
             match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_driver(&holders.collection, e))?;
+            .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
         }
     }
     let mut root_deleted = 0;
@@ -488,12 +513,14 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
     for (i, (collection, ids)) in plan.deletes.into_iter().enumerate().rev() {
         let coll = odm.database().collection::<Document>(&collection);
         for chunk in crate::batch::chunks(ids) {
-            let action = coll.delete_many(crate::literal::is_in("_id", chunk));
+            let filter = crate::literal::is_in("_id", chunk);
+            let target = crate::error::show_filter(&filter);
+            let action = coll.delete_many(filter);
             let result = match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_driver(&collection, e))?;
+            .map_err(|e| Error::from_write(&collection, || target, e))?;
             if i == 0 {
                 root_deleted += result.deleted_count;
             }
@@ -587,6 +614,7 @@ async fn delete_in(
     many: bool,
     mut session: Option<&mut ClientSession>,
 ) -> Result<Plan> {
+    let root = format!("`{collection}` {}", crate::error::show_filter(&filter));
     let ids = find_ids(odm, collection, filter, !many, session.as_deref_mut()).await?;
     if ids.is_empty() {
         return Ok(Plan::default());
@@ -597,7 +625,7 @@ async fn delete_in(
         &mut plan,
         collection.to_owned(),
         ids,
-        0,
+        vec![root],
         session.as_deref_mut(),
     )
     .await?;

@@ -1,0 +1,67 @@
+//! Sources claimed by a transaction that copies them.
+//!
+//! A transaction reads a snapshot, and reads never conflict: an insert copying a part in one
+//! transaction and the delete of that part in another both commit, the delete never seeing the
+//! new document whose summary it should pull (the insert read the part before the delete
+//! committed). Only two writes of one document conflict. So a transaction that copies sources
+//! first writes them: a marker field set and taken away again, which leaves each source as it
+//! was (a write that changes nothing would not conflict). A concurrent delete or update of a
+//! claimed source then fails one of the two transactions with a write conflict
+//! (`TransientTransactionError`), to be run again, seeing the other's outcome.
+
+use bson::{doc, Bson, Document};
+use mongodb::ClientSession;
+
+use crate::{Error, Odm, Result};
+
+/// The field set and removed again; never left on a document.
+const MARKER: &str = "__odm_claim";
+
+/// Writes each of `ids` in `source` without changing it, inside the session's transaction: one
+/// `update` with two statements (set the marker, remove it) per [chunk](crate::batch) of ids.
+pub(super) async fn claim(
+    odm: &Odm,
+    source: &str,
+    ids: &[Bson],
+    session: &mut ClientSession,
+) -> Result<()> {
+    // Both statements repeat the ids: half the budget each.
+    let chunks = crate::batch::chunks_within(
+        ids.to_vec(),
+        crate::batch::MAX_IDS_BYTES / 2,
+        crate::batch::MAX_IDS,
+    );
+    for chunk in chunks {
+        let filter = crate::literal::is_in("_id", chunk);
+        let command = doc! {
+            "update": source,
+            "updates": [
+                { "q": filter.clone(), "u": { "$set": { MARKER: true } }, "multi": true },
+                { "q": filter, "u": { "$unset": { MARKER: "" } }, "multi": true },
+            ],
+            "ordered": true,
+        };
+        let reply = odm
+            .database()
+            .run_command(command)
+            .session(&mut *session)
+            .await
+            .map_err(|e| Error::from_driver(source, e))?;
+        refuse_write_errors(source, &reply)?;
+    }
+    Ok(())
+}
+
+/// A write error in the reply of a raw `update` (the command itself succeeded).
+fn refuse_write_errors(source: &str, reply: &Document) -> Result<()> {
+    let Ok(errors) = reply.get_array("writeErrors") else {
+        return Ok(());
+    };
+    let Some(first) = errors.first().and_then(Bson::as_document) else {
+        return Ok(());
+    };
+    Err(Error::Unsupported(format!(
+        "cannot claim the sources copied from `{source}` in this transaction: {}",
+        first.get_str("errmsg").unwrap_or("write error")
+    )))
+}

@@ -1,0 +1,81 @@
+//! Bounded arrays in updates: what no guard can save is refused before sending, and raw pushes
+//! are guarded as typed ones are.
+
+use bson::{Bson, Document};
+
+use crate::update::Guard;
+use crate::{Error, Model, Result};
+
+/// The guards `update` needs on `T`'s bounded arrays: `typed` (those of typed pushes) and one
+/// per raw `$push`/`$addToSet` onto a bounded array, room for as many elements as it pushes.
+///
+/// Refused with [`Error::BoundExceeded`] before anything is sent: a `$set`/`$setOnInsert` of a
+/// whole bounded array longer than its bound, and a `$push`/`$addToSet` of more elements
+/// (`$each`) than the bound, unless a `$slice` keeps the array within it.
+pub(crate) fn guards_for<T: Model>(update: &Document, typed: &[Guard]) -> Result<Vec<Guard>> {
+    let mut guards = typed.to_vec();
+    for &(path, max) in T::bounded_arrays() {
+        for op in ["$set", "$setOnInsert"] {
+            if let Some(Bson::Array(items)) = value_of(update, op, path) {
+                if items.len() > max as usize {
+                    return Err(too_many::<T>(path, max, op, items.len()));
+                }
+            }
+        }
+        for op in ["$push", "$addToSet"] {
+            let Some(value) = value_of(update, op, path) else {
+                continue;
+            };
+            let each = match value {
+                Bson::Document(d) if d.contains_key("$each") => d,
+                // One element: the typed pushes carry their guard already.
+                element => {
+                    if !guards.iter().any(|g| g.path == path) {
+                        guards.push(Guard {
+                            path: path.to_owned(),
+                            max,
+                            room: 1,
+                            element: (op == "$addToSet").then(|| element.clone()),
+                        });
+                    }
+                    continue;
+                }
+            };
+            let sliced = each
+                .get("$slice")
+                .and_then(|s| s.as_i64().or_else(|| s.as_i32().map(i64::from)))
+                .is_some_and(|s| s.unsigned_abs() <= u64::from(max));
+            if sliced {
+                continue;
+            }
+            let n = each.get_array("$each").map_or(0, Vec::len);
+            if n > max as usize {
+                return Err(too_many::<T>(path, max, op, n));
+            }
+            // `$addToSet` may find some already there: counted as if all were new.
+            if n > 0 {
+                guards.push(Guard {
+                    path: path.to_owned(),
+                    max,
+                    room: n as u32,
+                    element: None,
+                });
+            }
+        }
+    }
+    Ok(guards)
+}
+
+fn value_of<'d>(update: &'d Document, op: &str, path: &str) -> Option<&'d Bson> {
+    update.get_document(op).ok()?.get(path)
+}
+
+fn too_many<T: Model>(path: &str, max: u32, op: &str, n: usize) -> Error {
+    Error::BoundExceeded {
+        collection: T::COLLECTION.to_owned(),
+        path: path.to_owned(),
+        max,
+        documents: 0,
+        detail: format!("the update's `{op}` writes {n} elements; nothing was sent"),
+    }
+}

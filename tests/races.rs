@@ -1,0 +1,111 @@
+//! Writes that race each other inside transactions: an insert taking a summary of a source
+//! while that source is deleted must never leave the summary of a deleted document behind.
+
+#[path = "common/denorm.rs"]
+mod denorm;
+
+use denorm::parts::Part;
+use denorm::products::{PartSummary, Product};
+use futures_util::TryStreamExt;
+use odm::bson::{oid::ObjectId, Bson, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+
+const PAIRS: usize = 500;
+
+fn part(n: usize) -> Part {
+    Part {
+        id: ObjectId::new(),
+        partno: format!("p-{n}"),
+        name: format!("part {n}"),
+        qty: 1,
+        product: None,
+        product_name: String::new(),
+        product_catalog_number: 0,
+    }
+}
+
+fn product_of(part: &Part, n: usize) -> Product {
+    Product {
+        id: ObjectId::new(),
+        name: format!("product {n}"),
+        manufacturer: "ACME".into(),
+        catalog_number: n as i64,
+        parts: vec![PartSummary {
+            id: Ref::new(part.id),
+            name: String::new(),
+        }],
+    }
+}
+
+/// The caller's own transaction around one insert, run again while the server says the
+/// transaction may succeed if retried, as a caller of a session is expected to. Returns
+/// whether the product was inserted (a part deleted first is a dangling reference).
+async fn insert_in_transaction(odm: &Odm, product: &Product) -> odm::Result<bool> {
+    loop {
+        let mut session = odm.start_session().await?;
+        session.start_transaction().await?;
+        let inserted = odm.insert_one(product).session(&mut session).await;
+        let outcome = match inserted {
+            Ok(_) => session.commit_transaction().await.map_err(odm::Error::from),
+            Err(e) => {
+                let _ = session.abort_transaction().await;
+                Err(e)
+            }
+        };
+        match outcome {
+            Ok(()) => return Ok(true),
+            Err(odm::Error::DanglingReference { .. }) => return Ok(false),
+            Err(e) if e.is_transient() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn inserts_racing_the_delete_of_their_source_leave_no_summary_of_it() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    assert!(db.odm().supports_transactions().await?);
+    let parts: Vec<Part> = (0..PAIRS).map(part).collect();
+    db.odm().insert_many(&parts).await?;
+    let odm = db.odm();
+
+    let pairs = parts.iter().enumerate().map(|(n, p)| async move {
+        let product = product_of(p, n);
+        // The delete runs in the ODM's own transaction, the insert in the caller's.
+        let (inserted, deleted) = tokio::join!(
+            insert_in_transaction(odm, &product),
+            odm.delete_one(Part::id().eq(p.id))
+        );
+        Ok::<_, odm::Error>((inserted?, deleted?))
+    });
+    let outcomes = futures_util::future::try_join_all(pairs).await?;
+    assert!(
+        outcomes.iter().all(|(_, deleted)| *deleted == 1),
+        "every part is deleted"
+    );
+    let inserted = outcomes.iter().filter(|(i, _)| *i).count();
+    eprintln!("{inserted} of {PAIRS} products inserted before their part was deleted");
+
+    let products: Vec<Document> = db
+        .raw()
+        .collection::<Document>("products")
+        .find(Document::new())
+        .await?
+        .try_collect()
+        .await?;
+    assert_eq!(products.len(), inserted);
+    let left = products
+        .iter()
+        .filter(|d| !d.get_array("parts").unwrap().is_empty())
+        .count();
+    let left_ids: Vec<&Bson> = products
+        .iter()
+        .flat_map(|d| d.get_array("parts").unwrap())
+        .collect();
+    assert_eq!(
+        left, 0,
+        "{left} of {PAIRS} products keep a summary of a deleted part ({inserted} inserted): {left_ids:?}"
+    );
+    Ok(())
+}
