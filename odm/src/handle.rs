@@ -164,8 +164,10 @@ impl Odm {
     }
 
     /// Updates every document matching `filter`. Sends one `update` (with `multi: true`); a push
-    /// onto a bounded array first sends one `aggregate` (a count) and refuses the whole update
-    /// if any matching document is full. Denormalized copies add commands: see [`UpdateOp`].
+    /// onto a bounded array first sends two `aggregate`s (the documents with room, the full
+    /// ones), refuses the whole update if any matching document is full, and reports
+    /// ([`Error::BoundExceeded`]) documents that filled up while it ran. Denormalized copies add
+    /// commands: see [`UpdateOp`].
     pub fn update_many<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
         UpdateOp::new(self, filter, update, true)
     }
