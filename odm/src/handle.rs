@@ -7,7 +7,6 @@ use mongodb::options::ClientOptions;
 use mongodb::{Client, ClientSession, Collection, Database};
 use tokio::sync::OnceCell;
 
-use crate::index::SyncIndexes;
 use crate::model::Model;
 use crate::ops::{
     Count, Delete, Find, FindOne, FindOneAndUpdate, InsertMany, InsertOne, Replace, UpdateOp,
@@ -39,7 +38,7 @@ impl Odm {
         Odm {
             db,
             transactions: Arc::default(),
-            retry_deadline: crate::retry::default_deadline(None),
+            retry_deadline: default_deadline(None),
         }
     }
 
@@ -83,7 +82,7 @@ impl Odm {
     /// operation.
     pub async fn connect(uri: &str, db_name: &str) -> Result<Self> {
         let options = ClientOptions::parse(uri).await?;
-        let deadline = crate::retry::default_deadline(options.server_selection_timeout);
+        let deadline = default_deadline(options.server_selection_timeout);
         let client = Client::with_options(options)?;
         Ok(Odm::new(client.database(db_name)).with_retry_deadline(deadline))
     }
@@ -264,17 +263,6 @@ impl Odm {
         crate::denormalize::VerifyCopies::new(self)
     }
 
-    /// Makes the database's indexes match the declarations of every model linked into the
-    /// program. See [`SyncIndexes`] for the commands it sends and the opt-in drops.
-    pub fn sync_indexes(&self) -> SyncIndexes<'_> {
-        SyncIndexes::all(self)
-    }
-
-    /// Like [`Odm::sync_indexes`], for one model's collection only.
-    pub fn sync_indexes_of<T: Model>(&self) -> SyncIndexes<'_> {
-        SyncIndexes::of::<T>(self)
-    }
-
     pub(crate) fn raw_collection<T: Model>(&self) -> Collection<bson::RawDocumentBuf> {
         self.db.collection(T::COLLECTION)
     }
@@ -282,4 +270,11 @@ impl Odm {
     pub(crate) fn driver_error<T: Model>(e: mongodb::error::Error) -> Error {
         Error::from_driver(T::COLLECTION, e)
     }
+}
+
+/// The default of [`Odm::retry_deadline`]: the driver's server selection timeout (30 s unless
+/// the connection string says otherwise), the time the driver itself gives an operation to
+/// find a server.
+fn default_deadline(server_selection_timeout: Option<Duration>) -> Duration {
+    server_selection_timeout.unwrap_or(Duration::from_secs(30))
 }

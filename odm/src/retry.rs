@@ -128,13 +128,6 @@ fn jitter() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// The default of [`Odm::retry_deadline`]: the driver's server selection timeout (30 s unless
-/// the connection string says otherwise), the time the driver itself gives an operation to
-/// find a server.
-pub(crate) fn default_deadline(server_selection_timeout: Option<Duration>) -> Duration {
-    server_selection_timeout.unwrap_or(Duration::from_secs(30))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -115,6 +115,20 @@ fn normalized_keys(key: &Document, weights: Option<&Document>) -> String {
     format!("{{ {} }}", parts.join(", "))
 }
 
+/// Index sync on the handle.
+impl Odm {
+    /// Makes the database's indexes match the declarations of every model linked into the
+    /// program. See [`SyncIndexes`] for the commands it sends and the opt-in drops.
+    pub fn sync_indexes(&self) -> SyncIndexes<'_> {
+        SyncIndexes::all(self)
+    }
+
+    /// Like [`Odm::sync_indexes`], for one model's collection only.
+    pub fn sync_indexes_of<T: Model>(&self) -> SyncIndexes<'_> {
+        SyncIndexes::of::<T>(self)
+    }
+}
+
 /// Builder returned by [`Odm::sync_indexes`]; `.await` it.
 ///
 /// Sends, per collection: one `listIndexes`; one `createIndexes` when something is missing; one
