@@ -84,3 +84,31 @@ pub trait Embed: Serialize + DeserializeOwned {
     #[doc(hidden)]
     fn paths<Root, W, M, S>(field: Field<Root, W, M>) -> Self::Paths<Root, W, M, S>;
 }
+
+/// Paths spelt by hand, checked against the model they belong to.
+impl<Root: Model, T, M> Field<Root, T, M> {
+    /// A field at an arbitrary dotted path (`publisher.name`, `parts.0.quantity`). The type
+    /// parameters are not checked against the model: prefer the generated accessors.
+    ///
+    /// A path is data, never operators: a segment starting with `$` (`$where`, the positional
+    /// `parts.$[p].name`), an empty segment (`a..b`, a leading or trailing dot) or one holding
+    /// a NUL byte is refused with [`Error::InvalidPath`](crate::Error::InvalidPath), so a path
+    /// taken from input cannot smuggle an operator into a filter, sort, projection or update.
+    /// [`Filter::raw`](crate::Filter::raw) and
+    /// [`Update::raw`](crate::Update::raw) are the only ways to send those. Nothing is
+    /// sent by this call.
+    pub fn at_path(path: impl Into<std::borrow::Cow<'static, str>>) -> crate::Result<Self> {
+        let path = path.into();
+        if let Some(segment) = path
+            .split('.')
+            .find(|s| s.is_empty() || s.starts_with('$') || s.contains('\0'))
+        {
+            return Err(crate::Error::InvalidPath {
+                collection: Root::COLLECTION.to_owned(),
+                path: path.clone().into_owned(),
+                segment: segment.to_owned(),
+            });
+        }
+        Ok(Field::trusted(path))
+    }
+}
