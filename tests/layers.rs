@@ -98,7 +98,7 @@ fn target(
         Some("crate") => (Vec::new(), &path[1..]),
         Some("super") => {
             let mut base: Vec<String> = current.split("::").map(str::to_owned).collect();
-            let mut rest = &path[..];
+            let mut rest = path;
             while rest.first().map(String::as_str) == Some("super") {
                 base.pop();
                 rest = &rest[1..];
