@@ -6,6 +6,8 @@
 //! one is not implemented, the compiler's message states the rule and the fix; the trait's
 //! name is the rule's name. They are implemented by the derives or here, never by hand.
 
+mod names;
+
 use std::marker::PhantomData;
 
 use crate::model::{Embed, Model};
@@ -37,6 +39,13 @@ pub trait CopySource {
     /// such a field is a warning at the copy.
     type Fields: SourceAccessors<Model = Self>;
 
+    /// The model's name, for messages.
+    const NAME: &'static str;
+
+    /// The names of its stored fields (Rust names, as `fields = "..."` lists them), against
+    /// which [`copied_field`] checks a copy.
+    const FIELDS: &'static [&'static str];
+
     fn fields() -> Self::Fields;
 }
 
@@ -62,18 +71,128 @@ where
 pub trait SameType<T> {}
 impl<T> SameType<T> for T {}
 
-/// Compiles when the copy has exactly the source field's type; the stored paths of the
-/// source field and of the copy.
-pub fn copy_of<R1, T1, M1, R2, T2: SameType<T1>, M2>(
+/// What a copy is compared with: with `Checked<true>` (the copied field exists on the source
+/// and, for a summary, on the summary type) the source field's type; with `Checked<false>`
+/// the copy's own, since the missing field is reported by [`copied_field`] and a type
+/// mismatch with a stand-in would only repeat it.
+#[derive(Debug)]
+pub struct Checked<const BOTH_FIELDS_EXIST: bool>;
+
+/// See [`Checked`].
+pub trait Expected<Source, Copy> {
+    type Type;
+}
+impl<S, C> Expected<S, C> for Checked<true> {
+    type Type = S;
+}
+impl<S, C> Expected<S, C> for Checked<false> {
+    type Type = C;
+}
+
+/// Compiles when the copy has exactly the source field's type (when both fields exist, see
+/// [`Checked`]); the stored paths of the source field and of the copy.
+pub fn copy_of<const BOTH: bool, R1, T1, M1, R2, T2, M2>(
     source: &Field<R1, T1, M1>,
     copy: &Field<R2, T2, M2>,
-) -> (String, String) {
+) -> (String, String)
+where
+    Checked<BOTH>: Expected<T1, T2>,
+    T2: SameType<<Checked<BOTH> as Expected<T1, T2>>::Type>,
+{
     (source.path().to_owned(), copy.path().to_owned())
+}
+
+/// Whether `fields` (a [`CopySource::FIELDS`] or [`SummaryType::FIELDS`]) has `name`.
+pub const fn has_field(fields: &[&str], name: &str) -> bool {
+    names::contains(fields, name)
+}
+
+/// A copied field exists on its source and, for a summary, on the summary type: evaluated
+/// while compiling (`summary` is `""` for a copy `via` a reference). When it does not, the
+/// compile error names both types and suggests the closest field of the source, which the
+/// derive of the copying model, seeing one struct, cannot know.
+pub const fn copied_field(
+    source: &str,
+    source_fields: &[&str],
+    summary: &str,
+    summary_fields: &[&str],
+    name: &str,
+) {
+    if !names::contains(source_fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(source)
+            .push("` has no field `")
+            .push(name)
+            .push("` to copy: ")
+            .push_hint(source_fields, name);
+        panic!("{}", message.as_str());
+    }
+    if !summary.is_empty() && !names::contains(summary_fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(summary)
+            .push("` has no field `")
+            .push(name)
+            .push("` to hold the copy of `")
+            .push(source)
+            .push("::")
+            .push(name)
+            .push("`: add `")
+            .push(name)
+            .push("` to `")
+            .push(summary)
+            .push("`, with the type of `")
+            .push(source)
+            .push("::")
+            .push(name)
+            .push("`");
+        panic!("{}", message.as_str());
+    }
+}
+
+/// A dotted index key (`publisher.name`) names a field of the embedded type: evaluated while
+/// compiling, with the closest field as a suggestion.
+pub const fn key_field(embedded: &str, fields: &[&str], name: &str, key: &str) {
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(embedded)
+            .push("` has no field `")
+            .push(name)
+            .push("`, named by the index key `")
+            .push(key)
+            .push("`: ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
 }
 
 /// The typed paths into the embedded type `E` (implemented by `#[derive(Embed)]`), so
 /// that a summary is checked through the copy's accessor.
 pub trait PathsOf<E> {}
+
+/// The type of a summary (`#[denormalize(from = "...", fields = "...")] parts: Vec<PartSummary>`)
+/// or of the last N sources (`latest`): a struct deriving [`Embed`], which the ODM fills with
+/// the copied fields and whose typed paths the copy's accessor returns. Implemented by
+/// `#[derive(Embed)]` (not through `Embed`, so that the message is this rule's).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold copies: a summary type derives `Embed`",
+    label = "the type of a summary must derive `Embed`",
+    note = "add `#[derive(odm::Embed)]` to `{Self}`: the ODM fills it with the copied fields (and `id: Ref<Source>`), and its typed paths are reached through the copy (`Product::parts().name()`)"
+)]
+pub trait SummaryType {
+    /// The typed paths into the summary ([`Embed::Paths`]).
+    type Paths<Root, W, M, S>;
+
+    /// The type's name, for messages.
+    const NAME: &'static str;
+
+    /// The names of its stored fields, which [`copied_field`] checks the copied ones against.
+    const FIELDS: &'static [&'static str];
+
+    fn paths<Root, W, M, S>(field: Field<Root, W, M>) -> Self::Paths<Root, W, M, S>;
+}
 
 /// A summary of the model `S`: an embedded type whose field `id` holds a `Ref<S>`
 /// (implemented by `#[derive(Embed)]` for a type with an `id` field). `ID` is the stored

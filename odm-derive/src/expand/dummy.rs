@@ -44,11 +44,15 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                 return TokenStream::new();
             };
             let (paths_struct, paths_ident) = paths::embed_paths(cont);
+            let summary_type = paths::summary_type_impl(cont, &paths_ident);
+            let names = paths::names_consts(cont);
             quote! {
                 #paths_struct
+                #summary_type
 
                 impl ::odm::__private::Embed for #ident {
                     type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
+                    #names
                     fn paths<__Root, __W, __M, __S>(
                         field: ::odm::__private::Field<__Root, __W, __M>,
                     ) -> #paths_ident<__Root, __W, __M, __S> {

@@ -29,11 +29,21 @@ fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
     if let Some(cont) = &cont {
         check::check(&cx, cont);
     }
+    // Outside the `const _` block, so that a deprecation message names `Part::...`.
+    let frequently_updated = match (&cont, derive) {
+        (Some(cont), Derive::Model) if input.generics.params.is_empty() => {
+            Some(denormalize::frequently_updated_consts(cont))
+        }
+        _ => None,
+    };
     match (cx.check(), cont) {
-        (Ok(()), Some(cont)) => wrap(match derive {
-            Derive::Model => model_impl(&cont),
-            Derive::Embed => embed_impl(&cont),
-        }),
+        (Ok(()), Some(cont)) => {
+            let body = wrap(match derive {
+                Derive::Model => model_impl(&cont),
+                Derive::Embed => embed_impl(&cont),
+            });
+            quote! { #body #frequently_updated }
+        }
         (Err(errors), cont) => {
             let errors = errors.to_compile_error();
             let stub = dummy::stub(input, cont.as_ref(), derive);
@@ -45,7 +55,7 @@ fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
                 }
                 _ => None,
             };
-            quote! { #errors #stub #source }
+            quote! { #errors #stub #source #frequently_updated }
         }
         (Ok(()), None) => unreachable!("a container that failed to parse always records an error"),
     }
@@ -76,12 +86,16 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let bounds = references::bound_checks(cont);
     let copies = denormalize::copy_infos(cont);
     let source_fields = denormalize::source_fields(cont);
+    let copied_field_checks = denormalize::copied_field_checks(cont);
+    let key_field_checks = indexes::key_field_checks(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
     quote! {
         #accessors
         #embed_checks
         #inverse_checks
         #source_fields
+        #copied_field_checks
+        #key_field_checks
 
         fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
             #copies
@@ -148,6 +162,8 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let (paths_struct, paths_ident) = paths::embed_paths(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
+    let summary_type = paths::summary_type_impl(cont, &paths_ident);
+    let names = paths::names_consts(cont);
     quote! {
         #paths_struct
         #embed_checks
@@ -155,6 +171,7 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
         #[automatically_derived]
         impl ::odm::__private::Embed for #ident {
             type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
+            #names
 
             fn paths<__Root, __W, __M, __S>(
                 field: ::odm::__private::Field<__Root, __W, __M>,
@@ -165,6 +182,8 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
                 }
             }
         }
+
+        #summary_type
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
     }
