@@ -151,6 +151,22 @@ pub const fn copied_field(
     }
 }
 
+/// The `via` of the last N sources (`latest`) names a field of the source (its `#[parent]`
+/// reference to the copying model): evaluated while compiling, with the closest field as a
+/// suggestion.
+pub const fn via_field(source: &str, fields: &[&str], name: &str) {
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(source)
+            .push("` has no field `")
+            .push(name)
+            .push("` for `via` to follow (its reference to this model): ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
+}
+
 /// A dotted index key (`publisher.name`) names a field of the embedded type: evaluated while
 /// compiling, with the closest field as a suggestion.
 pub const fn key_field(embedded: &str, fields: &[&str], name: &str, key: &str) {

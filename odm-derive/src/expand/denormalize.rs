@@ -224,9 +224,25 @@ pub fn copied_field_checks(cont: &Container<'_>) -> TokenStream {
                     );
                 }
             })
-            .collect()
+            .collect::<Vec<_>>()
     });
-    quote!(#(#checks)*)
+    // A latest-N copy follows a reference of the source (`via`), which its derive checks.
+    let vias = cont.stored_fields().filter_map(|f| {
+        let d = f.denormalize.as_ref()?;
+        if copy_kind(d) != CopyKind::Latest {
+            return None;
+        }
+        let ((from, from_lit), via) = (d.from.as_ref()?, d.via.as_ref()?);
+        let source_name =
+            quote_spanned!(from_lit.span()=> <#from as ::odm::__private::CopySource>::NAME);
+        let source_fields =
+            quote_spanned!(from_lit.span()=> <#from as ::odm::__private::CopySource>::FIELDS);
+        let name = via.value();
+        Some(quote_spanned! {at(via)=>
+            const _: () = ::odm::__private::via_field(#source_name, #source_fields, #name);
+        })
+    });
+    quote!(#(#checks)* #(#vias)*)
 }
 
 /// `vec![CopyInfo::new(...), ...]` for every `#[denormalize]` field.
@@ -369,6 +385,14 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             let via = quote_spanned! {via_span=>
                 {
                     #[allow(deprecated)]
+                    // A stand-in when the source lacks the field: `via_field` reports it.
+                    #[allow(non_camel_case_types, dead_code)]
+                    trait __NoSuchField {
+                        fn #via_ident(&self) -> ::odm::__private::Field<(), ::odm::__private::Ref<#model>, ::odm::__private::Single> {
+                            ::odm::__private::Field::top("")
+                        }
+                    }
+                    impl<T: ?::core::marker::Sized> __NoSuchField for T {}
                     let __via = #via_source.#via_ident();
                     ::odm::__private::via_from_source::<#model, _, _, _>(&__via)
                 }
@@ -376,6 +400,15 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             let sort = quote_spanned! {at(sort)=>
                 {
                     #[allow(deprecated)]
+                    // A stand-in when the source lacks the field: the sort key is a copied
+                    // field, which `copied_field` reports.
+                    #[allow(non_camel_case_types, dead_code)]
+                    trait __NoSuchField {
+                        fn #sort_ident(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                            ::odm::__private::Field::top("")
+                        }
+                    }
+                    impl<T: ?::core::marker::Sized> __NoSuchField for T {}
                     let __sort = #sort_source.#sort_ident();
                     ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&__sort))
                 }
