@@ -7,6 +7,9 @@
 //! name is the rule's name. They are implemented by the derives or here, never by hand.
 
 mod names;
+mod targets;
+
+pub use targets::{NotAModel, RefTarget, ReferenceTarget};
 
 use std::marker::PhantomData;
 

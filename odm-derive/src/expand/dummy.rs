@@ -37,6 +37,10 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                         ::odm::__private::Option::None
                     }
                 }
+
+                impl ::odm::__private::ReferenceTarget for #ident {
+                    const COLLECTION: &'static str = "";
+                }
             }
         }
         Derive::Embed => {

@@ -146,6 +146,10 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
 
+        impl ::odm::__private::ReferenceTarget for #ident {
+            const COLLECTION: &'static str = #collection;
+        }
+
         ::odm::__private::inventory::submit! {
             ::odm::__private::ModelEntry {
                 type_name: #type_name,
@@ -184,6 +188,11 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
         }
 
         #summary_type
+
+        // `Ref<Embedded>` is a type like any other; the reference's check reports it once.
+        impl ::odm::__private::RefTarget for #ident {
+            type Id = ::odm::__private::NotAModel;
+        }
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
     }

@@ -3,6 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{LitStr, Type};
 
 use crate::model::attr::OnDelete;
@@ -40,12 +41,17 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
             }
             None => quote!(::odm::__private::Option::None),
         };
+        // At the target, through the rule that names what a reference targets: a `Ref` to an
+        // embedded type or a plain value is this one error (`Ref` itself accepts them).
+        let target_collection = quote_spanned! {target.span()=>
+            <#target as ::odm::__private::ReferenceTarget>::COLLECTION
+        };
         Some(quote! {
             ::odm::__private::ReferenceInfo::new(
                 #type_name,
                 #collection,
                 #stored,
-                <#target as ::odm::__private::Model>::COLLECTION,
+                #target_collection,
                 #kind,
                 #rule,
                 #parent,
