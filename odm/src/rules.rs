@@ -170,6 +170,21 @@ pub const fn via_field(source: &str, fields: &[&str], name: &str) {
     }
 }
 
+/// The `inverse` of a reference names a field of the referenced model: evaluated while
+/// compiling, with the closest field as a suggestion.
+pub const fn inverse_field(target: &str, fields: &[&str], name: &str) {
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(target)
+            .push("` has no field `")
+            .push(name)
+            .push("` for `inverse` to name (its reference back): ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
+}
+
 /// A dotted index key (`publisher.name`) names a field of the embedded type: evaluated while
 /// compiling, with the closest field as a suggestion.
 pub const fn key_field(embedded: &str, fields: &[&str], name: &str, key: &str) {

@@ -18,6 +18,15 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
     let body = match derive {
         Derive::Model => {
             let accessors = cont.map(paths::model_accessors);
+            let names = cont.map_or_else(
+                || {
+                    quote!(
+                        const NAME: &'static str = "";
+                        const FIELDS: &'static [&'static str] = &[];
+                    )
+                },
+                paths::names_consts,
+            );
             let id_ty = cont
                 .and_then(Container::id_field)
                 .map_or_else(|| quote!(()), |id| paths::id_type_and_getter(id).0);
@@ -40,6 +49,7 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
 
                 impl ::odm::__private::ReferenceTarget for #ident {
                     const COLLECTION: &'static str = "";
+                    #names
                 }
             }
         }

@@ -86,7 +86,9 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let bounds = references::bound_checks(cont);
     let copies = denormalize::copy_infos(cont);
     let source_fields = denormalize::source_fields(cont);
+    let names = paths::names_consts(cont);
     let copied_field_checks = denormalize::copied_field_checks(cont);
+    let inverse_field_checks = references::inverse_field_checks(cont);
     let key_field_checks = indexes::key_field_checks(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
     quote! {
@@ -95,6 +97,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         #inverse_checks
         #source_fields
         #copied_field_checks
+        #inverse_field_checks
         #key_field_checks
 
         fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
@@ -148,6 +151,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
 
         impl ::odm::__private::ReferenceTarget for #ident {
             const COLLECTION: &'static str = #collection;
+            #names
         }
 
         ::odm::__private::inventory::submit! {

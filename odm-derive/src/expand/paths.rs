@@ -100,9 +100,13 @@ fn reference_parts(
     if let Some(inv) = &r.inverse {
         // Through `Field` (a `RefPath` derefs to it), so that an inverse of the wrong kind is
         // reported once, by the inverse check, and not again here.
-        let inv_ident = format_ident!("{}", inv.value(), span = inv.span());
+        let model = syn::parse2::<Ident>(root.clone()).expect("a model's root is its name");
+        let field = super::references::inverse_field(&model, target, inv, r.parent);
         body = quote_spanned! {inv.span()=>
-            #body.with_inverse(|| ::odm::__private::Inverse::of_field(&<#target>::#inv_ident()))
+            #body.with_inverse(|| {
+                let __inverse = #field;
+                ::odm::__private::Inverse::of_field(&__inverse)
+            })
         };
     }
     (ret, body)

@@ -35,6 +35,13 @@ impl<T: Model> RefTarget for T {
 pub trait ReferenceTarget {
     /// The collection of the target.
     const COLLECTION: &'static str;
+
+    /// The model's name, for messages.
+    const NAME: &'static str;
+
+    /// The names of its stored fields, which an `inverse` is checked against
+    /// ([`inverse_field`](super::inverse_field)).
+    const FIELDS: &'static [&'static str];
 }
 
 /// The "id" of a `Ref` to something that is not a model, which cannot compile past the
