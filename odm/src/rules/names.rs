@@ -151,3 +151,31 @@ impl Message {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_closest_name_is_within_a_third_of_the_letters() {
+        let names = ["id", "name", "qty", "catalog_number"];
+        assert_eq!(closest(&names, "nme"), Some("name"));
+        assert_eq!(closest(&names, "titel"), None);
+        assert_eq!(closest(&names, "catalog_nmber"), Some("catalog_number"));
+        assert_eq!(closest(&["title"], "titel"), Some("title"));
+        assert!(contains(&names, "qty") && !contains(&names, "qt"));
+    }
+
+    #[test]
+    fn messages_hint_or_list_and_stay_utf8_when_cut() {
+        let m = Message::new()
+            .push("`Part`: ")
+            .push_hint(&["id", "name"], "nme");
+        assert_eq!(m.as_str(), "`Part`: did you mean `name`?");
+        let m = Message::new().push_hint(&["id", "name"], "xyz");
+        assert_eq!(m.as_str(), "its fields are `id`, `name`");
+        let long = "é".repeat(MESSAGE_LEN);
+        let m = Message::new().push("a").push(&long);
+        assert!(m.as_str().len() < MESSAGE_LEN && m.as_str().ends_with('é'));
+    }
+}
