@@ -5,8 +5,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+mod target;
+
+pub use target::{NotAModel, RefTarget};
+
 use crate::model::Model;
-use crate::rules::RefTarget;
 
 /// A reference to a document of the model `T`.
 ///

@@ -9,7 +9,8 @@
 mod names;
 mod targets;
 
-pub use targets::{NotAModel, RefTarget, ReferenceTarget};
+pub use crate::reference::{NotAModel, RefTarget};
+pub use targets::ReferenceTarget;
 
 use std::marker::PhantomData;
 

@@ -27,8 +27,7 @@ use bson::Document;
 use crate::model::Model;
 use crate::path::{Field, Single};
 use crate::query::{Filter, Projection, Sort};
-use crate::reference::Ref;
-use crate::rules::RefTarget;
+use crate::reference::{Ref, RefTarget};
 
 /// Where a document keeps its references of one field; what the generated accessors hand to
 /// the populate engine.
