@@ -42,7 +42,8 @@ fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
                 Derive::Model => model_impl(&cont),
                 Derive::Embed => embed_impl(&cont),
             });
-            quote! { #body #frequently_updated }
+            let checks = (derive == Derive::Model).then(|| name_checks(&cont));
+            quote! { #body #frequently_updated #checks }
         }
         (Err(errors), cont) => {
             let errors = errors.to_compile_error();
@@ -59,6 +60,16 @@ fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
         }
         (Ok(()), None) => unreachable!("a container that failed to parse always records an error"),
     }
+}
+
+/// The compile-time checks of names another type's derive defines (copied fields, `via` of a
+/// `latest` copy, `inverse`, a dotted key's field): unnamed constants next to the struct, so
+/// that the compiler's message says "evaluation of `_` failed" and names no generated item.
+fn name_checks(cont: &Container<'_>) -> TokenStream {
+    let copied = denormalize::copied_field_checks(cont);
+    let inverse = references::inverse_field_checks(cont);
+    let keys = indexes::key_field_checks(cont);
+    quote! { #copied #inverse #keys }
 }
 
 fn wrap(body: TokenStream) -> TokenStream {
@@ -87,18 +98,12 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let copies = denormalize::copy_infos(cont);
     let source_fields = denormalize::source_fields(cont);
     let names = paths::names_consts(cont);
-    let copied_field_checks = denormalize::copied_field_checks(cont);
-    let inverse_field_checks = references::inverse_field_checks(cont);
-    let key_field_checks = indexes::key_field_checks(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
     quote! {
         #accessors
         #embed_checks
         #inverse_checks
         #source_fields
-        #copied_field_checks
-        #inverse_field_checks
-        #key_field_checks
 
         fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
             #copies
