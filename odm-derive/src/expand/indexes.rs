@@ -71,7 +71,14 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
                 // embedded types; errors point at the attribute's string. The span keeps the
                 // macro's context so that rustc does not offer to rewrite the string as code.
                 let span = Span::call_site().located_at(lit.span());
-                let first_ident = first.ident;
+                // The embedded field's accessor at its type, exactly as the accessor's own return
+                // type: a type that is not `Embed` is then one error there, not again here.
+                let embedded = first.inner_ty().span();
+                let mut model = ident.clone();
+                model.set_span(embedded);
+                let mut first_ident = first.ident.clone();
+                first_ident.set_span(embedded);
+                let first = quote_spanned!(embedded=> #model::#first_ident());
                 let rest = key.segments[1..].iter().map(|s| segment_ident(s, span));
                 if key.segments.len() == 2 {
                     // The field of the embedded type is checked by `key_field_checks`, with a
@@ -87,7 +94,7 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
                             }
                             impl<T: ?::core::marker::Sized> __NoSuchField for T {}
                             ::std::borrow::ToOwned::to_owned(
-                                ::odm::__private::Field::path(&#ident::#first_ident().#below()),
+                                ::odm::__private::Field::path(&#first.#below()),
                             )
                         }
                     }
@@ -95,7 +102,7 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
                     // `Field::path` by path: the last segment may be an embedded type with a
                     // field named `path`, whose accessor would win over the method.
                     quote_spanned! {span=>
-                        ::odm::__private::Field::path(&#ident::#first_ident()#(.#rest())*)
+                        ::odm::__private::Field::path(&#first #(.#rest())*)
                     }
                 }
             };
