@@ -76,33 +76,39 @@ pub trait SameType<T> {}
 impl<T> SameType<T> for T {}
 
 /// What a copy is compared with: with `Checked<true>` (the copied field exists on the source
-/// and, for a summary, on the summary type) the source field's type; with `Checked<false>`
-/// the copy's own, since the missing field is reported by [`copied_field`] and a type
-/// mismatch with a stand-in would only repeat it.
+/// and, for a summary, on the summary type) the source field; with `Checked<false>` the copy
+/// itself, since the missing field is reported by [`copied_field`] and a type mismatch with a
+/// stand-in would only repeat it.
 #[derive(Debug)]
 pub struct Checked<const BOTH_FIELDS_EXIST: bool>;
 
 /// See [`Checked`].
-pub trait Expected<Source, Copy> {
-    type Type;
+pub trait Compared<S, C> {
+    type Source;
+
+    fn source(source: S, copy: C) -> Self::Source;
 }
-impl<S, C> Expected<S, C> for Checked<true> {
-    type Type = S;
+impl<S, C> Compared<S, C> for Checked<true> {
+    type Source = S;
+
+    fn source(source: S, _copy: C) -> S {
+        source
+    }
 }
-impl<S, C> Expected<S, C> for Checked<false> {
-    type Type = C;
+impl<S, C> Compared<S, C> for Checked<false> {
+    type Source = C;
+
+    fn source(_source: S, copy: C) -> C {
+        copy
+    }
 }
 
-/// Compiles when the copy has exactly the source field's type (when both fields exist, see
-/// [`Checked`]); the stored paths of the source field and of the copy.
-pub fn copy_of<const BOTH: bool, R1, T1, M1, R2, T2, M2>(
+/// Compiles when the copy has exactly the source field's type; the stored paths of the
+/// source field and of the copy.
+pub fn copy_of<R1, T1, M1, R2, T2: SameType<T1>, M2>(
     source: &Field<R1, T1, M1>,
     copy: &Field<R2, T2, M2>,
-) -> (String, String)
-where
-    Checked<BOTH>: Expected<T1, T2>,
-    T2: SameType<<Checked<BOTH> as Expected<T1, T2>>::Type>,
-{
+) -> (String, String) {
     (source.path().to_owned(), copy.path().to_owned())
 }
 

@@ -300,10 +300,11 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             CopyKind::Flat => quote_spanned! {span=>
                 {
                     #from
+                    let __copy = #model::#name();
                     (
-                        ::odm::__private::copy_of::<{ __BOTH }, _, _, _, _, _, _>(
-                            &__from,
-                            &#model::#name(),
+                        ::odm::__private::copy_of(
+                            <::odm::__private::Checked<{ __BOTH }> as ::odm::__private::Compared<_, _>>::source(&__from, &__copy),
+                            &__copy,
                         )
                         .0,
                         ::odm::__private::String::new(),
@@ -332,7 +333,10 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
                         __from.__odm_copy_in(#copy).#src()
                     };
                     let (__from, __copy) =
-                        ::odm::__private::copy_of::<{ __BOTH }, _, _, _, _, _, _>(&__from, &__copy);
+                        ::odm::__private::copy_of(
+                            <::odm::__private::Checked<{ __BOTH }> as ::odm::__private::Compared<_, _>>::source(&__from, &__copy),
+                            &__copy,
+                        );
                     (__from, ::odm::__private::sub_path(#stored, &__copy), __check)
                 }
                 }
