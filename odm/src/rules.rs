@@ -39,8 +39,11 @@ pub trait EmbeddedWithoutAttribute {}
 )]
 pub trait CopySource {
     /// A hidden type with one method per stored field, returning what the field's accessor
-    /// returns. The methods of `#[frequently_updated]` fields are `#[deprecated]`: copying
-    /// such a field is a warning at the copy.
+    /// returns. A copy calls the method of each field it copies, with a stand-in in scope for
+    /// a name the source lacks (which [`copied_field`] reports, so that the method call never
+    /// adds an error naming this type). A copy of a `#[frequently_updated]` field `qty` also
+    /// names the deprecated constant `Source::qty_is_frequently_updated`: a warning at the
+    /// copy.
     type Fields: SourceAccessors<Model = Self>;
 
     /// The model's name, for messages.
