@@ -85,6 +85,9 @@ pub use update::Update;
 ///   struct name in snake case with an `s` added (`LogMessage` -> `log_messages`).
 /// - <a id="compound-index"></a>`#[odm(index(keys = "book, -user", unique, sparse, name = "..."))]`:
 ///   a compound index; keys are field names (dotted into `#[embed]` fields), `-` for descending.
+///   A misspelt key is a compile error at the string suggesting the closest field, also for
+///   the field of the embedded type in `field.subfield` (checked while compiling against the
+///   names `#[derive(Embed)]` records).
 ///
 /// # Field attributes
 ///
@@ -100,7 +103,9 @@ pub use update::Update;
 ///   max = N)]` on `Vec<Ref<T>>`: stored as the referenced ids; populated with one `$in` query
 ///   per relation and level; options `inverse = "field"` (two-way), `on_delete = "restrict" |
 ///   "nullify" | "pull" | "cascade"`, `allow_large = "why"` above 5,000 ids. Indexed. The
-///   target is a model (`Ref<String>` is refused). A `Ref` field of a model without
+///   target is a model: `Ref<String>` or a `Ref` to an `Embed` type is one compile error at the
+///   target, saying what a reference targets ([`rules::ReferenceTarget`]); a misspelt
+///   `inverse` suggests the closest field of the target. A `Ref` field of a model without
 ///   `#[reference]` or `#[parent]` is a compile error (it would be stored, but neither
 ///   indexed, guarded by a delete rule nor populated); store the plain id (`author_id:
 ///   ObjectId`) for an id the ODM should ignore.
@@ -128,15 +133,20 @@ pub use update::Update;
 ///     N is the bound (at most 200, or `allow_large = "why"`).
 ///
 ///   The copies are checked at compile time: the source is a model, each copied field exists
-///   with exactly the copy's type, a summary holds `id: Ref<Source>`, `via` references the
-///   right model; errors point at the attribute's strings or at the copy's type, and name the
-///   broken rule of [`rules`]. The accessor of a copy through `via`, of a `latest` array and of
+///   on it and on the summary type with exactly the copy's type, a summary type derives
+///   `Embed` and holds `id: Ref<Source>`, `via` references the right model; errors point at
+///   the attribute's strings or at the copy's type, and name the broken rule of [`rules`]. A
+///   copied field (or a `latest` copy's `via`) the source lacks is one error suggesting the
+///   closest field of the source (`` `Part` has no field `nme` to copy: did you mean `name`? ``):
+///   the derive of the copying model cannot see the source, so the compiler compares the name
+///   with the list the source's derive records, in a `const` ([`rules::copied_field`]). The accessor of a copy through `via`, of a `latest` array and of
 ///   each field of a single summary (`Order::customer().name()`) is a [`Copied`] path: it can
 ///   be queried, not written (the ODM writes it).
 /// - <a id="frequently-updated"></a>`#[frequently_updated]`: the field changes often (a part's
 ///   quantity on hand), so copying it would turn every update into an update of every copy.
-///   A `#[denormalize]` that copies it compiles with a warning (the `deprecated` lint) at its
-///   `fields` string, which suggests referencing the model and populating it instead;
+///   A `#[denormalize]` that copies it compiles with a warning (the `deprecated` lint, on the
+///   hidden constant `Part::qty_is_frequently_updated` that the derive adds for the field) at
+///   its `fields` string, which suggests referencing the model and populating it instead;
 ///   `#[allow(deprecated)]` on the copying struct or field accepts the cost. Not on `_id` or a
 ///   field serde skips.
 ///
@@ -208,8 +218,8 @@ pub mod __private {
     }
 
     /// Reaches the copy's side of a copied field from the source's: `from.__odm_copy_in(copy)`
-    /// is `copy`, and is not checked at all when the source field was already reported
-    /// missing, so that a misspelt field is one error.
+    /// is `copy`, and is not checked at all when `from` is not a model (already reported), so
+    /// that it is one error.
     pub trait CopyIn {
         fn __odm_copy_in<B>(&self, copy: B) -> B {
             copy

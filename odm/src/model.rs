@@ -80,6 +80,15 @@ pub trait Embed: Serialize + DeserializeOwned {
     /// itself and `S` the marker of the paths below it.
     type Paths<Root, W, M, S>;
 
+    /// The type's name, for messages; used by the generated checks.
+    #[doc(hidden)]
+    const NAME: &'static str;
+
+    /// The names of its stored fields (which a dotted index key is checked against); used by
+    /// the generated checks.
+    #[doc(hidden)]
+    const FIELDS: &'static [&'static str];
+
     /// Paths below `field`; used by the generated accessors.
     #[doc(hidden)]
     fn paths<Root, W, M, S>(field: Field<Root, W, M>) -> Self::Paths<Root, W, M, S>;

@@ -5,6 +5,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+mod target;
+
+pub use target::{NotAModel, RefTarget};
+
 use crate::model::Model;
 
 /// A reference to a document of the model `T`.
@@ -16,7 +20,10 @@ use crate::model::Model;
 ///
 /// Reading a reference that was not populated is never a panic: [`Ref::get`] returns
 /// `None`, and [`Ref::loaded`] returns an [`Error::NotPopulated`](crate::Error::NotPopulated).
-pub struct Ref<T: Model> {
+///
+/// `T` is a [`Model`]; the struct itself only asks for [`RefTarget`], so that a `Ref` to
+/// anything else is one compile error, at the field, rather than one per use of the type.
+pub struct Ref<T: RefTarget> {
     id: T::Id,
     doc: Option<Arc<T>>,
 }
@@ -81,7 +88,7 @@ impl<T: Model> Clone for Ref<T> {
     }
 }
 
-impl<T: Model + fmt::Debug> fmt::Debug for Ref<T> {
+impl<T: RefTarget + fmt::Debug> fmt::Debug for Ref<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.doc {
             Some(doc) => f.debug_tuple("Ref").field(doc).finish(),
@@ -100,14 +107,14 @@ where
     }
 }
 
-impl<T: Model> Serialize for Ref<T> {
+impl<T: RefTarget> Serialize for Ref<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.id.serialize(serializer)
     }
 }
 
-impl<'de, T: Model> Deserialize<'de> for Ref<T> {
+impl<'de, T: RefTarget> Deserialize<'de> for Ref<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::Id::deserialize(deserializer).map(Ref::new)
+        T::Id::deserialize(deserializer).map(|id| Ref { id, doc: None })
     }
 }

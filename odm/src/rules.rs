@@ -6,6 +6,12 @@
 //! one is not implemented, the compiler's message states the rule and the fix; the trait's
 //! name is the rule's name. They are implemented by the derives or here, never by hand.
 
+mod names;
+mod targets;
+
+pub use crate::reference::{NotAModel, RefTarget};
+pub use targets::ReferenceTarget;
+
 use std::marker::PhantomData;
 
 use crate::model::{Embed, Model};
@@ -33,9 +39,19 @@ pub trait EmbeddedWithoutAttribute {}
 )]
 pub trait CopySource {
     /// A hidden type with one method per stored field, returning what the field's accessor
-    /// returns. The methods of `#[frequently_updated]` fields are `#[deprecated]`: copying
-    /// such a field is a warning at the copy.
+    /// returns. A copy calls the method of each field it copies, with a stand-in in scope for
+    /// a name the source lacks (which [`copied_field`] reports, so that the method call never
+    /// adds an error naming this type). A copy of a `#[frequently_updated]` field `qty` also
+    /// names the deprecated constant `Source::qty_is_frequently_updated`: a warning at the
+    /// copy.
     type Fields: SourceAccessors<Model = Self>;
+
+    /// The model's name, for messages.
+    const NAME: &'static str;
+
+    /// The names of its stored fields (Rust names, as `fields = "..."` lists them), against
+    /// which [`copied_field`] checks a copy.
+    const FIELDS: &'static [&'static str];
 
     fn fields() -> Self::Fields;
 }
@@ -62,6 +78,34 @@ where
 pub trait SameType<T> {}
 impl<T> SameType<T> for T {}
 
+/// What a copy is compared with: with `Checked<true>` (the copied field exists on the source
+/// and, for a summary, on the summary type) the source field; with `Checked<false>` the copy
+/// itself, since the missing field is reported by [`copied_field`] and a type mismatch with a
+/// stand-in would only repeat it.
+#[derive(Debug)]
+pub struct Checked<const BOTH_FIELDS_EXIST: bool>;
+
+/// See [`Checked`].
+pub trait Compared<S, C> {
+    type Source;
+
+    fn source(source: S, copy: C) -> Self::Source;
+}
+impl<S, C> Compared<S, C> for Checked<true> {
+    type Source = S;
+
+    fn source(source: S, _copy: C) -> S {
+        source
+    }
+}
+impl<S, C> Compared<S, C> for Checked<false> {
+    type Source = C;
+
+    fn source(_source: S, copy: C) -> C {
+        copy
+    }
+}
+
 /// Compiles when the copy has exactly the source field's type; the stored paths of the
 /// source field and of the copy.
 pub fn copy_of<R1, T1, M1, R2, T2: SameType<T1>, M2>(
@@ -71,9 +115,128 @@ pub fn copy_of<R1, T1, M1, R2, T2: SameType<T1>, M2>(
     (source.path().to_owned(), copy.path().to_owned())
 }
 
+/// Whether `fields` (a [`CopySource::FIELDS`] or [`SummaryType::FIELDS`]) has `name`.
+pub const fn has_field(fields: &[&str], name: &str) -> bool {
+    names::contains(fields, name)
+}
+
+/// A copied field exists on its source and, for a summary, on the summary type: evaluated
+/// while compiling (`summary` is `""` for a copy `via` a reference). When it does not, the
+/// compile error names both types and suggests the closest field of the source, which the
+/// derive of the copying model, seeing one struct, cannot know.
+pub const fn copied_field(
+    source: &str,
+    source_fields: &[&str],
+    summary: &str,
+    summary_fields: &[&str],
+    name: &str,
+) {
+    if !names::contains(source_fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(source)
+            .push("` has no field `")
+            .push(name)
+            .push("` to copy: ")
+            .push_hint(source_fields, name);
+        panic!("{}", message.as_str());
+    }
+    if !summary.is_empty() && !names::contains(summary_fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(summary)
+            .push("` has no field `")
+            .push(name)
+            .push("` to hold the copy of `")
+            .push(source)
+            .push("::")
+            .push(name)
+            .push("`: add `")
+            .push(name)
+            .push("` to `")
+            .push(summary)
+            .push("`, with the type of `")
+            .push(source)
+            .push("::")
+            .push(name)
+            .push("`");
+        panic!("{}", message.as_str());
+    }
+}
+
+/// The `via` of the last N sources (`latest`) names a field of the source (its `#[parent]`
+/// reference to the copying model): evaluated while compiling, with the closest field as a
+/// suggestion.
+pub const fn via_field(source: &str, fields: &[&str], name: &str) {
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(source)
+            .push("` has no field `")
+            .push(name)
+            .push("` for `via` to follow (its reference to this model): ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
+}
+
+/// The `inverse` of a reference names a field of the referenced model: evaluated while
+/// compiling, with the closest field as a suggestion.
+pub const fn inverse_field(target: &str, fields: &[&str], name: &str) {
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(target)
+            .push("` has no field `")
+            .push(name)
+            .push("` for `inverse` to name (its reference back): ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
+}
+
+/// A dotted index key (`publisher.name`) names a field of the embedded type: evaluated while
+/// compiling, with the closest field as a suggestion.
+pub const fn key_field(embedded: &str, fields: &[&str], name: &str, key: &str) {
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(embedded)
+            .push("` has no field `")
+            .push(name)
+            .push("`, named by the index key `")
+            .push(key)
+            .push("`: ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
+}
+
 /// The typed paths into the embedded type `E` (implemented by `#[derive(Embed)]`), so
 /// that a summary is checked through the copy's accessor.
 pub trait PathsOf<E> {}
+
+/// The type of a summary (`#[denormalize(from = "...", fields = "...")] parts: Vec<PartSummary>`)
+/// or of the last N sources (`latest`): a struct deriving [`Embed`], which the ODM fills with
+/// the copied fields and whose typed paths the copy's accessor returns. Implemented by
+/// `#[derive(Embed)]` (not through `Embed`, so that the message is this rule's).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold copies: a summary type derives `Embed`",
+    label = "the type of a summary must derive `Embed`",
+    note = "add `#[derive(odm::Embed)]` to `{Self}`: the ODM fills it with the copied fields (and `id: Ref<Source>`), and its typed paths are reached through the copy (`Product::parts().name()`)"
+)]
+pub trait SummaryType {
+    /// The typed paths into the summary ([`Embed::Paths`]).
+    type Paths<Root, W, M, S>;
+
+    /// The type's name, for messages.
+    const NAME: &'static str;
+
+    /// The names of its stored fields, which [`copied_field`] checks the copied ones against.
+    const FIELDS: &'static [&'static str];
+
+    fn paths<Root, W, M, S>(field: Field<Root, W, M>) -> Self::Paths<Root, W, M, S>;
+}
 
 /// A summary of the model `S`: an embedded type whose field `id` holds a `Ref<S>`
 /// (implemented by `#[derive(Embed)]` for a type with an `id` field). `ID` is the stored

@@ -18,10 +18,13 @@ use crate::model::check::{copy_kind, CopyKind};
 use crate::model::{Container, Field, Shape};
 
 /// The source side, for every model: a hidden type with one method per stored field that
-/// returns the field's typed path, reached as `<Model as CopySource>::fields()`. The method of
-/// a `#[frequently_updated]` field is deprecated, so that a copy of it is a warning at the copy
-/// (rule of thumb 5); nothing else calls it. Each method is the field's accessor again, token
-/// for token, so that a mistake in the field's type is reported once, not once more here.
+/// returns the field's typed path, reached as `<Model as CopySource>::fields()` (by `via` and
+/// `sort`, and for the source's collection), and the names of the stored fields, which each
+/// copied field is checked against at compile time. Each method is the field's accessor
+/// again, token for token, so that a mistake in the field's type is reported once, not once
+/// more here. A `#[frequently_updated]` field `qty` also gets a deprecated constant
+/// `Part::qty_is_frequently_updated`, which a copy of it names: a warning at the copy (rule
+/// of thumb 5), naming only the model.
 pub fn source_fields(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let hidden = hidden_fields_name(cont);
@@ -29,23 +32,15 @@ pub fn source_fields(cont: &Container<'_>) -> TokenStream {
         let name = f.ident;
         let vis = f.vis;
         let (ret, body) = paths::model_accessor_parts(cont, f);
-        let deprecated = f.frequently_updated.as_ref().map(|_| {
-            let note = format!(
-                "`{ident}::{field}` is `#[frequently_updated]`, and copying it turns every update of it into an update of every copy (rule of thumb 5: denormalize only what is read much more often than it is written). Keep a `Ref<{ident}>` and populate it instead, or accept the cost with `#[allow(deprecated)]` on the copying struct",
-                field = name.unraw(),
-            );
-            quote!(#[deprecated(note = #note)])
-        });
         quote! {
-            #deprecated
             #vis fn #name(&self) -> #ret {
                 #body
             }
         }
     });
-    // At the model's name, where "method not found for this struct" (a copy of a field the
-    // source does not have) points; as visible as the model, whose `CopySource` impl names it.
     let vis = cont.vis;
+    let names = paths::names_consts(cont);
+    // At the model's name; as visible as the model, whose `CopySource` impl names it.
     let def = quote_spanned! {ident.span()=>
         #vis struct #hidden;
     };
@@ -57,6 +52,7 @@ pub fn source_fields(cont: &Container<'_>) -> TokenStream {
 
             impl ::odm::__private::CopySource for #ident {
                 type Fields = #hidden;
+                #names
 
                 fn fields() -> #hidden {
                     #hidden
@@ -72,6 +68,41 @@ pub fn source_fields(cont: &Container<'_>) -> TokenStream {
                 #(#methods)*
             }
         };
+    }
+}
+
+/// For each `#[frequently_updated]` field `qty`, the deprecated constant
+/// `Part::qty_is_frequently_updated`, which a copy of the field names: a warning at the copy
+/// (rule of thumb 5) whose message names the model and the field. Emitted next to the struct
+/// rather than in the generated `const _` block, so that the message's path is `Part::...`.
+pub fn frequently_updated_consts(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let vis = cont.vis;
+    let deprecated = cont
+        .stored_fields()
+        .filter(|f| f.frequently_updated.is_some())
+        .map(|f| {
+            let field = f.ident.unraw();
+            let note = format!(
+                "`{ident}::{field}` is `#[frequently_updated]`, and copying it turns every update of it into an update of every copy (rule of thumb 5: denormalize only what is read much more often than it is written). Keep a `Ref<{ident}>` and populate it instead, or accept the cost with `#[allow(deprecated)]` on the copying struct",
+            );
+            let lint = frequently_updated_ident(&field.to_string(), field.span());
+            quote! {
+                #[doc(hidden)]
+                #[deprecated(note = #note)]
+                #vis const #lint: () = ();
+            }
+        })
+        .collect::<Vec<_>>();
+    if deprecated.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        #[automatically_derived]
+        #[allow(non_upper_case_globals)]
+        impl #ident {
+            #(#deprecated)*
+        }
     }
 }
 
@@ -111,6 +142,109 @@ fn respan(ident: &Ident, span: Span) -> Ident {
     ident
 }
 
+/// `Product::parts()`, spanned at the summary type itself (its own context, not the macro's):
+/// rustc reports an unsatisfied bound once per span and predicate, so a summary type that does
+/// not derive `Embed` is one error, the accessor's, wherever the copy's code reaches it.
+fn summary_accessor(cont: &Container<'_>, f: &Field<'_>) -> TokenStream {
+    let span = f.inner_ty().span();
+    let model = respan(cont.ident, span);
+    let name = respan(f.ident, span);
+    quote_spanned!(span=> #model::#name())
+}
+
+/// `qty_is_frequently_updated`: the deprecated constant of a `#[frequently_updated]` field
+/// `qty`, named in the source's deprecation message.
+fn frequently_updated_ident(field: &str, span: Span) -> Ident {
+    Ident::new(&format!("{field}_is_frequently_updated"), span)
+}
+
+/// `const __BOTH: bool`: whether the copied field `name` exists on the source and (for a
+/// summary) on the summary type, from the names their derives record. The names are read
+/// with the spans of the rest of the generated code (`from`'s string, the summary type), so
+/// that a `from` that is not a model, or a summary type that is not `Embed`, is one error.
+fn copied_field_exists(
+    from: &syn::Path,
+    from_lit: &syn::LitStr,
+    f: &Field<'_>,
+    kind: CopyKind,
+    name: &str,
+) -> TokenStream {
+    let source = quote_spanned!(from_lit.span()=> <#from as ::odm::__private::CopySource>::FIELDS);
+    let summary = match kind {
+        CopyKind::Flat => quote!(true),
+        CopyKind::Summary | CopyKind::Latest => {
+            let inner = f.inner_ty();
+            let fields =
+                quote_spanned!(inner.span()=> <#inner as ::odm::__private::SummaryType>::FIELDS);
+            quote!(::odm::__private::has_field(#fields, #name))
+        }
+    };
+    quote! {
+        const __BOTH: bool = ::odm::__private::has_field(#source, #name) && #summary;
+    }
+}
+
+/// For every copied field, a constant evaluated while compiling that fails when the field is
+/// missing from the source or from the summary type, with the closest field of the source as
+/// a suggestion (`odm::rules::copied_field`). Outside any function, so that the message names
+/// no generated item. At the `fields` string.
+pub fn copied_field_checks(cont: &Container<'_>) -> TokenStream {
+    let checks = cont.stored_fields().flat_map(|f| {
+        let d = f.denormalize.as_ref();
+        let found = d.and_then(|d| Some((d, d.from.as_ref()?, d.fields_lit.as_ref()?)));
+        let Some((d, (from, from_lit), fields_lit)) = found else {
+            return Vec::new();
+        };
+        let kind = copy_kind(d);
+        d.fields
+            .iter()
+            .map(|name| {
+                let span = at(fields_lit);
+                let source_name =
+                    quote_spanned!(from_lit.span()=> <#from as ::odm::__private::CopySource>::NAME);
+                let source_fields =
+                    quote_spanned!(from_lit.span()=> <#from as ::odm::__private::CopySource>::FIELDS);
+                let (summary_name, summary_fields) = match kind {
+                    CopyKind::Flat => (quote!(""), quote!(&[])),
+                    CopyKind::Summary | CopyKind::Latest => {
+                        let inner = f.inner_ty();
+                        (
+                            quote_spanned!(inner.span()=> <#inner as ::odm::__private::SummaryType>::NAME),
+                            quote_spanned!(inner.span()=> <#inner as ::odm::__private::SummaryType>::FIELDS),
+                        )
+                    }
+                };
+                quote_spanned! {span=>
+                    const _: () = ::odm::__private::copied_field(
+                        #source_name,
+                        #source_fields,
+                        #summary_name,
+                        #summary_fields,
+                        #name,
+                    );
+                }
+            })
+            .collect::<Vec<_>>()
+    });
+    // A latest-N copy follows a reference of the source (`via`), which its derive checks.
+    let vias = cont.stored_fields().filter_map(|f| {
+        let d = f.denormalize.as_ref()?;
+        if copy_kind(d) != CopyKind::Latest {
+            return None;
+        }
+        let ((from, from_lit), via) = (d.from.as_ref()?, d.via.as_ref()?);
+        let source_name =
+            quote_spanned!(from_lit.span()=> <#from as ::odm::__private::CopySource>::NAME);
+        let source_fields =
+            quote_spanned!(from_lit.span()=> <#from as ::odm::__private::CopySource>::FIELDS);
+        let name = via.value();
+        Some(quote_spanned! {at(via)=>
+            const _: () = ::odm::__private::via_field(#source_name, #source_fields, #name);
+        })
+    });
+    quote!(#(#checks)* #(#vias)*)
+}
+
 /// `vec![CopyInfo::new(...), ...]` for every `#[denormalize]` field.
 pub fn copy_infos(cont: &Container<'_>) -> TokenStream {
     let infos = cont
@@ -137,43 +271,76 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
         let span = at(fields_lit);
         let model = respan(cont.ident, span);
         let name = respan(f.ident, span);
+        let both = copied_field_exists(from, from_lit, f, kind, src);
         let source_var = respan(&source_var, span);
-        // The method of a `#[frequently_updated]` field is deprecated. The lint is only
-        // reported at a span of the user's code, so its call is spanned at the string itself;
-        // it is reached from the source field, so that a field the source does not have is
-        // one error (the first call's, without a suggestion to rewrite the string as code).
-        let lint_src = field_ident(src, fields_lit.span());
+        // A `#[frequently_updated]` field's model has a deprecated constant; the lint is only
+        // reported at a span of the user's code, so the constant is named at the string itself.
+        let lint = frequently_updated_ident(src, fields_lit.span());
+        let from_ty = quote_spanned!(from_lit.span()=> <#from>);
         let src = field_ident(src, span);
+        // The source's accessor when the field exists; otherwise a stand-in, so that the one
+        // error is `copied_field`'s, with its suggestion. The stand-ins are in scope only here.
         let from = quote_spanned! {span=>
             use ::odm::__private::CopyIn as _;
-            let __from = #source_var.#src();
-            let _ = __from.__odm_copy_in(&#source_var).#lint_src();
+            #both
+            let __from = {
+                #[allow(non_camel_case_types, non_upper_case_globals, dead_code)]
+                trait __NoSuchField {
+                    fn #src(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                        ::odm::__private::Field::top("")
+                    }
+                    const #lint: () = ();
+                }
+                impl<T: ?::core::marker::Sized> __NoSuchField for T {}
+                let _ = #from_ty::#lint;
+                #source_var.#src()
+            };
         };
         match kind {
             CopyKind::Flat => quote_spanned! {span=>
                 {
                     #from
+                    let __copy = #model::#name();
                     (
-                        ::odm::__private::copy_of(&__from, &#model::#name()).0,
+                        ::odm::__private::copy_of(
+                            <::odm::__private::Checked<{ __BOTH }> as ::odm::__private::Compared<_, _>>::source(&__from, &__copy),
+                            &__copy,
+                        )
+                        .0,
                         ::odm::__private::String::new(),
                         ::odm::__private::copy_check(&__from),
                     )
                 }
             },
-            // The copy's side is also reached from the source field, so that a field the
-            // source does not have is not reported again for the summary.
-            CopyKind::Summary | CopyKind::Latest => quote_spanned! {span=>
+            // The copy's accessor is spanned at the summary type, exactly as the accessor's
+            // own return type: a summary type without `Embed` is then one error there, not
+            // once more at the string. A field the summary lacks is `copied_field`'s error.
+            CopyKind::Summary | CopyKind::Latest => {
+                let copy = summary_accessor(cont, f);
+                quote_spanned! {span=>
                 {
                     #from
                     // What the copy holds must decode as the source field's (the copy's) type.
                     let __check = ::odm::__private::copy_check(&__from);
-                    let (__from, __copy) = ::odm::__private::copy_of(
-                        &__from,
-                        &__from.__odm_copy_in(#model::#name()).#src(),
-                    );
+                    let __copy = {
+                        #[allow(non_camel_case_types, dead_code)]
+                        trait __NoSuchCopy {
+                            fn #src(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                                ::odm::__private::Field::top("")
+                            }
+                        }
+                        impl<T: ?::core::marker::Sized> __NoSuchCopy for T {}
+                        __from.__odm_copy_in(#copy).#src()
+                    };
+                    let (__from, __copy) =
+                        ::odm::__private::copy_of(
+                            <::odm::__private::Checked<{ __BOTH }> as ::odm::__private::Compared<_, _>>::source(&__from, &__copy),
+                            &__copy,
+                        );
                     (__from, ::odm::__private::sub_path(#stored, &__copy), __check)
                 }
-            },
+                }
+            }
         }
     });
     let allow = (cont.allow_deprecated || f.allow_deprecated).then(|| quote!(#[allow(deprecated)]));
@@ -183,11 +350,10 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             // At the summary type: it is what lacks `id: Ref<Source>`.
             let span = at(f.inner_ty());
             let source_var = respan(&source_var, span);
-            let model = respan(cont.ident, span);
-            let name = respan(f.ident, span);
+            let copy = summary_accessor(cont, f);
             let array = matches!(f.shape, Shape::Vec(_));
             let id = quote_spanned! {span=>
-                ::odm::__private::summary_id(&#source_var, &#model::#name())
+                ::odm::__private::summary_id(&#source_var, &#copy)
             };
             let optional = matches!(f.shape, Shape::Option(_));
             quote!(::odm::__private::CopyKind::Summary {
@@ -223,6 +389,14 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             let via = quote_spanned! {via_span=>
                 {
                     #[allow(deprecated)]
+                    // A stand-in when the source lacks the field: `via_field` reports it.
+                    #[allow(non_camel_case_types, dead_code)]
+                    trait __NoSuchField {
+                        fn #via_ident(&self) -> ::odm::__private::Field<(), ::odm::__private::Ref<#model>, ::odm::__private::Single> {
+                            ::odm::__private::Field::top("")
+                        }
+                    }
+                    impl<T: ?::core::marker::Sized> __NoSuchField for T {}
                     let __via = #via_source.#via_ident();
                     ::odm::__private::via_from_source::<#model, _, _, _>(&__via)
                 }
@@ -230,6 +404,15 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             let sort = quote_spanned! {at(sort)=>
                 {
                     #[allow(deprecated)]
+                    // A stand-in when the source lacks the field: the sort key is a copied
+                    // field, which `copied_field` reports.
+                    #[allow(non_camel_case_types, dead_code)]
+                    trait __NoSuchField {
+                        fn #sort_ident(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                            ::odm::__private::Field::top("")
+                        }
+                    }
+                    impl<T: ?::core::marker::Sized> __NoSuchField for T {}
                     let __sort = #sort_source.#sort_ident();
                     ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&__sort))
                 }

@@ -18,6 +18,15 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
     let body = match derive {
         Derive::Model => {
             let accessors = cont.map(paths::model_accessors);
+            let names = cont.map_or_else(
+                || {
+                    quote!(
+                        const NAME: &'static str = "";
+                        const FIELDS: &'static [&'static str] = &[];
+                    )
+                },
+                paths::names_consts,
+            );
             let id_ty = cont
                 .and_then(Container::id_field)
                 .map_or_else(|| quote!(()), |id| paths::id_type_and_getter(id).0);
@@ -37,6 +46,11 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                         ::odm::__private::Option::None
                     }
                 }
+
+                impl ::odm::__private::ReferenceTarget for #ident {
+                    const COLLECTION: &'static str = "";
+                    #names
+                }
             }
         }
         Derive::Embed => {
@@ -44,11 +58,15 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                 return TokenStream::new();
             };
             let (paths_struct, paths_ident) = paths::embed_paths(cont);
+            let summary_type = paths::summary_type_impl(cont, &paths_ident);
+            let names = paths::names_consts(cont);
             quote! {
                 #paths_struct
+                #summary_type
 
                 impl ::odm::__private::Embed for #ident {
                     type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
+                    #names
                     fn paths<__Root, __W, __M, __S>(
                         field: ::odm::__private::Field<__Root, __W, __M>,
                     ) -> #paths_ident<__Root, __W, __M, __S> {

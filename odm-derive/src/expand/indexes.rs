@@ -3,6 +3,7 @@
 use proc_macro2::Span;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::Ident;
 
 use crate::model::{Container, Shape};
@@ -70,12 +71,39 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
                 // embedded types; errors point at the attribute's string. The span keeps the
                 // macro's context so that rustc does not offer to rewrite the string as code.
                 let span = Span::call_site().located_at(lit.span());
-                let first_ident = first.ident;
+                // The embedded field's accessor at its type, exactly as the accessor's own return
+                // type: a type that is not `Embed` is then one error there, not again here.
+                let embedded = first.inner_ty().span();
+                let mut model = ident.clone();
+                model.set_span(embedded);
+                let mut first_ident = first.ident.clone();
+                first_ident.set_span(embedded);
+                let first = quote_spanned!(embedded=> #model::#first_ident());
                 let rest = key.segments[1..].iter().map(|s| segment_ident(s, span));
-                // `Field::path` by path: the last segment may be an embedded type with a field
-                // named `path`, whose accessor would win over the method.
-                quote_spanned! {span=>
-                    ::odm::__private::Field::path(&#ident::#first_ident()#(.#rest())*)
+                if key.segments.len() == 2 {
+                    // The field of the embedded type is checked by `key_field_checks`, with a
+                    // suggestion; a stand-in keeps it from being reported a second time here.
+                    let below = segment_ident(&key.segments[1], span);
+                    quote_spanned! {span=>
+                        {
+                            #[allow(non_camel_case_types, dead_code)]
+                            trait __NoSuchField {
+                                fn #below(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                                    ::odm::__private::Field::top("")
+                                }
+                            }
+                            impl<T: ?::core::marker::Sized> __NoSuchField for T {}
+                            ::std::borrow::ToOwned::to_owned(
+                                ::odm::__private::Field::path(&#first.#below()),
+                            )
+                        }
+                    }
+                } else {
+                    // `Field::path` by path: the last segment may be an embedded type with a
+                    // field named `path`, whose accessor would win over the method.
+                    quote_spanned! {span=>
+                        ::odm::__private::Field::path(&#first #(.#rest())*)
+                    }
                 }
             };
             let dir = if idx.text.is_some() {
@@ -114,4 +142,34 @@ fn segment_ident(segment: &str, span: Span) -> Ident {
         Ok(_) => Ident::new(segment, span),
         Err(_) => Ident::new_raw(segment, span),
     }
+}
+
+/// For each dotted key of two segments (`publisher.name`), a constant evaluated while
+/// compiling that fails when the embedded type has no such field, suggesting the closest one
+/// (`odm::rules::key_field`). The embedded type's names are read at its type in the field, as
+/// its accessor does, so that a type that is not `Embed` is one error. Deeper keys are
+/// checked by their accessor chain.
+pub fn key_field_checks(cont: &Container<'_>) -> TokenStream {
+    let mut checks = Vec::new();
+    for idx in &cont.compound_indexes {
+        let Some(lit) = &idx.keys_lit else { continue };
+        for key in &idx.keys {
+            let Some(first) = cont.field_named(&key.segments[0]) else {
+                continue;
+            };
+            if key.segments.len() != 2 || !first.has_embed_paths() {
+                continue;
+            }
+            let inner = first.inner_ty();
+            let span = Span::call_site().located_at(lit.span());
+            let name = quote_spanned!(inner.span()=> <#inner as ::odm::__private::Embed>::NAME);
+            let fields = quote_spanned!(inner.span()=> <#inner as ::odm::__private::Embed>::FIELDS);
+            let below = &key.segments[1];
+            let whole = key.segments.join(".");
+            checks.push(quote_spanned! {span=>
+                const _: () = ::odm::__private::key_field(#name, #fields, #below, #whole);
+            });
+        }
+    }
+    quote!(#(#checks)*)
 }

@@ -29,11 +29,22 @@ fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
     if let Some(cont) = &cont {
         check::check(&cx, cont);
     }
+    // Outside the `const _` block, so that a deprecation message names `Part::...`.
+    let frequently_updated = match (&cont, derive) {
+        (Some(cont), Derive::Model) if input.generics.params.is_empty() => {
+            Some(denormalize::frequently_updated_consts(cont))
+        }
+        _ => None,
+    };
     match (cx.check(), cont) {
-        (Ok(()), Some(cont)) => wrap(match derive {
-            Derive::Model => model_impl(&cont),
-            Derive::Embed => embed_impl(&cont),
-        }),
+        (Ok(()), Some(cont)) => {
+            let body = wrap(match derive {
+                Derive::Model => model_impl(&cont),
+                Derive::Embed => embed_impl(&cont),
+            });
+            let checks = (derive == Derive::Model).then(|| name_checks(&cont));
+            quote! { #body #frequently_updated #checks }
+        }
         (Err(errors), cont) => {
             let errors = errors.to_compile_error();
             let stub = dummy::stub(input, cont.as_ref(), derive);
@@ -45,10 +56,20 @@ fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
                 }
                 _ => None,
             };
-            quote! { #errors #stub #source }
+            quote! { #errors #stub #source #frequently_updated }
         }
         (Ok(()), None) => unreachable!("a container that failed to parse always records an error"),
     }
+}
+
+/// The compile-time checks of names another type's derive defines (copied fields, `via` of a
+/// `latest` copy, `inverse`, a dotted key's field): unnamed constants next to the struct, so
+/// that the compiler's message says "evaluation of `_` failed" and names no generated item.
+fn name_checks(cont: &Container<'_>) -> TokenStream {
+    let copied = denormalize::copied_field_checks(cont);
+    let inverse = references::inverse_field_checks(cont);
+    let keys = indexes::key_field_checks(cont);
+    quote! { #copied #inverse #keys }
 }
 
 fn wrap(body: TokenStream) -> TokenStream {
@@ -77,6 +98,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let bounded_arrays = references::bounded_arrays(cont);
     let copies = denormalize::copy_infos(cont);
     let source_fields = denormalize::source_fields(cont);
+    let names = paths::names_consts(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
     quote! {
         #accessors
@@ -137,6 +159,11 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
 
+        impl ::odm::__private::ReferenceTarget for #ident {
+            const COLLECTION: &'static str = #collection;
+            #names
+        }
+
         ::odm::__private::inventory::submit! {
             ::odm::__private::ModelEntry {
                 type_name: #type_name,
@@ -153,6 +180,8 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let (paths_struct, paths_ident) = paths::embed_paths(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
+    let summary_type = paths::summary_type_impl(cont, &paths_ident);
+    let names = paths::names_consts(cont);
     quote! {
         #paths_struct
         #embed_checks
@@ -160,6 +189,7 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
         #[automatically_derived]
         impl ::odm::__private::Embed for #ident {
             type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
+            #names
 
             fn paths<__Root, __W, __M, __S>(
                 field: ::odm::__private::Field<__Root, __W, __M>,
@@ -169,6 +199,13 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
                     _below: ::odm::__private::PhantomData,
                 }
             }
+        }
+
+        #summary_type
+
+        // `Ref<Embedded>` is a type like any other; the reference's check reports it once.
+        impl ::odm::__private::RefTarget for #ident {
+            type Id = ::odm::__private::NotAModel;
         }
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}

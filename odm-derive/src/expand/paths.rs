@@ -66,11 +66,17 @@ fn accessor_parts(
         _ if summary => quote!(::odm::__private::Copied),
         _ => outer.clone(),
     };
-    // At the embedded type, so that a type without `Embed` is reported there.
+    // At the embedded type, so that a type without `Embed` is reported there; a summary's
+    // type through the rule that names summaries.
     let span = inner.span();
+    let embed = if summary {
+        quote_spanned!(span=> SummaryType)
+    } else {
+        quote_spanned!(span=> Embed)
+    };
     (
-        quote_spanned!(span=> <#inner as ::odm::__private::Embed>::Paths<#root, #ty, #outer, #below>),
-        quote_spanned!(span=> <#inner as ::odm::__private::Embed>::paths(#field_expr)),
+        quote_spanned!(span=> <#inner as ::odm::__private::#embed>::Paths<#root, #ty, #outer, #below>),
+        quote_spanned!(span=> <#inner as ::odm::__private::#embed>::paths(#field_expr)),
     )
 }
 
@@ -94,9 +100,13 @@ fn reference_parts(
     if let Some(inv) = &r.inverse {
         // Through `Field` (a `RefPath` derefs to it), so that an inverse of the wrong kind is
         // reported once, by the inverse check, and not again here.
-        let inv_ident = format_ident!("{}", inv.value(), span = inv.span());
+        let model = syn::parse2::<Ident>(root.clone()).expect("a model's root is its name");
+        let field = super::references::inverse_field(&model, target, inv, r.parent);
         body = quote_spanned! {inv.span()=>
-            #body.with_inverse(|| ::odm::__private::Inverse::of_field(&<#target>::#inv_ident()))
+            #body.with_inverse(|| {
+                let __inverse = #field;
+                ::odm::__private::Inverse::of_field(&__inverse)
+            })
         };
     }
     (ret, body)
@@ -227,4 +237,35 @@ pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
         #summary
     };
     (tokens, paths_ident)
+}
+
+/// An embedded type can hold summaries: the rule a summary's type is checked by (its own, so
+/// that the message speaks of summaries rather than of `#[embed]`).
+pub fn summary_type_impl(cont: &Container<'_>, paths_ident: &Ident) -> TokenStream {
+    let ident = cont.ident;
+    let names = names_consts(cont);
+    quote! {
+        #[automatically_derived]
+        impl ::odm::__private::SummaryType for #ident {
+            type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
+            #names
+
+            fn paths<__Root, __W, __M, __S>(
+                field: ::odm::__private::Field<__Root, __W, __M>,
+            ) -> #paths_ident<__Root, __W, __M, __S> {
+                <#ident as ::odm::__private::Embed>::paths(field)
+            }
+        }
+    }
+}
+
+/// `const NAME` and `const FIELDS` (the Rust names of the stored fields), which the checks of
+/// another type's derive compare names with, at compile time.
+pub fn names_consts(cont: &Container<'_>) -> TokenStream {
+    let name = cont.ident.unraw().to_string();
+    let fields = cont.stored_fields().map(|f| f.ident.unraw().to_string());
+    quote! {
+        const NAME: &'static str = #name;
+        const FIELDS: &'static [&'static str] = &[#(#fields),*];
+    }
 }

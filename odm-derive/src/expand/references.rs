@@ -3,7 +3,8 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::{LitStr, Type};
+use syn::spanned::Spanned;
+use syn::{Ident, LitStr, Type};
 
 use crate::model::attr::OnDelete;
 use crate::model::{Container, Shape};
@@ -35,17 +36,22 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
         let parent = r.parent;
         let inverse = match &r.inverse {
             Some(inv) => {
-                let path = inverse_path(target, inv);
+                let path = inverse_path(ident, target, inv, r.parent);
                 quote_spanned!(inv.span()=> ::odm::__private::Option::Some(#path))
             }
             None => quote!(::odm::__private::Option::None),
+        };
+        // At the target, through the rule that names what a reference targets: a `Ref` to an
+        // embedded type or a plain value is this one error (`Ref` itself accepts them).
+        let target_collection = quote_spanned! {target.span()=>
+            <#target as ::odm::__private::ReferenceTarget>::COLLECTION
         };
         Some(quote! {
             ::odm::__private::ReferenceInfo::new(
                 #type_name,
                 #collection,
                 #stored,
-                <#target as ::odm::__private::Model>::COLLECTION,
+                #target_collection,
                 #kind,
                 #rule,
                 #parent,
@@ -60,11 +66,57 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
 /// The stored path of the field an `inverse` names, as a `String`. Read through `Field::path`,
 /// which takes any accessor (a `RefPath` by deref), so that an inverse of the wrong kind is
 /// reported once, by [`inverse_checks`], and not again here.
-pub fn inverse_path(target: &Type, inv: &LitStr) -> TokenStream {
-    let inv_ident = format_ident!("{}", inv.value(), span = inv.span());
+pub fn inverse_path(model: &Ident, target: &Type, inv: &LitStr, parent: bool) -> TokenStream {
+    let field = inverse_field(model, target, inv, parent);
     quote_spanned! {inv.span()=>
-        ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&<#target>::#inv_ident()))
+        {
+            let __inverse = #field;
+            ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&__inverse))
+        }
     }
+}
+
+/// `<Task>::owner()`, the field an `inverse` names; a stand-in of the expected kind (a
+/// reference back) when `Task` has no such field, which [`inverse_field_checks`] reports.
+pub fn inverse_field(model: &Ident, target: &Type, inv: &LitStr, parent: bool) -> TokenStream {
+    let inv_ident = format_ident!("{}", inv.value(), span = inv.span());
+    let back = if parent {
+        quote!(::odm::__private::Vec<::odm::__private::Ref<#model>>)
+    } else {
+        quote!(::odm::__private::Ref<#model>)
+    };
+    quote_spanned! {inv.span()=>
+        {
+            #[allow(non_camel_case_types, dead_code)]
+            trait __NoSuchField {
+                fn #inv_ident() -> ::odm::__private::Field<(), #back, ::odm::__private::Single> {
+                    ::odm::__private::Field::top("")
+                }
+            }
+            impl<T: ?::core::marker::Sized> __NoSuchField for T {}
+            <#target>::#inv_ident()
+        }
+    }
+}
+
+/// For each `inverse`, a constant evaluated while compiling that fails when the referenced
+/// model has no such field, suggesting the closest (`odm::rules::inverse_field`). The names
+/// are read at the target type, as its collection is, so that a target that is not a model
+/// is one error.
+pub fn inverse_field_checks(cont: &Container<'_>) -> TokenStream {
+    let checks = cont.stored_fields().filter_map(|f| {
+        let inv = f.reference.as_ref()?.inverse.as_ref()?;
+        let target = f.ref_target()?;
+        let name =
+            quote_spanned!(target.span()=> <#target as ::odm::__private::ReferenceTarget>::NAME);
+        let fields =
+            quote_spanned!(target.span()=> <#target as ::odm::__private::ReferenceTarget>::FIELDS);
+        let value = inv.value();
+        Some(quote_spanned! {inv.span()=>
+            const _: () = ::odm::__private::inverse_field(#name, #fields, #value);
+        })
+    });
+    quote!(#(#checks)*)
 }
 
 /// For each `inverse`, code that only compiles when the named field of the referenced model is
@@ -79,7 +131,7 @@ pub fn inverse_checks(cont: &Container<'_>) -> TokenStream {
         let r = f.reference.as_ref()?;
         let inv = r.inverse.as_ref()?;
         let target = f.ref_target()?;
-        let inv_ident = format_ident!("{}", inv.value(), span = inv.span());
+        let field = inverse_field(ident, target, inv, r.parent);
         let back = if r.parent {
             quote_spanned!(inv.span()=> ManyRefsTo)
         } else {
@@ -91,7 +143,8 @@ pub fn inverse_checks(cont: &Container<'_>) -> TokenStream {
                     _: &::odm::__private::Field<C, W, M>,
                 ) {
                 }
-                inverse(&<#target>::#inv_ident());
+                let __inverse = #field;
+                inverse(&__inverse);
             };
         })
     });

@@ -27,12 +27,12 @@ use bson::Document;
 use crate::model::Model;
 use crate::path::{Field, Single};
 use crate::query::{Filter, Projection, Sort};
-use crate::reference::Ref;
+use crate::reference::{Ref, RefTarget};
 
 /// Where a document keeps its references of one field; what the generated accessors hand to
 /// the populate engine.
 #[derive(Debug)]
-pub enum RefSlots<'a, T: Model> {
+pub enum RefSlots<'a, T: RefTarget> {
     /// `Ref<T>`
     One(&'a mut Ref<T>),
     /// `Option<Ref<T>>`
@@ -42,26 +42,26 @@ pub enum RefSlots<'a, T: Model> {
 }
 
 /// Field types that hold references to `T`.
-pub trait RefContainer<T: Model> {
+pub trait RefContainer<T: RefTarget> {
     /// Whether the field holds many references (an array).
     const MANY: bool = false;
     /// The references, for the populate engine.
     fn slots(&mut self) -> RefSlots<'_, T>;
 }
 
-impl<T: Model> RefContainer<T> for Ref<T> {
+impl<T: RefTarget> RefContainer<T> for Ref<T> {
     fn slots(&mut self) -> RefSlots<'_, T> {
         RefSlots::One(self)
     }
 }
 
-impl<T: Model> RefContainer<T> for Option<Ref<T>> {
+impl<T: RefTarget> RefContainer<T> for Option<Ref<T>> {
     fn slots(&mut self) -> RefSlots<'_, T> {
         RefSlots::Optional(self)
     }
 }
 
-impl<T: Model> RefContainer<T> for Vec<Ref<T>> {
+impl<T: RefTarget> RefContainer<T> for Vec<Ref<T>> {
     const MANY: bool = true;
     fn slots(&mut self) -> RefSlots<'_, T> {
         RefSlots::Many(self)
@@ -84,7 +84,7 @@ impl<P: Model> SingleRef<P> for Option<Ref<P>> {}
 /// Dereferences to the [`Field`] (for filters and updates on the stored ids), and is what
 /// [`Find::populate`](crate::ops::Find::populate) and [`Odm::children`](crate::Odm::children)
 /// take.
-pub struct RefPath<Root, W, T: Model> {
+pub struct RefPath<Root, W, T: RefTarget> {
     field: Field<Root, W, Single>,
     pub(crate) slots: fn(&mut Root) -> RefSlots<'_, T>,
     pub(crate) many: bool,
@@ -117,7 +117,7 @@ impl Inverse {
     }
 }
 
-impl<Root, W: RefContainer<T>, T: Model> RefPath<Root, W, T> {
+impl<Root, W: RefContainer<T>, T: RefTarget> RefPath<Root, W, T> {
     /// Used by the generated accessors.
     #[doc(hidden)]
     pub fn new(field: Field<Root, W, Single>, slots: fn(&mut Root) -> RefSlots<'_, T>) -> Self {
@@ -169,13 +169,13 @@ impl<Root, W, T: Model> RefPath<Root, W, T> {
     }
 }
 
-impl<Root, W, T: Model> AsRef<RefPath<Root, W, T>> for RefPath<Root, W, T> {
+impl<Root, W, T: RefTarget> AsRef<RefPath<Root, W, T>> for RefPath<Root, W, T> {
     fn as_ref(&self) -> &Self {
         self
     }
 }
 
-impl<Root, W, T: Model> std::ops::Deref for RefPath<Root, W, T> {
+impl<Root, W, T: RefTarget> std::ops::Deref for RefPath<Root, W, T> {
     type Target = Field<Root, W, Single>;
     fn deref(&self) -> &Self::Target {
         &self.field
