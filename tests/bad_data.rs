@@ -391,3 +391,47 @@ async fn a_dependent_past_16_mb_is_reported_and_the_others_are_updated() -> odm:
     assert!(!report.is_consistent());
     Ok(())
 }
+
+/// In a transaction, a dependent the server refuses ends the cascade: nothing is written, and
+/// the error names the collection and the filter of the refused update.
+#[tokio::test]
+async fn a_refused_dependent_in_a_transaction_is_named_and_nothing_is_written() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let p1 = part(1, None);
+    db.odm().insert_one(&p1).await?;
+    let mut big = doc! {
+        "_id": 1, "name": "product 1", "manufacturer": "ACME", "catalog_number": 1,
+        "parts": [{ "id": p1.id, "name": "part 1" }],
+    };
+    big.insert("blob", "x".repeat(16 * 1024 * 1024 - 4 * 1024));
+    db.raw()
+        .collection::<Document>("products")
+        .insert_one(big)
+        .await?;
+
+    let err = db
+        .odm()
+        .update_by_id::<Part>(p1.id, Part::name().set("n".repeat(8 * 1024)))
+        .transaction(TransactionMode::Always)
+        .await
+        .expect_err("the product cannot take the longer name");
+    match &err {
+        odm::Error::Write {
+            collection, target, ..
+        } => {
+            assert_eq!(collection, "products", "{err}");
+            assert!(
+                target.contains("parts.id") && target.contains(&p1.id.to_hex()),
+                "{err}"
+            );
+        }
+        other => panic!("expected a write error naming the products, got {other:?}"),
+    }
+    let stored_part = stored_one(&db, "parts", p1.id).await.unwrap();
+    assert_eq!(
+        stored_part.get_str("name").unwrap(),
+        "part 1",
+        "rolled back"
+    );
+    Ok(())
+}

@@ -175,11 +175,14 @@ async fn forget(odm: &Odm, gone: &[Bson], copies: &[CopyInfo]) -> Result<()> {
                 } => doc! { "$set": { copy.path.as_str(): Bson::Null } },
                 _ => break,
             };
+            let filter = copy.dependents_of(&chunk);
             odm.database()
                 .collection::<Document>(copy.dependent)
-                .update_many(copy.dependents_of(&chunk), update)
+                .update_many(filter.clone(), update)
                 .await
-                .map_err(|e| Error::from_driver(copy.dependent, e))?;
+                .map_err(|e| {
+                    Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
+                })?;
         }
     }
     Ok(())
@@ -238,13 +241,13 @@ pub(crate) async fn replace_source<T: Model>(
         .upsert(upsert)
         .build();
     let action = coll
-        .find_one_and_replace(filter, replacement.clone())
+        .find_one_and_replace(filter.clone(), replacement.clone())
         .with_options(options);
     let before = match session.as_deref_mut() {
         None => action.await,
         Some(s) => action.session(s).await,
     }
-    .map_err(Odm::driver_error::<T>)?;
+    .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e))?;
     let mut result = UpdateResult::default();
     let Some(before) = before else {
         if upsert {
@@ -342,12 +345,15 @@ async fn steps<T: Model>(
             return Ok((result, Vec::new()));
         }
         for chunk in crate::batch::chunks_of(&ids) {
-            let action = coll.update_many(crate::literal::is_in("_id", chunk), update.clone());
+            let filter = crate::literal::is_in("_id", chunk);
+            let action = coll.update_many(filter.clone(), update.clone());
             let part = match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(Odm::driver_error::<T>)?;
+            .map_err(|e| {
+                Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e)
+            })?;
             result.matched_count += part.matched_count;
             result.modified_count += part.modified_count;
         }
@@ -364,7 +370,7 @@ async fn steps<T: Model>(
             None => action.await,
             Some(s) => action.session(s).await,
         }
-        .map_err(Odm::driver_error::<T>)?;
+        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e))?;
         match found {
             None => return Ok((result, Vec::new())),
             Some(d) => {

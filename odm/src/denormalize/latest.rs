@@ -348,12 +348,14 @@ pub(crate) async fn push_latest(
             } } };
             let mut filter = crate::literal::eq("_id", parent.clone());
             filter.extend(crate::literal::not_in(&format!("{}._id", copy.path), ids));
-            let action = coll.update_one(filter, update);
+            let action = coll.update_one(filter.clone(), update);
             let result = match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+            .map_err(|e| {
+                Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
+            })?;
             if result.matched_count == 0 {
                 again.push(parent);
             }

@@ -391,14 +391,17 @@ async fn latest_level(
             let options = UpdateOptions::builder()
                 .array_filters(vec![crate::literal::is_in("copy._id", ids)])
                 .build();
+            let filter = crate::literal::is_in("_id", parents);
             let action = coll
-                .update_many(crate::literal::is_in("_id", parents), update)
+                .update_many(filter.clone(), update)
                 .with_options(options);
             match session.as_deref_mut() {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+            .map_err(|e| {
+                Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
+            })?;
             super::record_write(copy);
         }
     }
@@ -571,7 +574,9 @@ pub(super) async fn cascade_values(
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_driver(copy.dependent, e));
+            .map_err(|e| {
+                Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
+            });
             match outcome {
                 Ok(_) => {
                     super::record_write(copy);

@@ -242,11 +242,17 @@ impl<'a> VerifyCopies<'a> {
                 });
                 if self.repair {
                     coll.update_one(
-                        crate::literal::eq("_id", parent),
+                        crate::literal::eq("_id", parent.clone()),
                         doc! { "$set": { copy.path.as_str(): want } },
                     )
                     .await
-                    .map_err(|e| Error::from_driver(copy.dependent, e))?;
+                    .map_err(|e| {
+                        Error::from_write(
+                            copy.dependent,
+                            || crate::error::show_id(Some(&parent)),
+                            e,
+                        )
+                    })?;
                     report.repairs += 1;
                 }
             }
@@ -493,7 +499,9 @@ impl<'a> VerifyCopies<'a> {
         coll.update_one(crate::literal::eq("_id", doc_id.clone()), update)
             .with_options(options)
             .await
-            .map_err(|e| Error::from_driver(copy.dependent, e))?;
+            .map_err(|e| {
+                Error::from_write(copy.dependent, || crate::error::show_id(Some(doc_id)), e)
+            })?;
         Ok(true)
     }
 }

@@ -475,7 +475,9 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             None => action.await,
             Some(s) => action.session(s).await,
         }
-        .map_err(Odm::driver_error::<T>)?;
+        .map_err(|e| {
+            crate::Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e)
+        })?;
         match &found {
             None => {
                 super::write::guards::refuse_full::<T>(

@@ -268,7 +268,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             None => action.await,
             Some(s) => action.session(s).await,
         }
-        .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+        .map_err(|e| Error::from_write(P::COLLECTION, || crate::error::show_id(Some(to)), e))?;
         if added.matched_count > 0 {
             return Ok(());
         }
@@ -317,7 +317,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             .with_options(self.link_before())
             .session(&mut *session)
             .await
-            .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
+            .map_err(|e| {
+                Error::from_write(C::COLLECTION, || crate::error::show_id(Some(child)), e)
+            })?;
         let previous = self.previous(old)?;
         self.checkpoint(1)?;
         if previous.as_ref() == Some(to) {
@@ -335,7 +337,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
                 )
                 .session(&mut *session)
                 .await
-                .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+                .map_err(|e| {
+                    Error::from_write(P::COLLECTION, || crate::error::show_id(Some(prev)), e)
+                })?;
         }
         self.checkpoint(2)?;
         self.add_to_new_parent(inverse, child, to, Some(&mut *session))
@@ -362,7 +366,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             .find_one_and_update(crate::literal::eq("_id", child.clone()), update.clone())
             .with_options(self.link_before())
             .await
-            .map_err(|e| Error::from_driver(C::COLLECTION, e))?;
+            .map_err(|e| {
+                Error::from_write(C::COLLECTION, || crate::error::show_id(Some(child)), e)
+            })?;
         let previous = match self.previous(old) {
             Ok(p) => p,
             Err(e) => {
@@ -385,7 +391,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
                     crate::literal::pull_all(&inverse.path, vec![child.clone()]),
                 )
                 .await
-                .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+                .map_err(|e| {
+                    Error::from_write(P::COLLECTION, || crate::error::show_id(Some(prev)), e)
+                })?;
         }
         if changed {
             self.settle(inverse, child, to, previous.as_ref()).await?;
@@ -438,7 +446,13 @@ impl<C: Model, P: Model> Reassign<'_, C, P> {
                 parents
                     .update_one(crate::literal::eq("_id", touched[i].clone()), update)
                     .await
-                    .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
+                    .map_err(|e| {
+                        Error::from_write(
+                            P::COLLECTION,
+                            || crate::error::show_id(Some(touched[i])),
+                            e,
+                        )
+                    })?;
             }
             let now = children
                 .find_one(crate::literal::eq("_id", child.clone()))

@@ -230,7 +230,9 @@ impl Sweep<'_> {
                             doc! { "$addToSet": { inverse: { "$each": missing } } },
                         )
                         .await
-                        .map_err(|e| Error::from_driver(self.parent, e))?;
+                        .map_err(|e| {
+                            Error::from_write(self.parent, || crate::error::show_id(Some(&pid)), e)
+                        })?;
                 }
                 if !extra.is_empty() {
                     parents
@@ -239,7 +241,9 @@ impl Sweep<'_> {
                             crate::literal::pull_all(inverse, extra),
                         )
                         .await
-                        .map_err(|e| Error::from_driver(self.parent, e))?;
+                        .map_err(|e| {
+                            Error::from_write(self.parent, || crate::error::show_id(Some(&pid)), e)
+                        })?;
                 }
                 report.parents_repaired += 1;
             }
