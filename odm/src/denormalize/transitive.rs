@@ -323,8 +323,9 @@ pub(crate) fn follow<'a>(
     })
 }
 
-/// The summaries given the same new values: (`$set`, `$unset`, their sources, their parents).
-type InPlace = (Document, Document, Vec<Bson>, Vec<Bson>);
+/// The summaries given the same new values: (`$set`, `$unset`, their sources, each with its
+/// parent).
+type InPlace = (Document, Document, Vec<(Bson, Bson)>);
 
 /// A latest-N array `copy` whose sources `docs` had `written` changed: updated in place, or
 /// recomputed when a sort key changed; then whatever copies the array follows.
@@ -339,9 +340,12 @@ async fn latest_level(
         return Ok(());
     };
     let mut parents = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for d in docs {
-        if let Some(p) = get_path(d, via) {
-            super::latest::add_parent(&mut parents, p.clone());
+        if let Some(p) = get_path(d, via).filter(|p| **p != Bson::Null) {
+            if seen.insert(IdKey::of(p)) {
+                parents.push(p.clone());
+            }
         }
     }
     if parents.is_empty() {
@@ -375,12 +379,11 @@ async fn latest_level(
             let key = bson::serialize_to_vec(&doc! { "s": &set, "u": &unset }).unwrap_or_default();
             let group = groups
                 .entry(key)
-                .or_insert_with(|| (set, unset, Vec::new(), Vec::new()));
-            group.2.push(id.clone());
-            super::latest::add_parent(&mut group.3, parent.clone());
+                .or_insert_with(|| (set, unset, Vec::new()));
+            group.2.push((id.clone(), parent.clone()));
         }
         let coll = odm.database().collection::<Document>(copy.dependent);
-        for (_, (set, unset, ids, parents)) in groups {
+        for (_, (set, unset, pairs)) in groups {
             let mut update = Document::new();
             if !set.is_empty() {
                 update.insert("$set", set);
@@ -388,33 +391,54 @@ async fn latest_level(
             if !unset.is_empty() {
                 update.insert("$unset", unset);
             }
-            let options = UpdateOptions::builder()
-                .array_filters(vec![crate::literal::is_in("copy._id", ids)])
-                .build();
-            let filter = crate::literal::is_in("_id", parents);
-            let action = coll
-                .update_many(filter.clone(), update)
-                .with_options(options);
-            match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
+            let parent_of: HashMap<IdKey, Bson> = pairs
+                .iter()
+                .map(|(id, parent)| (IdKey::of(id), parent.clone()))
+                .collect();
+            let ids = pairs.into_iter().map(|(id, _)| id).collect();
+            // The sources' ids go in the array filter, their parents' in the filter: a quarter
+            // of the budget for the sources leaves room for parents of any size but theirs.
+            for chunk in crate::batch::chunks_within(
+                ids,
+                crate::batch::MAX_IDS_BYTES / 4,
+                crate::batch::MAX_IDS,
+            ) {
+                let mut parents = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                for id in &chunk {
+                    if let Some(p) = parent_of.get(&IdKey::of(id)) {
+                        if seen.insert(IdKey::of(p)) {
+                            parents.push(p.clone());
+                        }
+                    }
+                }
+                let options = UpdateOptions::builder()
+                    .array_filters(vec![crate::literal::is_in("copy._id", chunk)])
+                    .build();
+                let filter = crate::literal::is_in("_id", parents);
+                let action = coll
+                    .update_many(filter.clone(), update.clone())
+                    .with_options(options);
+                match session.as_deref_mut() {
+                    None => action.await,
+                    Some(s) => action.session(s).await,
+                }
+                .map_err(|e| {
+                    Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
+                })?;
+                super::record_write(copy);
             }
-            .map_err(|e| {
-                Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
-            })?;
-            super::record_write(copy);
         }
     }
-    follow(
-        odm,
-        Written {
+    for chunk in crate::batch::chunks_of(&parents) {
+        let level = Written {
             copy,
-            filter: crate::literal::is_in("_id", parents),
+            filter: crate::literal::is_in("_id", chunk),
             values: Vec::new(),
-        },
-        session,
-    )
-    .await
+        };
+        follow(odm, level, session.as_deref_mut()).await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
