@@ -435,3 +435,75 @@ async fn a_refused_dependent_in_a_transaction_is_named_and_nothing_is_written() 
     );
     Ok(())
 }
+
+/// A summary whose stored id is operator-shaped names no source: the repair pulls that one
+/// summary by value, not every summary its id would match as a condition.
+#[tokio::test]
+async fn repairing_an_operator_shaped_summary_id_pulls_only_it() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let p1 = part(1, None);
+    db.odm().insert_one(&p1).await?;
+    let product = ObjectId::new();
+    db.raw()
+        .collection::<Document>("products")
+        .insert_one(doc! {
+            "_id": product, "name": "product", "manufacturer": "ACME", "catalog_number": 1,
+            "parts": [
+                { "id": p1.id, "name": "part 1" },
+                { "id": { "$exists": true }, "name": "ghost" },
+            ],
+        })
+        .await?;
+
+    db.odm()
+        .verify_copies()
+        .of::<Product>()
+        .repair(true)
+        .await?;
+    let stored = stored_one(&db, "products", product).await.unwrap();
+    assert_eq!(
+        stored.get_array("parts").unwrap(),
+        &vec![Bson::Document(doc! { "id": p1.id, "name": "part 1" })],
+        "only the ghost is pulled"
+    );
+    Ok(())
+}
+
+/// With `TransactionMode::Auto`, a dependent the server refuses is not mistaken for a
+/// transaction too large: nothing is written, as with `Always`, and no second attempt runs
+/// without a transaction.
+#[tokio::test]
+async fn auto_does_not_fall_back_on_a_refused_dependent() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let p1 = part(1, None);
+    db.odm().insert_one(&p1).await?;
+    let mut big = doc! {
+        "_id": 1, "name": "product 1", "manufacturer": "ACME", "catalog_number": 1,
+        "parts": [{ "id": p1.id, "name": "part 1" }],
+    };
+    big.insert("blob", "x".repeat(16 * 1024 * 1024 - 4 * 1024));
+    db.raw()
+        .collection::<Document>("products")
+        .insert_one(big)
+        .await?;
+
+    db.commands().clear();
+    db.odm()
+        .update_by_id::<Part>(p1.id, Part::name().set("n".repeat(8 * 1024)))
+        .transaction(TransactionMode::Auto)
+        .await
+        .expect_err("the product cannot take the longer name");
+    let sent: Vec<String> = db.commands().take().into_iter().map(|c| c.name).collect();
+    assert_eq!(
+        sent.iter().filter(|n| *n == "findAndModify").count(),
+        1,
+        "{sent:?}"
+    );
+    let stored_part = stored_one(&db, "parts", p1.id).await.unwrap();
+    assert_eq!(
+        stored_part.get_str("name").unwrap(),
+        "part 1",
+        "rolled back"
+    );
+    Ok(())
+}

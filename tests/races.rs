@@ -109,3 +109,93 @@ async fn inserts_racing_the_delete_of_their_source_leave_no_summary_of_it() -> o
     );
     Ok(())
 }
+
+/// `update_many` of a copied field and a push onto a bounded array: the cascade finds the
+/// sources' ids, then updates them; a document that fills up in between is not pushed past
+/// its bound (the update keeps the room guard), and the update reports it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cascading_update_many_keeps_the_bound_of_a_document_filled_meanwhile() -> odm::Result<()>
+{
+    use denorm::tasks::{Person, Task};
+    use odm::bson::doc;
+    use odm::mongodb::event::command::CommandEvent;
+    use odm::mongodb::event::EventHandler;
+    use odm::mongodb::options::ClientOptions;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let db = TestDb::new().await?;
+    // Kate's list has room for one more task; Bob's has plenty.
+    let kate = ObjectId::new();
+    let bob = ObjectId::new();
+    let fill: Vec<Bson> = (0..999).map(|_| Bson::ObjectId(ObjectId::new())).collect();
+    let people = db.raw().collection::<Document>("people");
+    people
+        .insert_one(doc! { "_id": kate, "name": "Kate", "tasks": fill })
+        .await?;
+    people
+        .insert_one(doc! { "_id": bob, "name": "Bob", "tasks": [] })
+        .await?;
+
+    // Right after the cascade's `find` of the ids, another client takes Kate's last slot.
+    let uri = odm::testing::test_uri()?;
+    let armed = Arc::new(AtomicBool::new(false));
+    let mut options = ClientOptions::parse(&uri).await?;
+    let (trigger, db_name) = (armed.clone(), db.name().to_owned());
+    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        let CommandEvent::Succeeded(done) = ev else {
+            return;
+        };
+        if done.command_name != "find" || !trigger.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let (uri, db_name) = (uri.clone(), db_name.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let client = odm::mongodb::Client::with_uri_str(&uri).await.unwrap();
+                client
+                    .database(&db_name)
+                    .collection::<Document>("people")
+                    .update_one(
+                        doc! { "_id": kate },
+                        doc! { "$push": { "tasks": ObjectId::new() } },
+                    )
+                    .await
+                    .unwrap();
+            });
+        })
+        .join()
+        .unwrap();
+    }));
+    let client = odm::mongodb::Client::with_options(options)?;
+    let odm = Odm::new(client.database(db.name()));
+
+    let task = Ref::<Task>::new(ObjectId::new());
+    armed.store(true, Ordering::SeqCst);
+    let err = odm
+        .update_many(
+            Filter::<Person>::all(),
+            Person::name()
+                .set("renamed")
+                .and(Person::tasks().push(task)),
+        )
+        .await
+        .expect_err("Kate filled up while the update ran");
+    assert!(!armed.load(Ordering::SeqCst), "the concurrent push ran");
+    assert!(matches!(err, odm::Error::BoundExceeded { .. }), "{err}");
+    let stored: Vec<Document> = people.find(doc! {}).await?.try_collect().await?;
+    for person in &stored {
+        let tasks = person.get_array("tasks").unwrap();
+        assert!(tasks.len() <= 1000, "{} tasks", tasks.len());
+    }
+    let bob_doc = stored
+        .iter()
+        .find(|d| d.get_object_id("_id").ok() == Some(bob))
+        .unwrap();
+    assert_eq!(bob_doc.get_array("tasks").unwrap().len(), 1, "Bob had room");
+    Ok(())
+}

@@ -422,3 +422,58 @@ async fn a_replacement_and_a_find_one_and_update_reach_every_level() -> odm::Res
     assert!(db.odm().verify_copies().await?.is_consistent());
     Ok(())
 }
+
+/// A dependent the server refuses at one level (a reply pushed past 16 MB) does not stop the
+/// other copies of that level: the posts' latest comments still follow the rename.
+#[tokio::test]
+async fn a_refused_copy_at_one_level_does_not_stop_its_neighbours() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let ann = User {
+        id: ObjectId::new(),
+        display_name: "Ann".into(),
+    };
+    db.odm().insert_one(&ann).await?;
+    let post = Post {
+        id: ObjectId::new(),
+        title: "p".into(),
+        latest_comments: Vec::new(),
+    };
+    db.odm().insert_one(&post).await?;
+    let comment = Comment {
+        id: ObjectId::new(),
+        author: Ref::new(ann.id),
+        author_name: String::new(),
+        post: Ref::new(post.id),
+        body: "c".into(),
+        time: DateTime::from_millis(1_700_000_000_000),
+    };
+    db.odm().insert_one(&comment).await?;
+    // A reply just under 16 MiB, written around the ODM: a longer copied name does not fit.
+    let mut big = doc! {
+        "_id": ObjectId::new(), "comment": comment.id, "comment_author": "Ann", "body": "b",
+    };
+    big.insert("blob", "x".repeat(16 * 1024 * 1024 - 4 * 1024));
+    db.raw()
+        .collection::<odm::bson::Document>("replies")
+        .insert_one(big)
+        .await?;
+
+    let long = "n".repeat(8 * 1024);
+    let err = db
+        .odm()
+        .update_by_id::<User>(ann.id, User::display_name().set(long.clone()))
+        .transaction(TransactionMode::Never)
+        .await
+        .expect_err("the big reply cannot take the longer name");
+    assert!(err.to_string().contains("replies"), "{err}");
+
+    let stored_comment = stored_one(&db, "comments", comment.id).await.unwrap();
+    assert_eq!(stored_comment.get_str("author_name").unwrap(), long);
+    let stored_post = stored_one(&db, "posts", post.id).await.unwrap();
+    let summary = stored_post.get_array("latest_comments").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(summary.get_str("author_name").unwrap(), long, "{summary}");
+    Ok(())
+}

@@ -7,7 +7,7 @@ use mongodb::options::{
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
-use super::transitive::cascade_values;
+use super::transitive::{cascade_values, Failures};
 use super::value_at;
 use super::{CopyInfo, CopyKind};
 use crate::ops::find_documents;
@@ -70,8 +70,8 @@ pub(crate) async fn cascade_update<T: Model>(
             other => return other,
         }
     }
-    let (result, cascaded) = steps::<T>(odm, &filter, &update, &copies, many, None).await?;
-    converge(odm, T::COLLECTION, &copies, cascaded).await?;
+    let (result, values) = update_sources::<T>(odm, &filter, &update, &copies, many).await?;
+    cascade_then_converge(odm, T::COLLECTION, &copies, values).await?;
     Ok(result)
 }
 
@@ -213,11 +213,27 @@ pub(crate) async fn cascade_source_write(
     };
     match session {
         Some(s) => cascade_values(odm, &values, &copies, Some(s)).await,
-        None => {
-            cascade_values(odm, &values, &copies, None).await?;
-            converge(odm, source, &copies, values).await
-        }
+        None => cascade_then_converge(odm, source, &copies, values).await,
     }
+}
+
+/// Outside a transaction: the copies of `values`, then the re-read that settles concurrent
+/// updates of the sources, even when some copies were refused (their error is returned with
+/// whatever the re-read found).
+async fn cascade_then_converge(
+    odm: &Odm,
+    source: &'static str,
+    copies: &[CopyInfo],
+    values: Vec<Document>,
+) -> Result<()> {
+    let mut failures = Failures::default();
+    if let Err(e) = cascade_values(odm, &values, copies, None).await {
+        failures.push(e);
+    }
+    if let Err(e) = converge(odm, source, copies, values).await {
+        failures.push(e);
+    }
+    failures.into_result()
 }
 
 /// Replaces one source document and cascades the copied fields the replacement changes.
@@ -282,7 +298,8 @@ pub(crate) fn is_too_large(e: &Error) -> bool {
         },
         _ => None,
     };
-    matches!(code, Some(334 | 388 | 290)) || e.to_string().contains("too large")
+    matches!(code, Some(334 | 388 | 290))
+        || matches!(e, Error::Unsupported(m) if m.contains("too large for one transaction"))
 }
 
 /// The update and its cascade in one transaction, retried on write conflicts.
@@ -324,7 +341,20 @@ async fn steps<T: Model>(
     update: &Document,
     copies: &[CopyInfo],
     many: bool,
+    session: Option<&mut ClientSession>,
+) -> Result<(UpdateResult, Vec<Document>)> {
+    steps_with::<T>(odm, filter, update, copies, many, session, true).await
+}
+
+/// The update and, when `cascade`, the copies.
+async fn steps_with<T: Model>(
+    odm: &Odm,
+    filter: &Document,
+    update: &Document,
+    copies: &[CopyInfo],
+    many: bool,
     mut session: Option<&mut ClientSession>,
+    cascade: bool,
 ) -> Result<(UpdateResult, Vec<Document>)> {
     let coll = odm.database().collection::<Document>(T::COLLECTION);
     let mut result = UpdateResult::default();
@@ -345,7 +375,9 @@ async fn steps<T: Model>(
             return Ok((result, Vec::new()));
         }
         for chunk in crate::batch::chunks_of(&ids) {
-            let filter = crate::literal::is_in("_id", chunk);
+            // The caller's filter again, with its guards (a bounded push's room): a document
+            // that stopped matching since the read of ids is left alone, as one update would.
+            let filter = doc! { "$and": [filter.clone(), crate::literal::is_in("_id", chunk)] };
             let action = coll.update_many(filter.clone(), update.clone());
             let part = match session.as_deref_mut() {
                 None => action.await,
@@ -380,8 +412,22 @@ async fn steps<T: Model>(
             }
         }
     };
-    cascade_values(odm, &values, copies, session).await?;
+    if cascade {
+        cascade_values(odm, &values, copies, session).await?;
+    }
     Ok((result, values))
+}
+
+/// The update of the sources alone (the first half of [`steps`]): its result and the sources'
+/// new values, for the caller to cascade.
+async fn update_sources<T: Model>(
+    odm: &Odm,
+    filter: &Document,
+    update: &Document,
+    copies: &[CopyInfo],
+    many: bool,
+) -> Result<(UpdateResult, Vec<Document>)> {
+    steps_with::<T>(odm, filter, update, copies, many, None, false).await
 }
 
 /// The current values of the copied fields of the sources `ids` in `source`: one `find` per

@@ -240,14 +240,16 @@ async fn refresh_in(
     let coll = odm.database().collection::<Document>(copy.dependent);
     for (parent, docs) in arrays {
         let action = coll.update_one(
-            crate::literal::eq("_id", parent),
+            crate::literal::eq("_id", parent.clone()),
             doc! { "$set": { copy.path.as_str(): docs } },
         );
         match session.as_deref_mut() {
             None => action.await,
             Some(s) => action.session(s).await,
         }
-        .map_err(|e| Error::from_driver(copy.dependent, e))?;
+        .map_err(|e| {
+            Error::from_write(copy.dependent, || crate::error::show_id(Some(&parent)), e)
+        })?;
     }
     Ok(())
 }

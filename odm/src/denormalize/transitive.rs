@@ -313,13 +313,22 @@ pub(crate) fn follow<'a>(
         let (latest, others): (Vec<CopyInfo>, Vec<CopyInfo>) = next
             .into_iter()
             .partition(|n| matches!(n.kind, CopyKind::Latest { .. }));
+        let mut failures = Failures::default();
         if !others.is_empty() {
-            cascade_values(odm, &docs, &others, session.as_deref_mut()).await?;
+            match cascade_values(odm, &docs, &others, session.as_deref_mut()).await {
+                Ok(()) => {}
+                Err(e) if session.is_some() => return Err(e),
+                Err(e) => failures.push(e),
+            }
         }
         for n in &latest {
-            latest_level(odm, n, &written_here, &docs, session.as_deref_mut()).await?;
+            match latest_level(odm, n, &written_here, &docs, session.as_deref_mut()).await {
+                Ok(()) => {}
+                Err(e) if session.is_some() => return Err(e),
+                Err(e) => failures.push(e),
+            }
         }
-        Ok(())
+        failures.into_result()
     })
 }
 
@@ -351,9 +360,14 @@ async fn latest_level(
     if parents.is_empty() {
         return Ok(());
     }
+    let mut failures = Failures::default();
     if sort.keys().any(|k| written.iter().any(|w| overlaps(k, w))) {
         // The order may change: recompute the arrays from the sources.
-        super::latest::refresh(odm, copy, parents.clone(), session.as_deref_mut()).await?;
+        match super::latest::refresh(odm, copy, parents.clone(), session.as_deref_mut()).await {
+            Ok(()) => {}
+            Err(e) if session.is_some() => return Err(e),
+            Err(e) => failures.push(e),
+        }
     } else {
         // Same order, new values: set them in place in the summaries of these sources.
         let changed: Vec<&(String, String)> = copy
@@ -419,14 +433,20 @@ async fn latest_level(
                 let action = coll
                     .update_many(filter.clone(), update.clone())
                     .with_options(options);
-                match session.as_deref_mut() {
+                let outcome = match session.as_deref_mut() {
                     None => action.await,
                     Some(s) => action.session(s).await,
                 }
                 .map_err(|e| {
                     Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
-                })?;
-                super::record_write(copy);
+                });
+                match outcome {
+                    Ok(_) => super::record_write(copy),
+                    // In a transaction the server has aborted it: nothing more can be written.
+                    Err(e) if session.is_some() => return Err(e),
+                    // Outside one, the other parents are still updated; these are reported.
+                    Err(e) => failures.push(e),
+                }
             }
         }
     }
@@ -436,9 +456,13 @@ async fn latest_level(
             filter: crate::literal::is_in("_id", chunk),
             values: Vec::new(),
         };
-        follow(odm, level, session.as_deref_mut()).await?;
+        match follow(odm, level, session.as_deref_mut()).await {
+            Ok(()) => {}
+            Err(e) if session.is_some() => return Err(e),
+            Err(e) => failures.push(e),
+        }
     }
-    Ok(())
+    failures.into_result()
 }
 
 #[cfg(test)]

@@ -444,7 +444,7 @@ impl<'a> VerifyCopies<'a> {
             CopyKind::Summary {
                 array: true, id, ..
             } if !source_exists => (
-                doc! { "$pull": { copy.path.as_str(): { id.as_str(): source_id.clone() } } },
+                doc! { "$pull": { copy.path.as_str(): crate::literal::eq(id, source_id.clone()) } },
                 UpdateOptions::default(),
             ),
             CopyKind::Summary {
@@ -455,7 +455,10 @@ impl<'a> VerifyCopies<'a> {
                     set.insert(format!("{}.$[copy].{to}", copy.path), v);
                 }
                 let options = UpdateOptions::builder()
-                    .array_filters(vec![doc! { format!("copy.{id}"): source_id.clone() }])
+                    .array_filters(vec![crate::literal::eq(
+                        &format!("copy.{id}"),
+                        source_id.clone(),
+                    )])
                     .build();
                 (doc! { "$set": set }, options)
             }

@@ -201,7 +201,9 @@ pub(crate) mod guards {
 /// Commands: one `find` per source collection the documents copy from (none when they copy
 /// nothing), one `insert` (split by the driver past 100,000 documents or 48 MB), then one
 /// `update` per parent keeping the latest of these documents; outside a session, one more
-/// `find` per source collection re-reading the sources copied (see [`crate::denormalize`]).
+/// `find` per source collection re-reading the sources copied; inside one, one `update` per
+/// source collection before its `find`, claiming the sources so that a concurrent delete of one
+/// conflicts (see [`crate::denormalize`]).
 async fn insert_raw<T: Model>(
     odm: &Odm,
     mut raws: Vec<RawDocumentBuf>,
@@ -372,7 +374,8 @@ into_future!(InsertMany => Vec<T::Id>);
 /// Denormalized copies add commands (none when the model holds no copy and none is taken from
 /// it):
 /// - an update writing whole summaries or the reference a copy follows: one `find` per source
-///   collection before the `update`, and the same `find` after it (outside a session);
+///   collection before the `update`, and the same `find` after it (outside a session; inside
+///   one, a claiming `update` per source collection before the `find` instead);
 /// - an update of a field other models copy: see [`UpdateOp::transaction`] (the update becomes
 ///   a `findAndModify`, then one `update` per copy and a re-reading `find`; a copy that is
 ///   itself copied adds one `find` and one `update` per copy of it, level after level);
@@ -524,7 +527,8 @@ into_future!(UpdateOp => UpdateResult);
 /// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`).
 ///
 /// When the model holds copies of other models, they are taken from their sources first, as on
-/// insert (one `find` per source collection, and one more after the write outside a session);
+/// insert (one `find` per source collection, and one more after the write outside a session;
+/// inside one, a claiming `update` per source collection before the `find`);
 /// its latest-N arrays are recomputed after it (one `aggregate`, one `update`).
 /// When other models copy from this one, the replacement is one `findAndModify` returning the
 /// copied fields as they were, followed by one `update` per copy whose fields changed (and, outside

@@ -66,8 +66,8 @@ pub struct Reassigned<P: Model> {
 /// repairs it.
 ///
 /// When the child copies fields through the reference (`owner_name`), one `find` of the new
-/// parent comes first (the copies are set with the reference) and, outside a session, one
-/// `find` re-reading it comes last; when the parents keep the child in a latest-N array, one
+/// parent comes first (the copies are set with the reference; inside a caller's session, after
+/// an `update` claiming it) and, outside a session, one `find` re-reading it comes last; when the parents keep the child in a latest-N array, one
 /// `find` before and one `aggregate` and one `update` per parent after recompute them.
 #[must_use = "the reassignment runs when awaited"]
 pub struct Reassign<'a, C: Model, P: Model> {
