@@ -84,6 +84,21 @@ fn assert_names(err: &odm::Error, collection: &str, id: &str, path: &str) {
     }
 }
 
+/// Product 1, listing `part`, stored just under the 16 MiB document limit (written around the
+/// ODM): a longer copied name does not fit in it.
+async fn insert_product_near_16_mb(db: &TestDb, part: &Part) -> odm::Result<()> {
+    let mut big = doc! {
+        "_id": 1, "name": "product 1", "manufacturer": "ACME", "catalog_number": 1,
+        "parts": [{ "id": part.id, "name": part.name.as_str() }],
+    };
+    big.insert("blob", "x".repeat(16 * 1024 * 1024 - 4 * 1024));
+    db.raw()
+        .collection::<Document>("products")
+        .insert_one(big)
+        .await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn an_insert_never_copies_a_malformed_source_value() -> odm::Result<()> {
     let db = TestDb::new().await?;
@@ -399,15 +414,7 @@ async fn a_refused_dependent_in_a_transaction_is_named_and_nothing_is_written() 
     let db = TestDb::new().await?;
     let p1 = part(1, None);
     db.odm().insert_one(&p1).await?;
-    let mut big = doc! {
-        "_id": 1, "name": "product 1", "manufacturer": "ACME", "catalog_number": 1,
-        "parts": [{ "id": p1.id, "name": "part 1" }],
-    };
-    big.insert("blob", "x".repeat(16 * 1024 * 1024 - 4 * 1024));
-    db.raw()
-        .collection::<Document>("products")
-        .insert_one(big)
-        .await?;
+    insert_product_near_16_mb(&db, &p1).await?;
 
     let err = db
         .odm()
@@ -477,15 +484,7 @@ async fn auto_does_not_fall_back_on_a_refused_dependent() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let p1 = part(1, None);
     db.odm().insert_one(&p1).await?;
-    let mut big = doc! {
-        "_id": 1, "name": "product 1", "manufacturer": "ACME", "catalog_number": 1,
-        "parts": [{ "id": p1.id, "name": "part 1" }],
-    };
-    big.insert("blob", "x".repeat(16 * 1024 * 1024 - 4 * 1024));
-    db.raw()
-        .collection::<Document>("products")
-        .insert_one(big)
-        .await?;
+    insert_product_near_16_mb(&db, &p1).await?;
 
     db.commands().clear();
     db.odm()
