@@ -1,6 +1,7 @@
 //! Project tooling. `cargo xtask <command>`:
 //!
-//! - `examples`: installs the pinned dev server if missing, then runs every example against it.
+//! - `examples`: installs the pinned dev server if missing, then runs every example against it
+//!   and checks that every command the guide shows is still printed by an example.
 //! - `test`: installs what is missing (cmake, the dev server, mdBook), then runs the format
 //!   check, clippy, every test (unit, integration, compile-fail, doc), rustdoc, the book build
 //!   and the examples. This is what CI runs.
@@ -197,14 +198,114 @@ fn example_names() -> Result<Vec<String>> {
 
 fn run_examples(server: &Path) -> Result {
     let server = server.to_string_lossy();
+    let mut printed = String::new();
     for name in example_names()? {
-        run(
+        printed.push_str(&run_captured(
             "cargo",
             &["run", "--quiet", "-p", "odm-examples", "--example", &name],
             &[(location::SERVER_ENV, &server)],
-        )?;
+        )?);
     }
-    Ok(())
+    check_transcripts(&printed)
+}
+
+/// Like [`run`], also returning what the command printed on standard output (which is
+/// printed as well).
+fn run_captured(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<String> {
+    eprintln!("xtask: $ {program} {}", args.join(" "));
+    let output = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{stdout}");
+    if output.status.success() {
+        Ok(stdout)
+    } else {
+        Err(format!(
+            "`{program} {}` failed ({})",
+            args.join(" "),
+            output.status
+        ))
+    }
+}
+
+/// The commands the guide shows (lines such as `update products: updates [...]` in its
+/// `text` blocks) are pasted from what the examples print: each must still be printed by one
+/// of them, dates aside, so that a change to what an operation sends cannot leave the guide
+/// showing the old command.
+fn check_transcripts(printed: &str) -> Result {
+    const COMMANDS: [&str; 10] = [
+        "find",
+        "update",
+        "findAndModify",
+        "insert",
+        "delete",
+        "aggregate",
+        "getMore",
+        "commitTransaction",
+        "abortTransaction",
+        "createIndexes",
+    ];
+    fn normalized(line: &str) -> String {
+        // `DateTime("2026-11-24T08:02:24.95Z")` and the guide's `DateTime("...")` alike.
+        let mut out = String::new();
+        let mut rest = line.trim();
+        while let Some(at) = rest.find("DateTime(\"") {
+            out.push_str(&rest[..at]);
+            out.push_str("DateTime(..)");
+            let after = &rest[at + "DateTime(\"".len()..];
+            rest = after.find("\")").map_or("", |end| &after[end + 2..]);
+        }
+        out.push_str(rest);
+        out
+    }
+    let is_command = |line: &str| {
+        let line = line.trim();
+        line.split_once(' ').is_some_and(|(name, rest)| {
+            COMMANDS.contains(&name)
+                && rest
+                    .split_once(": ")
+                    .is_some_and(|(coll, _)| !coll.is_empty() && !coll.contains(' '))
+        })
+    };
+    let printed: std::collections::HashSet<String> = printed.lines().map(normalized).collect();
+    let mut stale = Vec::new();
+    let dir = root().join("book/src");
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    chapters.sort();
+    for chapter in chapters {
+        let text = std::fs::read_to_string(&chapter)
+            .map_err(|e| format!("cannot read {}: {e}", chapter.display()))?;
+        let mut in_text_block = false;
+        for (i, line) in text.lines().enumerate() {
+            if line.starts_with("```") {
+                in_text_block = !in_text_block && line.trim() == "```text";
+                continue;
+            }
+            if in_text_block && is_command(line) && !printed.contains(&normalized(line)) {
+                let name = chapter.file_name().unwrap_or_default().to_string_lossy();
+                stale.push(format!("  book/src/{name}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    if stale.is_empty() {
+        eprintln!("xtask: every command the guide shows is printed by an example");
+        Ok(())
+    } else {
+        Err(format!(
+            "the guide shows commands no example prints any more (paste the examples' \
+             current output):\n{}",
+            stale.join("\n")
+        ))
+    }
 }
 
 /// The benchmark binaries in bench/src/bin.
