@@ -1039,50 +1039,20 @@ async fn find_one_and_update_of_a_part_cascades_too() -> odm::Result<()> {
     Ok(())
 }
 
-/// An `Odm` on `db`'s database whose next `find` (once armed) is followed, before the driver
-/// goes on, by a rename of `part` through a second `Odm` on another client: the worst moment
-/// for a write that has just read the part's name to copy it.
+/// An `Odm` whose next `find` (once armed) is followed by a rename of `part` through another
+/// client: see [`common::act_after_next_find`].
 async fn rename_after_next_find(
     db: &TestDb,
     part: ObjectId,
     name: &'static str,
 ) -> odm::Result<(Odm, std::sync::Arc<std::sync::atomic::AtomicBool>)> {
-    use odm::mongodb::event::command::CommandEvent;
-    use odm::mongodb::event::EventHandler;
-    use odm::mongodb::options::ClientOptions;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-
-    let uri = odm::testing::test_uri()?;
-    let armed = Arc::new(AtomicBool::new(false));
-    let mut options = ClientOptions::parse(&uri).await?;
-    let (trigger, db_name) = (armed.clone(), db.name().to_owned());
-    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
-        let CommandEvent::Succeeded(done) = ev else {
-            return;
-        };
-        if done.command_name != "find" || !trigger.swap(false, Ordering::SeqCst) {
-            return;
-        }
-        let (uri, db_name) = (uri.clone(), db_name.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                let other = Odm::connect(&uri, &db_name).await.unwrap();
-                other
-                    .update_by_id::<Part>(part, Part::name().set(name))
-                    .await
-                    .unwrap();
-            });
-        })
-        .join()
-        .unwrap();
-    }));
-    let client = odm::mongodb::Client::with_options(options)?;
-    Ok((Odm::new(client.database(db.name())), armed))
+    common::act_after_next_find(db, move |database| async move {
+        Odm::new(database)
+            .update_by_id::<Part>(part, Part::name().set(name))
+            .await
+            .expect("the concurrent rename");
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,7 @@
 //! Writes that race each other inside transactions: an insert taking a summary of a source
 //! while that source is deleted must never leave the summary of a deleted document behind.
 
+mod common;
 #[path = "common/denorm.rs"]
 mod denorm;
 
@@ -118,11 +119,7 @@ async fn a_cascading_update_many_keeps_the_bound_of_a_document_filled_meanwhile(
 {
     use denorm::tasks::{Person, Task};
     use odm::bson::doc;
-    use odm::mongodb::event::command::CommandEvent;
-    use odm::mongodb::event::EventHandler;
-    use odm::mongodb::options::ClientOptions;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
 
     let db = TestDb::new().await?;
     // Kate's list has room for one more task; Bob's has plenty.
@@ -138,41 +135,17 @@ async fn a_cascading_update_many_keeps_the_bound_of_a_document_filled_meanwhile(
         .await?;
 
     // Right after the cascade's `find` of the ids, another client takes Kate's last slot.
-    let uri = odm::testing::test_uri()?;
-    let armed = Arc::new(AtomicBool::new(false));
-    let mut options = ClientOptions::parse(&uri).await?;
-    let (trigger, db_name) = (armed.clone(), db.name().to_owned());
-    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
-        let CommandEvent::Succeeded(done) = ev else {
-            return;
-        };
-        if done.command_name != "find" || !trigger.swap(false, Ordering::SeqCst) {
-            return;
-        }
-        let (uri, db_name) = (uri.clone(), db_name.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                let client = odm::mongodb::Client::with_uri_str(&uri).await.unwrap();
-                client
-                    .database(&db_name)
-                    .collection::<Document>("people")
-                    .update_one(
-                        doc! { "_id": kate },
-                        doc! { "$push": { "tasks": ObjectId::new() } },
-                    )
-                    .await
-                    .unwrap();
-            });
-        })
-        .join()
-        .unwrap();
-    }));
-    let client = odm::mongodb::Client::with_options(options)?;
-    let odm = Odm::new(client.database(db.name()));
+    let (odm, armed) = common::act_after_next_find(&db, move |database| async move {
+        database
+            .collection::<Document>("people")
+            .update_one(
+                doc! { "_id": kate },
+                doc! { "$push": { "tasks": ObjectId::new() } },
+            )
+            .await
+            .expect("the concurrent push");
+    })
+    .await?;
 
     let task = Ref::<Task>::new(ObjectId::new());
     armed.store(true, Ordering::SeqCst);

@@ -72,3 +72,52 @@ pub fn last_command(db: &TestDb, name: &str) -> Document {
         .and_then(|c| c.command)
         .unwrap_or_else(|| panic!("no `{name}` command was sent"))
 }
+
+/// An `Odm` on `db`'s database whose next `find`, once `armed` is set, is followed, before the
+/// driver goes on, by `act` on the same database through a client of its own (on a thread and
+/// runtime of its own): the worst moment for a write that has just read what it is about to
+/// write. `armed` is cleared when `act` has run.
+pub async fn act_after_next_find<F, Fut>(
+    db: &TestDb,
+    act: F,
+) -> odm::Result<(odm::Odm, std::sync::Arc<std::sync::atomic::AtomicBool>)>
+where
+    F: Fn(odm::mongodb::Database) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    use odm::mongodb::event::command::CommandEvent;
+    use odm::mongodb::event::EventHandler;
+    use odm::mongodb::options::ClientOptions;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let uri = odm::testing::test_uri()?;
+    let armed = Arc::new(AtomicBool::new(false));
+    let mut options = ClientOptions::parse(&uri).await?;
+    let (trigger, db_name, act) = (armed.clone(), db.name().to_owned(), Arc::new(act));
+    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        let CommandEvent::Succeeded(done) = ev else {
+            return;
+        };
+        if done.command_name != "find" || !trigger.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let (uri, db_name, act) = (uri.clone(), db_name.clone(), act.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async {
+                let client = odm::mongodb::Client::with_uri_str(&uri)
+                    .await
+                    .expect("client");
+                act(client.database(&db_name)).await;
+            });
+        })
+        .join()
+        .expect("the concurrent write");
+    }));
+    let client = odm::mongodb::Client::with_options(options)?;
+    Ok((odm::Odm::new(client.database(db.name())), armed))
+}
