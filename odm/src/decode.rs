@@ -1,19 +1,53 @@
 //! Decoding stored documents with errors that name collection, `_id` and field path.
 
-use bson::raw::RawDocument;
+use bson::raw::{RawBsonRef, RawDocument};
 use bson::{Bson, Document};
 use serde::de::DeserializeOwned;
 
 use crate::error::show_id;
+use crate::kind::Kinds;
 use crate::Error;
 
 /// Decodes one stored document. The fast path decodes straight from the raw bytes; only when
 /// that fails is the document decoded again, tracking the path, to say where it went wrong.
-pub(crate) fn decode<T: DeserializeOwned>(collection: &str, raw: &RawDocument) -> crate::Result<T> {
+///
+/// `kinds` are those of a polymorphic model: a document whose discriminator names none of them
+/// is reported as [`Error::UnknownKind`] rather than as serde's unknown variant.
+pub(crate) fn decode<T: DeserializeOwned>(
+    collection: &str,
+    kinds: Option<Kinds>,
+    raw: &RawDocument,
+) -> crate::Result<T> {
     match bson::deserialize_from_slice::<T>(raw.as_bytes()) {
         Ok(v) => Ok(v),
-        Err(first) => Err(explain::<T>(collection, raw, first)),
+        Err(first) => Err(kinds
+            .and_then(|k| unknown_kind(collection, k, raw))
+            .unwrap_or_else(|| explain::<T>(collection, raw, first))),
     }
+}
+
+fn id_of(raw: &RawDocument) -> Option<Bson> {
+    raw.get("_id")
+        .ok()
+        .flatten()
+        .and_then(|v| Bson::try_from(v).ok())
+}
+
+/// The error for a document whose discriminator names no kind; `None` when it names one (the
+/// document is wrong elsewhere).
+fn unknown_kind(collection: &str, kinds: Kinds, raw: &RawDocument) -> Option<Error> {
+    let value = match raw.get(kinds.field) {
+        Ok(Some(RawBsonRef::String(v))) if kinds.knows(v) => return None,
+        Ok(Some(v)) => Bson::try_from(v).map_or_else(|_| "?".to_owned(), |b| b.to_string()),
+        _ => "<missing>".to_owned(),
+    };
+    Some(Error::UnknownKind {
+        collection: collection.to_owned(),
+        id: show_id(id_of(raw).as_ref()),
+        field: kinds.field.to_owned(),
+        value,
+        known: kinds.values.iter().map(|v| (*v).to_owned()).collect(),
+    })
 }
 
 fn explain<T: DeserializeOwned>(
@@ -21,11 +55,7 @@ fn explain<T: DeserializeOwned>(
     raw: &RawDocument,
     first: bson::error::Error,
 ) -> Error {
-    let id = raw
-        .get("_id")
-        .ok()
-        .flatten()
-        .and_then(|v| Bson::try_from(v).ok());
+    let id = id_of(raw);
     let doc = Document::try_from(raw).ok();
     let retried = doc.map(|d| {
         serde_path_to_error::deserialize::<_, T>(bson::de::Deserializer::new(Bson::Document(d)))

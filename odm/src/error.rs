@@ -28,6 +28,25 @@ pub enum Error {
         message: String,
     },
 
+    /// A document of a polymorphic model (an enum of kinds) whose discriminator names no kind
+    /// (or is missing), and the model declares no catch-all variant.
+    #[error(
+        "document {id} in collection `{collection}` has `{field}: {value}`, which names no kind (known: {})",
+        known.join(", ")
+    )]
+    UnknownKind {
+        /// Collection the document was read from.
+        collection: String,
+        /// The document's `_id` as the shell prints it.
+        id: String,
+        /// The discriminator field (`type`).
+        field: String,
+        /// Its stored value as the shell prints it (`"ebook"`), or `<missing>`.
+        value: String,
+        /// The values of the known kinds.
+        known: Vec<String>,
+    },
+
     /// A value could not be encoded as BSON (for example an integer out of BSON's range).
     #[error("cannot encode {what} for collection `{collection}`: {message}")]
     Encode {

@@ -46,6 +46,7 @@ mod error;
 mod handle;
 pub mod index;
 mod keys;
+pub mod kind;
 mod literal;
 mod model;
 pub mod monitor;
@@ -178,6 +179,7 @@ pub mod prelude {
 /// Used by the generated code; not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};

@@ -24,6 +24,13 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// Name of the collection the documents live in.
     const COLLECTION: &'static str;
 
+    /// For a kind of a polymorphic model (`#[odm(kind_of = "Book")]`): its discriminator, which
+    /// every filter of the kind includes and every insert stores.
+    const KIND: Option<crate::kind::Kind> = None;
+
+    /// For a polymorphic model (an enum of kinds): the discriminator field and its values.
+    const KINDS: Option<crate::kind::Kinds> = None;
+
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;
 

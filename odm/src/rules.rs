@@ -6,8 +6,14 @@
 //! one is not implemented, the compiler's message states the rule and the fix; the trait's
 //! name is the rule's name. They are implemented by the derives or here, never by hand.
 
+mod kinds;
 mod names;
 mod targets;
+
+pub use kinds::{
+    common_field, kind_field_free, name_hash, same_kind_field, same_kind_id, KindBase, KindField,
+    KindOf, SameKindField, SameKindId,
+};
 
 pub use crate::reference::{NotAModel, RefTarget};
 pub use targets::ReferenceTarget;

@@ -255,7 +255,7 @@ pub fn copy_infos(cont: &Container<'_>) -> TokenStream {
 
 fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option<TokenStream> {
     let type_name = cont.ident.to_string();
-    let collection = cont.collection_name();
+    let collection = cont.collection_expr();
     let stored = &f.stored;
     let (from, from_lit) = d.from.as_ref()?;
     let fields_lit = d.fields_lit.as_ref()?;

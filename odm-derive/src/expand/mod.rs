@@ -5,6 +5,7 @@ mod denormalize;
 mod dummy;
 mod embed_check;
 mod indexes;
+mod kinds;
 mod paths;
 mod references;
 
@@ -16,6 +17,9 @@ use crate::ctxt::Ctxt;
 use crate::model::{check, Container, Derive};
 
 pub fn model(input: &DeriveInput) -> TokenStream {
+    if let syn::Data::Enum(_) = &input.data {
+        return kinds::model_enum(input);
+    }
     expand(input, Derive::Model)
 }
 
@@ -86,7 +90,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let accessors = paths::model_accessors(cont);
     let indexes = indexes::index_specs(cont);
-    let collection = cont.collection_name();
+    let collection = cont.collection_expr();
     let type_name = ident.to_string();
     let id = cont
         .id_field()
@@ -100,7 +104,28 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let source_fields = denormalize::source_fields(cont);
     let names = paths::names_consts(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
+    let kind_const = kinds::kind_const(cont);
+    let kind_items = kinds::kind_items(cont);
+    let (kind, indexes, copies) = match &kind_const {
+        Some(_) => (
+            quote! {
+                const KIND: ::odm::__private::Option<::odm::__private::Kind> =
+                    ::odm::__private::Option::Some(__KIND);
+            },
+            quote! {
+                let specs: ::odm::__private::Vec<::odm::__private::IndexSpec> = #indexes;
+                specs.into_iter().map(|s| s.for_kind(__KIND)).collect()
+            },
+            quote! {
+                let copies: ::odm::__private::Vec<::odm::__private::CopyInfo> = #copies;
+                copies.into_iter().map(|c| c.in_kind(::odm::__private::Option::Some(__KIND))).collect()
+            },
+        ),
+        None => (quote!(), indexes, copies),
+    };
     quote! {
+        #kind_const
+        #kind_items
         #accessors
         #embed_checks
         #inverse_checks
@@ -124,6 +149,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         impl ::odm::__private::Model for #ident {
             type Id = #id_ty;
             const COLLECTION: &'static str = #collection;
+            #kind
 
             fn document_id(&self) -> ::odm::__private::Option<&#id_ty> {
                 #id_expr

@@ -119,6 +119,16 @@ fn doc_for(f: &Field<'_>) -> String {
 /// The return type and the body of a model's accessor for the stored field `f`.
 pub fn model_accessor_parts(cont: &Container<'_>, f: &Field<'_>) -> (TokenStream, TokenStream) {
     let ident = cont.ident;
+    accessor_parts_from(cont, f, &quote!(#ident))
+}
+
+/// [`model_accessor_parts`] with the path starting at another model, `root` (the base of a
+/// kind, for a common field).
+pub fn accessor_parts_from(
+    _cont: &Container<'_>,
+    f: &Field<'_>,
+    root: &TokenStream,
+) -> (TokenStream, TokenStream) {
     let stored = &f.stored;
     // A copy taken through a reference, or a latest-N array, is written by odm only.
     let copied = f.denormalize.as_ref().is_some_and(|d| {
@@ -131,7 +141,7 @@ pub fn model_accessor_parts(cont: &Container<'_>, f: &Field<'_>) -> (TokenStream
     };
     accessor_parts(
         f,
-        &quote!(#ident),
+        root,
         &mode,
         quote!(::odm::__private::Field::top(#stored)),
     )

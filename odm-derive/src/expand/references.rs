@@ -13,7 +13,7 @@ use crate::model::{Container, Shape};
 pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let type_name = ident.to_string();
-    let collection = cont.collection_name();
+    let collection = cont.collection_expr();
     let infos = cont.stored_fields().filter_map(|f| {
         let r = f.reference.as_ref()?;
         let target = f.ref_target()?;

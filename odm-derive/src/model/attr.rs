@@ -11,7 +11,7 @@ use super::case::RenameRule;
 use super::Derive;
 use crate::ctxt::Ctxt;
 
-const CONTAINER_KEYS: &str = "`collection`, `index`";
+const CONTAINER_KEYS: &str = "`collection`, `index`, `kind_of`, `common`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -19,6 +19,15 @@ const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 #[derive(Default)]
 pub struct ContainerAttrs {
     pub collection: Option<LitStr>,
+    /// `kind_of = "Book"`: the struct is a kind of the polymorphic model `Book`.
+    pub kind_of: Option<(syn::Type, LitStr)>,
+    /// `common = "title, isbn"` on an enum of kinds: the fields every kind has.
+    pub common: Option<LitStr>,
+    /// `#[serde(tag = "type")]`: the discriminator of an enum of kinds.
+    pub serde_tag: Option<LitStr>,
+    /// `#[serde(content = "...")]` or `#[serde(untagged)]`: a representation that is not
+    /// internally tagged.
+    pub serde_not_internal: Option<Span>,
     pub indexes: Vec<CompoundIndex>,
     pub rename_all: Option<RenameRule>,
     /// `#[allow(deprecated)]` on the struct: copying a `#[frequently_updated]` field is
@@ -232,6 +241,21 @@ impl ContainerAttrs {
                         }
                     } else if meta.path.is_ident("index") {
                         out.indexes.push(CompoundIndex::parse(cx, &meta)?);
+                    } else if meta.path.is_ident("kind_of") {
+                        if let Some(lit) = string_value(cx, &meta, "kind_of", "Book")? {
+                            match lit.parse::<syn::Type>() {
+                                Ok(ty) if out.kind_of.is_none() => out.kind_of = Some((ty, lit)),
+                                Ok(_) => cx.error_spanned_by(&meta.path, "duplicate odm attribute `kind_of`"),
+                                Err(_) => cx.error_spanned_by(&lit, "`kind_of` names the enum of kinds this struct is one of: `kind_of = \"Book\"`"),
+                            }
+                        }
+                    } else if meta.path.is_ident("common") {
+                        if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
+                            if out.common.is_some() {
+                                cx.error_spanned_by(&meta.path, "duplicate odm attribute `common`");
+                            }
+                            out.common = Some(lit);
+                        }
                     } else {
                         cx.error_spanned_by(
                             &meta.path,
@@ -272,6 +296,11 @@ fn parse_serde_container(attr: &Attribute, out: &mut ContainerAttrs) {
             if let Some(rule) = lit.and_then(|lit| RenameRule::from_str(&lit.value())) {
                 out.rename_all = Some(rule);
             }
+        } else if meta.path.is_ident("tag") {
+            out.serde_tag = Some(meta.value()?.parse::<LitStr>()?);
+        } else if meta.path.is_ident("content") || meta.path.is_ident("untagged") {
+            out.serde_not_internal = Some(meta.path.span());
+            skip_value(&meta)?;
         } else {
             skip_value(&meta)?;
         }

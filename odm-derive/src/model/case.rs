@@ -61,6 +61,23 @@ impl RenameRule {
             RenameRule::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
         }
     }
+
+    /// Applies the rule to a (PascalCase) Rust variant name, as serde does.
+    pub fn apply_to_variant(self, variant: &str) -> String {
+        match self {
+            RenameRule::Pascal => variant.to_owned(),
+            RenameRule::Lower => variant.to_ascii_lowercase(),
+            RenameRule::Upper => variant.to_ascii_uppercase(),
+            RenameRule::Camel => {
+                let mut chars = variant.chars();
+                match chars.next() {
+                    Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+                    None => String::new(),
+                }
+            }
+            _ => self.apply_to_field(&snake_case(variant)),
+        }
+    }
 }
 
 /// `LogMessage` -> `log_message`.

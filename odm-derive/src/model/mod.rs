@@ -31,6 +31,8 @@ pub struct Container<'a> {
     pub ident: &'a Ident,
     pub vis: &'a Visibility,
     pub collection: Option<LitStr>,
+    /// `#[odm(kind_of = "Book")]`: the base enum and the attribute's string.
+    pub kind_of: Option<(Type, LitStr)>,
     pub compound_indexes: Vec<attr::CompoundIndex>,
     pub fields: Vec<Field<'a>>,
     /// `#[allow(deprecated)]` on the struct: its copies may take `#[frequently_updated]` fields.
@@ -150,6 +152,18 @@ impl<'a> Container<'a> {
             );
         }
         let container_attrs = attr::ContainerAttrs::parse(cx, &input.attrs, derive);
+        if let (Some(_), Some(lit)) = (&container_attrs.kind_of, &container_attrs.collection) {
+            cx.error_spanned_by(
+                lit,
+                "a kind is stored in the collection of its base: remove `collection` here and declare it on the enum of kinds",
+            );
+        }
+        if let Some(lit) = &container_attrs.common {
+            cx.error_spanned_by(
+                lit,
+                "`common` lists the fields every kind has, on the enum of kinds; a struct's fields are its own",
+            );
+        }
         let fields = fields
             .iter()
             .map(|f| {
@@ -192,10 +206,24 @@ impl<'a> Container<'a> {
             ident: &input.ident,
             vis: &input.vis,
             collection: container_attrs.collection,
+            kind_of: container_attrs.kind_of,
             compound_indexes: container_attrs.indexes,
             fields,
             allow_deprecated: container_attrs.allow_deprecated,
         })
+    }
+
+    /// The collection name as an expression: the base's for a kind, else [`Self::collection_name`].
+    pub fn collection_expr(&self) -> proc_macro2::TokenStream {
+        match &self.kind_of {
+            Some((base, lit)) => {
+                quote::quote_spanned!(lit.span()=> <#base as ::odm::__private::Model>::COLLECTION)
+            }
+            None => {
+                let name = self.collection_name();
+                quote::quote!(#name)
+            }
+        }
     }
 
     /// The collection name: declared, or the snake-cased type name plus `s`.

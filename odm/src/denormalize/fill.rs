@@ -148,7 +148,7 @@ pub(crate) async fn fill_copies(
         .collect();
     let mut wanted = Wanted::default();
     for copy in &copies {
-        for doc in docs.iter() {
+        for doc in docs.iter().filter(|d| copy.applies_to(d)) {
             for id in source_ids(doc, copy) {
                 wanted.add(copy, &id);
             }
@@ -157,7 +157,9 @@ pub(crate) async fn fill_copies(
     let (sources, taken) = wanted.fetch(odm, session).await?;
     for doc in docs.iter_mut() {
         for copy in &copies {
-            fill_one(doc, copy, sources.get(copy.source))?;
+            if copy.applies_to(doc) {
+                fill_one(doc, copy, sources.get(copy.source))?;
+            }
         }
     }
     Ok(taken)

@@ -92,7 +92,11 @@ impl CopyInfo {
 
     /// The filter that finds the dependents copying from the sources `ids`.
     pub(crate) fn dependents_of(&self, ids: &[bson::Bson]) -> Document {
-        crate::literal::is_in(&self.dependents_key(), ids.to_vec())
+        let filter = crate::literal::is_in(&self.dependents_key(), ids.to_vec());
+        match self.dependent_kind {
+            Some(kind) => kind.restrict(filter),
+            None => filter,
+        }
     }
 }
 

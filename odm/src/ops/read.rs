@@ -107,7 +107,7 @@ impl<'a, T: Model> Find<'a, T> {
         options: FindOptions,
         session: Option<&mut ClientSession>,
     ) -> Result<Vec<U>> {
-        find_decoded::<T, U>(odm, filter.into_document(T::COLLECTION)?, options, session).await
+        find_decoded::<T, U>(odm, crate::kind::model_filter(filter)?, options, session).await
     }
 
     async fn run(self) -> Result<Vec<T>> {
@@ -164,7 +164,7 @@ pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
         None => {
             let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
             while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
-                out.push(decode(T::COLLECTION, cursor.current())?);
+                out.push(decode(T::COLLECTION, T::KINDS, cursor.current())?);
             }
         }
         Some(session) => {
@@ -177,7 +177,7 @@ pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
                 .await
                 .map_err(Odm::driver_error::<T>)?
             {
-                out.push(decode(T::COLLECTION, cursor.current())?);
+                out.push(decode(T::COLLECTION, T::KINDS, cursor.current())?);
             }
         }
     }
@@ -376,7 +376,7 @@ impl<'a, T: Model> Count<'a, T> {
     }
 
     async fn run(self) -> Result<u64> {
-        let filter = self.filter.into_document(T::COLLECTION)?;
+        let filter = crate::kind::model_filter(self.filter)?;
         let coll = self.odm.raw_collection::<T>();
         let action = coll.count_documents(filter);
         match self.session {
@@ -457,7 +457,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     }
 
     async fn run(self) -> Result<Option<T>> {
-        let base = self.filter.into_document(T::COLLECTION)?;
+        let base = crate::kind::model_filter(self.filter)?;
         let guards =
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
@@ -523,7 +523,9 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         if !in_session {
             taken.settle(self.odm).await?;
         }
-        found.map(|raw| decode(T::COLLECTION, &raw)).transpose()
+        found
+            .map(|raw| decode(T::COLLECTION, T::KINDS, &raw))
+            .transpose()
     }
 }
 

@@ -27,8 +27,11 @@ fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
             detail: format!("the document holds {len} elements"),
         });
     }
-    let raw = bson::serialize_to_raw_document_buf(doc).map_err(encode_error)?;
+    let mut raw = bson::serialize_to_raw_document_buf(doc).map_err(encode_error)?;
     check_document(T::COLLECTION, &raw)?;
+    if let Some(kind) = T::KIND {
+        store_kind::<T>(&mut raw, kind)?;
+    }
     let has_id = matches!(raw.get("_id"), Ok(Some(v)) if !matches!(v, RawBsonRef::Null));
     if has_id {
         let id = doc
@@ -50,6 +53,39 @@ fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
         RawDocumentBuf::try_from(&with_id).map_err(encode_error)?,
         id,
     ))
+}
+
+/// A kind's document carries its discriminator: appended when the struct does not store it,
+/// refused when it stores another value.
+fn store_kind<T: Model>(raw: &mut RawDocumentBuf, kind: crate::kind::Kind) -> Result<()> {
+    match raw.get(kind.field) {
+        Ok(None) => {
+            // The derive refuses a discriminator field name that is not a valid key.
+            let key = <&bson::raw::CStr>::try_from(kind.field).map_err(|e| Error::Encode {
+                collection: T::COLLECTION.to_owned(),
+                what: "discriminator".to_owned(),
+                message: e.to_string(),
+            })?;
+            raw.append(key, kind.value);
+            Ok(())
+        }
+        Ok(Some(RawBsonRef::String(v))) if v == kind.value => Ok(()),
+        other => Err(Error::Encode {
+            collection: T::COLLECTION.to_owned(),
+            what: "document".to_owned(),
+            message: format!(
+                "the document stores `{}: {:?}`, but it is the kind `{}: {:?}`",
+                kind.field,
+                other
+                    .ok()
+                    .flatten()
+                    .and_then(|v| Bson::try_from(v).ok())
+                    .unwrap_or(Bson::Null),
+                kind.field,
+                kind.value
+            ),
+        }),
+    }
 }
 
 fn id_of<T: Model>(raw: &RawDocument) -> Result<T::Id> {
@@ -454,7 +490,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     /// The result, the copies to settle, and for a bounded `update_many` whose write matched
     /// fewer documents than had room when counted, the error saying so.
     async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken, Option<Error>)> {
-        let base = self.filter.into_document(T::COLLECTION)?;
+        let base = crate::kind::model_filter(self.filter)?;
         let guards =
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
@@ -568,7 +604,7 @@ impl<'a, T: Model> Replace<'a, T> {
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
-        let filter = T::id_field().eq(id).into_document(T::COLLECTION)?;
+        let filter = crate::kind::model_filter(T::id_field().eq(id))?;
         let (mut raw, _) = encode_document(self.doc)?;
         let mut session = self.session;
         let in_session = session.is_some();
@@ -689,7 +725,7 @@ impl<'a, T: Model> Delete<'a, T> {
     }
 
     async fn run(self) -> Result<u64> {
-        let filter = self.filter.into_document(T::COLLECTION)?;
+        let filter = crate::kind::model_filter(self.filter)?;
         let summarized = crate::denormalize::copies_from(T::COLLECTION)
             .iter()
             .any(|c| {

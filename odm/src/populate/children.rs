@@ -195,9 +195,13 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
 
     fn match_stage(&self, parents: &[Bson]) -> Result<Document> {
         let by_parent = crate::literal::is_in(&self.path, parents.to_vec());
-        Ok(match &self.filter {
+        let filter = match &self.filter {
             Some(f) => doc! { "$and": [by_parent, f.clone().into_document(C::COLLECTION)?] },
             None => by_parent,
+        };
+        Ok(match C::KIND {
+            Some(kind) => kind.restrict(filter),
+            None => filter,
         })
     }
 
@@ -291,7 +295,7 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
                     })?;
                     for item in docs {
                         if let Ok(bson::RawBsonRef::Document(d)) = item {
-                            out.add(vec![key.clone()], decode::<C>(C::COLLECTION, d)?);
+                            out.add(vec![key.clone()], decode::<C>(C::COLLECTION, C::KINDS, d)?);
                         }
                     }
                 }

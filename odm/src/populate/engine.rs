@@ -121,6 +121,12 @@ impl<Root: Model, T: Model> Populate<Root, T> {
             Some(f) => doc! { "$and": [by_id, f.clone().into_document(T::COLLECTION)?] },
             None => by_id,
         };
+        // A reference to one kind loads documents of that kind only: another kind under the
+        // same id is a dangling reference, not a document decoded as the wrong kind.
+        let filter = match T::KIND {
+            Some(kind) => kind.restrict(filter),
+            None => filter,
+        };
         let mut options = FindOptions::default();
         options.projection = self.projection.clone().map(with_id);
         options.sort = self.sort.clone();

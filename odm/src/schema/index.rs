@@ -90,6 +90,33 @@ impl IndexSpec {
         self
     }
 
+    /// The index as a kind of a polymorphic model declares it: partial on the kind's
+    /// discriminator (`{type: "series"}`), so that it holds the documents of that kind only and a
+    /// unique index is unique among them; `sparse` becomes `{key: {$exists: true}}` for each key
+    /// in the same filter (MongoDB refuses `sparse` together with a partial filter). Unless
+    /// named, it is named after its keys and the kind (`volume_1_type_series`), so that two
+    /// kinds may index a field of the same name.
+    #[doc(hidden)]
+    pub fn for_kind(mut self, kind: crate::kind::Kind) -> Self {
+        let mut partial = doc! { kind.field: kind.value };
+        if self.sparse {
+            for (path, key) in &self.keys {
+                if *key != IndexKey::Text {
+                    partial.insert(path.clone(), doc! { "$exists": true });
+                }
+            }
+            self.sparse = false;
+        }
+        if let Some(declared) = self.partial.take() {
+            partial.extend(declared);
+        }
+        if self.name.is_none() {
+            self.name = Some(format!("{}_{}_{}", self.name(), kind.field, kind.value));
+        }
+        self.partial = Some(partial);
+        self
+    }
+
     /// Deletes documents `secs` seconds after the date in the (single) key field.
     pub fn expire_after_secs(mut self, secs: u64) -> Self {
         self.expire_after_secs = Some(secs);

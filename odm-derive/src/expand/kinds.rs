@@ -1,0 +1,405 @@
+//! Single-collection inheritance: the enum of kinds (`enum Book { Single(SingleBook), .. }`)
+//! and what each kind (`#[odm(kind_of = "Book")]`) adds to its own model code.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type};
+
+use crate::ctxt::Ctxt;
+use crate::model::attr::{self, ContainerAttrs};
+use crate::model::{case, Container, Derive};
+
+/// The FNV-1a hash of a field name, which `KindField` is keyed by (the same as
+/// `odm::rules::name_hash`).
+fn name_hash(name: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// The kind's discriminator, named once so that a missing variant is one error.
+pub fn kind_const(cont: &Container<'_>) -> Option<TokenStream> {
+    let (base, lit) = cont.kind_of.as_ref()?;
+    let ident = cont.ident;
+    Some(quote_spanned! {lit.span()=>
+        const __KIND: ::odm::__private::Kind =
+            <#ident as ::odm::__private::KindOf<#base>>::KIND;
+    })
+}
+
+/// For a kind: the discriminator check and one `KindField` impl per stored field, through
+/// which the base reaches the common fields.
+pub fn kind_items(cont: &Container<'_>) -> TokenStream {
+    if cont.kind_of.is_none() {
+        return TokenStream::new();
+    }
+    let ident = cont.ident;
+    let name = ident.unraw().to_string();
+    let stored: Vec<&str> = cont.stored_fields().map(|f| f.stored.as_str()).collect();
+    let fields = cont.stored_fields().map(|f| {
+        let hash = name_hash(&f.ident.unraw().to_string());
+        let ty = f.ty;
+        let root = quote!(__R);
+        let (ret, body) = if f.reference.is_some() || f.ref_target().is_some() {
+            let stored = &f.stored;
+            (
+                quote!(::odm::__private::Field<__R, #ty, ::odm::__private::Single>),
+                quote!(::odm::__private::Field::top(#stored)),
+            )
+        } else {
+            super::paths::accessor_parts_from(cont, f, &root)
+        };
+        quote! {
+            impl ::odm::__private::KindField<#hash> for #ident {
+                type Value = #ty;
+                type Paths<__R> = #ret;
+                fn paths<__R>() -> #ret {
+                    #body
+                }
+            }
+        }
+    });
+    quote! {
+        const _: () = ::odm::__private::kind_field_free(#name, &[#(#stored),*], __KIND.field);
+        #(#fields)*
+    }
+}
+
+struct Variant<'a> {
+    ident: &'a Ident,
+    /// The kind's struct; `None` for the catch-all.
+    ty: Option<&'a Type>,
+    value: String,
+    /// Where the value comes from (a `rename` string, else the variant's name).
+    span: Span,
+}
+
+/// `#[derive(Model)]` on an enum: the base of a polymorphic model.
+pub fn model_enum(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let Data::Enum(data) = &input.data else {
+        unreachable!("called for enums")
+    };
+    let attrs = ContainerAttrs::parse(&cx, &input.attrs, Derive::Model);
+    if !input.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &input.generics,
+            "`Model` cannot be derived for a generic enum: the stored shape must be known at compile time",
+        );
+    }
+    if let Some((_, lit)) = &attrs.kind_of {
+        cx.error_spanned_by(
+            lit,
+            "an enum of kinds is a base, not a kind: `kind_of` goes on the struct of each kind",
+        );
+    }
+    if let Some(index) = attrs.indexes.first() {
+        cx.error_at(
+            index.span,
+            "an enum of kinds declares no indexes of its own: declare each on the kind that stores the field (it becomes partial on the kind)",
+        );
+    }
+    if let Some(span) = attrs.serde_not_internal {
+        cx.error_at(
+            span,
+            "an enum of kinds is stored in one collection with a discriminator field: use serde's internally tagged representation, `#[serde(tag = \"type\")]` alone",
+        );
+    }
+    let tag = match &attrs.serde_tag {
+        Some(tag) => {
+            if !attr::is_field_name(&tag.value()) {
+                cx.error_spanned_by(
+                    tag,
+                    "the discriminator is a stored field name: not empty, without `.`, `$` or NUL",
+                );
+            }
+            tag.value()
+        }
+        None => {
+            if attrs.serde_not_internal.is_none() {
+                cx.error_spanned_by(
+                    &input.ident,
+                    format!(
+                        "`{}` needs a discriminator field: add `#[serde(tag = \"type\")]` (every kind is stored in one collection, told apart by that field)",
+                        input.ident
+                    ),
+                );
+            }
+            String::new()
+        }
+    };
+    let mut variants: Vec<Variant<'_>> = Vec::new();
+    for v in &data.variants {
+        let (rename, other) = variant_serde(v);
+        let value = rename.as_ref().map_or_else(
+            || match attrs.rename_all {
+                Some(rule) => rule.apply_to_variant(&v.ident.unraw().to_string()),
+                None => v.ident.unraw().to_string(),
+            },
+            LitStr::value,
+        );
+        let span = rename.as_ref().map_or(v.ident.span(), LitStr::span);
+        let ty = match (&v.fields, other) {
+            (Fields::Unit, true) => None,
+            (_, true) => {
+                cx.error_spanned_by(
+                    &v.ident,
+                    "the catch-all kind (`#[serde(other)]`) is a unit variant: serde keeps nothing of a document it takes",
+                );
+                continue;
+            }
+            (Fields::Unnamed(f), false) if f.unnamed.len() == 1 => Some(&f.unnamed[0].ty),
+            _ => {
+                cx.error_spanned_by(
+                    &v.ident,
+                    format!(
+                        "each kind is a variant holding the kind's struct, `{0}({0}{1})`, whose struct derives `Model` with `#[odm(kind_of = \"{1}\")]`",
+                        v.ident, input.ident
+                    ),
+                );
+                continue;
+            }
+        };
+        if let Some(first) = variants.iter().find(|o| o.value == value) {
+            cx.error_at(
+                span,
+                format!(
+                    "two kinds with the discriminator value \"{value}\": `{}` and `{}`; each kind needs its own (`#[serde(rename = \"...\")]`)",
+                    first.ident, v.ident
+                ),
+            );
+        }
+        variants.push(Variant {
+            ident: &v.ident,
+            ty,
+            value,
+            span,
+        });
+    }
+    let kinds: Vec<&Variant<'_>> = variants.iter().filter(|v| v.ty.is_some()).collect();
+    if kinds.is_empty()
+        && data
+            .variants
+            .iter()
+            .all(|v| !matches!(v.fields, Fields::Unit))
+    {
+        cx.error_spanned_by(
+            &input.ident,
+            "an enum of kinds has at least one kind: a variant holding a struct that derives `Model`",
+        );
+    }
+    let common = parse_common(&cx, attrs.common.as_ref());
+    if let Err(e) = cx.check() {
+        return e.to_compile_error();
+    }
+    let ident = &input.ident;
+    let collection = attrs.collection.as_ref().map_or_else(
+        || format!("{}s", case::snake_case(&ident.to_string())),
+        LitStr::value,
+    );
+    let first = kinds[0].ty.expect("a kind");
+    let values: Vec<&str> = kinds.iter().map(|v| v.value.as_str()).collect();
+    let other = variants.iter().any(|v| v.ty.is_none());
+    let kind_of = kinds.iter().map(|v| {
+        let ty = v.ty.expect("a kind");
+        let value = &v.value;
+        quote_spanned! {v.span=>
+            impl ::odm::__private::KindOf<#ident> for #ty {
+                const KIND: ::odm::__private::Kind = ::odm::__private::Kind {
+                    field: #tag,
+                    value: #value,
+                };
+            }
+        }
+    });
+    let same_ids = kinds.iter().skip(1).map(|v| {
+        let ty = v.ty.expect("a kind");
+        quote_spanned! {ty.span()=> ::odm::__private::same_kind_id::<#first, #ty>(); }
+    });
+    let arm = |body: TokenStream, none: TokenStream| {
+        let arms = variants.iter().map(|v| {
+            let name = v.ident;
+            match v.ty {
+                Some(_) => quote!(#ident::#name(__kind) => #body,),
+                None => quote!(#ident::#name => #none,),
+            }
+        });
+        quote!(match self { #(#arms)* })
+    };
+    let document_id = arm(
+        quote!(::odm::__private::Model::document_id(__kind)),
+        quote!(::odm::__private::Option::None),
+    );
+    let bound_violation = arm(
+        quote!(::odm::__private::Model::bound_violation(__kind)),
+        quote!(::odm::__private::Option::None),
+    );
+    let kind_types: Vec<&Type> = kinds.iter().filter_map(|v| v.ty).collect();
+    let (accessors, common_checks) = common_fields(ident, &kind_types, &common);
+    let common_names: Vec<String> = common.iter().map(|(n, _)| n.clone()).collect();
+    let type_name = ident.unraw().to_string();
+    let body = quote! {
+        impl ::odm::__private::KindBase for #ident {}
+        #(#kind_of)*
+
+        #[automatically_derived]
+        impl ::odm::__private::Model for #ident {
+            type Id = <#first as ::odm::__private::Model>::Id;
+            const COLLECTION: &'static str = #collection;
+            const KINDS: ::odm::__private::Option<::odm::__private::Kinds> =
+                ::odm::__private::Option::Some(::odm::__private::Kinds {
+                    field: #tag,
+                    values: &[#(#values),*],
+                    other: #other,
+                });
+
+            fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
+                #document_id
+            }
+
+            /// The indexes of every kind (each partial on its kind).
+            fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
+                let mut all = ::odm::__private::Vec::new();
+                #(all.extend(<#kind_types as ::odm::__private::Model>::indexes());)*
+                all
+            }
+
+            fn generate_id() -> ::odm::__private::Option<Self::Id> {
+                <#first as ::odm::__private::Model>::generate_id()
+            }
+
+            fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
+                #bound_violation
+            }
+        }
+
+        impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
+
+        impl ::odm::__private::ReferenceTarget for #ident {
+            const COLLECTION: &'static str = #collection;
+            const NAME: &'static str = #type_name;
+            const FIELDS: &'static [&'static str] = &[#(#common_names),*];
+        }
+
+        #accessors
+
+        #[allow(dead_code)]
+        fn __kinds_share_one_id() {
+            #(#same_ids)*
+        }
+    };
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        const _: () = {
+            #body
+        };
+        #common_checks
+    }
+}
+
+/// serde's `rename` (serialize name) and `other` on a variant.
+fn variant_serde(v: &syn::Variant) -> (Option<LitStr>, bool) {
+    let mut rename = None;
+    let mut other = false;
+    for a in v.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = a.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                if meta.input.peek(syn::Token![=]) {
+                    rename = Some(meta.value()?.parse::<LitStr>()?);
+                } else {
+                    meta.parse_nested_meta(|inner| {
+                        if inner.path.is_ident("serialize") {
+                            rename = Some(inner.value()?.parse::<LitStr>()?);
+                        } else {
+                            let _ = inner.value().and_then(|v| v.parse::<syn::Expr>());
+                        }
+                        Ok(())
+                    })?;
+                }
+            } else if meta.path.is_ident("other") {
+                other = true;
+            } else if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<syn::Expr>()?;
+            }
+            Ok(())
+        });
+    }
+    (rename, other)
+}
+
+/// `common = "title, isbn"`: the names, each with the span of the string.
+fn parse_common(cx: &Ctxt, lit: Option<&LitStr>) -> Vec<(String, Span)> {
+    let Some(lit) = lit else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Span)> = Vec::new();
+    for name in lit.value().split(',').map(str::trim) {
+        if !attr::is_field_name(name) || syn::parse_str::<Ident>(name).is_err() {
+            cx.error_spanned_by(
+                lit,
+                format!("`common` lists field names separated by commas; `{name}` is not one"),
+            );
+        } else if out.iter().any(|(n, _)| n == name) {
+            cx.error_spanned_by(lit, format!("`{name}` is listed twice in `common`"));
+        } else {
+            out.push((name.to_owned(), lit.span()));
+        }
+    }
+    out
+}
+
+/// The base's accessor of each common field (the first kind's path, from the base), and the
+/// checks that every kind has the field with the same type.
+fn common_fields(
+    ident: &Ident,
+    kinds: &[&Type],
+    common: &[(String, Span)],
+) -> (TokenStream, TokenStream) {
+    let first = kinds[0];
+    let mut fns = Vec::new();
+    let mut checks = Vec::new();
+    let mut same = Vec::new();
+    for (name, span) in common {
+        let hash = name_hash(name);
+        let method = Ident::new(name, *span);
+        let doc = format!("Typed path to `{name}`, a field every kind stores.");
+        fns.push(quote_spanned! {*span=>
+            #[doc = #doc]
+            #[allow(dead_code)]
+            pub fn #method() -> <#first as ::odm::__private::KindField<#hash>>::Paths<#ident> {
+                <#first as ::odm::__private::KindField<#hash>>::paths::<#ident>()
+            }
+        });
+        for kind in kinds {
+            let kind_name = quote!(#kind).to_string().replace(' ', "");
+            checks.push(quote_spanned! {*span=>
+                const _: () = ::odm::__private::common_field(
+                    #kind_name,
+                    <#kind as ::odm::__private::ReferenceTarget>::FIELDS,
+                    #name,
+                );
+            });
+        }
+        same.extend(kinds.iter().skip(1).map(|kind| {
+            quote_spanned! {*span=> ::odm::__private::same_kind_field::<#hash, #first, #kind>(); }
+        }));
+    }
+    let accessors = quote! {
+        #[automatically_derived]
+        impl #ident {
+            #(#fns)*
+        }
+
+        #[allow(dead_code)]
+        fn __common_fields_share_one_type() {
+            #(#same)*
+        }
+    };
+    (accessors, quote!(#(#checks)*))
+}

@@ -1,0 +1,120 @@
+//! The rules of single-collection inheritance: a kind and its base name each other, a kind
+//! stores no field under the discriminator's name, and a common field is in every kind with
+//! one type.
+
+use super::names;
+use crate::kind::Kind;
+
+/// A struct declared `#[odm(kind_of = "Base")]` is held by a variant of `Base`, which gives it
+/// its discriminator value. Implemented by the derive of the base enum, for each kind.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is declared a kind of `{Base}`, but no variant of `{Base}` holds it",
+    label = "`kind_of` names an enum without a variant for this struct",
+    note = "`{Base}` derives `odm::Model` and lists each kind as a variant: `Series({Self})`"
+)]
+pub trait KindOf<Base> {
+    /// The kind's discriminator: the base's field, the variant's value.
+    const KIND: Kind;
+}
+
+/// The base of a polymorphic model (an enum deriving `Model`), which `kind_of` names.
+/// Implemented by the derive of the enum.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an enum of kinds, so nothing can be a kind of it",
+    label = "`kind_of` names a type that is not an enum deriving `Model`",
+    note = "the base of kinds is an enum deriving `odm::Model` with `#[serde(tag = \"type\")]`, one variant per kind: `enum Book {{ Single(SingleBook), Series(SeriesBook) }}`"
+)]
+pub trait KindBase {}
+
+/// A field of a kind, by the hash of its name: what the base's common fields
+/// (`#[odm(common = "title")]`) are reached through. Implemented by the derive of each kind,
+/// for each of its stored fields.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no field with the name of this common field",
+    label = "a common field must be in every kind"
+)]
+pub trait KindField<const NAME: u64> {
+    /// The field's type.
+    type Value;
+    /// The typed path to the field from the model `R`.
+    type Paths<R>;
+    /// The typed path to the field from the model `R`.
+    fn paths<R>() -> Self::Paths<R>;
+}
+
+/// The same type for a common field in every kind: `T: SameKindField<U>` only when they are
+/// equal. Reported at the common field's name with both types.
+#[diagnostic::on_unimplemented(
+    message = "a common field has the type `{Self}` in one kind and `{Other}` in another",
+    label = "this field is stored by several kinds with incompatible types",
+    note = "a common field is queried and indexed once for every kind, so every kind stores it with the same type"
+)]
+pub trait SameKindField<Other> {}
+impl<T> SameKindField<T> for T {}
+
+/// Checks that the common field `K1::NAME` has the same type in `K2`; generated per kind.
+pub fn same_kind_field<const NAME: u64, K1, K2>()
+where
+    K1: KindField<NAME>,
+    K2: KindField<NAME>,
+    <K2 as KindField<NAME>>::Value: SameKindField<<K1 as KindField<NAME>>::Value>,
+{
+}
+
+/// A kind stores no field under the discriminator's name: the discriminator is written by the
+/// ODM. Evaluated while compiling.
+pub const fn kind_field_free(kind: &str, stored: &[&str], discriminator: &str) {
+    if names::contains(stored, discriminator) {
+        let message = names::Message::new()
+            .push("`")
+            .push(kind)
+            .push("` stores a field `")
+            .push(discriminator)
+            .push("`, the name of its base's discriminator: the ODM writes the kind there; rename the field or the discriminator (`#[serde(tag = \"...\")]` on the base)");
+        panic!("{}", message.as_str());
+    }
+}
+
+/// A common field (`#[odm(common = "...")]`) is a field of every kind. Evaluated while
+/// compiling, with the closest field as a suggestion.
+pub const fn common_field(kind: &str, fields: &[&str], name: &str) {
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(kind)
+            .push("` has no field `")
+            .push(name)
+            .push("`, so it is not common to every kind: ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
+}
+
+/// The name hash that [`KindField`] is keyed by (FNV-1a), the same in the derive.
+pub const fn name_hash(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    hash
+}
+
+/// The kinds of one model share the type of `_id`: `T: SameKindId<U>` only when they are equal.
+#[diagnostic::on_unimplemented(
+    message = "the kinds of one model share one id type, but one kind's `_id` is `{Self}` and another's `{Other}`",
+    label = "this kind's `_id` has another type",
+    note = "every kind is stored in the base's collection and referenced as the base: give every kind's `_id` the same type"
+)]
+pub trait SameKindId<Other> {}
+impl<T> SameKindId<T> for T {}
+
+/// Checks that the kind `K2` has the id type of `K1`; generated per kind.
+pub fn same_kind_id<K1: crate::Model, K2: crate::Model>()
+where
+    K2::Id: SameKindId<K1::Id>,
+{
+}
