@@ -11,8 +11,8 @@ mod names;
 mod targets;
 
 pub use kinds::{
-    common_field, kind_field_free, name_hash, same_kind_field, same_kind_id, KindBase, KindField,
-    KindOf, SameKindField, SameKindId,
+    common_field, kind_field_free, kind_id, name_hash, same_kind_field, same_kind_id, KindBase,
+    KindField, KindOf, SameKindField, SameKindId,
 };
 
 pub use crate::reference::{NotAModel, RefTarget};

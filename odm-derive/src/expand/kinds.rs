@@ -151,7 +151,12 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
                     &v.ident,
                     "the catch-all kind (`#[serde(other)]`) is a unit variant: serde keeps nothing of a document it takes",
                 );
-                continue;
+                // Still a kind for the code generated around the error, so that its struct
+                // is not reported on top of it.
+                match &v.fields {
+                    Fields::Unnamed(f) if f.unnamed.len() == 1 => Some(&f.unnamed[0].ty),
+                    _ => continue,
+                }
             }
             (Fields::Unnamed(f), false) if f.unnamed.len() == 1 => Some(&f.unnamed[0].ty),
             _ => {
@@ -194,8 +199,10 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         );
     }
     let common = parse_common(&cx, attrs.common.as_ref());
-    if let Err(e) = cx.check() {
-        return e.to_compile_error();
+    // The code is generated around the errors too, so that the kinds are not reported on top.
+    let errors = cx.check().err().map(|e| e.to_compile_error());
+    if kinds.is_empty() {
+        return errors.unwrap_or_default();
     }
     let ident = &input.ident;
     let collection = attrs.collection.as_ref().map_or_else(
@@ -229,10 +236,20 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
                 None => quote!(#ident::#name => #none,),
             }
         });
-        quote!(match self { #(#arms)* })
+        // Variants that are not kinds were reported; they have no id.
+        quote! {
+            #[allow(unreachable_patterns)]
+            match self {
+                #(#arms)*
+                _ => ::odm::__private::Option::None,
+            }
+        }
     };
+    // Through `kind_id`, so that kinds with different ids are one error, `same_kind_id`'s.
     let document_id = arm(
-        quote!(::odm::__private::Model::document_id(__kind)),
+        quote!(::odm::__private::kind_id(
+            ::odm::__private::Model::document_id(__kind)
+        )),
         quote!(::odm::__private::Option::None),
     );
     let bound_violation = arm(
@@ -294,6 +311,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         }
     };
     quote! {
+        #errors
         #[doc(hidden)]
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {

@@ -10,7 +10,7 @@ use crate::kind::Kind;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is declared a kind of `{Base}`, but no variant of `{Base}` holds it",
     label = "`kind_of` names an enum without a variant for this struct",
-    note = "`{Base}` derives `odm::Model` and lists each kind as a variant: `Series({Self})`"
+    note = "the base of kinds is an enum deriving `odm::Model` with `#[serde(tag = \"type\")]` and one variant per kind; add a variant holding `{Self}` to `{Base}`"
 )]
 pub trait KindOf<Base> {
     /// The kind's discriminator: the base's field, the variant's value.
@@ -117,4 +117,10 @@ pub fn same_kind_id<K1: crate::Model, K2: crate::Model>()
 where
     K2::Id: SameKindId<K1::Id>,
 {
+}
+
+/// The id of a kind as the base's id type: the same type, which [`same_kind_id`] checks (a
+/// kind with another id type has no id as the base's).
+pub fn kind_id<I: 'static, J: 'static>(id: Option<&J>) -> Option<&I> {
+    id.and_then(|j| (j as &dyn std::any::Any).downcast_ref::<I>())
 }
