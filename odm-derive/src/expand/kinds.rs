@@ -191,7 +191,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         && data
             .variants
             .iter()
-            .all(|v| !matches!(v.fields, Fields::Unit))
+            .all(|v| matches!(v.fields, Fields::Unit))
     {
         cx.error_spanned_by(
             &input.ident,
