@@ -90,6 +90,15 @@ fn explain<T: DeserializeOwned>(
             plain_message(&first),
         ),
     };
+    if let Some((targets, found)) = crate::reference::dbref::parse_unknown(&message) {
+        return Error::UnknownReference {
+            collection: collection.to_owned(),
+            id: show_id(id.as_ref()),
+            path,
+            found,
+            targets,
+        };
+    }
     Error::Decode {
         collection: collection.to_owned(),
         id: show_id(id.as_ref()),

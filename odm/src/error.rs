@@ -47,6 +47,26 @@ pub enum Error {
         known: Vec<String>,
     },
 
+    /// A stored DBRef of a polymorphic reference (or of a `Ref` stored as a DBRef) names a
+    /// collection none of its targets is stored in, and the reference declares no catch-all
+    /// variant.
+    #[error(
+        "document {id} in collection `{collection}` references at `{path}` a document of `{found}`, which is none of its targets ({})",
+        targets.join(", ")
+    )]
+    UnknownReference {
+        /// Collection the document was read from.
+        collection: String,
+        /// The document's `_id` as the shell prints it.
+        id: String,
+        /// Dotted path of the reference (`subject`, `mentions.2`).
+        path: String,
+        /// The collection the DBRef names (`$ref`).
+        found: String,
+        /// The collections of the targets.
+        targets: Vec<String>,
+    },
+
     /// A value could not be encoded as BSON (for example an integer out of BSON's range).
     #[error("cannot encode {what} for collection `{collection}`: {message}")]
     Encode {

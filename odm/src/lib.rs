@@ -73,7 +73,8 @@ pub use model::{Embed, Model};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
-pub use reference::Ref;
+pub use reference::dbref;
+pub use reference::{DbRef, PolyRef, Ref};
 pub use relations::{OnDelete, TransactionMode};
 pub use schema::{registered_models, ModelEntry};
 pub use update::Update;
@@ -170,7 +171,9 @@ pub use serde;
 // ANCHOR: prelude
 /// The names most programs need: `use odm::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Dangling, Embed, Field, Filter, Model, Odm, Projection, Ref, Sort, Update};
+    pub use crate::{
+        Dangling, DbRef, Embed, Field, Filter, Model, Odm, PolyRef, Projection, Ref, Sort, Update,
+    };
     pub use bson::oid::ObjectId;
     pub use serde::{Deserialize, Serialize};
 }
@@ -183,7 +186,9 @@ pub mod __private {
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
-    pub use crate::reference::Ref;
+    pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots};
+    pub use crate::reference::dbref::{serialize_ref, typed, unknown_collection};
+    pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
     pub use crate::schema::ModelEntry;
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};

@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub mod dbref;
 mod target;
 
+pub use dbref::{DbRef, PolyHas, PolyRef};
 pub use target::{NotAModel, RefTarget};
 
 use crate::model::Model;

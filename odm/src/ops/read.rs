@@ -88,7 +88,7 @@ impl<'a, T: Model> Find<'a, T> {
     /// (`{_id: {$in: ids}}`) per path and level, whatever the number of documents found.
     /// Several paths of one level are fetched concurrently. See [`crate::populate`].
     pub fn populate(mut self, path: impl IntoPopulate<T>) -> Self {
-        self.populate.push(path.into_step());
+        self.populate.extend(path.into_steps());
         self
     }
 

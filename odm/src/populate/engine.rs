@@ -188,6 +188,11 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
                         add(r)?;
                     }
                 }
+                RefSlots::Each(v) => {
+                    for r in v {
+                        add(r)?;
+                    }
+                }
             }
         }
         Ok(ids)
@@ -266,6 +271,18 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
                             Some((_, d)) => r.set_loaded(d),
                             None if policy == Dangling::Skip => *slot = None,
                             None => missing = Some(r.id().clone()),
+                        }
+                    }
+                }
+                // Mixed references are not removed from their array: skipped, they stay unloaded.
+                RefSlots::Each(refs) => {
+                    for r in refs {
+                        match find(r)? {
+                            Some((_, d)) => r.set_loaded(d),
+                            None if missing.is_none() && policy == Dangling::Error => {
+                                missing = Some(r.id().clone());
+                            }
+                            None => {}
                         }
                     }
                 }

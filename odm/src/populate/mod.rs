@@ -14,11 +14,13 @@
 mod children;
 mod engine;
 mod key;
+mod poly;
 
 pub use children::{Children, ChildrenOf};
 pub use engine::Step;
 pub(crate) use engine::{populate_all, BoxFuture};
 pub(crate) use key::IdKey;
+pub use poly::{PolyContainer, PolyPart, PolyPath, PolyPopulate, PolySlots};
 
 use std::fmt;
 
@@ -39,7 +41,13 @@ pub enum RefSlots<'a, T: RefTarget> {
     Optional(&'a mut Option<Ref<T>>),
     /// `Vec<Ref<T>>`
     Many(&'a mut Vec<Ref<T>>),
+    /// The references to `T` among a document's polymorphic references.
+    Each(Vec<&'a mut Ref<T>>),
 }
+
+/// How a populate finds the references to `T` in a document.
+pub(crate) type SlotsFn<Root, T> =
+    std::sync::Arc<dyn for<'a> Fn(&'a mut Root) -> RefSlots<'a, T> + Send + Sync>;
 
 /// Field types that hold references to `T`.
 pub trait RefContainer<T: RefTarget> {
@@ -138,7 +146,7 @@ impl<Root, W: RefContainer<T>, T: RefTarget> RefPath<Root, W, T> {
     }
 }
 
-impl<Root, W, T: Model> RefPath<Root, W, T> {
+impl<Root: 'static, W, T: Model> RefPath<Root, W, T> {
     /// Documents whose reference is the document with id `id`:
     /// `{path: {$eq: id}}` (for an array of references, any element).
     pub fn refers_to(&self, id: impl crate::path::Value<T::Id>) -> Filter<Root> {
@@ -156,9 +164,19 @@ impl<Root, W, T: Model> RefPath<Root, W, T> {
     /// A populate of this path with options: `.select(...)`, `.filter(...)`, `.sort(...)`,
     /// `.dangling(...)`, `.then(...)` for the next level.
     pub fn populate(&self) -> Populate<Root, T> {
+        Populate::with_slots(
+            self.field.path().to_owned(),
+            std::sync::Arc::new(self.slots),
+        )
+    }
+}
+
+impl<Root, T: Model> Populate<Root, T> {
+    /// A populate with the defaults, finding the references with `slots`.
+    pub(crate) fn with_slots(path: String, slots: SlotsFn<Root, T>) -> Self {
         Populate {
-            path: self.field.path().to_owned(),
-            slots: self.slots,
+            path,
+            slots,
             projection: None,
             filter: None,
             sort: None,
@@ -207,7 +225,7 @@ pub enum Dangling {
 /// the `RefPath` itself for the defaults.
 pub struct Populate<Root, T: Model> {
     pub(crate) path: String,
-    pub(crate) slots: fn(&mut Root) -> RefSlots<'_, T>,
+    pub(crate) slots: SlotsFn<Root, T>,
     pub(crate) projection: Option<Document>,
     pub(crate) filter: Option<Filter<T>>,
     pub(crate) sort: Option<Document>,
@@ -266,7 +284,7 @@ impl<Root: Model, T: Model> Populate<Root, T> {
 
     /// Populates a path of the referenced documents too (the next level: one more `find`).
     pub fn then(mut self, next: impl IntoPopulate<T>) -> Self {
-        self.children.push(next.into_step());
+        self.children.extend(next.into_steps());
         self
     }
 }
@@ -279,19 +297,19 @@ impl<Root: Model, T: Model> Populate<Root, T> {
     note = "populate takes a reference field of `{Root}`, e.g. `Product::parts()`; references of the referenced documents are populated one level down: `Product::parts().populate().then(Part::supplier())`"
 )]
 pub trait IntoPopulate<Root> {
-    /// Type-erased populate step.
+    /// Type-erased populate steps: one, or one per target of a polymorphic reference.
     #[doc(hidden)]
-    fn into_step(self) -> Box<dyn Step<Root>>;
+    fn into_steps(self) -> Vec<Box<dyn Step<Root>>>;
 }
 
 impl<Root: Model, T: Model> IntoPopulate<Root> for Populate<Root, T> {
-    fn into_step(self) -> Box<dyn Step<Root>> {
-        Box::new(self)
+    fn into_steps(self) -> Vec<Box<dyn Step<Root>>> {
+        vec![Box::new(self)]
     }
 }
 
 impl<Root: Model, W, T: Model> IntoPopulate<Root> for RefPath<Root, W, T> {
-    fn into_step(self) -> Box<dyn Step<Root>> {
-        Box::new(self.populate())
+    fn into_steps(self) -> Vec<Box<dyn Step<Root>>> {
+        vec![Box::new(self.populate())]
     }
 }

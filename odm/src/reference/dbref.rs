@@ -1,0 +1,251 @@
+//! DBRefs: references stored as `{$ref: collection, $id: id}` (and `$db` when the target lives
+//! in another database), the convention MongoDB's drivers and tools share. A polymorphic
+//! reference (`#[derive(PolyRef)]` on an enum of `Ref<T>` variants) is always stored as one,
+//! since its target's collection is part of the value; a plain `Ref<T>` is when asked with
+//! `#[serde(with = "odm::dbref")]`.
+
+use std::fmt;
+
+use bson::{Bson, Document};
+use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::model::Model;
+use crate::reference::Ref;
+
+/// A DBRef of any collection, as stored: what a polymorphic reference's catch-all variant
+/// (`Other(DbRef)`) holds for a collection none of its targets uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DbRef {
+    /// `$ref`: the collection.
+    pub collection: String,
+    /// `$id`: the referenced document's `_id`.
+    pub id: Bson,
+    /// `$db`: the database, when the reference names one.
+    pub database: Option<String>,
+}
+
+impl DbRef {
+    /// The stored document: `{$ref, $id}`, then `$db` when set (the order the DBRef
+    /// convention fixes, and which a whole-value match compares).
+    pub fn to_document(&self) -> Document {
+        let mut d = Document::new();
+        d.insert("$ref", self.collection.clone());
+        d.insert("$id", self.id.clone());
+        if let Some(db) = &self.database {
+            d.insert("$db", db.clone());
+        }
+        d
+    }
+
+    /// The typed reference this DBRef holds, when it names `T`'s collection (and no other
+    /// database).
+    pub fn to_ref<T: Model>(&self) -> Option<Ref<T>> {
+        if self.collection != T::COLLECTION || self.database.is_some() {
+            return None;
+        }
+        bson::deserialize_from_bson(self.id.clone())
+            .ok()
+            .map(Ref::new)
+    }
+}
+
+impl Serialize for DbRef {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("DBRef", 2 + usize::from(self.database.is_some()))?;
+        m.serialize_field("$ref", &self.collection)?;
+        m.serialize_field("$id", &self.id)?;
+        if let Some(db) = &self.database {
+            m.serialize_field("$db", db)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for DbRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(DbRefVisitor)
+    }
+}
+
+struct DbRefVisitor;
+
+impl<'de> Visitor<'de> for DbRefVisitor {
+    type Value = DbRef;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a DBRef: a document {$ref: collection, $id: id}")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DbRef, A::Error> {
+        let (mut collection, mut id, mut database) = (None, None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "$ref" => collection = Some(map.next_value::<String>()?),
+                "$id" => id = Some(map.next_value::<Bson>()?),
+                "$db" => database = Some(map.next_value::<String>()?),
+                // Other fields are allowed by the convention and kept by nobody here.
+                _ => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(DbRef {
+            collection: collection.ok_or_else(|| de::Error::missing_field("$ref"))?,
+            id: id.ok_or_else(|| de::Error::missing_field("$id"))?,
+            database,
+        })
+    }
+}
+
+/// The start of the message of a DBRef to a collection none of the targets uses, which
+/// decoding turns into [`Error::UnknownReference`](crate::Error::UnknownReference): the
+/// targets (collection names, which hold no NUL), a NUL, the collection found.
+const UNKNOWN_PREFIX: &str = "odm: DBRef to an unknown collection; targets: ";
+
+/// Used by the generated code: the error for a DBRef naming none of `targets`.
+#[doc(hidden)]
+pub fn unknown_collection<E: de::Error>(found: &DbRef, targets: &[&str]) -> E {
+    E::custom(format!(
+        "{UNKNOWN_PREFIX}{}\0{}",
+        targets.join(", "),
+        found.collection
+    ))
+}
+
+/// `(targets, collection found)` of a message made by [`unknown_collection`].
+pub(crate) fn parse_unknown(message: &str) -> Option<(Vec<String>, String)> {
+    let rest = message.strip_prefix(UNKNOWN_PREFIX)?;
+    let (targets, found) = rest.split_once('\0')?;
+    Some((
+        targets.split(", ").map(str::to_owned).collect(),
+        found.to_owned(),
+    ))
+}
+
+/// Used by the generated code: the typed reference of a DBRef that names `T`'s collection.
+#[doc(hidden)]
+pub fn typed<T: Model, E: de::Error>(found: DbRef) -> Result<Ref<T>, E> {
+    if let Some(db) = &found.database {
+        return Err(E::custom(format!(
+            "the DBRef names the database `{db}`: references are loaded from the database odm is connected to"
+        )));
+    }
+    bson::deserialize_from_bson::<T::Id>(found.id)
+        .map(Ref::new)
+        .map_err(|e| E::custom(format!("`$id` of a DBRef to `{}`: {e}", T::COLLECTION)))
+}
+
+/// Used by the generated code: writes `r` as a DBRef to `T`'s collection.
+#[doc(hidden)]
+pub fn serialize_ref<T: Model, S: Serializer>(r: &Ref<T>, s: S) -> Result<S::Ok, S::Error> {
+    let mut m = s.serialize_struct("DBRef", 2)?;
+    m.serialize_field("$ref", T::COLLECTION)?;
+    m.serialize_field("$id", r.id())?;
+    m.end()
+}
+
+/// `Ref<T>`, `Option<Ref<T>>` and `Vec<Ref<T>>` stored as DBRefs:
+/// `#[serde(with = "odm::dbref")]` on a `#[reference]` field. The field's typed path, its index,
+/// its delete rule and populate then use `field.$id` (and `$ref`), and other drivers and tools
+/// read it as the standard DBRef.
+pub trait DbRefField: Sized {
+    #[doc(hidden)]
+    fn serialize_dbref<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error>;
+    #[doc(hidden)]
+    fn deserialize_dbref<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+}
+
+/// A `Ref<T>` as a DBRef, for serde's `serialize_with`.
+struct AsDbRef<'a, T: Model>(&'a Ref<T>);
+
+impl<T: Model> Serialize for AsDbRef<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_ref(self.0, s)
+    }
+}
+
+/// A DBRef read as a `Ref<T>`, refusing another collection.
+struct FromDbRef<T: Model>(Ref<T>);
+
+impl<'de, T: Model> Deserialize<'de> for FromDbRef<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let found = DbRef::deserialize(d)?;
+        if found.collection != T::COLLECTION {
+            return Err(unknown_collection(&found, &[T::COLLECTION]));
+        }
+        typed::<T, D::Error>(found).map(FromDbRef)
+    }
+}
+
+impl<T: Model> DbRefField for Ref<T> {
+    fn serialize_dbref<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_ref(self, s)
+    }
+    fn deserialize_dbref<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        FromDbRef::<T>::deserialize(d).map(|r| r.0)
+    }
+}
+
+impl<T: Model> DbRefField for Option<Ref<T>> {
+    fn serialize_dbref<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_ref().map(AsDbRef).serialize(s)
+    }
+    fn deserialize_dbref<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Option::<FromDbRef<T>>::deserialize(d).map(|o| o.map(|r| r.0))
+    }
+}
+
+impl<T: Model> DbRefField for Vec<Ref<T>> {
+    fn serialize_dbref<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(AsDbRef))
+    }
+    fn deserialize_dbref<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<FromDbRef<T>>::deserialize(d).map(|v| v.into_iter().map(|r| r.0).collect())
+    }
+}
+
+/// `serialize_with` of `#[serde(with = "odm::dbref")]`.
+pub fn serialize<R: DbRefField, S: Serializer>(value: &R, s: S) -> Result<S::Ok, S::Error> {
+    value.serialize_dbref(s)
+}
+
+/// `deserialize_with` of `#[serde(with = "odm::dbref")]`.
+pub fn deserialize<'de, R: DbRefField, D: Deserializer<'de>>(d: D) -> Result<R, D::Error> {
+    R::deserialize_dbref(d)
+}
+
+/// An enum of references to several models, stored as DBRefs: `#[derive(PolyRef)]` on an enum
+/// whose variants each hold a `Ref<T>` (and at most one `DbRef`, the catch-all). Implemented by
+/// the derive, with the serde impls.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a polymorphic reference",
+    label = "`#[reference(poly)]` holds an enum deriving `PolyRef` (or an `Option`/`Vec` of one)",
+    note = "declare the targets as an enum: `#[derive(PolyRef)] enum Subject {{ Book(Ref<Book>), Author(Ref<Author>) }}`"
+)]
+pub trait PolyRef: Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// The enum's name, for messages.
+    const NAME: &'static str;
+    /// The collection of each target, in the order of the variants.
+    const TARGETS: &'static [&'static str];
+
+    /// One populate per target, over the references `slots` finds in a `Root`.
+    #[doc(hidden)]
+    fn populates<Root: Model>(
+        path: &str,
+        slots: fn(&mut Root) -> crate::populate::PolySlots<'_, Self>,
+    ) -> Vec<crate::populate::PolyPart<Root>>;
+
+    /// The stored DBRef, for filters.
+    #[doc(hidden)]
+    fn to_dbref(&self) -> DbRef;
+}
+
+/// `T` is one of the targets of the polymorphic reference `Self`; implemented by the derive.
+#[diagnostic::on_unimplemented(
+    message = "`{T}` is not a target of `{Self}`",
+    label = "`{Self}` has no variant holding `Ref<{T}>`",
+    note = "the targets of a polymorphic reference are the models its variants hold"
+)]
+pub trait PolyHas<T> {}
