@@ -27,3 +27,10 @@ pub fn derive_embed(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::embed(&input).into()
 }
+
+/// Derives `odm::PolyRef`; see the `odm` crate.
+#[proc_macro_derive(PolyRef)]
+pub fn derive_poly_ref(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::poly_ref(&input).into()
+}

@@ -164,6 +164,13 @@ pub use odm_derive::Model;
 /// are refused here.
 pub use odm_derive::Embed;
 
+/// Derives [`PolyRef`] (and serde's `Serialize` and `Deserialize`, as DBRefs) for an enum of
+/// references to several models: `enum Subject { Book(Ref<Book>), Author(Ref<Author>) }`. A
+/// variant holding a [`DbRef`] takes DBRefs to any other collection (without one, such a DBRef
+/// is [`Error::UnknownReference`] when read). Hold it in a model field marked
+/// `#[reference(poly)]` (`#[reference(poly, many, max = N)]` for a `Vec`).
+pub use odm_derive::PolyRef;
+
 pub use bson;
 pub use mongodb;
 pub use serde;
@@ -187,7 +194,7 @@ pub mod __private {
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots};
-    pub use crate::reference::dbref::{serialize_ref, typed, unknown_collection};
+    pub use crate::reference::dbref::{dbref_of, serialize_ref, typed, unknown_collection, Stored};
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
     pub use crate::schema::ModelEntry;

@@ -8,7 +8,10 @@
 
 mod kinds;
 mod names;
+mod poly;
 mod targets;
+
+pub use poly::distinct_targets;
 
 pub use kinds::{
     common_field, kind_field_free, kind_id, name_hash, same_kind_field, same_kind_id, KindBase,

@@ -24,9 +24,16 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
         });
         if let (Some(_), None, false, false) = (&f.reference, &f.index, f.is_id(), covered) {
             let stored = &f.stored;
-            specs.push(
-                quote!(::odm::__private::IndexSpec::on(#stored, ::odm::__private::IndexKey::Asc)),
-            );
+            let asc = quote!(::odm::__private::IndexKey::Asc);
+            // One DBRef is found by its fields, an element of an array of them by its value.
+            let dbref = f.is_poly() || f.dbref.is_some();
+            let spec = if dbref && !matches!(f.shape, Shape::Vec(_)) {
+                let (r, id) = (format!("{stored}.$ref"), format!("{stored}.$id"));
+                quote!(::odm::__private::IndexSpec::on(#r, #asc).then(#id, #asc))
+            } else {
+                quote!(::odm::__private::IndexSpec::on(#stored, #asc))
+            };
+            specs.push(spec);
         }
         let Some(index) = &f.index else { continue };
         let stored = &f.stored;

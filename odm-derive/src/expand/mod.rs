@@ -7,6 +7,7 @@ mod embed_check;
 mod indexes;
 mod kinds;
 mod paths;
+mod poly;
 mod references;
 
 use proc_macro2::TokenStream;
@@ -21,6 +22,10 @@ pub fn model(input: &DeriveInput) -> TokenStream {
         return kinds::model_enum(input);
     }
     expand(input, Derive::Model)
+}
+
+pub fn poly_ref(input: &DeriveInput) -> TokenStream {
+    poly::expand(input)
 }
 
 pub fn embed(input: &DeriveInput) -> TokenStream {

@@ -41,6 +41,9 @@ fn accessor_parts(
         Some((max, _)) => quote!(#field_expr.bounded(#max)),
         None => field_expr,
     };
+    if f.is_poly() {
+        return poly_parts(f, root, field_expr);
+    }
     if let (Some(r), Some(target)) = (&f.reference, f.ref_target()) {
         return reference_parts(f, r, target, root, field_expr);
     }
@@ -80,6 +83,25 @@ fn accessor_parts(
     )
 }
 
+/// A polymorphic reference field's accessor: a `PolyPath` that populate takes.
+fn poly_parts(
+    f: &Field<'_>,
+    root: &TokenStream,
+    field_expr: TokenStream,
+) -> (TokenStream, TokenStream) {
+    let ty = f.ty;
+    let name = f.ident;
+    let poly = f.inner_ty();
+    let ret = quote_spanned!(poly.span()=> ::odm::__private::PolyPath<#root, #ty, #poly>);
+    let body = quote! {
+        fn slots(doc: &mut #root) -> ::odm::__private::PolySlots<'_, #poly> {
+            ::odm::__private::PolyContainer::<#poly>::slots(&mut doc.#name)
+        }
+        ::odm::__private::PolyPath::new(#field_expr, slots)
+    };
+    (ret, body)
+}
+
 /// A reference field's accessor: a `RefPath` that populate, `children` and `reassign` take.
 fn reference_parts(
     f: &Field<'_>,
@@ -90,6 +112,23 @@ fn reference_parts(
 ) -> (TokenStream, TokenStream) {
     let ty = f.ty;
     let name = f.ident;
+    if f.dbref.is_some() {
+        // The typed path holds `Stored<Ref<T>>`, whose values are encoded as DBRefs.
+        let stored = quote!(::odm::__private::Stored<::odm::__private::Ref<#target>>);
+        let (w, many) = match f.shape {
+            Shape::Plain => (stored, false),
+            Shape::Option(_) => (quote!(::odm::__private::Option<#stored>), false),
+            Shape::Vec(_) => (quote!(::odm::__private::Vec<#stored>), true),
+        };
+        let ret = quote_spanned!(target.span()=> ::odm::__private::RefPath<#root, #w, #target>);
+        let body = quote! {
+            fn slots(doc: &mut #root) -> ::odm::__private::RefSlots<'_, #target> {
+                ::odm::__private::RefContainer::<#target>::slots(&mut doc.#name)
+            }
+            ::odm::__private::RefPath::stored_as_dbref(#field_expr, slots, #many)
+        };
+        return (ret, body);
+    }
     let ret = quote_spanned!(target.span()=> ::odm::__private::RefPath<#root, #ty, #target>);
     let mut body = quote! {
         fn slots(doc: &mut #root) -> ::odm::__private::RefSlots<'_, #target> {

@@ -16,7 +16,6 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
     let collection = cont.collection_expr();
     let infos = cont.stored_fields().filter_map(|f| {
         let r = f.reference.as_ref()?;
-        let target = f.ref_target()?;
         let stored = &f.stored;
         let max = match f.bound().and_then(|b| b.max) {
             Some((max, _)) => quote!(::odm::__private::Option::Some(#max)),
@@ -34,6 +33,24 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
             Some(OnDelete::Cascade) => quote!(::odm::__private::OnDelete::Cascade),
         };
         let parent = r.parent;
+        if r.poly.is_some() {
+            let poly = f.inner_ty();
+            return Some(quote_spanned! {poly.span()=>
+                ::odm::__private::ReferenceInfo::new(
+                    #type_name,
+                    #collection,
+                    #stored,
+                    "",
+                    #kind,
+                    #rule,
+                    false,
+                    ::odm::__private::Option::None,
+                )
+                .bounded(#max)
+                .per_target::<#poly>()
+            });
+        }
+        let target = f.ref_target()?;
         let inverse = match &r.inverse {
             Some(inv) => {
                 let path = inverse_path(ident, target, inv, r.parent);
@@ -43,11 +60,12 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
         };
         // At the target, through the rule that names what a reference targets: a `Ref` to an
         // embedded type or a plain value is this one error (`Ref` itself accepts them).
+        let dbref = f.dbref.map(|_| quote!(.stored_as_dbref()));
         let target_collection = quote_spanned! {target.span()=>
             <#target as ::odm::__private::ReferenceTarget>::COLLECTION
         };
         Some(quote! {
-            ::odm::__private::ReferenceInfo::new(
+            ::std::vec![::odm::__private::ReferenceInfo::new(
                 #type_name,
                 #collection,
                 #stored,
@@ -58,9 +76,14 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
                 #inverse,
             )
             .bounded(#max)
+            #dbref]
         })
     });
-    quote!(::std::vec![#(#infos),*])
+    quote! {{
+        let mut all = ::odm::__private::Vec::new();
+        #(all.extend(#infos);)*
+        all
+    }}
 }
 
 /// The stored path of the field an `inverse` names, as a `String`. Read through `Field::path`,

@@ -99,6 +99,8 @@ pub struct ReferenceAttr {
     /// `#[parent]` rather than `#[reference]`.
     pub parent: bool,
     pub many: Option<Span>,
+    /// `poly`: the field holds polymorphic references (an enum deriving `PolyRef`).
+    pub poly: Option<Span>,
     pub bound: Bound,
     pub inverse: Option<LitStr>,
     pub on_delete: Option<(OnDelete, Span)>,
@@ -107,7 +109,7 @@ pub struct ReferenceAttr {
     pub malformed: bool,
 }
 
-const REFERENCE_KEYS: &str = "`many`, `max`, `allow_large`, `inverse`, `on_delete`";
+const REFERENCE_KEYS: &str = "`many`, `poly`, `max`, `allow_large`, `inverse`, `on_delete`";
 const PARENT_KEYS: &str = "`inverse`, `on_delete`";
 const EMBED_KEYS: &str = "`max`, `allow_large`";
 
@@ -117,6 +119,8 @@ pub struct FieldAttrs {
     pub serde_rename: Option<String>,
     pub serde_skip: bool,
     pub serde_flatten: Option<Span>,
+    /// `#[serde(with = "odm::dbref")]`: a reference stored as DBRefs.
+    pub serde_dbref: Option<Span>,
     pub embed: Option<EmbedAttr>,
     pub index: Option<FieldIndex>,
     pub reference: Option<ReferenceAttr>,
@@ -546,6 +550,11 @@ fn parse_serde_field(attr: &Attribute, out: &mut FieldAttrs) {
             skip_value(&meta)?;
         } else if meta.path.is_ident("flatten") {
             out.serde_flatten = Some(meta.path.span());
+        } else if meta.path.is_ident("with") {
+            let lit = meta.value()?.parse::<LitStr>()?;
+            if lit.value().replace(' ', "").ends_with("::dbref") || lit.value() == "dbref" {
+                out.serde_dbref = Some(lit.span());
+            }
         } else {
             skip_value(&meta)?;
         }
@@ -691,6 +700,7 @@ impl ReferenceAttr {
             tokens: attr.to_token_stream(),
             parent,
             many: None,
+            poly: None,
             bound: Bound::default(),
             inverse: None,
             on_delete: None,
@@ -714,6 +724,8 @@ impl ReferenceAttr {
                 skip_value(&meta)?;
             } else if !parent && meta.path.is_ident("many") {
                 set_flag(cx, &mut out.many, &meta, "many")?;
+            } else if !parent && meta.path.is_ident("poly") {
+                set_flag(cx, &mut out.poly, &meta, "poly")?;
             } else if !parent && (meta.path.is_ident("max") || meta.path.is_ident("allow_large")) {
                 if let BoundKey::Invalid = parse_bound_key(cx, &meta, &mut out.bound)? {
                     out.malformed = true;

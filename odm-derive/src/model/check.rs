@@ -23,6 +23,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_embed_not_on_id(cx, cont);
     check_embed_type(cx, cont);
     check_reference_shape(cx, cont);
+    check_dbref_references(cx, cont);
     check_reference_target(cx, cont);
     check_ref_has_attribute(cx, cont);
     check_reference_alone(cx, cont);
@@ -303,6 +304,15 @@ pub const MAX_IDS: u32 = 5000;
 /// Whether a reference field's type fits its attribute: `Ref<T>` or `Option<Ref<T>>` for
 /// `#[reference]` and `#[parent]`, `Vec<Ref<T>>` for `#[reference(many)]`.
 fn reference_shape_fits(f: &Field<'_>, r: &ReferenceAttr) -> bool {
+    if r.poly.is_some() {
+        return match (r.many.is_some(), f.shape) {
+            (false, Shape::Plain) => super::ref_inner(f.ty).is_none(),
+            (false, Shape::Option(inner)) | (true, Shape::Vec(inner)) => {
+                super::ref_inner(inner).is_none()
+            }
+            _ => false,
+        };
+    }
     match (r.parent, r.many.is_some(), f.shape) {
         (_, false, Shape::Plain) => super::ref_inner(f.ty).is_some(),
         (_, false, Shape::Option(inner)) => super::ref_inner(inner).is_some(),
@@ -321,6 +331,15 @@ fn check_reference_shape(cx: &Ctxt, cont: &Container<'_>) {
             continue;
         }
         let refs = f.ref_target().is_some();
+        if r.poly.is_some() {
+            let message = match (r.many.is_some(), f.shape) {
+                _ if refs => "`poly` holds an enum of references to several models (deriving `PolyRef`); a `Ref<T>` references one model: remove `poly`",
+                (true, _) => "`#[reference(poly, many)]` holds an array of polymorphic references: `Vec<Subject>`, where `Subject` derives `PolyRef`",
+                (false, _) => "an array of polymorphic references is `#[reference(poly, many, max = N)]`",
+            };
+            cx.error_spanned_by(f.ty, message);
+            continue;
+        }
         let message = match (r.parent, r.many.is_some(), f.shape) {
             (true, _, Shape::Vec(_)) => "`#[parent]` holds one reference to the parent (`Ref<Parent>` or `Option<Ref<Parent>>`); an array of references is `#[reference(many, max = N)]`".to_owned(),
             (true, _, _) => "`#[parent]` holds one reference to the parent: `Ref<Parent>` or `Option<Ref<Parent>>`".to_owned(),
@@ -336,6 +355,26 @@ fn check_reference_shape(cx: &Ctxt, cont: &Container<'_>) {
             (false, false, _) => "`#[reference]` holds a reference, stored as the referenced document's `_id`: `Ref<Target>` or `Option<Ref<Target>>` (`Vec<Ref<Target>>` with `many`)".to_owned(),
         };
         cx.error_spanned_by(f.ty, message);
+    }
+}
+
+/// A polymorphic reference, or one stored as DBRefs, is one-way: a two-way reference keeps
+/// plain ids on both sides. DBRef storage (`#[serde(with = "odm::dbref")]`) is for a
+/// `#[reference]`: a `#[parent]` is found by the parent's id.
+fn check_dbref_references(cx: &Ctxt, cont: &Container<'_>) {
+    for f in &cont.fields {
+        let r = f.reference.as_ref();
+        if let (Some(_), Some(inv)) = (r.and_then(|r| r.poly), r.and_then(|r| r.inverse.as_ref())) {
+            cx.error_spanned_by(inv, "a polymorphic reference is one-way: `inverse` pairs a reference with a single model's field; remove `inverse`");
+        }
+        let Some(span) = f.dbref else { continue };
+        match r {
+            None => cx.error_at(span, "`odm::dbref` stores a reference as a DBRef: the field needs `#[reference]` (on `Ref<T>`, `Option<Ref<T>>` or `Vec<Ref<T>>`)"),
+            Some(r) if r.parent => cx.error_at(span, "a `#[parent]` is stored as the parent's id, which `children` and `reassign` query: DBRef storage is for a `#[reference]`"),
+            Some(r) if r.poly.is_some() => cx.error_at(span, "a polymorphic reference is always stored as DBRefs: remove `#[serde(with = \"odm::dbref\")]`"),
+            Some(r) if r.inverse.is_some() => cx.error_at(span, "a two-way reference keeps plain ids on both sides: remove `#[serde(with = \"odm::dbref\")]` or `inverse`"),
+            Some(_) => {}
+        }
     }
 }
 

@@ -64,6 +64,8 @@ pub struct Field<'a> {
     pub frequently_updated: Option<proc_macro2::TokenStream>,
     /// `#[allow(deprecated)]` on the field: its copy may take `#[frequently_updated]` fields.
     pub allow_deprecated: bool,
+    /// `#[serde(with = "odm::dbref")]`: the reference is stored as DBRefs.
+    pub dbref: Option<proc_macro2::Span>,
 }
 
 impl<'a> Field<'a> {
@@ -86,6 +88,11 @@ impl<'a> Field<'a> {
     /// The referenced model: `T` in `Ref<T>`, `Option<Ref<T>>` and `Vec<Ref<T>>`.
     pub fn ref_target(&self) -> Option<&'a Type> {
         ref_inner(self.inner_ty())
+    }
+
+    /// `#[reference(poly)]`: the field holds polymorphic references.
+    pub fn is_poly(&self) -> bool {
+        self.reference.as_ref().is_some_and(|r| r.poly.is_some())
     }
 
     /// The declared array bound (of `#[embed]` or `#[reference(many)]`).
@@ -198,6 +205,7 @@ impl<'a> Container<'a> {
                     denormalize: attrs.denormalize,
                     frequently_updated: attrs.frequently_updated,
                     allow_deprecated: attrs.allow_deprecated,
+                    dbref: attrs.serde_dbref,
                 }
             })
             .collect();

@@ -97,6 +97,8 @@ pub struct RefPath<Root, W, T: RefTarget> {
     pub(crate) slots: fn(&mut Root) -> RefSlots<'_, T>,
     pub(crate) many: bool,
     pub(crate) inverse: Option<fn() -> Inverse>,
+    /// Stored as DBRefs (`#[serde(with = "odm::dbref")]`).
+    dbref: bool,
 }
 
 /// The other side of a two-way reference: its stored path and array bound.
@@ -134,6 +136,26 @@ impl<Root, W: RefContainer<T>, T: RefTarget> RefPath<Root, W, T> {
             slots,
             many: W::MANY,
             inverse: None,
+            dbref: false,
+        }
+    }
+}
+
+impl<Root, W, T: RefTarget> RefPath<Root, W, T> {
+    /// Used by the generated accessors of references stored as DBRefs: `W` is the field's type
+    /// with `Ref<T>` as `odm::dbref::Stored<Ref<T>>`, whose values are encoded as DBRefs.
+    #[doc(hidden)]
+    pub fn stored_as_dbref(
+        field: Field<Root, W, Single>,
+        slots: fn(&mut Root) -> RefSlots<'_, T>,
+        many: bool,
+    ) -> Self {
+        RefPath {
+            field,
+            slots,
+            many,
+            inverse: None,
+            dbref: true,
         }
     }
 
@@ -149,7 +171,13 @@ impl<Root, W: RefContainer<T>, T: RefTarget> RefPath<Root, W, T> {
 impl<Root: 'static, W, T: Model> RefPath<Root, W, T> {
     /// Documents whose reference is the document with id `id`:
     /// `{path: {$eq: id}}` (for an array of references, any element).
+    ///
+    /// A reference stored as a DBRef is matched by `{path.$ref, path.$id}` (an element of an
+    /// array by the whole DBRef).
     pub fn refers_to(&self, id: impl crate::path::Value<T::Id>) -> Filter<Root> {
+        if self.dbref {
+            return self.refers_to_any([id]);
+        }
         Field::<Root, T::Id>::trusted(self.field.path().to_owned()).eq(id)
     }
 
@@ -158,6 +186,30 @@ impl<Root: 'static, W, T: Model> RefPath<Root, W, T> {
         &self,
         ids: impl IntoIterator<Item = V>,
     ) -> Filter<Root> {
+        if self.dbref {
+            let mut error = None;
+            let what = || format!("filter value for `{}`", self.field.path());
+            let filters: Vec<Filter<Root>> = ids
+                .into_iter()
+                .map(|id| {
+                    let id = crate::query::encode(&id, what, &mut error);
+                    let path = self.field.path();
+                    let f = crate::reference::dbref::refers_to_filter(
+                        path,
+                        self.many,
+                        T::COLLECTION,
+                        id,
+                    );
+                    Filter::from_parts(f, None)
+                })
+                .collect();
+            // No ids: `{path: {$in: []}}` matches nothing, as without DBRefs.
+            let doc = match filters.len() {
+                0 => crate::literal::is_in(self.field.path(), Vec::new()),
+                _ => Filter::any_of(filters).as_document().clone(),
+            };
+            return Filter::from_parts(doc, error);
+        }
         Field::<Root, T::Id>::trusted(self.field.path().to_owned()).is_in(ids)
     }
 

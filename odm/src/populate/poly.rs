@@ -77,13 +77,12 @@ impl<Root: Model, W, E: PolyRef> PolyPath<Root, W, E> {
     }
 
     fn dbref_filter(&self, r: &DbRef) -> bson::Document {
-        let path = self.field.path();
-        if self.many {
-            return crate::literal::eq(path, bson::Bson::Document(r.to_document()));
-        }
-        let mut d = crate::literal::eq(&format!("{path}.$ref"), r.collection.clone().into());
-        d.extend(crate::literal::eq(&format!("{path}.$id"), r.id.clone()));
-        d
+        crate::reference::dbref::refers_to_filter(
+            self.field.path(),
+            self.many,
+            &r.collection,
+            r.id.clone(),
+        )
     }
 
     /// Documents whose reference points to the collection of `T` (whatever the id).

@@ -137,6 +137,16 @@ pub fn typed<T: Model, E: de::Error>(found: DbRef) -> Result<Ref<T>, E> {
         .map_err(|e| E::custom(format!("`$id` of a DBRef to `{}`: {e}", T::COLLECTION)))
 }
 
+/// Used by the generated code: the DBRef of `r`.
+#[doc(hidden)]
+pub fn dbref_of<T: Model>(r: &Ref<T>) -> DbRef {
+    DbRef {
+        collection: T::COLLECTION.to_owned(),
+        id: bson::serialize_to_bson(r.id()).unwrap_or(Bson::Null),
+        database: None,
+    }
+}
+
 /// Used by the generated code: writes `r` as a DBRef to `T`'s collection.
 #[doc(hidden)]
 pub fn serialize_ref<T: Model, S: Serializer>(r: &Ref<T>, s: S) -> Result<S::Ok, S::Error> {
@@ -249,3 +259,69 @@ pub trait PolyRef: Serialize + DeserializeOwned + Send + Sync + 'static {
     note = "the targets of a polymorphic reference are the models its variants hold"
 )]
 pub trait PolyHas<T> {}
+
+/// The type a DBRef-stored reference field's typed path holds instead of `Ref<T>`
+/// (`Option<Stored<Ref<T>>>`, `Vec<Stored<Ref<T>>>` for the other shapes): a `Ref<T>` given
+/// to its filters and updates is encoded as the DBRef `{$ref, $id}`, as stored.
+#[derive(Debug, Clone)]
+pub struct Stored<R>(pub R);
+
+impl<T: Model> Serialize for Stored<Ref<T>> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_ref(&self.0, s)
+    }
+}
+
+fn dbref_bson<T: Model>(r: &Ref<T>) -> Result<Bson, bson::error::Error> {
+    bson::serialize_to_bson(&Stored(r.clone()))
+}
+
+impl<T: Model> crate::path::Value<Stored<Ref<T>>> for Ref<T> {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        dbref_bson(self)
+    }
+}
+
+impl<T: Model> crate::path::Value<Stored<Ref<T>>> for &Ref<T> {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        dbref_bson(self)
+    }
+}
+
+impl<T: Model> crate::path::Value<Option<Stored<Ref<T>>>> for Ref<T> {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        dbref_bson(self)
+    }
+}
+
+impl<T: Model> crate::path::Value<Option<Stored<Ref<T>>>> for Option<Ref<T>> {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        match self {
+            Some(r) => dbref_bson(r),
+            None => Ok(Bson::Null),
+        }
+    }
+}
+
+impl<T: Model> crate::path::Value<Vec<Stored<Ref<T>>>> for Vec<Ref<T>> {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        self.iter()
+            .map(dbref_bson)
+            .collect::<Result<Vec<_>, _>>()
+            .map(Bson::Array)
+    }
+}
+
+/// The filter that finds the documents whose DBRef at `path` (to `collection`) names `id`:
+/// `{path.$ref, path.$id}` for one reference, the whole DBRef for an element of an array.
+pub(crate) fn refers_to_filter(path: &str, many: bool, collection: &str, id: Bson) -> Document {
+    if many {
+        return crate::literal::eq(
+            path,
+            Bson::Document(bson::doc! { "$ref": collection, "$id": id }),
+        );
+    }
+    let mut d = crate::literal::eq(&format!("{path}.$ref"), collection.into());
+    d.extend(crate::literal::eq(&format!("{path}.$id"), id));
+    d
+}

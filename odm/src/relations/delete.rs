@@ -65,7 +65,11 @@ const MAX_DEPTH: usize = 16;
 enum Change {
     /// `{$pullAll: {path: ids}}`, or `{$pull: {path: {field: {$in: ids}}}}` for an array
     /// of summaries: built per chunk of ids, since it repeats them.
-    Pull { path: String, field: Option<String> },
+    Pull {
+        path: String,
+        field: Option<String>,
+        dbref: Option<&'static str>,
+    },
     /// An update that does not depend on the ids (`$set` to null, `$unset`).
     Fixed(Document),
 }
@@ -73,10 +77,20 @@ enum Change {
 impl Change {
     fn update(&self, ids: &[Bson]) -> Document {
         match self {
-            Change::Pull { path, field: None } => crate::literal::pull_all(path, ids.to_vec()),
+            Change::Pull {
+                path,
+                field: None,
+                dbref: None,
+            } => crate::literal::pull_all(path, ids.to_vec()),
+            Change::Pull {
+                path,
+                dbref: Some(target),
+                ..
+            } => crate::literal::pull_all(path, dbrefs(target, ids)),
             Change::Pull {
                 path,
                 field: Some(f),
+                ..
             } => doc! { "$pull": { path.as_str(): crate::literal::is_in(f, ids.to_vec()) } },
             Change::Fixed(update) => update.clone(),
         }
@@ -97,11 +111,46 @@ struct Matching {
     collection: String,
     key: String,
     ids: Vec<Bson>,
+    /// For references stored as DBRefs: the `$ref` they hold, and whether `key` is an array.
+    dbref: Option<(&'static str, bool)>,
+}
+
+/// The DBRefs `{$ref: target, $id: id}` of `ids`, as stored.
+fn dbrefs(target: &str, ids: &[Bson]) -> Vec<Bson> {
+    ids.iter()
+        .map(|id| Bson::Document(doc! { "$ref": target, "$id": id.clone() }))
+        .collect()
 }
 
 impl Matching {
     fn filter(&self, chunk: Vec<Bson>) -> Document {
-        crate::literal::is_in(&self.key, chunk)
+        match self.dbref {
+            None => crate::literal::is_in(&self.key, chunk),
+            // One DBRef: its fields, so that one written with `$db` or in another order matches.
+            Some((target, false)) => {
+                let mut d = crate::literal::eq(&format!("{}.$ref", self.key), target.into());
+                d.extend(crate::literal::is_in(&format!("{}.$id", self.key), chunk));
+                d
+            }
+            // An array of DBRefs: an element equal to one of them (two conditions on the
+            // dotted fields could be met by two different elements).
+            Some((target, true)) => crate::literal::is_in(&self.key, dbrefs(target, &chunk)),
+        }
+    }
+
+    /// Whether the document `d` (projected on `key`) holds one of `ids`.
+    fn holds(&self, d: &Document, ids: &std::collections::HashSet<IdKey>) -> bool {
+        let one = |v: &Bson| match self.dbref {
+            None => ids.contains(&IdKey::of(v)),
+            Some((target, _)) => v.as_document().is_some_and(|r| {
+                r.get_str("$ref").is_ok_and(|c| c == target)
+                    && r.get("$id").is_some_and(|id| ids.contains(&IdKey::of(id)))
+            }),
+        };
+        match crate::denormalize::value_at(d, &self.key) {
+            Bson::Array(items) => items.iter().any(one),
+            v => one(&v),
+        }
     }
 }
 
@@ -219,13 +268,13 @@ impl Plan {
         mut session: Option<&mut ClientSession>,
     ) -> Result<u64> {
         let deleted = self.seen.get(&holders.collection);
-        let gone: Vec<(&str, std::collections::HashSet<IdKey>)> = by_filter
+        let gone: Vec<(&Matching, std::collections::HashSet<IdKey>)> = by_filter
             .iter()
-            .map(|m| (m.key.as_str(), m.ids.iter().map(IdKey::of).collect()))
+            .map(|m| (*m, m.ids.iter().map(IdKey::of).collect()))
             .collect();
         let mut projection = doc! { "_id": 1 };
-        for (key, _) in &gone {
-            projection.insert(*key, 1);
+        for (m, _) in &gone {
+            projection.insert(m.key.as_str(), 1);
         }
         let mut left = std::collections::HashSet::new();
         for chunk in crate::batch::chunks_of(&holders.ids) {
@@ -247,12 +296,7 @@ impl Plan {
                 if deleted.is_some_and(|s| s.contains(&id)) {
                     continue;
                 }
-                let by_rule =
-                    gone.iter()
-                        .any(|(key, ids)| match crate::denormalize::value_at(&d, key) {
-                            Bson::Array(items) => items.iter().any(|i| ids.contains(&IdKey::of(i))),
-                            v => ids.contains(&IdKey::of(&v)),
-                        });
+                let by_rule = gone.iter().any(|(m, ids)| m.holds(&d, ids));
                 if !by_rule {
                     left.insert(id);
                 }
@@ -331,10 +375,12 @@ fn plan_level<'a>(
                             collection: copy.dependent.to_owned(),
                             key: copy.dependents_key(),
                             ids: ids.clone(),
+                            dbref: None,
                         },
                         Change::Pull {
                             path: copy.path.clone(),
                             field: Some(id.clone()),
+                            dbref: None,
                         },
                     ));
                 }
@@ -349,6 +395,7 @@ fn plan_level<'a>(
                         collection: copy.dependent.to_owned(),
                         key: copy.dependents_key(),
                         ids: ids.clone(),
+                        dbref: None,
                     };
                     if *optional {
                         plan.updates.push((
@@ -395,6 +442,7 @@ fn plan_level<'a>(
                 collection: r.from.to_owned(),
                 key: r.path.clone(),
                 ids: ids.clone(),
+                dbref: r.dbref.map(|target| (target, r.kind == RefKind::Many)),
             };
             match r.on_delete {
                 OnDelete::Restrict => {
@@ -443,6 +491,7 @@ fn plan_level<'a>(
                     let change = Change::Pull {
                         path: r.path.clone(),
                         field: None,
+                        dbref: r.dbref,
                     };
                     plan.updates.push((holders, change));
                 }
@@ -451,6 +500,7 @@ fn plan_level<'a>(
                         RefKind::Many => Change::Pull {
                             path: r.path.clone(),
                             field: None,
+                            dbref: r.dbref,
                         },
                         _ => {
                             let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };

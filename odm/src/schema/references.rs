@@ -50,6 +50,10 @@ pub struct ReferenceInfo {
     pub inverse: Option<String>,
     /// The declared bound of an array of references.
     pub max: Option<u32>,
+    /// For a reference stored as a DBRef (a polymorphic reference, or a `Ref` with
+    /// `#[serde(with = "odm::dbref")]`): the `$ref` its DBRefs to `to` hold. Its documents are
+    /// then found by `{path.$ref, path.$id}` (one reference) or by the whole DBRef (an array).
+    pub dbref: Option<&'static str>,
 }
 
 impl ReferenceInfo {
@@ -76,7 +80,30 @@ impl ReferenceInfo {
             parent,
             inverse,
             max: None,
+            dbref: None,
         }
+    }
+
+    /// Used by the generated code: the reference is stored as a DBRef.
+    #[doc(hidden)]
+    pub fn stored_as_dbref(mut self) -> Self {
+        self.dbref = Some(self.to);
+        self
+    }
+
+    /// Used by the generated code: one reference per target of the polymorphic reference `E`
+    /// held at `path`, each stored as a DBRef.
+    #[doc(hidden)]
+    pub fn per_target<E: crate::reference::PolyRef>(self) -> Vec<Self> {
+        E::TARGETS
+            .iter()
+            .map(|target| {
+                let mut r = self.clone();
+                r.to = target;
+                r.dbref = Some(target);
+                r
+            })
+            .collect()
     }
 
     /// Used by the generated code: the array's declared bound.

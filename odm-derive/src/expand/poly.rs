@@ -1,0 +1,219 @@
+//! `#[derive(PolyRef)]`: an enum of references to several models, stored as DBRefs.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Fields, Ident, Type};
+
+use crate::ctxt::Ctxt;
+use crate::model::ref_inner;
+
+enum Target<'a> {
+    /// `Book(Ref<Book>)`
+    Model(&'a Ident, &'a Type),
+    /// `Other(DbRef)`: DBRefs to any other collection.
+    Other(&'a Ident),
+}
+
+pub fn expand(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let ident = &input.ident;
+    let Data::Enum(data) = &input.data else {
+        cx.error_spanned_by(
+            ident,
+            "`PolyRef` is derived for an enum whose variants each hold a `Ref` to one model: `enum Subject { Book(Ref<Book>), Author(Ref<Author>) }`",
+        );
+        return cx
+            .check()
+            .err()
+            .map(|e| e.to_compile_error())
+            .unwrap_or_default();
+    };
+    if !input.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &input.generics,
+            "`PolyRef` cannot be derived for a generic enum: its targets must be known",
+        );
+    }
+    let mut targets = Vec::new();
+    for v in &data.variants {
+        let ty = match &v.fields {
+            Fields::Unnamed(f) if f.unnamed.len() == 1 => &f.unnamed[0].ty,
+            _ => {
+                cx.error_spanned_by(
+                    &v.ident,
+                    format!(
+                        "each variant of a polymorphic reference holds a reference to one model, `{0}(Ref<{0}>)`, or is the catch-all `Other(DbRef)`",
+                        v.ident
+                    ),
+                );
+                continue;
+            }
+        };
+        if let Some(model) = ref_inner(ty) {
+            targets.push(Target::Model(&v.ident, model));
+        } else if is_dbref(ty) {
+            if targets.iter().any(|t| matches!(t, Target::Other(_))) {
+                cx.error_spanned_by(
+                    &v.ident,
+                    "a polymorphic reference has at most one catch-all variant holding `DbRef`",
+                );
+            }
+            targets.push(Target::Other(&v.ident));
+        } else {
+            cx.error_spanned_by(
+                ty,
+                "a variant of a polymorphic reference holds `Ref<Model>` (or `DbRef`, the catch-all for DBRefs to other collections)",
+            );
+        }
+    }
+    if data.variants.is_empty() {
+        cx.error_spanned_by(
+            ident,
+            "a polymorphic reference has at least one target: a variant holding `Ref<Model>`",
+        );
+    }
+    let errors = cx.check().err().map(|e| e.to_compile_error());
+    let models: Vec<(&Ident, &Type)> = targets
+        .iter()
+        .filter_map(|t| match t {
+            Target::Model(v, ty) => Some((*v, *ty)),
+            Target::Other(_) => None,
+        })
+        .collect();
+    if models.is_empty() {
+        return errors.unwrap_or_default();
+    }
+    let other = targets.iter().find_map(|t| match t {
+        Target::Other(v) => Some(*v),
+        Target::Model(..) => None,
+    });
+    let name = ident.unraw().to_string();
+    // At each target, so that one that is not a model is reported there.
+    let collections: Vec<TokenStream> = models
+        .iter()
+        .map(|(_, ty)| quote_spanned!(ty.span()=> <#ty as ::odm::__private::Model>::COLLECTION))
+        .collect();
+    let serialize_arms = targets.iter().map(|t| match t {
+        Target::Model(v, _) => {
+            quote!(#ident::#v(r) => ::odm::__private::serialize_ref(r, serializer),)
+        }
+        Target::Other(v) => {
+            quote!(#ident::#v(r) => ::odm::serde::Serialize::serialize(r, serializer),)
+        }
+    });
+    let decode = models
+        .iter()
+        .zip(&collections)
+        .map(|((v, ty), collection)| {
+            quote! {
+                if found.collection == #collection {
+                    return ::odm::__private::typed::<#ty, __D::Error>(found).map(#ident::#v);
+                }
+            }
+        });
+    let fallback = match other {
+        Some(v) => quote!(::std::result::Result::Ok(#ident::#v(found))),
+        None => quote! {
+            ::std::result::Result::Err(::odm::__private::unknown_collection(
+                &found,
+                <#ident as ::odm::__private::PolyRef>::TARGETS,
+            ))
+        },
+    };
+    // A DBRef naming another database goes to the catch-all, if there is one.
+    let elsewhere = other.map(|v| {
+        quote! {
+            if found.database.is_some() {
+                return ::std::result::Result::Ok(#ident::#v(found));
+            }
+        }
+    });
+    let picks = models.iter().enumerate().map(|(i, (v, ty))| {
+        let pick = format_ident!("__pick_{}", i);
+        quote! {
+            fn #pick(e: &mut #ident) -> ::odm::__private::Option<&mut ::odm::__private::Ref<#ty>> {
+                #[allow(unreachable_patterns)]
+                match e {
+                    #ident::#v(r) => ::odm::__private::Option::Some(r),
+                    _ => ::odm::__private::Option::None,
+                }
+            }
+            parts.push(::odm::__private::PolyPart::new::<#ty, #ident>(path, slots, #pick));
+        }
+    });
+    let to_dbref = targets.iter().map(|t| match t {
+        Target::Model(v, _) => quote!(#ident::#v(r) => ::odm::__private::dbref_of(r),),
+        Target::Other(v) => quote!(#ident::#v(r) => ::std::clone::Clone::clone(r),),
+    });
+    let has = models
+        .iter()
+        .map(|(_, ty)| quote!(impl ::odm::__private::PolyHas<#ty> for #ident {}));
+    quote! {
+        #errors
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        const _: () = {
+            #[automatically_derived]
+            impl ::odm::serde::Serialize for #ident {
+                fn serialize<__S: ::odm::serde::Serializer>(
+                    &self,
+                    serializer: __S,
+                ) -> ::std::result::Result<__S::Ok, __S::Error> {
+                    match self {
+                        #(#serialize_arms)*
+                    }
+                }
+            }
+
+            #[automatically_derived]
+            impl<'de> ::odm::serde::Deserialize<'de> for #ident {
+                fn deserialize<__D: ::odm::serde::Deserializer<'de>>(
+                    deserializer: __D,
+                ) -> ::std::result::Result<Self, __D::Error> {
+                    let found = <::odm::__private::DbRef as ::odm::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )?;
+                    #elsewhere
+                    #(#decode)*
+                    #fallback
+                }
+            }
+
+            #[automatically_derived]
+            impl ::odm::__private::PolyRef for #ident {
+                const NAME: &'static str = #name;
+                const TARGETS: &'static [&'static str] = &[#(#collections),*];
+
+                fn populates<__Root: ::odm::__private::Model>(
+                    path: &str,
+                    slots: fn(&mut __Root) -> ::odm::__private::PolySlots<'_, Self>,
+                ) -> ::odm::__private::Vec<::odm::__private::PolyPart<__Root>> {
+                    let mut parts = ::odm::__private::Vec::new();
+                    #(#picks)*
+                    parts
+                }
+
+                fn to_dbref(&self) -> ::odm::__private::DbRef {
+                    match self {
+                        #(#to_dbref)*
+                    }
+                }
+            }
+
+            #(#has)*
+
+            const _: () = ::odm::__private::distinct_targets(
+                #name,
+                <#ident as ::odm::__private::PolyRef>::TARGETS,
+            );
+        };
+    }
+}
+
+/// `DbRef` by its last path segment.
+fn is_dbref(ty: &Type) -> bool {
+    matches!(ty, Type::Path(tp) if tp.qself.is_none()
+        && tp.path.segments.last().is_some_and(|s| s.ident == "DbRef" && s.arguments.is_empty()))
+}
