@@ -222,7 +222,7 @@ async fn an_unknown_kind_is_a_typed_error_naming_the_document() -> odm::Result<(
             assert!(id.contains("99"), "{id}");
             assert_eq!(field, "type");
             assert_eq!(value, "\"ebook\"");
-            assert_eq!(known, &["single", "series"]);
+            assert_eq!(known.as_ref(), ["single", "series"]);
         }
         other => panic!("{other:?}"),
     }

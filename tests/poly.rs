@@ -218,7 +218,7 @@ async fn a_dbref_to_an_unknown_collection_is_a_typed_error() -> odm::Result<()> 
             assert!(id.contains('8'), "{id}");
             assert_eq!(path, "subject");
             assert_eq!(found, "photos");
-            assert_eq!(targets, &["books", "authors", "users"]);
+            assert_eq!(targets.as_ref(), ["books", "authors", "users"]);
         }
         other => panic!("{other:?}"),
     }

@@ -96,7 +96,7 @@ fn explain<T: DeserializeOwned>(
             id: show_id(id.as_ref()),
             path,
             found,
-            targets,
+            targets: targets.into(),
         };
     }
     Error::Decode {

@@ -44,7 +44,7 @@ pub enum Error {
         /// Its stored value as the shell prints it (`"ebook"`), or `<missing>`.
         value: String,
         /// The values of the known kinds.
-        known: Vec<String>,
+        known: Box<[String]>,
     },
 
     /// A stored DBRef of a polymorphic reference (or of a `Ref` stored as a DBRef) names a
@@ -64,7 +64,7 @@ pub enum Error {
         /// The collection the DBRef names (`$ref`).
         found: String,
         /// The collections of the targets.
-        targets: Vec<String>,
+        targets: Box<[String]>,
     },
 
     /// A value could not be encoded as BSON (for example an integer out of BSON's range).

@@ -57,15 +57,6 @@ impl Kinds {
     }
 }
 
-/// The filter document of `filter` on `T`, restricted to `T`'s kind when it is one.
-pub(crate) fn model_filter<T: crate::Model>(filter: crate::Filter<T>) -> crate::Result<Document> {
-    let doc = filter.into_document(T::COLLECTION)?;
-    Ok(match T::KIND {
-        Some(kind) => kind.restrict(doc),
-        None => doc,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

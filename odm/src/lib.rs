@@ -193,8 +193,11 @@ pub mod __private {
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
-    pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots};
+    pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
     pub use crate::reference::dbref::{dbref_of, serialize_ref, typed, unknown_collection, Stored};
+    pub use crate::reference::dbref::{
+        dbref_of_target, serialize_target, target_collection, typed_target, TargetOf,
+    };
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
     pub use crate::schema::ModelEntry;

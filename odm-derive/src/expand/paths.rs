@@ -41,7 +41,8 @@ fn accessor_parts(
         Some((max, _)) => quote!(#field_expr.bounded(#max)),
         None => field_expr,
     };
-    if f.is_poly() {
+    // (`poly` on a `Ref` was reported: it gets the `Ref`'s accessor.)
+    if f.is_poly() && f.ref_target().is_none() {
         return poly_parts(f, root, field_expr);
     }
     if let (Some(r), Some(target)) = (&f.reference, f.ref_target()) {

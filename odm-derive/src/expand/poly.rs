@@ -90,14 +90,29 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
         Target::Model(..) => None,
     });
     let name = ident.unraw().to_string();
-    // At each target, so that one that is not a model is reported there.
+    // Each target through `PolyTarget<I>`, whose impl (at the variant's type) is where a target
+    // that is not a model is reported, once.
+    let target_impls = models.iter().enumerate().map(|(i, (_, ty))| {
+        quote_spanned! {ty.span()=>
+            impl ::odm::dbref::PolyTarget<#i> for #ident {
+                type Model = #ty;
+            }
+        }
+    });
+    let models: Vec<(&Ident, TokenStream, usize)> = models
+        .iter()
+        .enumerate()
+        .map(|(i, (v, _))| (*v, quote!(::odm::__private::TargetOf<#ident, #i>), i))
+        .collect();
     let collections: Vec<TokenStream> = models
         .iter()
-        .map(|(_, ty)| quote_spanned!(ty.span()=> <#ty as ::odm::__private::Model>::COLLECTION))
+        .map(|(_, _, i)| quote!(::odm::__private::target_collection::<#ident, #i>()))
         .collect();
+    let index = |v: &Ident| models.iter().find(|m| m.0 == v).map_or(0, |m| m.2);
     let serialize_arms = targets.iter().map(|t| match t {
         Target::Model(v, _) => {
-            quote!(#ident::#v(r) => ::odm::__private::serialize_ref(r, serializer),)
+            let i = index(v);
+            quote!(#ident::#v(r) => ::odm::__private::serialize_target::<#ident, #i, __S>(r, serializer),)
         }
         Target::Other(v) => {
             quote!(#ident::#v(r) => ::odm::serde::Serialize::serialize(r, serializer),)
@@ -106,10 +121,11 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
     let decode = models
         .iter()
         .zip(&collections)
-        .map(|((v, ty), collection)| {
+        .map(|((v, _, i), collection)| {
             quote! {
                 if found.collection == #collection {
-                    return ::odm::__private::typed::<#ty, __D::Error>(found).map(#ident::#v);
+                    return ::odm::__private::typed_target::<#ident, #i, __D::Error>(found)
+                        .map(#ident::#v);
                 }
             }
         });
@@ -130,7 +146,7 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
             }
         }
     });
-    let picks = models.iter().enumerate().map(|(i, (v, ty))| {
+    let picks = models.iter().map(|(v, ty, i)| {
         let pick = format_ident!("__pick_{}", i);
         quote! {
             fn #pick(e: &mut #ident) -> ::odm::__private::Option<&mut ::odm::__private::Ref<#ty>> {
@@ -140,29 +156,37 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
                     _ => ::odm::__private::Option::None,
                 }
             }
-            parts.push(::odm::__private::PolyPart::new::<#ty, #ident>(path, slots, #pick));
+            parts.push(::odm::__private::PolyPart::of_target::<#ident, #i>(path, slots, #pick));
         }
     });
     let to_dbref = targets.iter().map(|t| match t {
-        Target::Model(v, _) => quote!(#ident::#v(r) => ::odm::__private::dbref_of(r),),
+        Target::Model(v, _) => {
+            let i = index(v);
+            quote!(#ident::#v(r) => ::odm::__private::dbref_of_target::<#ident, #i>(r),)
+        }
         Target::Other(v) => quote!(#ident::#v(r) => ::std::clone::Clone::clone(r),),
     });
     let has = models
         .iter()
-        .map(|(_, ty)| quote!(impl ::odm::__private::PolyHas<#ty> for #ident {}));
+        .map(|(_, ty, _)| quote!(impl ::odm::__private::PolyHas<#ty> for #ident {}));
     quote! {
         #errors
         #[doc(hidden)]
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {
+            #(#target_impls)*
+
             #[automatically_derived]
             impl ::odm::serde::Serialize for #ident {
                 fn serialize<__S: ::odm::serde::Serializer>(
                     &self,
                     serializer: __S,
                 ) -> ::std::result::Result<__S::Ok, __S::Error> {
+                    #[allow(unreachable_patterns)]
                     match self {
                         #(#serialize_arms)*
+                        // Variants that are not targets were reported.
+                        _ => ::std::unreachable!(),
                     }
                 }
             }
@@ -186,6 +210,17 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
                 const NAME: &'static str = #name;
                 const TARGETS: &'static [&'static str] = &[#(#collections),*];
 
+                fn to_dbref(&self) -> ::odm::__private::DbRef {
+                    #[allow(unreachable_patterns)]
+                    match self {
+                        #(#to_dbref)*
+                        _ => ::std::unreachable!(),
+                    }
+                }
+            }
+
+            #[automatically_derived]
+            impl ::odm::__private::PolyTargets for #ident {
                 fn populates<__Root: ::odm::__private::Model>(
                     path: &str,
                     slots: fn(&mut __Root) -> ::odm::__private::PolySlots<'_, Self>,
@@ -193,12 +228,6 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
                     let mut parts = ::odm::__private::Vec::new();
                     #(#picks)*
                     parts
-                }
-
-                fn to_dbref(&self) -> ::odm::__private::DbRef {
-                    match self {
-                        #(#to_dbref)*
-                    }
                 }
             }
 

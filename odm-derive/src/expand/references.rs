@@ -47,7 +47,7 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
                     ::odm::__private::Option::None,
                 )
                 .bounded(#max)
-                .per_target::<#poly>()
+                .per_target(<#poly as ::odm::__private::PolyRef>::TARGETS)
             });
         }
         let target = f.ref_target()?;

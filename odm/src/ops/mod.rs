@@ -34,3 +34,14 @@ macro_rules! into_future {
     };
 }
 pub(crate) use into_future;
+
+/// The filter document of `filter` on `T`, restricted to `T`'s kind when it is one.
+pub(crate) fn model_filter<T: crate::Model>(
+    filter: crate::Filter<T>,
+) -> crate::Result<bson::Document> {
+    let doc = filter.into_document(T::COLLECTION)?;
+    Ok(match T::KIND {
+        Some(kind) => kind.restrict(doc),
+        None => doc,
+    })
+}

@@ -107,7 +107,7 @@ impl<'a, T: Model> Find<'a, T> {
         options: FindOptions,
         session: Option<&mut ClientSession>,
     ) -> Result<Vec<U>> {
-        find_decoded::<T, U>(odm, crate::kind::model_filter(filter)?, options, session).await
+        find_decoded::<T, U>(odm, super::model_filter(filter)?, options, session).await
     }
 
     async fn run(self) -> Result<Vec<T>> {
@@ -376,7 +376,7 @@ impl<'a, T: Model> Count<'a, T> {
     }
 
     async fn run(self) -> Result<u64> {
-        let filter = crate::kind::model_filter(self.filter)?;
+        let filter = super::model_filter(self.filter)?;
         let coll = self.odm.raw_collection::<T>();
         let action = coll.count_documents(filter);
         match self.session {
@@ -457,7 +457,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     }
 
     async fn run(self) -> Result<Option<T>> {
-        let base = crate::kind::model_filter(self.filter)?;
+        let base = super::model_filter(self.filter)?;
         let guards =
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;

@@ -490,7 +490,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     /// The result, the copies to settle, and for a bounded `update_many` whose write matched
     /// fewer documents than had room when counted, the error saying so.
     async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken, Option<Error>)> {
-        let base = crate::kind::model_filter(self.filter)?;
+        let base = super::model_filter(self.filter)?;
         let guards =
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
@@ -604,7 +604,7 @@ impl<'a, T: Model> Replace<'a, T> {
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
-        let filter = crate::kind::model_filter(T::id_field().eq(id))?;
+        let filter = super::model_filter(T::id_field().eq(id))?;
         let (mut raw, _) = encode_document(self.doc)?;
         let mut session = self.session;
         let in_session = session.is_some();
@@ -725,7 +725,7 @@ impl<'a, T: Model> Delete<'a, T> {
     }
 
     async fn run(self) -> Result<u64> {
-        let filter = crate::kind::model_filter(self.filter)?;
+        let filter = super::model_filter(self.filter)?;
         let summarized = crate::denormalize::copies_from(T::COLLECTION)
             .iter()
             .any(|c| {

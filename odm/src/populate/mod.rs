@@ -20,7 +20,7 @@ pub use children::{Children, ChildrenOf};
 pub use engine::Step;
 pub(crate) use engine::{populate_all, BoxFuture};
 pub(crate) use key::IdKey;
-pub use poly::{PolyContainer, PolyPart, PolyPath, PolyPopulate, PolySlots};
+pub use poly::{PolyContainer, PolyPart, PolyPath, PolyPopulate, PolySlots, PolyTargets};
 
 use std::fmt;
 

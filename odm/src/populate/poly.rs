@@ -11,6 +11,16 @@ use crate::path::{Field, Single};
 use crate::query::Filter;
 use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
 
+/// The populate side of a polymorphic reference; implemented by `#[derive(PolyRef)]`.
+#[doc(hidden)]
+pub trait PolyTargets: PolyRef {
+    /// One populate per target, over the references `slots` finds in a `Root`.
+    fn populates<Root: Model>(
+        path: &str,
+        slots: fn(&mut Root) -> PolySlots<'_, Self>,
+    ) -> Vec<PolyPart<Root>>;
+}
+
 /// Where a document keeps its polymorphic references of one field.
 #[derive(Debug)]
 pub enum PolySlots<'a, E> {
@@ -30,19 +40,19 @@ pub trait PolyContainer<E> {
     fn slots(&mut self) -> PolySlots<'_, E>;
 }
 
-impl<E: PolyRef> PolyContainer<E> for E {
+impl<E> PolyContainer<E> for E {
     fn slots(&mut self) -> PolySlots<'_, E> {
         PolySlots::One(self)
     }
 }
 
-impl<E: PolyRef> PolyContainer<E> for Option<E> {
+impl<E> PolyContainer<E> for Option<E> {
     fn slots(&mut self) -> PolySlots<'_, E> {
         PolySlots::Optional(self)
     }
 }
 
-impl<E: PolyRef> PolyContainer<E> for Vec<E> {
+impl<E> PolyContainer<E> for Vec<E> {
     const MANY: bool = true;
     fn slots(&mut self) -> PolySlots<'_, E> {
         PolySlots::Many(self)
@@ -57,8 +67,9 @@ pub struct PolyPath<Root, W, E> {
     many: bool,
 }
 
-impl<Root, W: PolyContainer<E>, E: PolyRef> PolyPath<Root, W, E> {
-    /// Used by the generated accessors.
+impl<Root, W: PolyContainer<E>, E> PolyPath<Root, W, E> {
+    /// Used by the generated accessors. (No `PolyRef` bound: a field whose enum does not derive
+    /// it is reported once, by the reference's registration.)
     #[doc(hidden)]
     pub fn new(field: Field<Root, W, Single>, slots: fn(&mut Root) -> PolySlots<'_, E>) -> Self {
         PolyPath {
@@ -69,7 +80,7 @@ impl<Root, W: PolyContainer<E>, E: PolyRef> PolyPath<Root, W, E> {
     }
 }
 
-impl<Root: Model, W, E: PolyRef> PolyPath<Root, W, E> {
+impl<Root: Model, W, E: PolyTargets> PolyPath<Root, W, E> {
     /// Documents whose reference is `target`: `{path.$ref: {$eq: c}, path.$id: {$eq: id}}`, or
     /// for an array, an element equal to the DBRef (`{path: {$eq: {$ref, $id}}}`).
     pub fn refers_to(&self, target: &E) -> Filter<Root> {
@@ -114,7 +125,7 @@ impl<Root, W, E> std::ops::Deref for PolyPath<Root, W, E> {
     }
 }
 
-impl<Root, W, E: PolyRef> fmt::Debug for PolyPath<Root, W, E> {
+impl<Root, W, E: PolyTargets> fmt::Debug for PolyPath<Root, W, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -178,6 +189,20 @@ impl<Root: Model> PolyPart<Root> {
     }
 }
 
+impl<Root: Model> PolyPart<Root> {
+    /// Used by the generated code: [`PolyPart::new`] for the variant `I` of `E`.
+    pub fn of_target<
+        E: crate::reference::dbref::PolyTarget<I> + Send + Sync + 'static,
+        const I: usize,
+    >(
+        path: &str,
+        slots: fn(&mut Root) -> PolySlots<'_, E>,
+        pick: fn(&mut E) -> Option<&mut Ref<crate::reference::dbref::TargetOf<E, I>>>,
+    ) -> Self {
+        PolyPart::new(path, slots, pick)
+    }
+}
+
 /// Gives a closure the signature the populate engine calls (for every lifetime of the
 /// document borrowed).
 fn slots_fn<Root, T: Model, F>(f: F) -> F
@@ -196,7 +221,7 @@ pub struct PolyPopulate<Root, E> {
     _e: std::marker::PhantomData<fn() -> E>,
 }
 
-impl<Root: Model, E: PolyRef> PolyPopulate<Root, E> {
+impl<Root: Model, E: PolyTargets> PolyPopulate<Root, E> {
     /// Sets the options of the target `T`'s populate: `select`, `filter`, `then` (the next
     /// level, from `T`'s own references), `batch_size`, `dangling`.
     pub fn with<T: Model>(mut self, f: impl FnOnce(Populate<Root, T>) -> Populate<Root, T>) -> Self
@@ -231,7 +256,7 @@ impl<Root: Model, E: PolyRef> PolyPopulate<Root, E> {
     }
 }
 
-impl<Root, E: PolyRef> fmt::Debug for PolyPopulate<Root, E> {
+impl<Root, E: PolyTargets> fmt::Debug for PolyPopulate<Root, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -242,13 +267,13 @@ impl<Root, E: PolyRef> fmt::Debug for PolyPopulate<Root, E> {
     }
 }
 
-impl<Root: Model, E: PolyRef> IntoPopulate<Root> for PolyPopulate<Root, E> {
+impl<Root: Model, E: PolyTargets> IntoPopulate<Root> for PolyPopulate<Root, E> {
     fn into_steps(self) -> Vec<Box<dyn Step<Root>>> {
         self.parts.into_iter().map(|p| p.part.into_step()).collect()
     }
 }
 
-impl<Root: Model, W, E: PolyRef> IntoPopulate<Root> for PolyPath<Root, W, E> {
+impl<Root: Model, W, E: PolyTargets> IntoPopulate<Root> for PolyPath<Root, W, E> {
     fn into_steps(self) -> Vec<Box<dyn Step<Root>>> {
         self.populate().into_steps()
     }

@@ -160,6 +160,10 @@ pub fn serialize_ref<T: Model, S: Serializer>(r: &Ref<T>, s: S) -> Result<S::Ok,
 /// `#[serde(with = "odm::dbref")]` on a `#[reference]` field. The field's typed path, its index,
 /// its delete rule and populate then use `field.$id` (and `$ref`), and other drivers and tools
 /// read it as the standard DBRef.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be stored as a DBRef",
+    label = "`odm::dbref` stores a `#[reference]`: `Ref<T>`, `Option<Ref<T>>` or `Vec<Ref<T>>`"
+)]
 pub trait DbRefField: Sized {
     #[doc(hidden)]
     fn serialize_dbref<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error>;
@@ -240,16 +244,50 @@ pub trait PolyRef: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The collection of each target, in the order of the variants.
     const TARGETS: &'static [&'static str];
 
-    /// One populate per target, over the references `slots` finds in a `Root`.
-    #[doc(hidden)]
-    fn populates<Root: Model>(
-        path: &str,
-        slots: fn(&mut Root) -> crate::populate::PolySlots<'_, Self>,
-    ) -> Vec<crate::populate::PolyPart<Root>>;
-
     /// The stored DBRef, for filters.
     #[doc(hidden)]
     fn to_dbref(&self) -> DbRef;
+}
+
+/// The target of the variant `I` of a polymorphic reference, a model; implemented by the
+/// derive, so that a target that is not a model is reported once, at the variant.
+#[doc(hidden)]
+pub trait PolyTarget<const I: usize> {
+    type Model: Model;
+}
+
+/// The model of the variant `I` of `E`.
+#[doc(hidden)]
+pub type TargetOf<E, const I: usize> = <E as PolyTarget<I>>::Model;
+
+/// Used by the generated code: [`serialize_ref`] of the variant `I`. (Generic over the
+/// variant rather than the model, so that a target that is not a model is reported once.)
+#[doc(hidden)]
+pub fn serialize_target<E: PolyTarget<I>, const I: usize, S: Serializer>(
+    r: &Ref<TargetOf<E, I>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    serialize_ref(r, s)
+}
+
+/// Used by the generated code: [`typed`] of the variant `I`.
+#[doc(hidden)]
+pub fn typed_target<E: PolyTarget<I>, const I: usize, Er: de::Error>(
+    found: DbRef,
+) -> Result<Ref<TargetOf<E, I>>, Er> {
+    typed::<TargetOf<E, I>, Er>(found)
+}
+
+/// Used by the generated code: [`dbref_of`] of the variant `I`.
+#[doc(hidden)]
+pub fn dbref_of_target<E: PolyTarget<I>, const I: usize>(r: &Ref<TargetOf<E, I>>) -> DbRef {
+    dbref_of(r)
+}
+
+/// Used by the generated code: the collection of the variant `I`'s model.
+#[doc(hidden)]
+pub const fn target_collection<E: PolyTarget<I>, const I: usize>() -> &'static str {
+    <TargetOf<E, I> as Model>::COLLECTION
 }
 
 /// `T` is one of the targets of the polymorphic reference `Self`; implemented by the derive.

@@ -91,11 +91,11 @@ impl ReferenceInfo {
         self
     }
 
-    /// Used by the generated code: one reference per target of the polymorphic reference `E`
-    /// held at `path`, each stored as a DBRef.
+    /// Used by the generated code: one reference per target collection of a polymorphic
+    /// reference (its `PolyRef::TARGETS`), each stored as a DBRef.
     #[doc(hidden)]
-    pub fn per_target<E: crate::reference::PolyRef>(self) -> Vec<Self> {
-        E::TARGETS
+    pub fn per_target(self, targets: &'static [&'static str]) -> Vec<Self> {
+        targets
             .iter()
             .map(|target| {
                 let mut r = self.clone();

@@ -1,0 +1,22 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "books")]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "authors")]
+struct Author {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(PolyRef)]
+struct Subject {
+    book: Ref<Book>,
+}
+
+fn main() {}
