@@ -2,14 +2,17 @@
 //!
 //! Authors and users stand alone; a book embeds its publisher (one-to-one) and its reviews
 //! (one-to-few); loan requests form a queue served with `findAndModify`; a compound unique
-//! index lets each user recommend each book once. Every step prints what it did and the
-//! commands it sent.
+//! index lets each user recommend each book once; books of several kinds (series books) share
+//! one collection (`library/series.rs`). Every step prints what it did and the commands it
+//! sent.
 //!
 //! Run it with `cargo run -p odm-examples --example library`: it uses `MONGODB_URI` when set,
 //! else starts the local development server (`cargo xtask examples` installs it).
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "library/series.rs"]
+mod series;
 
 use common::{list, say, say_lines, Steps};
 use odm::bson::DateTime;
@@ -326,6 +329,8 @@ async fn run() -> odm::Result<()> {
     // ANCHOR_END: delete
     say(format_args!("deleted: {deleted}; books left: {left}"));
     steps.sent();
+
+    series::run(&odm, &steps).await?;
 
     // ANCHOR: drop
     odm.database().drop().await?;

@@ -79,7 +79,8 @@ pub use relations::{OnDelete, TransactionMode};
 pub use schema::{registered_models, ModelEntry};
 pub use update::Update;
 
-/// Derives [`Model`] for a struct stored in a collection.
+/// Derives [`Model`] for a struct stored in a collection, or for an enum of kinds (see
+/// [Kinds](#kinds)).
 ///
 /// # Container attributes
 ///
@@ -153,6 +154,26 @@ pub use update::Update;
 ///   field serde skips.
 ///
 /// serde's `rename` and `rename_all` are applied to every generated path.
+///
+/// # Kinds
+///
+/// Several kinds of document in one collection (single-collection inheritance): the base is an
+/// enum deriving `Model`, in serde's internally tagged representation, whose variants each
+/// hold one kind, `#[odm(collection = "books", common = "title, pages")] #[serde(tag = "type",
+/// rename_all = "snake_case")] enum Book { Single(SingleBook), Series(SeriesBook) }`; each kind
+/// is a struct deriving `Model` with `#[odm(kind_of = "Book")]` and no collection of its own.
+/// A kind's operations send the same commands as any model's, with `{type: {$eq: "series"}}`
+/// first in every filter (a raw filter naming `type` is combined with `$and`, so that it
+/// cannot widen the kind); its inserts and replacements store `type: "series"`; its indexes
+/// are partial on `{type: "series"}` and named `<keys>_type_series` (`sparse` becomes
+/// `{field: {$exists: true}}` in the partial filter; `unique` is unique among the kind). The
+/// enum reads and writes every kind, and `common` gives it a path for each field that every
+/// kind stores with one type (`Book::title()`), which filters without the discriminator. A
+/// document whose discriminator names no kind is [`Error::UnknownKind`], unless a unit variant
+/// is marked `#[serde(other)]`. Compile errors: a kind that no variant holds, kinds with
+/// different `_id` types, a common field missing from a kind or of another type in it, a field
+/// of one kind through the enum (`Book::series_title()`), a kind storing the discriminator's
+/// field, a discriminator value used twice, an index declared on the enum.
 pub use odm_derive::Model;
 
 /// Derives [`Embed`] for a struct stored inside other documents.
