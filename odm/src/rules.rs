@@ -78,6 +78,15 @@ where
     <F::Model as Model>::COLLECTION
 }
 
+/// The discriminator of the copy's source when it is a kind of a polymorphic model: the copy
+/// is then taken from documents of that kind only.
+pub fn source_kind<F: SourceAccessors>(_source: &F) -> Option<crate::kind::Kind>
+where
+    F::Model: Model,
+{
+    <F::Model as Model>::KIND
+}
+
 /// A copy holds the same type as its source field.
 #[diagnostic::on_unimplemented(
     message = "the copy holds `{Self}`, but the source field holds `{T}`",

@@ -443,6 +443,7 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
                 __fields,
             )
             .with_checks(__checks)
+            .from_kind(::odm::__private::source_kind(&#source_var))
         }
     })
 }

@@ -111,7 +111,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let embed_checks = embed_check::embed_attribute_checks(cont);
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
-    let (kind, indexes, copies) = match &kind_const {
+    let (kind, indexes, copies, references) = match &kind_const {
         Some(_) => (
             quote! {
                 const KIND: ::odm::__private::Option<::odm::__private::Kind> =
@@ -125,8 +125,12 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 let copies: ::odm::__private::Vec<::odm::__private::CopyInfo> = #copies;
                 copies.into_iter().map(|c| c.in_kind(::odm::__private::Option::Some(__KIND))).collect()
             },
+            quote! {
+                let references: ::odm::__private::Vec<::odm::__private::ReferenceInfo> = #references;
+                references.into_iter().map(|r| r.in_kind(::odm::__private::Option::Some(__KIND))).collect()
+            },
         ),
-        None => (quote!(), indexes, copies),
+        None => (quote!(), indexes, copies, references),
     };
     quote! {
         #kind_const

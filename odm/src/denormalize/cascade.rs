@@ -330,6 +330,10 @@ fn projection(copies: &[CopyInfo]) -> Document {
         for (source, _) in &c.fields {
             p.insert(source.as_str(), 1);
         }
+        // The kind of a source, to tell a document of another kind from a source.
+        if let Some(k) = c.source_kind {
+            p.insert(k.field, 1);
+        }
     }
     p
 }

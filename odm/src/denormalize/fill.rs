@@ -177,7 +177,11 @@ fn fill_one(
         target: copy.source.to_owned(),
         missing: id.to_string(),
     };
-    let lookup = |id: &Bson| sources.and_then(|s| s.get(&IdKey::of(id)));
+    let lookup = |id: &Bson| {
+        sources
+            .and_then(|s| s.get(&IdKey::of(id)))
+            .filter(|source| copy.is_source(source))
+    };
     match &copy.kind {
         CopyKind::Summary {
             array: true, id, ..

@@ -124,10 +124,19 @@ pub(super) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
 
 /// The copies taken from `source` (not the latest-N summaries) that `update` (as sent, with
 /// the copies it refills) writes.
-pub(crate) fn touched_by(source: &str, update: &Document) -> Vec<CopyInfo> {
+pub(crate) fn touched_by(
+    source: &str,
+    kind: Option<crate::kind::Kind>,
+    update: &Document,
+) -> Vec<CopyInfo> {
     let paths = written_by(update);
     copies_from(source)
         .into_iter()
+        // An update of one kind changes no copy taken from another kind.
+        .filter(|c| match (kind, c.source_kind) {
+            (Some(k), Some(from)) => k == from,
+            _ => true,
+        })
         .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
         .filter(|c| paths.iter().any(|p| c.is_touched_by(p)))
         .collect()

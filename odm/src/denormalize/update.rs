@@ -194,7 +194,11 @@ pub(crate) async fn fill_update(
     };
     for copy in &copies {
         let found = sources.get(copy.source);
-        let lookup = |id: &Bson| found.and_then(|s| s.get(&crate::populate::IdKey::of(id)));
+        let lookup = |id: &Bson| {
+            found
+                .and_then(|s| s.get(&crate::populate::IdKey::of(id)))
+                .filter(|source| copy.is_source(source))
+        };
         match &copy.kind {
             CopyKind::Summary { id, .. } => {
                 let mut missing = None;

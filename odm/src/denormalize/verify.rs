@@ -366,6 +366,11 @@ impl<'a> VerifyCopies<'a> {
                 .projection(projection.clone())
                 .build();
             let filter = crate::literal::is_in("_id", chunk);
+            // A document of another kind under the id is no source: the copy is dangling.
+            let filter = match copy.source_kind {
+                Some(kind) => kind.restrict(filter),
+                None => filter,
+            };
             sources.extend(
                 find_documents(self.odm, copy.source, filter, options, None)
                     .await?

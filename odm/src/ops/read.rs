@@ -466,7 +466,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             super::write::prepare_update(self.odm, &base, self.update, session.as_deref_mut())
                 .await?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
-        let touched = crate::denormalize::touched_by(T::COLLECTION, &update);
+        let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
         let coll = self.odm.raw_collection::<T>();
         let action = coll
             .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)

@@ -497,7 +497,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         let (update, taken, latest) =
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
-        let touched = crate::denormalize::touched_by(T::COLLECTION, &update);
+        let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
         let filter = guards::guarded(base.clone(), &guards);
         let mut with_room = None;
         if self.many && !guards.is_empty() {

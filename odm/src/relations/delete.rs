@@ -113,6 +113,8 @@ struct Matching {
     ids: Vec<Bson>,
     /// For references stored as DBRefs: the `$ref` they hold, and whether `key` is an array.
     dbref: Option<(&'static str, bool)>,
+    /// When the holders are a kind of a polymorphic model: its discriminator.
+    kind: Option<crate::kind::Kind>,
 }
 
 /// The DBRefs `{$ref: target, $id: id}` of `ids`, as stored.
@@ -124,6 +126,14 @@ fn dbrefs(target: &str, ids: &[Bson]) -> Vec<Bson> {
 
 impl Matching {
     fn filter(&self, chunk: Vec<Bson>) -> Document {
+        let filter = self.key_filter(chunk);
+        match self.kind {
+            Some(kind) => kind.restrict(filter),
+            None => filter,
+        }
+    }
+
+    fn key_filter(&self, chunk: Vec<Bson>) -> Document {
         match self.dbref {
             None => crate::literal::is_in(&self.key, chunk),
             // One DBRef: its fields, so that one written with `$db` or in another order matches.
@@ -140,6 +150,11 @@ impl Matching {
 
     /// Whether the document `d` (projected on `key`) holds one of `ids`.
     fn holds(&self, d: &Document, ids: &std::collections::HashSet<IdKey>) -> bool {
+        if let Some(k) = self.kind {
+            if d.get_str(k.field).ok() != Some(k.value) {
+                return false;
+            }
+        }
         let one = |v: &Bson| match self.dbref {
             None => ids.contains(&IdKey::of(v)),
             Some((target, _)) => v.as_document().is_some_and(|r| {
@@ -275,6 +290,9 @@ impl Plan {
         let mut projection = doc! { "_id": 1 };
         for (m, _) in &gone {
             projection.insert(m.key.as_str(), 1);
+            if let Some(k) = m.kind {
+                projection.insert(k.field, 1);
+            }
         }
         let mut left = std::collections::HashSet::new();
         for chunk in crate::batch::chunks_of(&holders.ids) {
@@ -376,6 +394,7 @@ fn plan_level<'a>(
                             key: copy.dependents_key(),
                             ids: ids.clone(),
                             dbref: None,
+                            kind: copy.dependent_kind,
                         },
                         Change::Pull {
                             path: copy.path.clone(),
@@ -396,6 +415,7 @@ fn plan_level<'a>(
                         key: copy.dependents_key(),
                         ids: ids.clone(),
                         dbref: None,
+                        kind: copy.dependent_kind,
                     };
                     if *optional {
                         plan.updates.push((
@@ -443,6 +463,7 @@ fn plan_level<'a>(
                 key: r.path.clone(),
                 ids: ids.clone(),
                 dbref: r.dbref.map(|target| (target, r.kind == RefKind::Many)),
+                kind: r.from_kind,
             };
             match r.on_delete {
                 OnDelete::Restrict => {

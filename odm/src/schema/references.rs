@@ -54,6 +54,9 @@ pub struct ReferenceInfo {
     /// `#[serde(with = "odm::dbref")]`): the `$ref` its DBRefs to `to` hold. Its documents are
     /// then found by `{path.$ref, path.$id}` (one reference) or by the whole DBRef (an array).
     pub dbref: Option<&'static str>,
+    /// When the holder is a kind of a polymorphic model: its discriminator. The reference's
+    /// delete rule then applies to documents of that kind only.
+    pub from_kind: Option<crate::kind::Kind>,
 }
 
 impl ReferenceInfo {
@@ -81,7 +84,15 @@ impl ReferenceInfo {
             inverse,
             max: None,
             dbref: None,
+            from_kind: None,
         }
+    }
+
+    /// Used by the generated code of a kind: the reference is held by documents of that kind.
+    #[doc(hidden)]
+    pub fn in_kind(mut self, kind: Option<crate::kind::Kind>) -> Self {
+        self.from_kind = kind;
+        self
     }
 
     /// Used by the generated code: the reference is stored as a DBRef.

@@ -1,6 +1,5 @@
-//! Single-collection inheritance: behaviours that disagree with what a kind promises (its
-//! operations touch its own documents only), found while documenting the feature. Each test
-//! states the promise and fails until the runtime keeps it.
+//! Single-collection inheritance: a kind's delete rules and the copies taken from a kind touch
+//! documents of that kind only, though every kind shares the collection and the field names.
 
 mod common;
 
