@@ -356,6 +356,7 @@ async fn relations_work_on_and_into_kinds() -> odm::Result<()> {
     odm.insert_one(&Loan {
         id: 1,
         book: Ref::new(47),
+        book_title: String::new(),
     })
     .await?;
     let loan = odm
@@ -394,6 +395,85 @@ async fn a_reference_to_a_kind_does_not_load_another_kind() -> odm::Result<()> {
     assert_eq!(
         filter.get_document("filter").unwrap().get("type"),
         Some(&Bson::Document(doc! {"$eq": "series"}))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_mixed_result_is_populated_through_a_common_reference() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    shelf(&db).await?;
+    db.commands().clear();
+    let books: Vec<Book> = db
+        .odm()
+        .find(Filter::all())
+        .sort(Book::title().asc())
+        .populate(Book::writer())
+        .await?;
+    // One `find` of the books of every kind, one of the writers they reference.
+    assert_eq!(sent(&db), ["find", "find"]);
+    let writers: Vec<&str> = books
+        .iter()
+        .map(|b| match b {
+            Book::Single(s) => s.writer.loaded().map(|w| w.name.as_str()),
+            Book::Series(s) => s.writer.loaded().map(|w| w.name.as_str()),
+        })
+        .collect::<odm::Result<_>>()?;
+    assert_eq!(
+        writers,
+        ["F. Scott Fitzgerald", "Dave Duncan", "Dave Duncan"]
+    );
+    // Filters on the common reference reach every kind.
+    assert_eq!(db.odm().count(Book::writer().refers_to(1)).await?, 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_base_indexes_and_offers_its_common_fields() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().sync_indexes_of::<Book>().await?;
+    let listed = listed_indexes(&db, "books").await;
+    let title = listed
+        .iter()
+        .find(|i| i.get_str("name").ok() == Some("title_every_kind"))
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert!(!title.contains_key("partialFilterExpression"), "{title}");
+    // A copy of a common field, taken from a book of either kind, follows every kind's writes.
+    shelf(&db).await?;
+    let odm = db.odm();
+    odm.insert_many(&[
+        Loan {
+            id: 1,
+            book: Ref::new(47),
+            book_title: String::new(),
+        },
+        Loan {
+            id: 2,
+            book: Ref::new(1),
+            book_title: String::new(),
+        },
+    ])
+    .await?;
+    let titles = |loans: Vec<Document>| -> Vec<String> {
+        loans
+            .iter()
+            .map(|l| l.get_str("book_title").unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        titles(stored(&db, "loans").await),
+        ["The Wizard Chase", "The Great Gatsby"]
+    );
+    odm.update_by_id::<SeriesBook>(47, SeriesBook::title().set("Wizard Chase"))
+        .await?;
+    odm.update_many(
+        Book::title().eq("The Great Gatsby"),
+        Book::title().set("Gatsby"),
+    )
+    .await?;
+    assert_eq!(
+        titles(stored(&db, "loans").await),
+        ["Wizard Chase", "Gatsby"]
     );
     Ok(())
 }

@@ -14,7 +14,7 @@ mod targets;
 pub use poly::distinct_targets;
 
 pub use kinds::{
-    common_field, kind_field_free, kind_id, name_hash, same_kind_field, same_kind_id, KindBase,
+    common_field, kind_field_free, kind_id, kind_slots, name_hash, same_kind_id, KindBase,
     KindField, KindOf, SameKindField, SameKindId,
 };
 

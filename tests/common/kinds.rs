@@ -13,7 +13,11 @@ pub struct Writer {
 
 /// Every kind of book, stored in `books` with `type: "single" | "series"`.
 #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
-#[odm(collection = "books", common = "title, writer, pages")]
+#[odm(
+    collection = "books",
+    common = "title, writer, pages",
+    index(keys = "title", name = "title_every_kind")
+)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Book {
     Single(SingleBook),
@@ -83,7 +87,8 @@ pub struct ChapterSummary {
     pub heading: String,
 }
 
-/// A reference to any kind: a loan of a book, whatever its kind.
+/// A reference to any kind: a loan of a book, whatever its kind, with a copy of a field every
+/// kind has.
 #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[odm(collection = "loans")]
 pub struct Loan {
@@ -91,6 +96,9 @@ pub struct Loan {
     pub id: i32,
     #[reference(on_delete = "cascade")]
     pub book: Ref<Book>,
+    #[denormalize(from = "Book", via = "book", fields = "title")]
+    #[serde(default)]
+    pub book_title: String,
 }
 
 pub fn wizard_chase() -> SeriesBook {

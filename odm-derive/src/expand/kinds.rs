@@ -2,14 +2,14 @@
 //! and what each kind (`#[odm(kind_of = "Book")]`) adds to its own model code.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type};
 
 use crate::ctxt::Ctxt;
 use crate::model::attr::{self, ContainerAttrs};
-use crate::model::{case, Container, Derive};
+use crate::model::{case, Container, Derive, Shape};
 
 /// The FNV-1a hash of a field name, which `KindField` is keyed by (the same as
 /// `odm::rules::name_hash`).
@@ -44,22 +44,71 @@ pub fn kind_items(cont: &Container<'_>) -> TokenStream {
     let fields = cont.stored_fields().map(|f| {
         let hash = name_hash(&f.ident.unraw().to_string());
         let ty = f.ty;
+        let name = f.ident;
+        let stored = &f.stored;
         let root = quote!(__R);
-        let (ret, body) = if f.reference.is_some() || f.ref_target().is_some() {
-            let stored = &f.stored;
-            (
-                quote!(::odm::__private::Field<__R, #ty, ::odm::__private::Single>),
-                quote!(::odm::__private::Field::top(#stored)),
-            )
-        } else {
-            super::paths::accessor_parts_from(cont, f, &root)
+        let slots_ty = |target: &TokenStream| {
+            quote!(fn(&mut __R) -> ::odm::__private::RefSlots<'_, #target>)
         };
-        quote! {
-            impl ::odm::__private::KindField<#hash> for #ident {
-                type Value = #ty;
-                type Paths<__R> = #ret;
-                fn paths<__R>() -> #ret {
-                    #body
+        match f.ref_target().filter(|_| f.reference.is_some() && !f.is_poly()) {
+            // A reference: from the base, a `RefPath` whose references the base finds in each
+            // kind (`slots`), so that a mixed result is populated.
+            Some(target) => {
+                let target = quote!(#target);
+                let mut field = quote!(::odm::__private::Field::top(#stored));
+                if let Some((max, _)) = f.bound().and_then(|b| b.max) {
+                    field = quote!(#field.bounded(#max));
+                }
+                let (w, path) = match (f.dbref.is_some(), f.shape) {
+                    (false, _) => (quote!(#ty), quote!(::odm::__private::RefPath::new(#field, slots))),
+                    (true, shape) => {
+                        let stored_ref = quote!(::odm::__private::Stored<::odm::__private::Ref<#target>>);
+                        let (w, many) = match shape {
+                            Shape::Plain => (stored_ref, false),
+                            Shape::Option(_) => (quote!(::odm::__private::Option<#stored_ref>), false),
+                            Shape::Vec(_) => (quote!(::odm::__private::Vec<#stored_ref>), true),
+                        };
+                        (w, quote!(::odm::__private::RefPath::stored_as_dbref(#field, slots, #many)))
+                    }
+                };
+                let slots = slots_ty(&target);
+                quote! {
+                    impl ::odm::__private::KindField<#hash> for #ident {
+                        type Value = #ty;
+                        type Target = #target;
+                        type Paths<__R: 'static> = ::odm::__private::RefPath<__R, #w, #target>;
+                        fn paths<__R: 'static>(slots: #slots) -> Self::Paths<__R> {
+                            #path
+                        }
+                        fn slots(&mut self) -> ::odm::__private::RefSlots<'_, #target> {
+                            ::odm::__private::RefContainer::<#target>::slots(&mut self.#name)
+                        }
+                    }
+                }
+            }
+            None => {
+                let (ret, body) = if f.reference.is_some() || f.ref_target().is_some() {
+                    (
+                        quote!(::odm::__private::Field<__R, #ty, ::odm::__private::Single>),
+                        quote!(::odm::__private::Field::top(#stored)),
+                    )
+                } else {
+                    super::paths::accessor_parts_from(cont, f, &root)
+                };
+                let target = quote!(::odm::__private::NotAModel);
+                let slots = slots_ty(&target);
+                quote! {
+                    impl ::odm::__private::KindField<#hash> for #ident {
+                        type Value = #ty;
+                        type Target = #target;
+                        type Paths<__R: 'static> = #ret;
+                        fn paths<__R: 'static>(_: #slots) -> #ret {
+                            #body
+                        }
+                        fn slots(&mut self) -> ::odm::__private::RefSlots<'_, #target> {
+                            ::odm::__private::RefSlots::Each(::odm::__private::Vec::new())
+                        }
+                    }
                 }
             }
         }
@@ -96,12 +145,6 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         cx.error_spanned_by(
             lit,
             "an enum of kinds is a base, not a kind: `kind_of` goes on the struct of each kind",
-        );
-    }
-    if let Some(index) = attrs.indexes.first() {
-        cx.error_at(
-            index.span,
-            "an enum of kinds declares no indexes of its own: declare each on the kind that stores the field (it becomes partial on the kind)",
         );
     }
     if let Some(span) = attrs.serde_not_internal {
@@ -199,6 +242,28 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         );
     }
     let common = parse_common(&cx, attrs.common.as_ref());
+    // An index on the base covers every kind: its keys are common fields.
+    for index in &attrs.indexes {
+        let (Some(lit), Some(key)) = (
+            &index.keys_lit,
+            index
+                .keys
+                .iter()
+                .find(|k| !common.iter().any(|(n, _)| *n == k.segments[0])),
+        ) else {
+            continue;
+        };
+        let listed: Vec<String> = common.iter().map(|(n, _)| format!("`{n}`")).collect();
+        cx.error_spanned_by(
+            lit,
+            format!(
+                "`{}` is not a common field of `{}`, so an index on the base cannot cover it ({}): list it in `common`, or index it on the kind that stores it (where it is partial on the kind)",
+                key.segments[0],
+                input.ident,
+                if listed.is_empty() { "`common` lists none".to_owned() } else { format!("common: {}", listed.join(", ")) }
+            ),
+        );
+    }
     // The code is generated around the errors too, so that the kinds are not reported on top.
     let errors = cx.check().err().map(|e| e.to_compile_error());
     if kinds.is_empty() {
@@ -257,9 +322,13 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         quote!(::odm::__private::Option::None),
     );
     let kind_types: Vec<&Type> = kinds.iter().filter_map(|v| v.ty).collect();
-    let (accessors, common_checks) = common_fields(ident, &kind_types, &common);
+    let variant_types: Vec<(&Ident, Option<&Type>)> =
+        variants.iter().map(|v| (v.ident, v.ty)).collect();
+    let (accessors, common_checks) = common_fields(ident, &kind_types, &variant_types, &common);
     let common_names: Vec<String> = common.iter().map(|(n, _)| n.clone()).collect();
     let type_name = ident.unraw().to_string();
+    let own_indexes = base_indexes(ident, &attrs.indexes, &common);
+    let copy_source = copy_source(input, first, &common);
     let body = quote! {
         impl ::odm::__private::KindBase for #ident {}
         #(#kind_of)*
@@ -279,9 +348,10 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
                 #document_id
             }
 
-            /// The indexes of every kind (each partial on its kind).
+            /// The base's own indexes (over every kind), then those of every kind (each partial
+            /// on its kind).
             fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
-                let mut all = ::odm::__private::Vec::new();
+                let mut all = indexes();
                 #(all.extend(<#kind_types as ::odm::__private::Model>::indexes());)*
                 all
             }
@@ -304,6 +374,22 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         }
 
         #accessors
+        #copy_source
+
+        /// The base's own indexes, on common fields: over every kind.
+        fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
+            #own_indexes
+        }
+
+        ::odm::__private::inventory::submit! {
+            ::odm::__private::ModelEntry {
+                type_name: #type_name,
+                collection: #collection,
+                indexes,
+                references: ::odm::__private::Vec::new,
+                copies: ::odm::__private::Vec::new,
+            }
+        }
 
         #[allow(dead_code)]
         fn __kinds_share_one_id() {
@@ -377,21 +463,43 @@ fn parse_common(cx: &Ctxt, lit: Option<&LitStr>) -> Vec<(String, Span)> {
 fn common_fields(
     ident: &Ident,
     kinds: &[&Type],
+    variants: &[(&Ident, Option<&Type>)],
     common: &[(String, Span)],
 ) -> (TokenStream, TokenStream) {
     let first = kinds[0];
     let mut fns = Vec::new();
     let mut checks = Vec::new();
-    let mut same = Vec::new();
     for (name, span) in common {
         let hash = name_hash(name);
         let method = Ident::new(name, *span);
         let doc = format!("Typed path to `{name}`, a field every kind stores.");
+        let slots = format_ident!("__slots_{}", name);
+        // Each kind through `kind_slots`, which is also the check that the kind has the field
+        // with the first kind's type: one error per kind that does not.
+        let arms = variants.iter().map(|(v, ty)| match ty {
+            Some(ty) => quote_spanned! {*span=>
+                #ident::#v(__kind) => ::odm::__private::kind_slots::<#hash, #first, #ty>(__kind),
+            },
+            None => quote!(#ident::#v => ::odm::__private::RefSlots::Each(::odm::__private::Vec::new()),),
+        });
         fns.push(quote_spanned! {*span=>
             #[doc = #doc]
             #[allow(dead_code)]
             pub fn #method() -> <#first as ::odm::__private::KindField<#hash>>::Paths<#ident> {
-                <#first as ::odm::__private::KindField<#hash>>::paths::<#ident>()
+                <#first as ::odm::__private::KindField<#hash>>::paths::<#ident>(#ident::#slots)
+            }
+        });
+        // The references of the field in a document of any kind (none in the catch-all).
+        fns.push(quote_spanned! {*span=>
+            #[doc(hidden)]
+            #[allow(unreachable_patterns)]
+            fn #slots(
+                doc: &mut #ident,
+            ) -> ::odm::__private::RefSlots<'_, <#first as ::odm::__private::KindField<#hash>>::Target> {
+                match doc {
+                    #(#arms)*
+                    _ => ::odm::__private::RefSlots::Each(::odm::__private::Vec::new()),
+                }
             }
         });
         for kind in kinds {
@@ -404,9 +512,6 @@ fn common_fields(
                 );
             });
         }
-        same.extend(kinds.iter().skip(1).map(|kind| {
-            quote_spanned! {*span=> ::odm::__private::same_kind_field::<#hash, #first, #kind>(); }
-        }));
     }
     let accessors = quote! {
         #[automatically_derived]
@@ -414,10 +519,107 @@ fn common_fields(
             #(#fns)*
         }
 
-        #[allow(dead_code)]
-        fn __common_fields_share_one_type() {
-            #(#same)*
-        }
     };
     (accessors, quote!(#(#checks)*))
+}
+
+/// The base's `#[odm(index(...))]` specs: paths read from the common fields' accessors, so that
+/// serde renames in the kinds apply.
+fn base_indexes(
+    ident: &Ident,
+    indexes: &[attr::CompoundIndex],
+    common: &[(String, Span)],
+) -> TokenStream {
+    let specs = indexes.iter().filter_map(|idx| {
+        let lit = idx.keys_lit.as_ref()?;
+        // A key that is not common was reported.
+        if !idx
+            .keys
+            .iter()
+            .all(|k| common.iter().any(|(n, _)| *n == k.segments[0]))
+        {
+            return None;
+        }
+        let span = Span::call_site().located_at(lit.span());
+        let mut spec: Option<TokenStream> = None;
+        for key in &idx.keys {
+            let mut segments = key.segments.iter().map(|s| match syn::parse_str::<Ident>(s) {
+                Ok(_) => Ident::new(s, span),
+                Err(_) => Ident::new_raw(s, span),
+            });
+            let first = segments.next()?;
+            let path = quote_spanned! {span=>
+                ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&#ident::#first() #(.#segments())*))
+            };
+            let dir = if idx.text.is_some() {
+                quote!(::odm::__private::IndexKey::Text)
+            } else if key.desc {
+                quote!(::odm::__private::IndexKey::Desc)
+            } else {
+                quote!(::odm::__private::IndexKey::Asc)
+            };
+            spec = Some(match spec {
+                None => quote!(::odm::__private::IndexSpec::on(#path, #dir)),
+                Some(s) => quote!(#s.then(#path, #dir)),
+            });
+        }
+        let mut spec = spec?;
+        if idx.unique.is_some() {
+            spec = quote!(#spec.unique());
+        }
+        if idx.sparse.is_some() {
+            spec = quote!(#spec.sparse());
+        }
+        if let Some(name) = &idx.name {
+            spec = quote!(#spec.named(#name));
+        }
+        Some(spec)
+    });
+    quote!(::std::vec![#(#specs),*])
+}
+
+/// The base as a copy source: its common fields (`#[denormalize(from = "Book", fields =
+/// "title")]` copies a field every kind has).
+fn copy_source(input: &DeriveInput, first: &Type, common: &[(String, Span)]) -> TokenStream {
+    let ident = &input.ident;
+    let vis = &input.vis;
+    let hidden = format_ident!("{}Fields", ident.unraw());
+    let names: Vec<&str> = common.iter().map(|(n, _)| n.as_str()).collect();
+    let type_name = ident.unraw().to_string();
+    let methods = common.iter().map(|(name, span)| {
+        let hash = name_hash(name);
+        let method = Ident::new(name, *span);
+        quote! {
+            #vis fn #method(&self) -> <#first as ::odm::__private::KindField<#hash>>::Paths<#ident> {
+                #ident::#method()
+            }
+        }
+    });
+    let def = quote_spanned! {ident.span()=>
+        #vis struct #hidden;
+    };
+    quote! {
+        #[doc(hidden)]
+        #[allow(missing_debug_implementations)]
+        #def
+
+        impl ::odm::__private::CopySource for #ident {
+            type Fields = #hidden;
+            const NAME: &'static str = #type_name;
+            const FIELDS: &'static [&'static str] = &[#(#names),*];
+
+            fn fields() -> #hidden {
+                #hidden
+            }
+        }
+
+        impl ::odm::__private::SourceAccessors for #hidden {
+            type Model = #ident;
+        }
+
+        #[allow(dead_code)]
+        impl #hidden {
+            #(#methods)*
+        }
+    }
 }

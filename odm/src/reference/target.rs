@@ -39,6 +39,7 @@ macro_rules! not_models {
 }
 
 not_models!(
+    NotAModel,
     bool,
     char,
     String,

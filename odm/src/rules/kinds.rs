@@ -36,10 +36,17 @@ pub trait KindBase {}
 pub trait KindField<const NAME: u64> {
     /// The field's type.
     type Value;
+    /// The model a reference field references; `NotAModel` for other fields.
+    type Target: crate::reference::RefTarget;
     /// The typed path to the field from the model `R`.
-    type Paths<R>;
-    /// The typed path to the field from the model `R`.
-    fn paths<R>() -> Self::Paths<R>;
+    type Paths<R: 'static>;
+    /// The typed path to the field from the model `R`, which finds the references of a
+    /// reference field in an `R` with `slots`.
+    fn paths<R: 'static>(
+        slots: fn(&mut R) -> crate::populate::RefSlots<'_, Self::Target>,
+    ) -> Self::Paths<R>;
+    /// The references a reference field holds (none for other fields).
+    fn slots(&mut self) -> crate::populate::RefSlots<'_, Self::Target>;
 }
 
 /// The same type for a common field in every kind: `T: SameKindField<U>` only when they are
@@ -52,13 +59,18 @@ pub trait KindField<const NAME: u64> {
 pub trait SameKindField<Other> {}
 impl<T> SameKindField<T> for T {}
 
-/// Checks that the common field `K1::NAME` has the same type in `K2`; generated per kind.
-pub fn same_kind_field<const NAME: u64, K1, K2>()
+/// The references the common field `NAME` holds in the kind `K2`, as the first kind `K1`
+/// types them: generated per kind for the base's accessor of the field, where it also checks
+/// that `K2` has the field with the same type.
+pub fn kind_slots<const NAME: u64, K1, K2>(
+    kind: &mut K2,
+) -> crate::populate::RefSlots<'_, <K1 as KindField<NAME>>::Target>
 where
     K1: KindField<NAME>,
-    K2: KindField<NAME>,
+    K2: KindField<NAME, Target = <K1 as KindField<NAME>>::Target>,
     <K2 as KindField<NAME>>::Value: SameKindField<<K1 as KindField<NAME>>::Value>,
 {
+    kind.slots()
 }
 
 /// A kind stores no field under the discriminator's name: the discriminator is written by the

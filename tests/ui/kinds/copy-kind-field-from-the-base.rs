@@ -6,6 +6,7 @@ struct SeriesBook {
     #[serde(rename = "_id")]
     id: i64,
     title: String,
+    series_title: String,
 }
 
 #[derive(Model, Serialize, Deserialize)]
@@ -15,7 +16,8 @@ enum Book {
     Series(SeriesBook),
 }
 
-// Copies are taken from a kind (`from = "SeriesBook"`), not from the enum of every kind.
+// The base offers its common fields to copy; a field of one kind is copied from that kind
+// (`from = "SeriesBook"`).
 #[derive(Model, Serialize, Deserialize)]
 #[odm(collection = "shelves")]
 struct Shelf {
@@ -23,8 +25,8 @@ struct Shelf {
     id: i32,
     #[reference]
     book: Ref<Book>,
-    #[denormalize(from = "Book", via = "book", fields = "title")]
-    book_title: String,
+    #[denormalize(from = "Book", via = "book", fields = "series_title")]
+    series_title: String,
 }
 
 fn main() {}
