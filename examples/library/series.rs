@@ -15,7 +15,11 @@ use crate::{author, Author};
 /// Every book of the catalog, whatever its kind: one collection, where each document says
 /// its kind in `type`.
 #[derive(Model, Serialize, Deserialize, Debug)]
-#[odm(collection = "catalog", common = "title, author, pages")]
+#[odm(
+    collection = "catalog",
+    common = "title, author, pages",
+    index(keys = "title", name = "title_every_kind")
+)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum AnyBook {
     Single(SingleBook),
@@ -126,11 +130,22 @@ pub async fn run(odm: &Odm, steps: &Steps) -> odm::Result<()> {
     let long: Vec<AnyBook> = odm
         .find(AnyBook::pages().gte(200))
         .sort(AnyBook::title().asc())
+        .populate(AnyBook::author())
         .await?;
     let by_moira = odm.count(AnyBook::author().eq(Ref::new(3))).await?;
     let every_book = odm.count(Filter::<AnyBook>::all()).await?;
     // ANCHOR_END: find_common
-    list("200 pages or more", long.iter().map(describe));
+    let long: Vec<String> = long
+        .iter()
+        .map(|b| {
+            let author = match b {
+                AnyBook::Single(s) => s.author.loaded()?,
+                AnyBook::Series(s) => s.author.loaded()?,
+            };
+            Ok(format!("{}, by {}", describe(b), author.last_name))
+        })
+        .collect::<odm::Result<_>>()?;
+    list("200 pages or more", long);
     say(format_args!(
         "books by author 3: {by_moira}; books of every kind: {every_book}"
     ));
