@@ -477,3 +477,59 @@ async fn the_base_indexes_and_offers_its_common_fields() -> odm::Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn copies_into_a_kind_converge_under_concurrent_renames_and_inserts() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    shelf(&db).await?;
+    let odm = db.odm().clone();
+    let mut tasks = Vec::new();
+    for i in 0..8i64 {
+        let odm = odm.clone();
+        tasks.push(tokio::spawn(async move {
+            for round in 0..5 {
+                let name = format!("Duncan {i}-{round}");
+                odm.update_by_id::<Writer>(1, Writer::name().set(name))
+                    .await?;
+            }
+            Ok::<_, odm::Error>(())
+        }));
+        let odm = db.odm().clone();
+        tasks.push(tokio::spawn(async move {
+            for round in 0..5 {
+                let mut book = wizard_chase();
+                book.id = 1000 + i * 10 + round;
+                odm.insert_one(&book).await?;
+                let mut single = gatsby();
+                single.id = 2000 + i * 10 + round;
+                single.isbn = format!("isbn-{}", single.id);
+                single.writer = Ref::new(1);
+                odm.insert_one(&single).await?;
+            }
+            Ok::<_, odm::Error>(())
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task")?;
+    }
+    let name = stored_one(&db, "writers", 1)
+        .await
+        .unwrap()
+        .get_str("name")
+        .unwrap()
+        .to_owned();
+    let books = stored(&db, "books").await;
+    assert_eq!(books.len(), 3 + 80);
+    for b in &books {
+        match b.get_str("type").unwrap() {
+            "series" if b.get_i32("writer").unwrap() == 1 => {
+                assert_eq!(b.get_str("writer_name").unwrap(), name, "{b}");
+            }
+            "single" => assert!(!b.contains_key("writer_name"), "{b}"),
+            _ => {}
+        }
+    }
+    let report = db.odm().verify_copies().await?;
+    assert!(report.is_consistent(), "{report:?}");
+    Ok(())
+}

@@ -44,6 +44,19 @@ pub struct SeriesBook {
     pub title: String,
     #[reference(on_delete = "cascade")]
     pub writer: Ref<Writer>,
+    /// Two-way: the bookmarks of a series book, each naming the book back.
+    #[reference(many, max = 10, inverse = "book")]
+    #[serde(default)]
+    pub bookmarks: Vec<Ref<Bookmark>>,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "bookmarks")]
+pub struct Bookmark {
+    #[serde(rename = "_id")]
+    pub id: i32,
+    #[parent(inverse = "bookmarks", on_delete = "cascade")]
+    pub book: Ref<SeriesBook>,
 }
 
 /// A reading list copies the titles of series books.
@@ -75,15 +88,15 @@ async fn shelf(db: &TestDb) -> odm::Result<()> {
         id: 47,
         title: "The Wizard Chase".into(),
         writer: Ref::new(1),
+        bookmarks: Vec::new(),
     })
     .await?;
     Ok(())
 }
 
 /// `on_delete` is declared on a kind's field: deleting the writer cascades to the series book
-/// and nullifies the single book's reference. Today both rules run on every document of the
-/// collection whose `writer` names the writer (`{writer: {$in: [1]}}`, without the kind), so
-/// the cascade of `SeriesBook` deletes the single book as well.
+/// and nullifies the single book's reference. Each rule's commands carry its kind, so the
+/// cascade of `SeriesBook` does not reach the single book, whose `writer` names the same writer.
 #[tokio::test]
 async fn a_kinds_delete_rule_applies_to_that_kind_only() -> odm::Result<()> {
     let db = TestDb::new().await?;
@@ -104,8 +117,7 @@ async fn a_kinds_delete_rule_applies_to_that_kind_only() -> odm::Result<()> {
 }
 
 /// A `Ref<SeriesBook>` naming a single book is dangling, as `populate` reports it (the loading
-/// query includes `{type: {$eq: "series"}}`). The copy through that reference reads its
-/// source without the kind, and copies the single book's title instead.
+/// query includes `{type: {$eq: "series"}}`), and so is the copy taken through it.
 #[tokio::test]
 async fn a_copy_from_a_kind_does_not_read_another_kind() -> odm::Result<()> {
     let db = TestDb::new().await?;
@@ -135,5 +147,41 @@ async fn a_copy_from_a_kind_does_not_read_another_kind() -> odm::Result<()> {
         matches!(result, Err(odm::Error::DanglingReference { .. })),
         "the single book 1 is not a SeriesBook: {result:?}, stored {lists:?}"
     );
+    Ok(())
+}
+
+/// A two-way reference on a kind: moving a bookmark from one series book to another updates
+/// both sides, and the sweep finds nothing to repair.
+#[tokio::test]
+async fn a_two_way_reference_on_a_kind_moves_both_sides() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    shelf(&db).await?;
+    let odm = db.odm();
+    odm.insert_one(&SeriesBook {
+        id: 48,
+        title: "The Wizard Hunt".into(),
+        writer: Ref::new(1),
+        bookmarks: Vec::new(),
+    })
+    .await?;
+    odm.insert_one(&Bookmark {
+        id: 1,
+        book: Ref::new(47),
+    })
+    .await?;
+    odm.update_by_id::<SeriesBook>(47, SeriesBook::bookmarks().push(Ref::new(1)))
+        .await?;
+    odm.reassign(Bookmark::book(), 1, 48).await?;
+    let listed = |d: odm::bson::Document| d.get_array("bookmarks").unwrap().clone();
+    assert!(listed(stored_one(&db, "books", 47).await.unwrap()).is_empty());
+    assert_eq!(
+        listed(stored_one(&db, "books", 48).await.unwrap()),
+        vec![odm::bson::Bson::Int32(1)]
+    );
+    let report = odm.verify_inverse(Bookmark::book()).await?;
+    assert!(report.issues.is_empty(), "{report:?}");
+    // Deleting the series book cascades to its bookmark.
+    odm.delete_one(SeriesBook::id_field().eq(48)).await?;
+    assert!(stored(&db, "bookmarks").await.is_empty());
     Ok(())
 }

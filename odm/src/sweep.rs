@@ -22,10 +22,21 @@ impl<'c> Batches<'c> {
         projection: Document,
         size: usize,
     ) -> Result<Batches<'c>> {
+        Batches::matching(odm, collection, doc! {}, projection, size).await
+    }
+
+    /// The documents matching `filter` (a kind's, say), likewise.
+    pub(crate) async fn matching(
+        odm: &Odm,
+        collection: &'c str,
+        filter: Document,
+        projection: Document,
+        size: usize,
+    ) -> Result<Batches<'c>> {
         let cursor = odm
             .database()
             .collection::<Document>(collection)
-            .find(doc! {})
+            .find(filter)
             .projection(projection)
             .sort(doc! { "_id": 1 })
             .batch_size(u32::try_from(size).unwrap_or(u32::MAX))

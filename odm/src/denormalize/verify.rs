@@ -211,9 +211,16 @@ impl<'a> VerifyCopies<'a> {
             return Ok(());
         };
         let projection = doc! { "_id": 1, copy.path.as_str(): 1 };
-        let mut batches =
-            crate::sweep::Batches::open(self.odm, copy.dependent, projection, self.batch_size)
-                .await?;
+        // A copy kept by one kind is checked on the documents of that kind.
+        let filter = copy.dependent_kind.map(|k| k.filter()).unwrap_or_default();
+        let mut batches = crate::sweep::Batches::matching(
+            self.odm,
+            copy.dependent,
+            filter,
+            projection,
+            self.batch_size,
+        )
+        .await?;
         while let Some(batch) = batches.next().await? {
             report.documents_checked += batch.len() as u64;
             let held: HashMap<IdKey, Vec<Bson>> = batch
@@ -265,9 +272,16 @@ impl<'a> VerifyCopies<'a> {
         if let CopyKind::Flat { via } = &copy.kind {
             projection.insert(via.as_str(), 1);
         }
-        let mut batches =
-            crate::sweep::Batches::open(self.odm, copy.dependent, projection, self.batch_size)
-                .await?;
+        // A copy kept by one kind is checked on the documents of that kind.
+        let filter = copy.dependent_kind.map(|k| k.filter()).unwrap_or_default();
+        let mut batches = crate::sweep::Batches::matching(
+            self.odm,
+            copy.dependent,
+            filter,
+            projection,
+            self.batch_size,
+        )
+        .await?;
         while let Some(batch) = batches.next().await? {
             self.check_batch(copy, batch, report).await?;
         }
