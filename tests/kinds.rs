@@ -533,3 +533,40 @@ async fn copies_into_a_kind_converge_under_concurrent_renames_and_inserts() -> o
     assert!(report.is_consistent(), "{report:?}");
     Ok(())
 }
+
+#[tokio::test]
+async fn moving_a_reference_takes_the_copies_of_that_kind_only() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    shelf(&db).await?;
+    let odm = db.odm();
+    // A single book's writer moves: series books copy the writer's name, single books do not.
+    odm.update_by_id::<SingleBook>(1, SingleBook::writer().set(Ref::new(1)))
+        .await?;
+    let single = stored_one(&db, "books", 1i64).await.expect("stored");
+    assert!(!single.contains_key("writer_name"), "{single}");
+    // A series book's writer moves: its copy follows.
+    odm.update_by_id::<SeriesBook>(47, SeriesBook::writer().set(Ref::new(2)))
+        .await?;
+    let series = stored_one(&db, "books", 47i64).await.expect("stored");
+    assert_eq!(
+        series.get_str("writer_name").unwrap(),
+        "F. Scott Fitzgerald"
+    );
+    // Through the base the update would reach every kind: refused, nothing written.
+    db.commands().clear();
+    let err = odm
+        .update_many(
+            Book::title().eq("The Wizard Hunt"),
+            Book::writer().set(Ref::new(2)),
+        )
+        .await
+        .expect_err("a kind's copy through the base");
+    assert!(
+        matches!(&err, odm::Error::Unsupported(m) if m.contains("SeriesBook")),
+        "{err}"
+    );
+    assert!(sent(&db).is_empty());
+    let hunt = stored_one(&db, "books", 46i64).await.expect("stored");
+    assert_eq!(hunt.get_i32("writer").unwrap(), 1);
+    Ok(())
+}

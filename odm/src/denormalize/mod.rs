@@ -40,7 +40,7 @@ pub(crate) use fill::{fill_copies, Taken};
 pub(crate) use latest::{parents_of, push_latest, refresh as refresh_latest, LatestRefresh};
 pub use plan::{cascade_plan, CascadePlan, CascadeStep};
 pub use transitive::check_copies;
-pub(crate) use update::fill_update;
+pub(crate) use update::{fill_update, Writes};
 
 use bson::{Bson, Document};
 

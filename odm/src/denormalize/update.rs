@@ -13,6 +13,27 @@ use super::fill::{Taken, Wanted};
 use super::{CopyInfo, CopyKind};
 use crate::{Error, Odm, Result};
 
+/// Which documents of a collection a write reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Writes {
+    /// A model of its own collection.
+    Model,
+    /// One kind of a polymorphic model.
+    Kind(crate::kind::Kind),
+    /// The base of a polymorphic model: documents of every kind.
+    Base,
+}
+
+impl Writes {
+    pub(crate) fn of<T: crate::Model>() -> Self {
+        match (T::KIND, T::KINDS) {
+            (Some(kind), _) => Writes::Kind(kind),
+            (None, Some(_)) => Writes::Base,
+            (None, None) => Writes::Model,
+        }
+    }
+}
+
 /// The operators whose values may hold whole summaries.
 const SUMMARY_OPS: [&str; 4] = ["$set", "$setOnInsert", "$push", "$addToSet"];
 /// The operators that may set the reference a flat copy follows.
@@ -144,14 +165,22 @@ fn refuse_copy_writes(collection: &str, update: &Document, copies: &[CopyInfo]) 
 ///
 /// Commands: one `find` per source collection the update copies from; none when it writes no
 /// copy.
+///
+/// `writes` says which documents of the collection the update reaches: a kind's update takes
+/// only the copies that kind (or every document) keeps; an update through the base of kinds
+/// that would write the copy of one kind is refused, since it reaches documents of every kind.
 pub(crate) async fn fill_update(
     odm: &Odm,
     collection: &str,
+    writes: Writes,
     update: &mut Document,
     checked: bool,
     session: Option<&mut ClientSession>,
 ) -> Result<Taken> {
-    let copies = super::copies_into(collection);
+    let mut copies = super::copies_into(collection);
+    if let Writes::Kind(kind) = writes {
+        copies.retain(|c| c.dependent_kind.is_none_or(|k| k == kind));
+    }
     if copies.is_empty() {
         return Ok(Taken::default());
     }
@@ -172,6 +201,19 @@ pub(crate) async fn fill_update(
                 }
             }
             CopyKind::Latest { .. } => {}
+        }
+    }
+    if writes == Writes::Base {
+        let kinds_copy = copies.iter().find(|c| {
+            c.dependent_kind.is_some()
+                && (ids.iter().any(|(i, _)| std::ptr::eq(&copies[*i], *c))
+                    || matches!(&c.kind, CopyKind::Flat { via } if via_written(update, via).is_some()))
+        });
+        if let Some(c) = kinds_copy {
+            return Err(Error::Unsupported(format!(
+                "this update of `{collection}` through the base of its kinds writes what the copy `{}` of `{}` follows, which only that kind keeps: update it through `{}`, so that the copy is taken on its documents only",
+                c.path, c.dependent_type, c.dependent_type
+            )));
         }
     }
     let flat_unset = copies

@@ -146,6 +146,7 @@ pub(crate) async fn prepare_update<T: Model>(
     let taken = crate::denormalize::fill_update(
         odm,
         T::COLLECTION,
+        crate::denormalize::Writes::of::<T>(),
         &mut update,
         true,
         session.as_deref_mut(),

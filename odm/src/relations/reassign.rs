@@ -163,6 +163,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         let taken = crate::denormalize::fill_update(
             self.odm,
             C::COLLECTION,
+            crate::denormalize::Writes::of::<C>(),
             &mut update,
             false,
             session.as_deref_mut(),
