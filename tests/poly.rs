@@ -485,3 +485,49 @@ async fn hostile_dbref_parts_are_values() -> odm::Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn malformed_dbrefs_are_decode_errors_naming_the_field() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    library(&db).await?;
+    for (id, subject) in [
+        (20, Bson::Document(doc! {"$ref": 5, "$id": 1})),
+        (21, Bson::String("books".into())),
+        (22, Bson::Document(doc! {"$id": 1})),
+        (23, Bson::Document(doc! {"$ref": "books"})),
+        (
+            24,
+            Bson::Document(doc! {"$ref": "books", "$id": "not an int"}),
+        ),
+        (
+            25,
+            Bson::Document(doc! {"$ref": "books", "$id": 1, "$db": "elsewhere"}),
+        ),
+    ] {
+        raw_insert(
+            &db,
+            "feed",
+            doc! {"_id": id, "verb": "x", "subject": subject.clone(), "mentions": [], "via": null},
+        )
+        .await;
+        let err = db
+            .odm()
+            .find::<FeedEntry>(FeedEntry::id_field().eq(id))
+            .await
+            .expect_err("malformed DBRef");
+        match &err {
+            odm::Error::Decode {
+                collection, path, ..
+            } => {
+                assert_eq!(collection, "feed");
+                assert!(path.starts_with("subject"), "{subject}: {err}");
+                assert!(
+                    err.to_string().contains(&format!("{{ _id: {id} }}")),
+                    "{err}"
+                );
+            }
+            other => panic!("{subject}: {other:?}"),
+        }
+    }
+    Ok(())
+}
