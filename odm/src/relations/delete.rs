@@ -148,6 +148,27 @@ impl Matching {
         }
     }
 
+    /// `ids` in chunks whose filter (and a `$pullAll` repeating them) stays within `bytes`: a
+    /// DBRef repeats the collection's name with each id, so the chunks are measured on the
+    /// DBRefs as sent.
+    fn chunks(&self, ids: &[Bson], bytes: usize) -> Vec<Vec<Bson>> {
+        let Some((target, _)) = self.dbref else {
+            return crate::batch::chunks_within(ids.to_vec(), bytes, crate::batch::MAX_IDS);
+        };
+        crate::batch::chunks_within(dbrefs(target, ids), bytes, crate::batch::MAX_IDS)
+            .into_iter()
+            .map(|chunk| {
+                chunk
+                    .into_iter()
+                    .map(|r| match r {
+                        Bson::Document(mut d) => d.remove("$id").unwrap_or(Bson::Null),
+                        other => other,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Whether the document `d` (projected on `key`) holds one of `ids`.
     fn holds(&self, d: &Document, ids: &std::collections::HashSet<IdKey>) -> bool {
         if let Some(k) = self.kind {
@@ -295,7 +316,7 @@ impl Plan {
             }
         }
         let mut left = std::collections::HashSet::new();
-        for chunk in crate::batch::chunks_of(&holders.ids) {
+        for chunk in holders.chunks(&holders.ids, crate::batch::MAX_IDS_BYTES) {
             let options = FindOptions::builder()
                 .projection(projection.clone())
                 .build();
@@ -484,7 +505,7 @@ fn plan_level<'a>(
                 }
                 OnDelete::Cascade => {
                     let mut children = Vec::new();
-                    for chunk in crate::batch::chunks_of(&ids) {
+                    for chunk in holders.chunks(&ids, crate::batch::MAX_IDS_BYTES) {
                         children.extend(
                             find_ids(
                                 odm,
@@ -550,11 +571,7 @@ fn plan_level<'a>(
 async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>) -> Result<u64> {
     for (holders, change) in plan.updates {
         let coll = odm.database().collection::<Document>(&holders.collection);
-        let chunks = crate::batch::chunks_within(
-            holders.ids.clone(),
-            change.budget(),
-            crate::batch::MAX_IDS,
-        );
+        let chunks = holders.chunks(&holders.ids, change.budget());
         for chunk in chunks {
             let filter = holders.filter(chunk.clone());
             let target = crate::error::show_filter(&filter);
@@ -568,7 +585,7 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
     }
     for holders in plan.filter_deletes {
         let coll = odm.database().collection::<Document>(&holders.collection);
-        for chunk in crate::batch::chunks_of(&holders.ids) {
+        for chunk in holders.chunks(&holders.ids, crate::batch::MAX_IDS_BYTES) {
             let filter = holders.filter(chunk);
             let target = crate::error::show_filter(&filter);
             let action = coll.delete_many(filter);
@@ -702,4 +719,42 @@ async fn delete_in(
     .await?;
     plan.check(odm, session).await?;
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A DBRef repeats its collection's name with every id: the chunks of a rule on DBRefs keep
+    /// each filter, and the `$pullAll` that repeats the ids, under the command limit.
+    #[test]
+    fn chunks_of_dbrefs_are_measured_as_sent() {
+        let target: &'static str = Box::leak("c".repeat(100).into_boxed_str());
+        let ids: Vec<Bson> = (0..400_000).map(Bson::Int32).collect();
+        for many in [false, true] {
+            let holders = Matching {
+                collection: "feed".into(),
+                key: "mentions".into(),
+                ids: ids.clone(),
+                dbref: Some((target, many)),
+                kind: None,
+            };
+            let change = Change::Pull {
+                path: "mentions".into(),
+                field: None,
+                dbref: Some(target),
+            };
+            let chunks = holders.chunks(&holders.ids, change.budget());
+            assert!(chunks.len() > 1);
+            assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), ids.len());
+            for chunk in chunks {
+                let filter = holders.filter(chunk.clone());
+                let update = change.update(&chunk);
+                let bytes = bson::serialize_to_vec(&doc! { "q": filter, "u": update })
+                    .unwrap()
+                    .len();
+                assert!(bytes < crate::batch::MAX_COMMAND_BYTES, "{bytes} bytes");
+            }
+        }
+    }
 }
