@@ -14,8 +14,8 @@ mod targets;
 pub use poly::distinct_targets;
 
 pub use kinds::{
-    common_field, kind_field_free, kind_id, kind_slots, name_hash, same_kind_id, KindBase,
-    KindField, KindOf, SameKindField, SameKindId,
+    common_field, kind_field_free, kind_id, kind_slots, merge_bounds, name_hash, same_kind_id,
+    KindBase, KindField, KindOf, SameKindField, SameKindId,
 };
 
 pub use crate::reference::{NotAModel, RefTarget};

@@ -363,6 +363,16 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
             fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
                 #bound_violation
             }
+
+            fn bounded_arrays() -> &'static [(&'static str, u32)] {
+                static ALL: ::std::sync::OnceLock<::odm::__private::Vec<(&'static str, u32)>> =
+                    ::std::sync::OnceLock::new();
+                ALL.get_or_init(|| {
+                    ::odm::__private::merge_bounds(&[
+                        #(<#kind_types as ::odm::__private::Model>::bounded_arrays()),*
+                    ])
+                })
+            }
         }
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
@@ -621,5 +631,14 @@ fn copy_source(input: &DeriveInput, first: &Type, common: &[(String, Span)]) -> 
         impl #hidden {
             #(#methods)*
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// `odm::rules::name_hash` gives the same value (its own test checks it).
+    #[test]
+    fn names_hash_as_the_runtime_hashes_them() {
+        assert_eq!(super::name_hash("title"), 15_722_393_318_163_439_657);
     }
 }

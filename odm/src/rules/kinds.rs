@@ -136,3 +136,34 @@ where
 pub fn kind_id<I: 'static, J: 'static>(id: Option<&J>) -> Option<&I> {
     id.and_then(|j| (j as &dyn std::any::Any).downcast_ref::<I>())
 }
+
+/// The bounded arrays of an enum of kinds: every kind's, the smallest bound where two kinds
+/// bound an array of the same path (an update through the base may reach either kind).
+pub fn merge_bounds(kinds: &[&'static [(&'static str, u32)]]) -> Vec<(&'static str, u32)> {
+    let mut out: Vec<(&'static str, u32)> = Vec::new();
+    for &(path, max) in kinds.iter().flat_map(|k| k.iter()) {
+        match out.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, m)) => *m = (*m).min(max),
+            None => out.push((path, max)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The derive keys a kind's fields by the same hash (its own test checks the same value).
+    #[test]
+    fn names_hash_as_the_derive_hashes_them() {
+        assert_eq!(name_hash("title"), 15_722_393_318_163_439_657);
+    }
+
+    #[test]
+    fn the_smallest_bound_of_a_path_wins() {
+        let a: &'static [(&'static str, u32)] = &[("reviews", 10), ("tags", 5)];
+        let b: &'static [(&'static str, u32)] = &[("reviews", 3)];
+        assert_eq!(merge_bounds(&[a, b]), [("reviews", 3), ("tags", 5)]);
+    }
+}
