@@ -570,3 +570,12 @@ async fn moving_a_reference_takes_the_copies_of_that_kind_only() -> odm::Result<
     assert_eq!(hunt.get_i32("writer").unwrap(), 1);
     Ok(())
 }
+
+#[test]
+fn the_cascade_plan_shows_a_kinds_copy_on_that_kind() {
+    let plan = odm::denormalize::cascade_plan::<Writer>().to_string();
+    assert!(
+        plan.contains(r#"{ type: { $eq: "series" }, writer: { $in: <ids> } }"#),
+        "{plan}"
+    );
+}

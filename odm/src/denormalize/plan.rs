@@ -105,6 +105,16 @@ fn step(copy: &CopyInfo, from: &str, to: &str, ids: &str) -> Option<CascadeStep>
         ),
         CopyKind::Latest { .. } => return None,
     };
+    // The copies of a kind are written on the documents of that kind only.
+    let filter = match copy.dependent_kind {
+        Some(k) => format!(
+            "{{ {}: {{ $eq: \"{}\" }}, {}",
+            k.field,
+            k.value,
+            &filter[2..]
+        ),
+        None => filter,
+    };
     Some(CascadeStep {
         field: from.to_owned(),
         collection: copy.dependent,
