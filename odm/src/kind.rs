@@ -35,6 +35,11 @@ impl Kind {
         crate::literal::eq(self.field, Bson::from(self.value))
     }
 
+    /// Whether `doc` is of this kind (its discriminator holds this kind's value).
+    pub(crate) fn holds(&self, doc: &Document) -> bool {
+        doc.get_str(self.field).is_ok_and(|v| v == self.value)
+    }
+
     /// `filter` restricted to this kind. The discriminator goes first; a filter that already
     /// names the field is combined with `$and`, so that it cannot widen the kind.
     pub(crate) fn restrict(&self, filter: Document) -> Document {

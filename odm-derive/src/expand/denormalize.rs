@@ -44,30 +44,45 @@ pub fn source_fields(cont: &Container<'_>) -> TokenStream {
     let def = quote_spanned! {ident.span()=>
         #vis struct #hidden;
     };
+    let body = source_impl(ident, &hidden, def, names, methods.collect());
     quote! {
         const _: () = {
-            #[doc(hidden)]
-            #[allow(missing_debug_implementations)]
-            #def
-
-            impl ::odm::__private::CopySource for #ident {
-                type Fields = #hidden;
-                #names
-
-                fn fields() -> #hidden {
-                    #hidden
-                }
-            }
-
-            impl ::odm::__private::SourceAccessors for #hidden {
-                type Model = #ident;
-            }
-
-            #[allow(dead_code)]
-            impl #hidden {
-                #(#methods)*
-            }
+            #body
         };
+    }
+}
+
+/// The hidden type `hidden` (defined by `def`) with one accessor method per field a copy may
+/// take from `ident` (`methods`), and `ident`'s `CopySource` impl naming it with `names`.
+pub fn source_impl(
+    ident: &Ident,
+    hidden: &Ident,
+    def: TokenStream,
+    names: TokenStream,
+    methods: Vec<TokenStream>,
+) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(missing_debug_implementations)]
+        #def
+
+        impl ::odm::__private::CopySource for #ident {
+            type Fields = #hidden;
+            #names
+
+            fn fields() -> #hidden {
+                #hidden
+            }
+        }
+
+        impl ::odm::__private::SourceAccessors for #hidden {
+            type Model = #ident;
+        }
+
+        #[allow(dead_code)]
+        impl #hidden {
+            #(#methods)*
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Ident;
 
+use crate::model::attr::{CompoundIndex, IndexKeyPath};
 use crate::model::{Container, Shape};
 
 pub fn index_specs(cont: &Container<'_>) -> TokenStream {
@@ -113,33 +114,48 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
                     }
                 }
             };
-            let dir = if idx.text.is_some() {
-                quote!(::odm::__private::IndexKey::Text)
-            } else if key.desc {
-                quote!(::odm::__private::IndexKey::Desc)
-            } else {
-                quote!(::odm::__private::IndexKey::Asc)
-            };
-            spec = Some(match spec {
-                None => quote!(::odm::__private::IndexSpec::on(#path, #dir)),
-                Some(s) => quote!(#s.then(#path, #dir)),
-            });
+            spec = Some(compound_key(idx, key, spec, path));
         }
-        let Some(mut spec) = spec else { continue };
-        if idx.unique.is_some() {
-            spec = quote!(#spec.unique());
-        }
-        if idx.sparse.is_some() {
-            spec = quote!(#spec.sparse());
-        }
-        if let Some(name) = &idx.name {
-            spec = quote!(#spec.named(#name));
-        }
-        specs.push(spec);
+        let Some(spec) = spec else { continue };
+        specs.push(compound_options(idx, spec));
     }
     quote! {
         ::std::vec![#(#specs),*]
     }
+}
+
+/// `IndexSpec::on(path, dir)` for the first key of a compound index, `.then(path, dir)` after.
+pub fn compound_key(
+    idx: &CompoundIndex,
+    key: &IndexKeyPath,
+    spec: Option<TokenStream>,
+    path: TokenStream,
+) -> TokenStream {
+    let dir = if idx.text.is_some() {
+        quote!(::odm::__private::IndexKey::Text)
+    } else if key.desc {
+        quote!(::odm::__private::IndexKey::Desc)
+    } else {
+        quote!(::odm::__private::IndexKey::Asc)
+    };
+    match spec {
+        None => quote!(::odm::__private::IndexSpec::on(#path, #dir)),
+        Some(s) => quote!(#s.then(#path, #dir)),
+    }
+}
+
+/// A compound index's options (`unique`, `sparse`, `name`) applied to its keys.
+pub fn compound_options(idx: &CompoundIndex, mut spec: TokenStream) -> TokenStream {
+    if idx.unique.is_some() {
+        spec = quote!(#spec.unique());
+    }
+    if idx.sparse.is_some() {
+        spec = quote!(#spec.sparse());
+    }
+    if let Some(name) = &idx.name {
+        spec = quote!(#spec.named(#name));
+    }
+    spec
 }
 
 /// The accessor for one segment of a dotted key: a raw identifier when the field name is a

@@ -561,29 +561,9 @@ fn base_indexes(
             let path = quote_spanned! {span=>
                 ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&#ident::#first() #(.#segments())*))
             };
-            let dir = if idx.text.is_some() {
-                quote!(::odm::__private::IndexKey::Text)
-            } else if key.desc {
-                quote!(::odm::__private::IndexKey::Desc)
-            } else {
-                quote!(::odm::__private::IndexKey::Asc)
-            };
-            spec = Some(match spec {
-                None => quote!(::odm::__private::IndexSpec::on(#path, #dir)),
-                Some(s) => quote!(#s.then(#path, #dir)),
-            });
+            spec = Some(super::indexes::compound_key(idx, key, spec, path));
         }
-        let mut spec = spec?;
-        if idx.unique.is_some() {
-            spec = quote!(#spec.unique());
-        }
-        if idx.sparse.is_some() {
-            spec = quote!(#spec.sparse());
-        }
-        if let Some(name) = &idx.name {
-            spec = quote!(#spec.named(#name));
-        }
-        Some(spec)
+        Some(super::indexes::compound_options(idx, spec?))
     });
     quote!(::std::vec![#(#specs),*])
 }
@@ -608,30 +588,11 @@ fn copy_source(input: &DeriveInput, first: &Type, common: &[(String, Span)]) -> 
     let def = quote_spanned! {ident.span()=>
         #vis struct #hidden;
     };
-    quote! {
-        #[doc(hidden)]
-        #[allow(missing_debug_implementations)]
-        #def
-
-        impl ::odm::__private::CopySource for #ident {
-            type Fields = #hidden;
-            const NAME: &'static str = #type_name;
-            const FIELDS: &'static [&'static str] = &[#(#names),*];
-
-            fn fields() -> #hidden {
-                #hidden
-            }
-        }
-
-        impl ::odm::__private::SourceAccessors for #hidden {
-            type Model = #ident;
-        }
-
-        #[allow(dead_code)]
-        impl #hidden {
-            #(#methods)*
-        }
-    }
+    let names = quote! {
+        const NAME: &'static str = #type_name;
+        const FIELDS: &'static [&'static str] = &[#(#names),*];
+    };
+    super::denormalize::source_impl(ident, &hidden, def, names, methods.collect())
 }
 
 #[cfg(test)]

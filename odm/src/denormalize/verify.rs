@@ -211,16 +211,7 @@ impl<'a> VerifyCopies<'a> {
             return Ok(());
         };
         let projection = doc! { "_id": 1, copy.path.as_str(): 1 };
-        // A copy kept by one kind is checked on the documents of that kind.
-        let filter = copy.dependent_kind.map(|k| k.filter()).unwrap_or_default();
-        let mut batches = crate::sweep::Batches::matching(
-            self.odm,
-            copy.dependent,
-            filter,
-            projection,
-            self.batch_size,
-        )
-        .await?;
+        let mut batches = self.holders(copy, projection).await?;
         while let Some(batch) = batches.next().await? {
             report.documents_checked += batch.len() as u64;
             let held: HashMap<IdKey, Vec<Bson>> = batch
@@ -267,21 +258,29 @@ impl<'a> VerifyCopies<'a> {
         Ok(())
     }
 
-    async fn sweep(&self, copy: &CopyInfo, report: &mut CopyReport) -> Result<()> {
-        let mut projection = doc! { "_id": 1, copy.path.as_str(): 1 };
-        if let CopyKind::Flat { via } = &copy.kind {
-            projection.insert(via.as_str(), 1);
-        }
-        // A copy kept by one kind is checked on the documents of that kind.
+    /// The documents holding `copy`, in batches: those of its kind when a kind keeps it.
+    async fn holders(
+        &self,
+        copy: &CopyInfo,
+        projection: Document,
+    ) -> Result<crate::sweep::Batches<'static>> {
         let filter = copy.dependent_kind.map(|k| k.filter()).unwrap_or_default();
-        let mut batches = crate::sweep::Batches::matching(
+        crate::sweep::Batches::matching(
             self.odm,
             copy.dependent,
             filter,
             projection,
             self.batch_size,
         )
-        .await?;
+        .await
+    }
+
+    async fn sweep(&self, copy: &CopyInfo, report: &mut CopyReport) -> Result<()> {
+        let mut projection = doc! { "_id": 1, copy.path.as_str(): 1 };
+        if let CopyKind::Flat { via } = &copy.kind {
+            projection.insert(via.as_str(), 1);
+        }
+        let mut batches = self.holders(copy, projection).await?;
         while let Some(batch) = batches.next().await? {
             self.check_batch(copy, batch, report).await?;
         }

@@ -171,10 +171,8 @@ impl Matching {
 
     /// Whether the document `d` (projected on `key`) holds one of `ids`.
     fn holds(&self, d: &Document, ids: &std::collections::HashSet<IdKey>) -> bool {
-        if let Some(k) = self.kind {
-            if d.get_str(k.field).ok() != Some(k.value) {
-                return false;
-            }
+        if self.kind.is_some_and(|k| !k.holds(d)) {
+            return false;
         }
         let one = |v: &Bson| match self.dbref {
             None => ids.contains(&IdKey::of(v)),

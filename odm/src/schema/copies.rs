@@ -130,8 +130,7 @@ impl CopyInfo {
     /// Whether `source` (a document read from the source collection) is of the copy's source
     /// kind; always, when the source is not a kind.
     pub(crate) fn is_source(&self, source: &Document) -> bool {
-        self.source_kind
-            .is_none_or(|k| source.get_str(k.field).is_ok_and(|v| v == k.value))
+        self.source_kind.is_none_or(|k| k.holds(source))
     }
 
     /// Used by the generated code of a kind: the copy lives in the documents of that kind.
@@ -144,8 +143,7 @@ impl CopyInfo {
     /// Whether `doc` (a dependent document) holds this copy: always, unless the copy belongs
     /// to a kind and `doc` is of another.
     pub(crate) fn applies_to(&self, doc: &Document) -> bool {
-        self.dependent_kind
-            .is_none_or(|k| doc.get_str(k.field).is_ok_and(|v| v == k.value))
+        self.dependent_kind.is_none_or(|k| k.holds(doc))
     }
 
     /// Used by the generated code: the decode check of each copied field, in order.
