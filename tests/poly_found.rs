@@ -78,3 +78,12 @@ async fn a_delete_rule_leaves_a_dbref_to_another_database() -> odm::Result<()> {
     );
     Ok(())
 }
+
+/// One misuse, one compile error: a generic `PolyRef` enum is not also "missing generics" (with
+/// the suggestion `enum Subject<T><T>`), and DBRef storage on a two-way reference does not also
+/// report the other side's `inverse` as holding `Vec<Stored<Ref<Task>>>`. (Kept out of `ui/`
+/// so that the compile-fail suite stays green until they pass.)
+#[test]
+fn one_misuse_is_one_compile_error() {
+    trybuild::TestCases::new().compile_fail("ui_found/poly/*.rs");
+}
