@@ -112,6 +112,15 @@ pub use update::Update;
 ///   `#[reference]` or `#[parent]` is a compile error (it would be stored, but neither
 ///   indexed, guarded by a delete rule nor populated); store the plain id (`author_id:
 ///   ObjectId`) for an id the ODM should ignore.
+///
+///   `#[reference(poly)]` on a field holding an enum that derives [`PolyRef`] (or an `Option`
+///   of one; `#[reference(poly, many, max = N)]` on a `Vec` of one): references to several
+///   models, stored as DBRefs `{$ref, $id}`. Populated with one `find` per target collection
+///   the documents reference (`FeedEntry::subject().populate().with::<Book>(|p| ...)` for
+///   options per target); filtered with `refers_to(&value)` and `refers_to_kind::<Model>()`;
+///   `on_delete` applies per target; indexed `{field.$ref: 1, field.$id: 1}` (`{field: 1}` for
+///   an array). One-way: no `inverse`. `#[serde(with = "odm::dbref")]` on a `#[reference]` to
+///   one model stores it as DBRefs too (see [`dbref`]).
 /// - <a id="parent"></a>`#[parent]` on `Ref<T>` / `Option<Ref<T>>`: the child's reference to its
 ///   parent (one-to-squillions); indexed; `inverse`, `on_delete`; children of many parents with
 ///   `Odm::children`.
@@ -186,10 +195,24 @@ pub use odm_derive::Model;
 pub use odm_derive::Embed;
 
 /// Derives [`PolyRef`] (and serde's `Serialize` and `Deserialize`, as DBRefs) for an enum of
-/// references to several models: `enum Subject { Book(Ref<Book>), Author(Ref<Author>) }`. A
-/// variant holding a [`DbRef`] takes DBRefs to any other collection (without one, such a DBRef
-/// is [`Error::UnknownReference`] when read). Hold it in a model field marked
-/// `#[reference(poly)]` (`#[reference(poly, many, max = N)]` for a `Vec`).
+/// references to several models: `enum Subject { Book(Ref<Book>), Author(Ref<Author>) }`.
+///
+/// Each variant holds a `Ref` to one model, stored in a collection of its own (two targets in
+/// one collection are a compile error: for several kinds of one collection, reference their
+/// base). A value is stored as the DBRef `{$ref: "books", $id: 1}`, fields in that order;
+/// reading accepts any order and ignores fields other than `$ref`, `$id` and `$db`. Do not
+/// derive serde's `Serialize` or `Deserialize` as well.
+///
+/// One variant may hold a [`DbRef`], the catch-all: it takes DBRefs to any collection no
+/// variant targets, and DBRefs naming a database (`$db`), as read, and is never populated.
+/// Without it, a DBRef to another collection is [`Error::UnknownReference`] and one naming a
+/// database is [`Error::Decode`], when the document holding it is decoded (by a query or a
+/// populate).
+///
+/// Hold the enum in a model field marked `#[reference(poly)]` (also on an `Option` of it, and
+/// `#[reference(poly, many, max = N)]` on a `Vec`): see [`Model`](macro@Model). Populating
+/// that field sends one `find {_id: {$in: ids}}` per target collection that the documents
+/// reference, concurrently with the other paths of the same level.
 pub use odm_derive::PolyRef;
 
 pub use bson;

@@ -3,6 +3,16 @@
 //! reference (`#[derive(PolyRef)]` on an enum of `Ref<T>` variants) is always stored as one,
 //! since its target's collection is part of the value; a plain `Ref<T>` is when asked with
 //! `#[serde(with = "odm::dbref")]`.
+//!
+//! odm writes `$ref` then `$id`, never `$db`. It reads the fields in any order and ignores
+//! fields other than those three. A DBRef naming a database is not loaded (references are
+//! loaded from the database odm is connected to): it is a decoding error, or goes to a
+//! polymorphic reference's catch-all ([`DbRef`]) when there is one.
+//!
+//! One stored DBRef is matched by its fields (`{path.$ref: c, path.$id: id}`, in any order);
+//! an element of an array of DBRefs by equality with the whole DBRef as odm writes it, which
+//! compares fields in order (two conditions on the dotted fields could be met by two
+//! different elements).
 
 use std::fmt;
 

@@ -1,0 +1,6 @@
+use odm::prelude::*;
+
+#[derive(PolyRef)]
+enum Subject {}
+
+fn main() {}
