@@ -14,15 +14,38 @@ use crate::Error;
 /// `kinds` are those of a polymorphic model: a document whose discriminator names none of them
 /// is reported as [`Error::UnknownKind`] rather than as serde's unknown variant.
 pub(crate) fn decode<T: DeserializeOwned>(
-    collection: &str,
-    kinds: Option<Kinds>,
+    from: &Reading<'_>,
     raw: &RawDocument,
 ) -> crate::Result<T> {
-    match bson::deserialize_from_slice::<T>(raw.as_bytes()) {
-        Ok(v) => Ok(v),
-        Err(first) => Err(kinds
-            .and_then(|k| unknown_kind(collection, k, raw))
-            .unwrap_or_else(|| explain::<T>(collection, raw, first))),
+    crate::reference::dbref::reading_from(from.database, || {
+        match bson::deserialize_from_slice::<T>(raw.as_bytes()) {
+            Ok(v) => Ok(v),
+            Err(first) => Err(from
+                .kinds
+                .and_then(|k| unknown_kind(from.collection, k, raw))
+                .unwrap_or_else(|| explain::<T>(from.collection, raw, first))),
+        }
+    })
+}
+
+/// Where the documents being decoded come from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading<'a> {
+    /// The collection, named by errors.
+    pub(crate) collection: &'a str,
+    /// The database, which a DBRef's `$db` may name.
+    pub(crate) database: &'a str,
+    /// The kinds of a polymorphic model, whose discriminator names one of them.
+    pub(crate) kinds: Option<Kinds>,
+}
+
+impl<'a> Reading<'a> {
+    pub(crate) fn of<T: crate::Model>(odm: &'a crate::Odm) -> Self {
+        Reading {
+            collection: T::COLLECTION,
+            database: odm.database().name(),
+            kinds: T::KINDS,
+        }
     }
 }
 

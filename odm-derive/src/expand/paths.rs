@@ -113,7 +113,9 @@ fn reference_parts(
 ) -> (TokenStream, TokenStream) {
     let ty = f.ty;
     let name = f.ident;
-    if f.dbref.is_some() {
+    // (With `inverse` or on a `#[parent]`, DBRef storage was reported: the plain path keeps
+    // the other side's checks quiet.)
+    if f.dbref.is_some() && r.inverse.is_none() && !r.parent {
         // The typed path holds `Stored<Ref<T>>`, whose values are encoded as DBRefs.
         let stored = quote!(::odm::__private::Stored<::odm::__private::Ref<#target>>);
         let (w, many) = match f.shape {

@@ -35,6 +35,12 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
             &input.generics,
             "`PolyRef` cannot be derived for a generic enum: its targets must be known",
         );
+        // Nothing is generated: impls without the parameters would only add errors.
+        return cx
+            .check()
+            .err()
+            .map(|e| e.to_compile_error())
+            .unwrap_or_default();
     }
     let mut targets = Vec::new();
     for v in &data.variants {
@@ -141,7 +147,7 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
     // A DBRef naming another database goes to the catch-all, if there is one.
     let elsewhere = other.map(|v| {
         quote! {
-            if found.database.is_some() {
+            if found.is_elsewhere() {
                 return ::std::result::Result::Ok(#ident::#v(found));
             }
         }

@@ -159,12 +159,13 @@ pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
 ) -> Result<Vec<U>> {
     let coll = odm.raw_collection::<T>();
     let action = coll.find(filter).with_options(options);
+    let from = crate::decode::Reading::of::<T>(odm);
     let mut out = Vec::new();
     match session {
         None => {
             let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
             while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
-                out.push(decode(T::COLLECTION, T::KINDS, cursor.current())?);
+                out.push(decode(&from, cursor.current())?);
             }
         }
         Some(session) => {
@@ -177,7 +178,7 @@ pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
                 .await
                 .map_err(Odm::driver_error::<T>)?
             {
-                out.push(decode(T::COLLECTION, T::KINDS, cursor.current())?);
+                out.push(decode(&from, cursor.current())?);
             }
         }
     }
@@ -524,7 +525,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             taken.settle(self.odm).await?;
         }
         found
-            .map(|raw| decode(T::COLLECTION, T::KINDS, &raw))
+            .map(|raw| decode(&crate::decode::Reading::of::<T>(self.odm), &raw))
             .transpose()
     }
 }

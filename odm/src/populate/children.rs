@@ -295,7 +295,10 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
                     })?;
                     for item in docs {
                         if let Ok(bson::RawBsonRef::Document(d)) = item {
-                            out.add(vec![key.clone()], decode::<C>(C::COLLECTION, C::KINDS, d)?);
+                            out.add(
+                                vec![key.clone()],
+                                decode::<C>(&crate::decode::Reading::of::<C>(self.odm), d)?,
+                            );
                         }
                     }
                 }

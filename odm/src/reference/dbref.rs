@@ -52,7 +52,7 @@ impl DbRef {
     /// The typed reference this DBRef holds, when it names `T`'s collection (and no other
     /// database).
     pub fn to_ref<T: Model>(&self) -> Option<Ref<T>> {
-        if self.collection != T::COLLECTION || self.database.is_some() {
+        if self.collection != T::COLLECTION || self.is_elsewhere() {
             return None;
         }
         bson::deserialize_from_bson(self.id.clone())
@@ -134,10 +134,43 @@ pub(crate) fn parse_unknown(message: &str) -> Option<(Vec<String>, String)> {
     ))
 }
 
+thread_local! {
+    /// The database the document being decoded was read from; empty outside odm's decoding.
+    static READING_FROM: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Runs `decode` knowing that the document comes from `database`, so that a DBRef whose `$db`
+/// names that database is read as a reference like one without `$db`.
+pub(crate) fn reading_from<R>(database: &str, decode: impl FnOnce() -> R) -> R {
+    READING_FROM.with(|d| {
+        let mut d = d.borrow_mut();
+        d.clear();
+        d.push_str(database);
+    });
+    let out = decode();
+    READING_FROM.with(|d| d.borrow_mut().clear());
+    out
+}
+
+impl DbRef {
+    /// Whether the DBRef names another database than the one its document was read from. (Read
+    /// outside odm, where the database is not known, a `$db` is taken as this database.)
+    pub fn is_elsewhere(&self) -> bool {
+        let Some(db) = &self.database else {
+            return false;
+        };
+        READING_FROM.with(|d| {
+            let d = d.borrow();
+            !d.is_empty() && *d != *db
+        })
+    }
+}
+
 /// Used by the generated code: the typed reference of a DBRef that names `T`'s collection.
 #[doc(hidden)]
 pub fn typed<T: Model, E: de::Error>(found: DbRef) -> Result<Ref<T>, E> {
-    if let Some(db) = &found.database {
+    if found.is_elsewhere() {
+        let db = found.database.unwrap_or_default();
         return Err(E::custom(format!(
             "the DBRef names the database `{db}`: references are loaded from the database odm is connected to"
         )));

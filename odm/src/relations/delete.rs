@@ -68,7 +68,8 @@ enum Change {
     Pull {
         path: String,
         field: Option<String>,
-        dbref: Option<&'static str>,
+        /// The `$ref` and the database of DBRefs.
+        dbref: Option<(&'static str, String)>,
     },
     /// An update that does not depend on the ids (`$set` to null, `$unset`).
     Fixed(Document),
@@ -84,9 +85,9 @@ impl Change {
             } => crate::literal::pull_all(path, ids.to_vec()),
             Change::Pull {
                 path,
-                dbref: Some(target),
+                dbref: Some((target, db)),
                 ..
-            } => crate::literal::pull_all(path, dbrefs(target, ids)),
+            } => crate::literal::pull_all(path, dbrefs(target, ids, Some(db))),
             Change::Pull {
                 path,
                 field: Some(f),
@@ -111,17 +112,24 @@ struct Matching {
     collection: String,
     key: String,
     ids: Vec<Bson>,
-    /// For references stored as DBRefs: the `$ref` they hold, and whether `key` is an array.
-    dbref: Option<(&'static str, bool)>,
+    /// For references stored as DBRefs: the `$ref` they hold, whether `key` is an array, and
+    /// the database deleted from (which their `$db`, when they have one, names).
+    dbref: Option<(&'static str, bool, String)>,
     /// When the holders are a kind of a polymorphic model: its discriminator.
     kind: Option<crate::kind::Kind>,
 }
 
-/// The DBRefs `{$ref: target, $id: id}` of `ids`, as stored.
-fn dbrefs(target: &str, ids: &[Bson]) -> Vec<Bson> {
-    ids.iter()
-        .map(|id| Bson::Document(doc! { "$ref": target, "$id": id.clone() }))
-        .collect()
+/// The DBRefs of `ids` as this database's documents store them: `{$ref: target, $id: id}`,
+/// and with `database` given, `{$ref, $id, $db: database}` too.
+fn dbrefs(target: &str, ids: &[Bson], database: Option<&str>) -> Vec<Bson> {
+    let plain = ids
+        .iter()
+        .map(|id| Bson::Document(doc! { "$ref": target, "$id": id.clone() }));
+    let named = database.into_iter().flat_map(|db| {
+        ids.iter()
+            .map(move |id| Bson::Document(doc! { "$ref": target, "$id": id.clone(), "$db": db }))
+    });
+    plain.chain(named).collect()
 }
 
 impl Matching {
@@ -136,15 +144,24 @@ impl Matching {
     fn key_filter(&self, chunk: Vec<Bson>) -> Document {
         match self.dbref {
             None => crate::literal::is_in(&self.key, chunk),
-            // One DBRef: its fields, so that one written with `$db` or in another order matches.
-            Some((target, false)) => {
-                let mut d = crate::literal::eq(&format!("{}.$ref", self.key), target.into());
-                d.extend(crate::literal::is_in(&format!("{}.$id", self.key), chunk));
+            // One DBRef: its fields, so that one written in another order matches; one naming
+            // another database (`$db`) is not this database's document.
+            Some((target, false, ref db)) => {
+                let key = &self.key;
+                let mut d = crate::literal::eq(&format!("{key}.$ref"), target.into());
+                d.extend(crate::literal::is_in(&format!("{key}.$id"), chunk));
+                d.extend(crate::literal::is_in(
+                    &format!("{key}.$db"),
+                    vec![Bson::Null, Bson::String(db.clone())],
+                ));
                 d
             }
-            // An array of DBRefs: an element equal to one of them (two conditions on the
-            // dotted fields could be met by two different elements).
-            Some((target, true)) => crate::literal::is_in(&self.key, dbrefs(target, &chunk)),
+            // An array of DBRefs: an element equal to one of them, with or without this
+            // database's name (two conditions on the dotted fields could be met by two
+            // different elements).
+            Some((target, true, ref db)) => {
+                crate::literal::is_in(&self.key, dbrefs(target, &chunk, Some(db)))
+            }
         }
     }
 
@@ -152,21 +169,36 @@ impl Matching {
     /// DBRef repeats the collection's name with each id, so the chunks are measured on the
     /// DBRefs as sent.
     fn chunks(&self, ids: &[Bson], bytes: usize) -> Vec<Vec<Bson>> {
-        let Some((target, _)) = self.dbref else {
+        let Some((target, _, db)) = &self.dbref else {
             return crate::batch::chunks_within(ids.to_vec(), bytes, crate::batch::MAX_IDS);
         };
-        crate::batch::chunks_within(dbrefs(target, ids), bytes, crate::batch::MAX_IDS)
-            .into_iter()
-            .map(|chunk| {
-                chunk
-                    .into_iter()
-                    .map(|r| match r {
-                        Bson::Document(mut d) => d.remove("$id").unwrap_or(Bson::Null),
-                        other => other,
-                    })
-                    .collect()
-            })
-            .collect()
+        // Measured with the longer form, `$db` included, which the filter sends too: half the
+        // budget each.
+        crate::batch::chunks_within(
+            dbrefs(target, ids, None)
+                .into_iter()
+                .map(|r| match r {
+                    Bson::Document(mut d) => {
+                        d.insert("$db", db.clone());
+                        Bson::Document(d)
+                    }
+                    other => other,
+                })
+                .collect(),
+            bytes / 2,
+            crate::batch::MAX_IDS,
+        )
+        .into_iter()
+        .map(|chunk| {
+            chunk
+                .into_iter()
+                .map(|r| match r {
+                    Bson::Document(mut d) => d.remove("$id").unwrap_or(Bson::Null),
+                    other => other,
+                })
+                .collect()
+        })
+        .collect()
     }
 
     /// Whether the document `d` (projected on `key`) holds one of `ids`.
@@ -174,11 +206,12 @@ impl Matching {
         if self.kind.is_some_and(|k| !k.holds(d)) {
             return false;
         }
-        let one = |v: &Bson| match self.dbref {
+        let one = |v: &Bson| match &self.dbref {
             None => ids.contains(&IdKey::of(v)),
-            Some((target, _)) => v.as_document().is_some_and(|r| {
-                r.get_str("$ref").is_ok_and(|c| c == target)
+            Some((target, _, db)) => v.as_document().is_some_and(|r| {
+                r.get_str("$ref").is_ok_and(|c| c == *target)
                     && r.get("$id").is_some_and(|id| ids.contains(&IdKey::of(id)))
+                    && r.get_str("$db").map_or(true, |d| d == db)
             }),
         };
         match crate::denormalize::value_at(d, &self.key) {
@@ -481,7 +514,10 @@ fn plan_level<'a>(
                 collection: r.from.to_owned(),
                 key: r.path.clone(),
                 ids: ids.clone(),
-                dbref: r.dbref.map(|target| (target, r.kind == RefKind::Many)),
+                dbref: r.dbref.map(|target| {
+                    let db = odm.database().name().to_owned();
+                    (target, r.kind == RefKind::Many, db)
+                }),
                 kind: r.from_kind,
             };
             match r.on_delete {
@@ -531,7 +567,7 @@ fn plan_level<'a>(
                     let change = Change::Pull {
                         path: r.path.clone(),
                         field: None,
-                        dbref: r.dbref,
+                        dbref: r.dbref.map(|t| (t, odm.database().name().to_owned())),
                     };
                     plan.updates.push((holders, change));
                 }
@@ -540,7 +576,7 @@ fn plan_level<'a>(
                         RefKind::Many => Change::Pull {
                             path: r.path.clone(),
                             field: None,
-                            dbref: r.dbref,
+                            dbref: r.dbref.map(|t| (t, odm.database().name().to_owned())),
                         },
                         _ => {
                             let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };
@@ -734,13 +770,13 @@ mod tests {
                 collection: "feed".into(),
                 key: "mentions".into(),
                 ids: ids.clone(),
-                dbref: Some((target, many)),
+                dbref: Some((target, many, "d".repeat(60))),
                 kind: None,
             };
             let change = Change::Pull {
                 path: "mentions".into(),
                 field: None,
-                dbref: Some(target),
+                dbref: Some((target, "d".repeat(60))),
             };
             let chunks = holders.chunks(&holders.ids, change.budget());
             assert!(chunks.len() > 1);
