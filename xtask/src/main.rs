@@ -235,7 +235,7 @@ fn run_captured(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<S
 
 /// The commands the guide shows (lines such as `update products: updates [...]` in its
 /// `text` blocks) are pasted from what the examples print: each must still be printed by one
-/// of them, dates aside, so that a change to what an operation sends cannot leave the guide
+/// of them, dates and the examples' database names aside, so that a change to what an operation sends cannot leave the guide
 /// showing the old command.
 fn check_transcripts(printed: &str) -> Result {
     const COMMANDS: [&str; 10] = [
@@ -259,6 +259,29 @@ fn check_transcripts(printed: &str) -> Result {
             out.push_str("DateTime(..)");
             let after = &rest[at + "DateTime(\"".len()..];
             rest = after.find("\")").map_or("", |end| &after[end + 2..]);
+        }
+        out.push_str(rest);
+        database_names(&out)
+    }
+    /// `odm_feed_3599` (an example's database, named after its process) as `odm_feed_…`.
+    fn database_names(line: &str) -> String {
+        let mut out = String::new();
+        let mut rest = line;
+        while let Some(at) = rest.find("\"odm_") {
+            let name_start = at + 1;
+            let name_len = rest[name_start..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len() - name_start);
+            let name = &rest[name_start..name_start + name_len];
+            let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+            out.push_str(&rest[..name_start]);
+            if stem.len() < name.len() && stem.ends_with('_') {
+                out.push_str(stem);
+                out.push('…');
+            } else {
+                out.push_str(name);
+            }
+            rest = &rest[name_start + name_len..];
         }
         out.push_str(rest);
         out
