@@ -130,11 +130,27 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
         .map(|((v, _, i), collection)| {
             quote! {
                 if found.collection == #collection {
-                    return ::odm::__private::typed_target::<#ident, #i, __D::Error>(found)
+                    return ::odm::__private::typed_target::<#ident, #i, __E>(found)
                         .map(#ident::#v);
                 }
             }
         });
+    let variant_of = collections
+        .iter()
+        .enumerate()
+        .map(|(i, c)| quote!(if collection == #c { return ::odm::__private::Option::Some(#i); }));
+    let collection_of = collections
+        .iter()
+        .enumerate()
+        .map(|(i, c)| quote!(#i => #c,));
+    let read_id = models.iter().map(|(v, ty, i)| {
+        quote! {
+            #i => <<#ty as ::odm::__private::Model>::Id as ::odm::serde::Deserialize>::deserialize(
+                deserializer,
+            )
+            .map(|id| #ident::#v(::odm::__private::Ref::new(id))),
+        }
+    });
     let fallback = match other {
         Some(v) => quote!(::std::result::Result::Ok(#ident::#v(found))),
         None => quote! {
@@ -202,12 +218,46 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
                 fn deserialize<__D: ::odm::serde::Deserializer<'de>>(
                     deserializer: __D,
                 ) -> ::std::result::Result<Self, __D::Error> {
-                    let found = <::odm::__private::DbRef as ::odm::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )?;
+                    ::odm::__private::poly_deserialize::<Self, __D>(deserializer)
+                }
+            }
+
+            #[automatically_derived]
+            impl ::odm::__private::PolyDecode for #ident {
+                fn variant_of(collection: &str) -> ::odm::__private::Option<usize> {
+                    #(#variant_of)*
+                    ::odm::__private::Option::None
+                }
+
+                fn collection_of(variant: usize) -> &'static str {
+                    match variant {
+                        #(#collection_of)*
+                        _ => "",
+                    }
+                }
+
+                fn read_id<'de, __D: ::odm::serde::Deserializer<'de>>(
+                    variant: usize,
+                    deserializer: __D,
+                ) -> ::std::result::Result<Self, __D::Error> {
+                    match variant {
+                        #(#read_id)*
+                        _ => ::std::result::Result::Err(<__D::Error as ::odm::serde::de::Error>::custom(
+                            "no such target",
+                        )),
+                    }
+                }
+
+                fn from_dbref<__E: ::odm::serde::de::Error>(
+                    found: ::odm::__private::DbRef,
+                ) -> ::std::result::Result<Self, __E> {
                     #elsewhere
                     #(#decode)*
                     #fallback
+                }
+
+                fn dbref(&self) -> ::odm::__private::DbRef {
+                    <Self as ::odm::__private::PolyRef>::to_dbref(self)
                 }
             }
 

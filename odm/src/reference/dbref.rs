@@ -24,6 +24,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::model::Model;
 use crate::reference::Ref;
 
+mod fast;
+
+pub use fast::{deserialize as poly_deserialize, PolyDecode};
+
 /// A DBRef of any collection, as stored: what a polymorphic reference's catch-all variant
 /// (`Other(DbRef)`) holds for a collection none of its targets uses.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +97,11 @@ impl<'de> Visitor<'de> for DbRefVisitor {
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "$ref" => collection = Some(map.next_value::<String>()?),
-                "$id" => id = Some(map.next_value::<Bson>()?),
+                // As raw BSON: an ObjectId read as `Bson` goes through its hex form.
+                "$id" => {
+                    let raw = map.next_value::<bson::RawBson>()?;
+                    id = Some(Bson::try_from(raw).map_err(de::Error::custom)?);
+                }
                 "$db" => database = Some(map.next_value::<String>()?),
                 // Other fields are allowed by the convention and kept by nobody here.
                 _ => {
