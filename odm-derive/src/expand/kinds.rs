@@ -106,7 +106,7 @@ pub fn kind_items(cont: &Container<'_>) -> TokenStream {
                             #body
                         }
                         fn slots(&mut self) -> ::odm::__private::RefSlots<'_, #target> {
-                            ::odm::__private::RefSlots::Each(::odm::__private::Vec::new())
+                            ::odm::__private::RefSlots::Maybe(::odm::__private::Option::None)
                         }
                     }
                 }
@@ -490,7 +490,7 @@ fn common_fields(
             Some(ty) => quote_spanned! {*span=>
                 #ident::#v(__kind) => ::odm::__private::kind_slots::<#hash, #first, #ty>(__kind),
             },
-            None => quote!(#ident::#v => ::odm::__private::RefSlots::Each(::odm::__private::Vec::new()),),
+            None => quote!(#ident::#v => ::odm::__private::RefSlots::Maybe(::odm::__private::Option::None),),
         });
         fns.push(quote_spanned! {*span=>
             #[doc = #doc]
@@ -508,7 +508,7 @@ fn common_fields(
             ) -> ::odm::__private::RefSlots<'_, <#first as ::odm::__private::KindField<#hash>>::Target> {
                 match doc {
                     #(#arms)*
-                    _ => ::odm::__private::RefSlots::Each(::odm::__private::Vec::new()),
+                    _ => ::odm::__private::RefSlots::Maybe(::odm::__private::Option::None),
                 }
             }
         });

@@ -349,6 +349,7 @@ fn parent_keys<C: Model, P: Model>(
         RefSlots::Optional(Some(r)) => vec![key(r)?],
         RefSlots::Optional(None) => vec![],
         RefSlots::Many(v) => v.iter().map(key).collect::<Result<_>>()?,
+        RefSlots::Maybe(r) => r.iter().map(|r| key(r)).collect::<Result<_>>()?,
         RefSlots::Each(v) => v.iter().map(|r| key(r)).collect::<Result<_>>()?,
     };
     Ok(keys.into_iter().filter(|k| wanted.contains(k)).collect())

@@ -188,6 +188,11 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
                         add(r)?;
                     }
                 }
+                RefSlots::Maybe(r) => {
+                    if let Some(r) = r {
+                        add(r)?;
+                    }
+                }
                 RefSlots::Each(v) => {
                     for r in v {
                         add(r)?;
@@ -258,6 +263,17 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
                 .get(&key)
                 .map(|(rank, doc)| (*rank, Arc::clone(doc))))
         };
+        // A polymorphic reference loaded, or its id when it is missing and that is an error.
+        let load_mixed = |r: &mut crate::Ref<T>| -> Result<Option<T::Id>> {
+            match find(r)? {
+                Some((_, d)) => {
+                    r.set_loaded(d);
+                    Ok(None)
+                }
+                None if policy == Dangling::Error => Ok(Some(r.id().clone())),
+                None => Ok(None),
+            }
+        };
         for doc in docs.iter_mut() {
             let mut missing: Option<T::Id> = None;
             match (self.slots)(doc) {
@@ -275,15 +291,14 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
                     }
                 }
                 // Mixed references are not removed from their array: skipped, they stay unloaded.
+                RefSlots::Maybe(r) => {
+                    for r in r.into_iter() {
+                        missing = missing.take().or(load_mixed(r)?);
+                    }
+                }
                 RefSlots::Each(refs) => {
                     for r in refs {
-                        match find(r)? {
-                            Some((_, d)) => r.set_loaded(d),
-                            None if missing.is_none() && policy == Dangling::Error => {
-                                missing = Some(r.id().clone());
-                            }
-                            None => {}
-                        }
+                        missing = missing.take().or(load_mixed(r)?);
                     }
                 }
                 RefSlots::Many(refs) => {

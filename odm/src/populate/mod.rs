@@ -41,6 +41,8 @@ pub enum RefSlots<'a, T: RefTarget> {
     Optional(&'a mut Option<Ref<T>>),
     /// `Vec<Ref<T>>`
     Many(&'a mut Vec<Ref<T>>),
+    /// The reference to `T`, if it is one, of a document's polymorphic reference.
+    Maybe(Option<&'a mut Ref<T>>),
     /// The references to `T` among a document's polymorphic references.
     Each(Vec<&'a mut Ref<T>>),
 }

@@ -175,12 +175,11 @@ impl<Root: Model> PolyPart<Root> {
         slots: fn(&mut Root) -> PolySlots<'_, E>,
         pick: fn(&mut E) -> Option<&mut Ref<T>>,
     ) -> Self {
-        let each = slots_fn(move |root: &mut Root| {
-            RefSlots::Each(match slots(root) {
-                PolySlots::One(e) => pick(e).into_iter().collect(),
-                PolySlots::Optional(o) => o.as_mut().and_then(pick).into_iter().collect(),
-                PolySlots::Many(v) => v.iter_mut().filter_map(pick).collect(),
-            })
+        // One reference without allocating; the references to `T` of an array, collected.
+        let each = slots_fn(move |root: &mut Root| match slots(root) {
+            PolySlots::One(e) => RefSlots::Maybe(pick(e)),
+            PolySlots::Optional(o) => RefSlots::Maybe(o.as_mut().and_then(pick)),
+            PolySlots::Many(v) => RefSlots::Each(v.iter_mut().filter_map(pick).collect()),
         });
         PolyPart {
             target: TypeId::of::<T>(),
@@ -235,7 +234,7 @@ impl<Root: Model, E: PolyTargets> PolyPopulate<Root, E> {
         {
             let placeholder: Box<dyn Part<Root>> = Box::new(Populate::<Root, T>::with_slots(
                 String::new(),
-                Arc::new(|_: &mut Root| RefSlots::Each(Vec::new())),
+                Arc::new(|_: &mut Root| RefSlots::Maybe(None)),
             ));
             let taken = std::mem::replace(&mut part.part, placeholder);
             if let Ok(p) = taken.into_any().downcast::<Populate<Root, T>>() {
