@@ -240,8 +240,8 @@ pub mod __private {
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
     pub use crate::reference::dbref::{dbref_of, serialize_ref, typed, unknown_collection, Stored};
     pub use crate::reference::dbref::{
-        dbref_of_target, poly_deserialize, serialize_target, target_collection, typed_target,
-        PolyDecode, TargetOf,
+        dbref_of_target, poly_deserialize, read_target, serialize_target, target_collection,
+        typed_target, PolyDecode, TargetOf,
     };
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;

@@ -143,12 +143,9 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
         .iter()
         .enumerate()
         .map(|(i, c)| quote!(#i => #c,));
-    let read_id = models.iter().map(|(v, ty, i)| {
+    let read_id = models.iter().map(|(v, _, i)| {
         quote! {
-            #i => <<#ty as ::odm::__private::Model>::Id as ::odm::serde::Deserialize>::deserialize(
-                deserializer,
-            )
-            .map(|id| #ident::#v(::odm::__private::Ref::new(id))),
+            #i => ::odm::__private::read_target::<#ident, #i, __D>(deserializer).map(#ident::#v),
         }
     });
     let fallback = match other {

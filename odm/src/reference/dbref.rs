@@ -329,6 +329,14 @@ pub fn typed_target<E: PolyTarget<I>, const I: usize, Er: de::Error>(
     typed::<TargetOf<E, I>, Er>(found)
 }
 
+/// Used by the generated code: the reference of the variant `I`, its id read from `d`.
+#[doc(hidden)]
+pub fn read_target<'de, E: PolyTarget<I>, const I: usize, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Ref<TargetOf<E, I>>, D::Error> {
+    <<TargetOf<E, I> as Model>::Id as Deserialize>::deserialize(d).map(Ref::new)
+}
+
 /// Used by the generated code: [`dbref_of`] of the variant `I`.
 #[doc(hidden)]
 pub fn dbref_of_target<E: PolyTarget<I>, const I: usize>(r: &Ref<TargetOf<E, I>>) -> DbRef {
