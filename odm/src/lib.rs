@@ -39,12 +39,14 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod array_filters;
 pub mod batch;
 mod decode;
 pub mod denormalize;
 mod error;
 mod handle;
 pub mod index;
+pub mod keyed;
 mod keys;
 pub mod kind;
 mod literal;
@@ -53,6 +55,7 @@ pub mod monitor;
 pub mod ops;
 pub mod path;
 pub mod populate;
+pub mod positional;
 pub mod query;
 mod reference;
 pub mod relations;
@@ -71,6 +74,8 @@ pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use model::{Embed, Model};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
+pub use keyed::{Keyed, MapKey};
+pub use path::{Elements, Matched, Queryable};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;

@@ -13,6 +13,8 @@ use std::marker::PhantomData;
 use bson::Bson;
 use serde::Serialize;
 
+use crate::array_filters::ArrayFilters;
+
 /// Marker: the path reaches one value per document (no array on the way), so it can be
 /// written with `$set`, `$inc`, ...
 #[derive(Debug, Clone, Copy)]
@@ -29,13 +31,28 @@ pub enum Each {}
 #[derive(Debug, Clone, Copy)]
 pub enum Copied {}
 
+/// Marker: the path goes through the element of an array that the update's filter matched,
+/// the positional `$` (`referrers.$.count`): it can be written by an update, but not queried.
+/// See [`Field::matched`].
+#[derive(Debug, Clone, Copy)]
+pub enum Matched {}
+
+/// Marker: the path goes through every element of an array (`referrers.$[].count`) or through
+/// the elements matching a condition (`referrers.$[e0].count` with its `arrayFilters`): it can
+/// be written by an update, but not queried. See [`Field::each`] and [`Field::each_where`].
+#[derive(Debug, Clone, Copy)]
+pub enum Elements {}
+
 /// A typed path to a field of the model `Root`, holding values of type `T`.
 ///
 /// `M` is [`Single`] for a path that addresses one value per document, [`Each`] for a path
-/// through an array of embedded documents, and [`Copied`] for a copy odm keeps.
+/// through an array of embedded documents, [`Copied`] for a copy odm keeps, and [`Matched`] or
+/// [`Elements`] for a path through the elements an update picks.
 pub struct Field<Root, T, M = Single> {
     path: Cow<'static, str>,
     max: Option<u32>,
+    /// The conditions of the filtered element segments (`$[e0]`) on the way.
+    filters: ArrayFilters,
     _marker: Types<Root, T, M>,
 }
 
@@ -49,6 +66,7 @@ impl<Root, T, M> Field<Root, T, M> {
         Field {
             path: Cow::Borrowed(path),
             max: None,
+            filters: ArrayFilters::new(),
             _marker: PhantomData,
         }
     }
@@ -71,6 +89,7 @@ impl<Root, T, M> Field<Root, T, M> {
         Field {
             path: path.into(),
             max: None,
+            filters: ArrayFilters::new(),
             _marker: PhantomData,
         }
     }
@@ -83,7 +102,31 @@ impl<Root, T, M> Field<Root, T, M> {
     /// A field below this one; used by the generated accessors of embedded types.
     #[doc(hidden)]
     pub fn child<U, M2>(&self, name: &str) -> Field<Root, U, M2> {
-        Field::trusted(format!("{}.{}", self.path, name))
+        // An empty path is the element of an array seen on its own (`any`, `each_where`).
+        let path = match self.path.as_ref() {
+            "" => name.to_owned(),
+            parent => format!("{parent}.{name}"),
+        };
+        self.below(path)
+    }
+
+    /// A path below this one that keeps its element conditions.
+    pub(crate) fn below<U, M2>(&self, path: String) -> Field<Root, U, M2> {
+        Field {
+            path: Cow::Owned(path),
+            max: None,
+            filters: self.filters.clone(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// The conditions of the filtered element segments on this path.
+    pub(crate) fn array_filters(&self) -> &ArrayFilters {
+        &self.filters
+    }
+
+    pub(crate) fn array_filters_mut(&mut self) -> &mut ArrayFilters {
+        &mut self.filters
     }
 }
 
@@ -92,6 +135,7 @@ impl<Root, T, M> Clone for Field<Root, T, M> {
         Field {
             path: self.path.clone(),
             max: self.max,
+            filters: self.filters.clone(),
             _marker: PhantomData,
         }
     }
@@ -174,15 +218,31 @@ pub trait Numeric {
 pub trait Optional {}
 impl<T> Optional for Option<T> {}
 
-/// Path markers whose paths can be written: [`Single`] only.
+/// Path markers whose paths can be written: [`Single`], and the element paths of updates
+/// ([`Matched`], [`Elements`]).
 #[diagnostic::on_unimplemented(
     message = "a path marked `{Self}` cannot be written",
     label = "not a path that can be written on its own",
     note = "`Each`: the path goes through an array of embedded documents and matches each element, not one value; write the array field itself (`set` the whole array, or `push` / `pull` elements)",
-    note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy"
+    note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy",
+    note = "to write a field of array elements, go through `matched()` (the element the filter matched, `$`), `each()` (all, `$[]`) or `each_where(...)` (those matching a condition, `$[e0]`)"
 )]
 pub trait Writable {}
 impl Writable for Single {}
+impl Writable for Matched {}
+impl Writable for Elements {}
+
+/// Path markers whose paths can be queried, sorted and projected: all but the element paths of
+/// updates ([`Matched`], [`Elements`]), which name what an update's filter picked.
+#[diagnostic::on_unimplemented(
+    message = "a path marked `{Self}` cannot be used in a filter, sort or projection",
+    label = "an update's element path (`$`, `$[]` or `$[e0]`), not a field of the documents",
+    note = "the positional paths of `matched()`, `each()` and `each_where(...)` name the array elements an update writes; to select documents by their elements, filter on the array: `any(|e| ...)` (`$elemMatch`), or on a field through it (`Book::referrers().domain().eq(...)`)"
+)]
+pub trait Queryable {}
+impl Queryable for Single {}
+impl Queryable for Each {}
+impl Queryable for Copied {}
 
 macro_rules! numeric {
     ($($t:ty),*) => { $(

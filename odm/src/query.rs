@@ -7,7 +7,7 @@ use std::ops::{BitAnd, BitOr, Not};
 use bson::{doc, Bson, Document};
 
 use crate::literal;
-use crate::path::{Field, Value};
+use crate::path::{Field, Queryable, Value};
 use crate::Error;
 
 /// A value that failed to encode while a filter or update was being built. The error is kept
@@ -132,6 +132,11 @@ impl<Root> Filter<Root> {
         &self.doc
     }
 
+    /// The document and a value that failed to encode, if any.
+    pub(crate) fn into_parts(self) -> (Document, Option<Deferred>) {
+        (self.doc, self.error)
+    }
+
     pub(crate) fn into_document(self, collection: &str) -> crate::Result<Document> {
         match self.error {
             Some(e) => Err(e.into_error(collection)),
@@ -179,7 +184,7 @@ impl<Root> Not for Filter<Root> {
     }
 }
 
-impl<Root, T, M> Field<Root, T, M> {
+impl<Root, T, M: Queryable> Field<Root, T, M> {
     fn compare(&self, op: &str, value: &impl Value<T>) -> Filter<Root> {
         let mut error = None;
         let v = encode(
@@ -280,7 +285,7 @@ impl<Root, T, M> Field<Root, T, M> {
     }
 }
 
-impl<Root, E, M> Field<Root, Vec<E>, M> {
+impl<Root, E, M: Queryable> Field<Root, Vec<E>, M> {
     /// The array holds an element equal to `value` (a multikey match: `{subjects: {$eq: v}}`).
     pub fn contains(&self, value: impl Value<E>) -> Filter<Root> {
         let mut error = None;
@@ -315,7 +320,7 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
     }
 }
 
-impl<Root, T, M> Field<Root, Option<T>, M> {
+impl<Root, T, M: Queryable> Field<Root, Option<T>, M> {
     /// The field is `null` or missing (`{field: {$eq: null}}`).
     pub fn is_none(&self) -> Filter<Root> {
         Filter::from_parts(doc! { self.path(): { "$eq": Bson::Null } }, None)
@@ -373,7 +378,7 @@ pub struct Projection<Root> {
 
 impl<Root> Projection<Root> {
     /// Returns only `field` (and `_id`).
-    pub fn include<T, M>(field: &Field<Root, T, M>) -> Self {
+    pub fn include<T, M: Queryable>(field: &Field<Root, T, M>) -> Self {
         Projection {
             doc: doc! { field.path(): 1 },
             _root: PhantomData,
@@ -381,7 +386,7 @@ impl<Root> Projection<Root> {
     }
 
     /// Returns everything but `field`.
-    pub fn exclude<T, M>(field: &Field<Root, T, M>) -> Self {
+    pub fn exclude<T, M: Queryable>(field: &Field<Root, T, M>) -> Self {
         Projection {
             doc: doc! { field.path(): 0 },
             _root: PhantomData,
@@ -389,13 +394,13 @@ impl<Root> Projection<Root> {
     }
 
     /// Also returns `field`.
-    pub fn and<T, M>(mut self, field: &Field<Root, T, M>) -> Self {
+    pub fn and<T, M: Queryable>(mut self, field: &Field<Root, T, M>) -> Self {
         self.doc.insert(field.path(), 1);
         self
     }
 
     /// Also leaves out `field`.
-    pub fn and_not<T, M>(mut self, field: &Field<Root, T, M>) -> Self {
+    pub fn and_not<T, M: Queryable>(mut self, field: &Field<Root, T, M>) -> Self {
         self.doc.insert(field.path(), 0);
         self
     }

@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 
 use bson::{Bson, Document};
 
+use crate::array_filters::{rename_path, ArrayFilters};
 use crate::path::{Field, Numeric, Optional, Value, Writable};
 use crate::query::{encode, Deferred};
 
@@ -18,13 +19,15 @@ pub struct Update<Root> {
     error: Option<Deferred>,
     raw: bool,
     guards: Vec<Guard>,
+    /// The conditions of the filtered element paths it writes (`arrayFilters`).
+    filters: ArrayFilters,
     _root: PhantomData<fn() -> Root>,
 }
 
 impl<Root> Update<Root> {
-    fn op(op: &str, path: &str, value: Bson, error: Option<Deferred>) -> Self {
+    fn op<T, M>(op: &str, field: &Field<Root, T, M>, value: Bson, error: Option<Deferred>) -> Self {
         let mut inner = Document::new();
-        inner.insert(path, value);
+        inner.insert(field.path(), value);
         let mut ops = Document::new();
         ops.insert(op, inner);
         Update {
@@ -32,6 +35,7 @@ impl<Root> Update<Root> {
             error,
             raw: false,
             guards: Vec::new(),
+            filters: field.array_filters().clone(),
             _root: PhantomData,
         }
     }
@@ -53,18 +57,39 @@ impl<Root> Update<Root> {
             error: None,
             raw: true,
             guards: Vec::new(),
+            filters: ArrayFilters::new(),
             _root: PhantomData,
         }
     }
 
-    /// Applies `other` too, in the same command.
+    /// Applies `other` too, in the same command. The array filters of both are sent; an
+    /// identifier `other` uses for another condition than this update's is renamed in its
+    /// paths, and a condition both use is sent once.
     pub fn and(mut self, other: Update<Root>) -> Self {
         if self.error.is_none() {
             self.error = other.error;
         }
         self.raw |= other.raw;
         self.guards.extend(other.guards);
-        for (op, fields) in other.ops {
+        let renames = self.filters.merge(other.filters);
+        let mut other_ops = other.ops;
+        if !renames.is_empty() {
+            other_ops = other_ops
+                .into_iter()
+                .map(|(op, fields)| match fields {
+                    Bson::Document(d) => (
+                        op,
+                        Bson::Document(
+                            d.into_iter()
+                                .map(|(k, v)| (rename_path(&k, &renames), v))
+                                .collect(),
+                        ),
+                    ),
+                    other => (op, other),
+                })
+                .collect();
+        }
+        for (op, fields) in other_ops {
             match (self.ops.get_mut(&op), fields) {
                 (Some(Bson::Document(existing)), Bson::Document(more)) => existing.extend(more),
                 (_, fields) => {
@@ -78,6 +103,12 @@ impl<Root> Update<Root> {
     /// The update document as it will be sent.
     pub fn as_document(&self) -> &Document {
         &self.ops
+    }
+
+    /// The `arrayFilters` sent with the update: one per filtered element segment
+    /// (`referrers.$[e0].count` needs `{"e0.domain": {$eq: ...}}`), empty when it has none.
+    pub fn array_filters(&self) -> Vec<Document> {
+        self.filters.documents()
     }
 
     /// The paths this update writes, in order.
@@ -103,6 +134,13 @@ impl<Root> Update<Root> {
     pub(crate) fn into_document(self, collection: &str) -> crate::Result<Document> {
         if let Some(e) = self.error {
             return Err(e.into_error(collection));
+        }
+        if let Some((what, message)) = self.filters.error() {
+            return Err(crate::Error::Encode {
+                collection: collection.to_owned(),
+                what: what.clone(),
+                message: message.clone(),
+            });
         }
         if self.ops.is_empty() {
             return Err(crate::Error::EmptyUpdate {
@@ -146,6 +184,7 @@ impl<Root> Clone for Update<Root> {
             error: self.error.clone(),
             raw: self.raw,
             guards: self.guards.clone(),
+            filters: self.filters.clone(),
             _root: PhantomData,
         }
     }
@@ -153,7 +192,11 @@ impl<Root> Clone for Update<Root> {
 
 impl<Root> fmt::Debug for Update<Root> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Update({})", self.ops)
+        if self.filters.is_empty() {
+            return write!(f, "Update({})", self.ops);
+        }
+        let filters: Vec<String> = self.array_filters().iter().map(|d| d.to_string()).collect();
+        write!(f, "Update({}, arrayFilters [{}])", self.ops, filters.join(", "))
     }
 }
 
@@ -165,7 +208,7 @@ impl<Root, T, M> Field<Root, T, M> {
             || format!("update value for `{}`", self.path()),
             &mut error,
         );
-        Update::op(op, self.path(), v, error)
+        Update::op(op, self, v, error)
     }
 
     /// Sets the field (`$set`).
@@ -208,7 +251,7 @@ impl<Root, T, M> Field<Root, T, M> {
         T: Optional,
         M: Writable,
     {
-        Update::op("$unset", self.path(), Bson::String(String::new()), None)
+        Update::op("$unset", self, Bson::String(String::new()), None)
     }
 
     /// Adds `by` to the field (`$inc`).
@@ -223,7 +266,7 @@ impl<Root, T, M> Field<Root, T, M> {
             || format!("update value for `{}`", self.path()),
             &mut error,
         );
-        Update::op("$inc", self.path(), v, error)
+        Update::op("$inc", self, v, error)
     }
 }
 
@@ -235,11 +278,22 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
             || format!("array element for `{}`", self.path()),
             &mut error,
         );
-        Update::op(op, self.path(), v, error)
+        Update::op(op, self, v, error)
     }
 
     fn guarded(&self, mut update: Update<Root>, add_to_set: bool) -> Update<Root> {
         if let Some(max) = self.max_len() {
+            // The guard is a filter on the array's last allowed slot, which an element path
+            // (`shelves.$[].books`) does not name: refused rather than left unguarded.
+            if self.path().split('.').any(|s| s.starts_with('$')) {
+                update.error.get_or_insert(Deferred {
+                    what: format!("push onto the bounded array `{}`", self.path()),
+                    message: format!(
+                        "a push onto an array bounded to {max} elements through an element path cannot be guarded; push through a filter that selects the document and a path without `$`"
+                    ),
+                });
+                return update;
+            }
             let element = if add_to_set {
                 update
                     .ops
@@ -295,7 +349,7 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
     where
         M: Writable,
     {
-        Update::op("$pop", self.path(), Bson::Int32(-1), None)
+        Update::op("$pop", self, Bson::Int32(-1), None)
     }
 
     /// Removes the last element (`$pop: 1`).
@@ -303,6 +357,6 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
     where
         M: Writable,
     {
-        Update::op("$pop", self.path(), Bson::Int32(1), None)
+        Update::op("$pop", self, Bson::Int32(1), None)
     }
 }

@@ -463,6 +463,11 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
         let in_session = session.is_some();
+        let array_filters = self.update.array_filters();
+        let mut options = self.options;
+        if !array_filters.is_empty() {
+            options.array_filters = Some(array_filters);
+        }
         let (update, taken, latest) =
             super::write::prepare_update(self.odm, &base, self.update, session.as_deref_mut())
                 .await?;
@@ -471,7 +476,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         let coll = self.odm.raw_collection::<T>();
         let action = coll
             .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)
-            .with_options(self.options);
+            .with_options(options);
         let found = match session.as_deref_mut() {
             None => action.await,
             Some(s) => action.session(s).await,

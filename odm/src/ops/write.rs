@@ -495,10 +495,17 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         let guards =
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
+        let array_filters = self.update.array_filters();
         let (update, taken, latest) =
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
+        if !touched.is_empty() && !array_filters.is_empty() {
+            return Err(Error::Unsupported(format!(
+                "this update of `{}` writes fields other models copy through filtered element paths (`$[e0]`), which the cascade does not follow; update those elements with `matched()` or `each()`",
+                T::COLLECTION
+            )));
+        }
         let filter = guards::guarded(base.clone(), &guards);
         let mut with_room = None;
         if self.many && !guards.is_empty() {
@@ -522,7 +529,10 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             .await?
         } else {
             let coll = self.odm.raw_collection::<T>();
-            let options = UpdateOptions::builder().upsert(self.upsert).build();
+            let options = UpdateOptions::builder()
+                .upsert(self.upsert)
+                .array_filters((!array_filters.is_empty()).then_some(array_filters))
+                .build();
             let target = crate::error::show_filter(&filter);
             if self.many {
                 let action = coll.update_many(filter, update).with_options(options);
