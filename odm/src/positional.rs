@@ -131,6 +131,7 @@ impl<Root, E: ArrayElement, M> Field<Root, Vec<E>, M> {
         M: ElementsHost,
     {
         let (doc, error) = condition(E::element_paths(Field::top(""))).into_parts();
+        let doc = merged(doc);
         let error = error.map(|d| (d.what, d.message));
         let mut field: Field<Root, E, Elements> = self.below(String::new());
         let id = field.array_filters_mut().add(doc, error);
@@ -155,10 +156,12 @@ impl<Root, E: ArrayElement, M> Field<Root, Vec<E>, M> {
     }
 }
 
-/// The condition of `$elemMatch`: as built on an embedded document, or, on a scalar element
-/// (built on the path `""`), its operators (`{"": {$gt: 1}}` -> `{$gt: 1}`; an `$and` of such
-/// conditions, whose operators differ, -> one document of them).
+/// The condition of `$elemMatch`: on an embedded document, its conjunctions written as one
+/// document where their paths and operators do not repeat (`{$and: [{domain: ..}, {count: ..}]}`
+/// -> `{domain: .., count: ..}`, which every server reads, where some refuse `$and` there); on
+/// a scalar element (built on the path `""`), its operators (`{"": {$gt: 1}}` -> `{$gt: 1}`).
 fn on_element(doc: Document) -> Document {
+    let doc = merged(doc);
     let scalar = |d: &Document| d.len() == 1 && d.contains_key("");
     if scalar(&doc) {
         return match doc.into_iter().next() {
@@ -187,6 +190,48 @@ fn on_element(doc: Document) -> Document {
     doc
 }
 
+/// `doc` with its `$and` (at any depth of `$and`s) written as one document when no path, and
+/// no operator of a path, is there twice; `doc` as it was otherwise.
+fn merged(doc: Document) -> Document {
+    fn conjuncts(doc: &Document, out: &mut Vec<(String, Bson)>) -> bool {
+        for (k, v) in doc {
+            match (k.as_str(), v) {
+                ("$and", Bson::Array(items)) => {
+                    for item in items {
+                        match item {
+                            Bson::Document(d) if conjuncts(d, out) => {}
+                            _ => return false,
+                        }
+                    }
+                }
+                _ => out.push((k.clone(), v.clone())),
+            }
+        }
+        true
+    }
+    let mut parts = Vec::new();
+    if !doc.contains_key("$and") || !conjuncts(&doc, &mut parts) {
+        return doc;
+    }
+    let mut out = Document::new();
+    for (k, v) in parts {
+        match (out.get_mut(&k), v) {
+            (None, v) => {
+                out.insert(k, v);
+            }
+            // Two conditions on one path: one document of their operators, when they differ.
+            (Some(Bson::Document(have)), Bson::Document(more))
+                if have.keys().chain(more.keys()).all(|op| op.starts_with('$'))
+                    && more.keys().all(|op| !have.contains_key(op)) =>
+            {
+                have.extend(more);
+            }
+            _ => return doc,
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +251,21 @@ mod tests {
         assert_eq!(on_element(twice.clone()), twice);
         let embedded = doc! { "domain": { "$eq": "a" } };
         assert_eq!(on_element(embedded.clone()), embedded);
+    }
+
+    #[test]
+    fn conjunctions_become_one_document() {
+        let and = doc! { "$and": [
+            { "$and": [{ "domain": { "$eq": "a" } }, { "count": { "$gt": 3 } }] },
+            { "count": { "$lt": 9 } },
+        ] };
+        assert_eq!(
+            on_element(and),
+            doc! { "domain": { "$eq": "a" }, "count": { "$gt": 3, "$lt": 9 } }
+        );
+        let repeated = doc! { "$and": [{ "count": { "$ne": 1 } }, { "count": { "$ne": 2 } }] };
+        assert_eq!(on_element(repeated.clone()), repeated);
+        let or = doc! { "$or": [{ "a": 1 }, { "b": 2 }] };
+        assert_eq!(on_element(or.clone()), or);
     }
 }

@@ -368,6 +368,8 @@ mod tests {
             doc! { "$rename": { "product_name": "kept" } },
             doc! { "$rename": { "spare_parts": "parts" } },
             doc! { "$setOnInsert": { "parts.$[].name": "x" } },
+            // The generated identifiers of `each_where(...)`.
+            doc! { "$set": { "parts.$[e0].id": 1, "parts.$[e1].quantity": 2 } },
         ] {
             let err = refuse_copy_writes("products", &update, &copies).unwrap_err();
             assert!(matches!(err, Error::CopyWrite { .. }), "{update}");
