@@ -173,10 +173,7 @@ mod tests {
                 ("e1".to_owned(), "e0".to_owned())
             ]
         );
-        assert_eq!(
-            a.documents(),
-            vec![doc! { "e0.x": 1 }, doc! { "e1.y": 2 }]
-        );
+        assert_eq!(a.documents(), vec![doc! { "e0.x": 1 }, doc! { "e1.y": 2 }]);
         // Applied at once, so that `e0 -> e1` and `e1 -> e0` swap.
         assert_eq!(rename_path("a.$[e0].b.$[e1]", &renames), "a.$[e1].b.$[e0]");
         assert_eq!(rename_path("a.$.b.$[]", &renames), "a.$.b.$[]");

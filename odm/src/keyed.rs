@@ -285,8 +285,9 @@ impl<Root, K, V, Mk> Field<Root, BTreeMap<K, V>, Mk> {
 /// path.
 #[diagnostic::on_unimplemented(
     message = "the keys of a plain `{Self}` are stored as written: they are not paths",
-    label = "declare the field `odm::Keyed<...>` to address one entry",
-    note = "a key such as `google.com` or `$where` would be read as a path or an operator; `Keyed<HashMap<String, V>>` stores keys escaped (`google%2Ecom`) and reads them back as they were, and gives `key(...)` paths"
+    label = "not a map whose entries have paths",
+    note = "a key such as `google.com` or `$where` would be read as a path or an operator; declare the field `odm::Keyed<HashMap<String, V>>` (or `Keyed<BTreeMap<..>>`, with string-like keys): it stores keys escaped (`google%2Ecom`), reads them back as they were, and gives `key(...)` paths",
+    note = "keys that are not strings (numbers, dates) are no field names: store such a map as an array of `{{key, value}}` documents"
 )]
 pub trait EscapedKeys {}
 

@@ -239,10 +239,7 @@ mod tests {
 
     #[test]
     fn scalar_conditions_become_operators() {
-        assert_eq!(
-            on_element(doc! { "": { "$gt": 1 } }),
-            doc! { "$gt": 1 }
-        );
+        assert_eq!(on_element(doc! { "": { "$gt": 1 } }), doc! { "$gt": 1 });
         assert_eq!(
             on_element(doc! { "$and": [{ "": { "$gte": 80 } }, { "": { "$lt": 85 } }] }),
             doc! { "$gte": 80, "$lt": 85 }

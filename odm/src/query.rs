@@ -184,7 +184,7 @@ impl<Root> Not for Filter<Root> {
     }
 }
 
-impl<Root, T, M: Queryable> Field<Root, T, M> {
+impl<Root, T, M> Field<Root, T, M> {
     fn compare(&self, op: &str, value: &impl Value<T>) -> Filter<Root> {
         let mut error = None;
         let v = encode(
@@ -220,33 +220,51 @@ impl<Root, T, M: Queryable> Field<Root, T, M> {
 
     /// Equal to `value` (`$eq`). On an array field this is whole-array equality; use
     /// [`Field::contains`] to match one element.
-    pub fn eq(&self, value: impl Value<T>) -> Filter<Root> {
+    pub fn eq(&self, value: impl Value<T>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         self.compare("$eq", &value)
     }
 
     /// Not equal to `value` (`$ne`; `{$nor: [{path: {$eq: value}}]}` for a regular expression,
     /// which MongoDB refuses after `$ne`).
-    pub fn ne(&self, value: impl Value<T>) -> Filter<Root> {
+    pub fn ne(&self, value: impl Value<T>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         self.compare("$ne", &value)
     }
 
     /// Greater than `value` (`$gt`).
-    pub fn gt(&self, value: impl Value<T>) -> Filter<Root> {
+    pub fn gt(&self, value: impl Value<T>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         self.compare("$gt", &value)
     }
 
     /// Greater than or equal to `value` (`$gte`).
-    pub fn gte(&self, value: impl Value<T>) -> Filter<Root> {
+    pub fn gte(&self, value: impl Value<T>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         self.compare("$gte", &value)
     }
 
     /// Less than `value` (`$lt`).
-    pub fn lt(&self, value: impl Value<T>) -> Filter<Root> {
+    pub fn lt(&self, value: impl Value<T>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         self.compare("$lt", &value)
     }
 
     /// Less than or equal to `value` (`$lte`).
-    pub fn lte(&self, value: impl Value<T>) -> Filter<Root> {
+    pub fn lte(&self, value: impl Value<T>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         self.compare("$lte", &value)
     }
 
@@ -258,36 +276,54 @@ impl<Root, T, M: Queryable> Field<Root, T, M> {
     /// sent as `$eq` conditions beside the `$in` of the others
     /// (`{$or: [{path: {$in: [...]}}, {path: {$eq: /.*/}}]}`), since MongoDB reads them as
     /// patterns or operators inside `$in`. One command either way.
-    pub fn is_in<V: Value<T>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
+    pub fn is_in<V: Value<T>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         self.compare_many(literal::is_in, values)
     }
 
     /// Equal to none of `values` (`$nin`); values are matched literally, as in
     /// [`Field::is_in`] (`{$nor: [...]}` when a value would otherwise be read as a pattern or
     /// operators).
-    pub fn not_in<V: Value<T>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
+    pub fn not_in<V: Value<T>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         self.compare_many(literal::not_in, values)
     }
 
     /// The field is present (`$exists: true`) or absent (`$exists: false`).
-    pub fn exists(&self, present: bool) -> Filter<Root> {
+    pub fn exists(&self, present: bool) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         Filter::from_parts(doc! { self.path(): { "$exists": present } }, None)
     }
 
     /// Ascending sort on this field.
-    pub fn asc(&self) -> Sort<Root> {
+    pub fn asc(&self) -> Sort<Root>
+    where
+        M: Queryable,
+    {
         Sort::from_doc(doc! { self.path(): 1 })
     }
 
     /// Descending sort on this field.
-    pub fn desc(&self) -> Sort<Root> {
+    pub fn desc(&self) -> Sort<Root>
+    where
+        M: Queryable,
+    {
         Sort::from_doc(doc! { self.path(): -1 })
     }
 }
 
-impl<Root, E, M: Queryable> Field<Root, Vec<E>, M> {
+impl<Root, E, M> Field<Root, Vec<E>, M> {
     /// The array holds an element equal to `value` (a multikey match: `{subjects: {$eq: v}}`).
-    pub fn contains(&self, value: impl Value<E>) -> Filter<Root> {
+    pub fn contains(&self, value: impl Value<E>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         let mut error = None;
         let v = encode(
             &value,
@@ -299,7 +335,10 @@ impl<Root, E, M: Queryable> Field<Root, Vec<E>, M> {
 
     /// The array holds every one of `values` (`$all`); values are matched literally, as in
     /// [`Field::is_in`].
-    pub fn contains_all<V: Value<E>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root> {
+    pub fn contains_all<V: Value<E>>(&self, values: impl IntoIterator<Item = V>) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         let mut error = None;
         let vs: Vec<Bson> = values
             .into_iter()
@@ -315,14 +354,20 @@ impl<Root, E, M: Queryable> Field<Root, Vec<E>, M> {
     }
 
     /// The array has exactly `len` elements (`$size`).
-    pub fn has_len(&self, len: u32) -> Filter<Root> {
+    pub fn has_len(&self, len: u32) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         Filter::from_parts(doc! { self.path(): { "$size": i64::from(len) } }, None)
     }
 }
 
-impl<Root, T, M: Queryable> Field<Root, Option<T>, M> {
+impl<Root, T, M> Field<Root, Option<T>, M> {
     /// The field is `null` or missing (`{field: {$eq: null}}`).
-    pub fn is_none(&self) -> Filter<Root> {
+    pub fn is_none(&self) -> Filter<Root>
+    where
+        M: Queryable,
+    {
         Filter::from_parts(doc! { self.path(): { "$eq": Bson::Null } }, None)
     }
 }

@@ -196,7 +196,12 @@ impl<Root> fmt::Debug for Update<Root> {
             return write!(f, "Update({})", self.ops);
         }
         let filters: Vec<String> = self.array_filters().iter().map(|d| d.to_string()).collect();
-        write!(f, "Update({}, arrayFilters [{}])", self.ops, filters.join(", "))
+        write!(
+            f,
+            "Update({}, arrayFilters [{}])",
+            self.ops,
+            filters.join(", ")
+        )
     }
 }
 
