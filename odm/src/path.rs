@@ -223,9 +223,8 @@ impl<T> Optional for Option<T> {}
 #[diagnostic::on_unimplemented(
     message = "a path marked `{Self}` cannot be written",
     label = "not a path that can be written on its own",
-    note = "`Each`: the path goes through an array of embedded documents and matches each element, not one value; write the array field itself (`set` the whole array, or `push` / `pull` elements)",
-    note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy",
-    note = "to write a field of array elements, go through `matched()` (the element the filter matched, `$`), `each()` (all, `$[]`) or `each_where(...)` (those matching a condition, `$[e0]`)"
+    note = "`Each`: the path goes through an array of embedded documents and matches each element, not one value; write the array field itself (`set` the whole array, or `push` / `pull` elements), or name the elements to write: `matched()` (`$`), `each()` (`$[]`), `each_where(...)` (`$[e0]`)",
+    note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy"
 )]
 pub trait Writable {}
 impl Writable for Single {}
