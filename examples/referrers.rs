@@ -179,7 +179,13 @@ async fn run(odm: &Odm, steps: &Steps) -> odm::Result<()> {
     say("referrers: google.com 5, yahoo.com 1, bing.com 1");
 
     steps.start("Solution A: 8 writers record 40 referrals of 5 domains at once");
-    let domains = ["google.com", "yahoo.com", "bing.com", "duckduckgo.com", "a.b"];
+    let domains = [
+        "google.com",
+        "yahoo.com",
+        "bing.com",
+        "duckduckgo.com",
+        "a.b",
+    ];
     let mut writers = tokio::task::JoinSet::new();
     for w in 0..8 {
         let odm = odm.clone();

@@ -163,8 +163,8 @@ async fn any_needs_one_element_to_meet_every_condition() -> odm::Result<()> {
     let one_element = BookRefs::referrers().any(|r| r.domain().eq("yahoo.com") & r.count().gt(3));
     assert_eq!(db.odm().count(one_element).await?, 0);
     // ... while two different elements meet the two halves.
-    let two_elements = BookRefs::referrers().domain().eq("yahoo.com")
-        & BookRefs::referrers().count().gt(3);
+    let two_elements =
+        BookRefs::referrers().domain().eq("yahoo.com") & BookRefs::referrers().count().gt(3);
     assert_eq!(db.odm().count(two_elements).await?, 1);
     // Scalars: the element's own operators.
     let draft = BookRefs::tags().any(|t| t.eq("draft"));
@@ -222,7 +222,9 @@ async fn each_writes_every_element() -> odm::Result<()> {
         .inc(1);
     assert_eq!(
         update.array_filters(),
-        [doc! { "e0.domain": { "$ne": "google.com" }, "e0.count": { "$gte": 1_i64, "$lt": 2_i64 } }]
+        [
+            doc! { "e0.domain": { "$ne": "google.com" }, "e0.count": { "$gte": 1_i64, "$lt": 2_i64 } }
+        ]
     );
     db.odm().update_by_id::<BookRefs>(1, update).await?;
     let one = stored_one(&db, "book_refs", 1_i64).await.unwrap();
@@ -322,7 +324,10 @@ async fn nested_arrays_and_scalar_elements() -> odm::Result<()> {
     let editions = one.get_array("editions").unwrap();
     assert_eq!(tags(&editions[0]), ["draft", "first"]);
     assert_eq!(tags(&editions[1]), ["final"]);
-    assert_eq!(tags(&Bson::Document(one.clone())), ["jazz", "edited", "draft"]);
+    assert_eq!(
+        tags(&Bson::Document(one.clone())),
+        ["jazz", "edited", "draft"]
+    );
     Ok(())
 }
 

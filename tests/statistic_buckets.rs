@@ -222,6 +222,48 @@ async fn solution_a_increments_the_matched_element_in_one_update() -> odm::Resul
 }
 
 #[tokio::test]
+async fn solution_a_creates_the_book_document_on_first_referral() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().sync_indexes().await?;
+    sent(&db);
+    record_a(db.odm(), 1, "google.com").await?;
+    // Increment and push match nothing (the push's bound check tells "no room" from "no
+    // document"), the empty document is inserted, the increment still finds no domain, and
+    // the push adds it.
+    assert_eq!(
+        sent(&db),
+        [
+            "update",
+            "update",
+            "aggregate",
+            "insert",
+            "update",
+            "update"
+        ]
+    );
+    // A concurrent first referral finds the document there: the insert is refused.
+    let err = db
+        .odm()
+        .insert_one(&BookRefs {
+            id: ObjectId::new(),
+            book: 1,
+            referrers: Vec::new(),
+        })
+        .await
+        .unwrap_err();
+    assert!(err.is_duplicate_key(), "{err}");
+    let stored = stored(&db, "book_refs").await;
+    assert_eq!(stored.len(), 1);
+    assert_eq!(
+        stored[0].get_array("referrers").unwrap(),
+        &vec![Bson::Document(
+            doc! { "domain": "google.com", "count": 1_i64 }
+        )]
+    );
+    Ok(())
+}
+
+#[tokio::test]
 async fn solution_a_a_full_array_takes_no_new_domain() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let full = ShortRefs {
@@ -348,7 +390,11 @@ async fn solution_b_upserts_an_escaped_key() -> odm::Result<()> {
     );
     // `google_com`, the seed's spelling of `google.com`, is another key.
     record_b(db.odm(), 1, "google_com").await?;
-    let book = db.odm().find_one(BookRefCounts::book().eq(1)).await?.unwrap();
+    let book = db
+        .odm()
+        .find_one(BookRefCounts::book().eq(1))
+        .await?
+        .unwrap();
     assert_eq!(book.referrers["google.com"], 3);
     assert_eq!(book.referrers["google_com"], 1);
     Ok(())
@@ -371,7 +417,8 @@ async fn solution_b_concurrent_writers_count_hostile_keys_exactly() -> odm::Resu
     assert_eq!(raw.len(), 1, "one document for the book");
     // Raw: every stored key is the escaped original, a legal field name.
     let stored_keys: HashMap<String, i64> = raw[0]
-        .get_document("referrers").unwrap()
+        .get_document("referrers")
+        .unwrap()
         .iter()
         .map(|(k, v)| (k.clone(), v.as_i64().unwrap()))
         .collect();
@@ -381,7 +428,11 @@ async fn solution_b_concurrent_writers_count_hostile_keys_exactly() -> odm::Resu
         assert!(!key.is_empty() && !key.contains('.') && !key.starts_with('$'));
     }
     // Through odm: the original keys, and the exact totals.
-    let book = db.odm().find_one(BookRefCounts::book().eq(1)).await?.unwrap();
+    let book = db
+        .odm()
+        .find_one(BookRefCounts::book().eq(1))
+        .await?
+        .unwrap();
     assert_eq!(book.referrers.0, truth);
     assert_eq!(book.referrers.values().sum::<i64>(), 20 * 150);
     for hostile in ["a.b", "$where", "", "%2E", "a\0b"] {
@@ -425,7 +476,14 @@ async fn whole_maps_are_escaped_on_every_write_and_unescaped_on_read() -> odm::R
         .update_by_id::<SortedRefCounts>(1, SortedRefCounts::referrers().set(Keyed(other.clone())))
         .await?;
     let raw = stored(&db, "sorted_ref_counts").await;
-    assert_eq!(raw[0].get_document("referrers").unwrap().get_i64("x%2Ey%2Ez").unwrap(), 7);
+    assert_eq!(
+        raw[0]
+            .get_document("referrers")
+            .unwrap()
+            .get_i64("x%2Ey%2Ez")
+            .unwrap(),
+        7
+    );
     let read = db.odm().get::<SortedRefCounts>(1).await?.unwrap();
     assert_eq!(read.referrers.0, other);
     Ok(())

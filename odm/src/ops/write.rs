@@ -500,6 +500,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
+        // The cascade re-sends the update in commands of its own, without array filters. No
+        // copy is taken from below an array today, so this is a guard, not a path taken.
         if !touched.is_empty() && !array_filters.is_empty() {
             return Err(Error::Unsupported(format!(
                 "this update of `{}` writes fields other models copy through filtered element paths (`$[e0]`), which the cascade does not follow; update those elements with `matched()` or `each()`",
