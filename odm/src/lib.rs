@@ -40,6 +40,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod batch;
+pub mod bucket;
 mod decode;
 pub mod denormalize;
 mod error;
@@ -233,6 +234,8 @@ pub mod prelude {
 /// Used by the generated code; not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::bucket::{count_type, id_type, item_path, time_path};
+    pub use crate::bucket::{Bucket, BucketPeriod, BucketSpec, Every};
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};
