@@ -234,7 +234,7 @@ pub mod prelude {
 /// Used by the generated code; not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bucket::{count_type, id_type, item_path, time_path};
+    pub use crate::bucket::{count_type, id_type, item_field, item_path, time_path};
     pub use crate::bucket::{Bucket, BucketPeriod, BucketSpec, Every};
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};

@@ -74,11 +74,26 @@ pub fn bucket_impl(cont: &Container<'_>) -> TokenStream {
         let ty = id.ty;
         quote_spanned!(ty.span()=> ::odm::__private::id_type::<#ty>();)
     });
+    let (time_name, id_name) = (time.to_string(), item_id.to_string());
+    let item_names = |span: proc_macro2::Span, option: &str, name: &str| {
+        quote_spanned! {span=>
+            const _: () = ::odm::__private::item_field(
+                <#item_ty as ::odm::__private::Embed>::NAME,
+                <#item_ty as ::odm::__private::Embed>::FIELDS,
+                #option,
+                #name,
+            );
+        }
+    };
+    let time_names = item_names(f.time.span(), "time", &time_name);
+    let id_names = item_names(f.item_id_span, "item_id", &id_name);
     quote! {
         const _: () = {
             #count_check;
             #id_check
         };
+        #time_names
+        #id_names
 
         #[automatically_derived]
         impl ::odm::__private::Bucket for #ident {
@@ -86,6 +101,18 @@ pub fn bucket_impl(cont: &Container<'_>) -> TokenStream {
             type Item = #item_ty;
 
             fn bucket() -> ::odm::__private::BucketSpec {
+                // Stand-ins for item fields the item lacks, which the constants above report
+                // by name: the item's own accessors, inherent methods, come first.
+                #[allow(dead_code)]
+                trait __ItemFields {
+                    fn #time(&self) -> ::odm::__private::Field<(), ::odm::bson::DateTime> {
+                        ::odm::__private::Field::top("")
+                    }
+                    fn #item_id(&self) -> ::odm::__private::Field<(), ()> {
+                        ::odm::__private::Field::top("")
+                    }
+                }
+                impl<__T> __ItemFields for __T {}
                 let __items = #ident::#items_ident();
                 ::odm::__private::BucketSpec {
                     key: #key.into(),

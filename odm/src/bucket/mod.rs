@@ -168,3 +168,23 @@ pub(crate) fn show(value: &Bson) -> String {
         v => v.to_string(),
     }
 }
+
+/// Fails to compile, naming the closest field, when the item type `item` (whose stored fields'
+/// Rust names are `fields`) has no field `name` for the bucket option `option` (`time`,
+/// `item_id`).
+#[doc(hidden)]
+pub const fn item_field(item: &str, fields: &[&str], option: &str, name: &str) {
+    use crate::rules::names;
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("the bucket's `")
+            .push(option)
+            .push("` names a field of the item, and `")
+            .push(item)
+            .push("` has no field `")
+            .push(name)
+            .push("`: ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
+}
