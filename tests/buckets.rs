@@ -281,8 +281,12 @@ async fn capped_buckets_hold_at_most_max_items_and_newest_still_equals_the_truth
     let indexes = common::listed_indexes(&db, "capped_reviews").await;
     let index = indexes
         .iter()
-        .find(|i| i.get_str("name").ok() == Some("user_1_month_-1"))
+        .find(|i| i.get_str("name").ok() == Some("user_1_month_-1__id_-1"))
         .expect("the bucket index");
+    assert_eq!(
+        index.get_document("key").ok(),
+        Some(&doc! {"user": 1, "month": -1, "_id": -1})
+    );
     assert_eq!(
         index.get_bool("unique").ok(),
         None,

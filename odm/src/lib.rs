@@ -92,6 +92,11 @@ pub use update::Update;
 ///   A misspelt key is a compile error at the string suggesting the closest field, also for
 ///   the field of the embedded type in `field.subfield` (checked while compiling against the
 ///   names `#[derive(Embed)]` records).
+/// - <a id="bucket"></a>`#[odm(bucket(key = "user", period = "month", every = "month", items =
+///   "reviews", time = "created_at", max = N))]`: the documents are buckets holding the items of
+///   one key for one period (`every`: hour, day, month or year); `max` bounds a bucket, a full
+///   one making the next add open another. Implements [`bucket::Bucket`]; see
+///   [`Odm::buckets`] for the operations and the commands they send.
 ///
 /// # Field attributes
 ///

@@ -16,19 +16,19 @@ fn fields<'c, 'a>(cont: &'c Container<'a>) -> Option<bucket::BucketFields<'c, 'a
     fields
 }
 
-/// `{key: 1, period: -1}`, unique without `max`, appended to the declared indexes.
+/// The index of `odm::bucket::BucketSpec::index`, appended to the
+/// declared indexes.
 pub fn index(cont: &Container<'_>) -> Option<TokenStream> {
     let f = fields(cont)?;
     let (key, period) = (&f.key.stored, &f.period.stored);
-    let unique = cont
-        .bucket
-        .as_ref()
-        .is_some_and(|b| b.max.is_none())
-        .then(|| quote!(.unique()));
+    let last = match cont.bucket.as_ref().and_then(|b| b.max) {
+        None => quote!(.unique()),
+        Some(_) => quote!(.then("_id", ::odm::__private::IndexKey::Desc)),
+    };
     Some(quote! {
         ::odm::__private::IndexSpec::on(#key, ::odm::__private::IndexKey::Asc)
             .then(#period, ::odm::__private::IndexKey::Desc)
-            #unique
+            #last
     })
 }
 
@@ -114,16 +114,16 @@ pub fn bucket_impl(cont: &Container<'_>) -> TokenStream {
                 }
                 impl<__T> __ItemFields for __T {}
                 let __items = #ident::#items_ident();
-                ::odm::__private::BucketSpec {
-                    key: #key.into(),
-                    period: #period.into(),
-                    every: ::odm::__private::Every::#every,
-                    count: #count.into(),
-                    items: #items.into(),
-                    item_id: #id_path,
-                    item_time: #time_path,
-                    max: #max,
-                }
+                ::odm::__private::BucketSpec::declared(
+                    #key,
+                    #period,
+                    ::odm::__private::Every::#every,
+                    #count,
+                    #items,
+                    #id_path,
+                    #time_path,
+                    #max,
+                )
             }
 
             fn into_items(self) -> ::odm::__private::Vec<#item_ty> {

@@ -66,15 +66,51 @@ pub struct BucketSpec {
 }
 
 impl BucketSpec {
+    /// The spec the derive declares; used by the generated code.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn declared(
+        key: &str,
+        period: &str,
+        every: Every,
+        count: &str,
+        items: &str,
+        item_id: String,
+        item_time: String,
+        max: Option<u32>,
+    ) -> Self {
+        BucketSpec {
+            key: key.to_owned(),
+            period: period.to_owned(),
+            every,
+            count: count.to_owned(),
+            items: items.to_owned(),
+            item_id,
+            item_time,
+            max,
+        }
+    }
+
     /// The index every bucket read and write goes through: `{key: 1, period: -1}`, unique when
-    /// there is one bucket per key and period (no `max`).
+    /// there is one bucket per key and period (no `max`); with `max`, `{key: 1, period: -1,
+    /// _id: -1}`, the order in which reads take the several buckets of a period.
     pub fn index(&self) -> IndexSpec {
         let spec = IndexSpec::on(self.key.clone(), IndexKey::Asc)
             .then(self.period.clone(), IndexKey::Desc);
         match self.max {
             None => spec.unique(),
-            Some(_) => spec,
+            Some(_) => spec.then("_id", IndexKey::Desc),
         }
+    }
+
+    /// The order of reads: newest period first; with `max`, the buckets of a period newest
+    /// opened first.
+    pub(crate) fn bucket_order(&self) -> bson::Document {
+        let mut order = bson::doc! { &self.period: -1 };
+        if self.max.is_some() {
+            order.insert("_id", -1);
+        }
+        order
     }
 
     /// `$sort` of a push: newest first, ties by id, so that the first N items of a bucket are

@@ -317,7 +317,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         let coll = self.odm.raw_collection::<B>();
         let mut find = coll
             .find(filter)
-            .sort(doc! { &spec.period: -1 })
+            .sort(spec.bucket_order())
             .projection(doc! { &spec.items: { "$slice": slice } });
         if let Some(limit) = limit {
             find = find.limit(limit);
