@@ -216,8 +216,8 @@ fn named<'c, 'a>(
 /// `_id` (the server generates a bucket's id) and are distinct fields.
 pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Option<BucketFields<'c, 'a>> {
     let b = cont.bucket.as_ref()?;
-    if let Some((_, lit)) = &cont.kind_of {
-        cx.error_spanned_by(lit, "a kind cannot be a bucket: declare `bucket(...)` on a model with a collection of its own");
+    if cont.kind_of.is_some() {
+        cx.error_at(b.span, "a kind cannot be a bucket: declare `bucket(...)` on a model with a collection of its own");
     }
     let missing: Vec<&str> = [
         ("key", b.key.is_none()),

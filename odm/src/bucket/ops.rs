@@ -335,7 +335,13 @@ impl<'a, B: Bucket> Buckets<'a, B> {
             let period = bucket.period_start();
             let stored = Document::try_from(raw.as_ref()).map_err(|e| Error::Decode {
                 collection: B::COLLECTION.to_owned(),
-                id: "<unknown>".to_owned(),
+                id: crate::error::show_id(
+                    raw.get("_id")
+                        .ok()
+                        .flatten()
+                        .and_then(|v| Bson::try_from(v).ok())
+                        .as_ref(),
+                ),
                 path: ".".to_owned(),
                 message: e.to_string(),
             })?;
