@@ -56,7 +56,7 @@ pub struct BucketSpec {
     pub count: String,
     /// The array of items (`reviews`).
     pub items: String,
-    /// The item's id, relative to an item (`_id`).
+    /// The item's id, relative to an item (`id`).
     pub item_id: String,
     /// The item's time, relative to an item (`created_at`), which gives its period.
     pub item_time: String,

@@ -79,7 +79,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
     ///
     /// ```text
     /// update reviews {q: {user: {$eq: "bob"}, month: {$eq: 2012-10-01}},
-    ///                 u: {$push: {reviews: {$each: [item], $sort: {created_at: -1, _id: -1}}},
+    ///                 u: {$push: {reviews: {$each: [item], $sort: {created_at: -1, id: -1}}},
     ///                     $inc: {count: 1}, $setOnInsert: {user: "bob", month: 2012-10-01}},
     ///                 upsert: true}
     /// ```
@@ -166,8 +166,8 @@ impl<'a, B: Bucket> Buckets<'a, B> {
     /// Removes the item whose id is `id` from the buckets of `key`. Sends one `update`:
     ///
     /// ```text
-    /// update reviews {q: {user: {$eq: "bob"}, month: {$eq: 2012-10-01}, reviews._id: {$eq: id}},
-    ///                 u: {$pull: {reviews: {_id: {$eq: id}}}, $inc: {count: -1}}}
+    /// update reviews {q: {user: {$eq: "bob"}, month: {$eq: 2012-10-01}, reviews.id: {$eq: id}},
+    ///                 u: {$pull: {reviews: {id: {$eq: id}}}, $inc: {count: -1}}}
     /// ```
     ///
     /// `time` is the item's time (any instant of its period does): the filter then names the
@@ -221,7 +221,8 @@ impl<'a, B: Bucket> Buckets<'a, B> {
     /// as many buckets as the items still missing divided by the mean number of items per
     /// bucket read so far (at most 100), so one `find` when the newest bucket holds `n` items,
     /// and usually two or three otherwise. Each round's cursor ends with its batch (no
-    /// `getMore`, no `killCursors`). With `max`, a period may have several buckets: when the
+    /// `getMore`, no `killCursors`). With `max`, a period may have several buckets, read newest
+    /// opened first (`sort: {month: -1, _id: -1}`, later rounds skipping those read): when the
     /// last bucket read could hide, in another bucket of its period, items newer than the n-th,
     /// one more `find` reads the rest of that period. Empty buckets are skipped. Nothing is
     /// sent for `n = 0`.
