@@ -125,10 +125,42 @@ mod shadowed {
         #[frequently_updated]
         pub renewals: i32,
     }
+
+    /// A reading of a log, in the bucket of its host and hour.
+    #[derive(Embed, Serialize, Deserialize)]
+    pub struct Reading {
+        #[serde(rename = "n")]
+        pub number: i64,
+        #[serde(rename = "t")]
+        pub at: DateTime,
+    }
+
+    /// Buckets with renamed fields, an item id and a count named by the attribute, and `max`.
+    #[derive(Model, Serialize, Deserialize)]
+    #[odm(bucket(
+        key = "host",
+        period = "hour",
+        every = "hour",
+        items = "readings",
+        time = "at",
+        item_id = "number",
+        count = "size",
+        max = 60
+    ))]
+    pub struct HostHour {
+        #[serde(rename = "_id")]
+        pub id: ObjectId,
+        #[serde(rename = "h")]
+        pub host: ::std::string::String,
+        pub hour: DateTime,
+        pub size: u32,
+        #[embed]
+        pub readings: ::std::vec::Vec<Reading>,
+    }
 }
 
 use odm::{Each, Field, IndexKey, Model, Single};
-use shadowed::{Book, LoanRecord};
+use shadowed::{Book, HostHour, LoanRecord};
 
 #[test]
 fn paths_follow_serde_names() {
@@ -249,6 +281,17 @@ fn indexes_follow_the_attributes() {
 
     let loan: Vec<String> = LoanRecord::indexes().iter().map(|i| i.name()).collect();
     assert_eq!(loan, vec!["dueNote_text_returnNote_text".to_owned()]);
+
+    let hours: Vec<String> = HostHour::indexes().iter().map(|i| i.name()).collect();
+    assert_eq!(hours, vec!["h_1_hour_-1__id_-1".to_owned()]);
+    let spec = <HostHour as odm::bucket::Bucket>::bucket();
+    assert_eq!(
+        (spec.key.as_str(), spec.count.as_str(), spec.items.as_str()),
+        ("h", "size", "readings")
+    );
+    assert_eq!((spec.item_id.as_str(), spec.item_time.as_str()), ("n", "t"));
+    assert_eq!(spec.every, odm::bucket::Every::Hour);
+    assert_eq!(spec.max, Some(60));
 }
 
 #[test]

@@ -41,6 +41,7 @@
 
 mod array_filters;
 pub mod batch;
+pub mod bucket;
 mod decode;
 pub mod denormalize;
 mod error;
@@ -96,6 +97,11 @@ pub use update::Update;
 ///   A misspelt key is a compile error at the string suggesting the closest field, also for
 ///   the field of the embedded type in `field.subfield` (checked while compiling against the
 ///   names `#[derive(Embed)]` records).
+/// - <a id="bucket"></a>`#[odm(bucket(key = "user", period = "month", every = "month", items =
+///   "reviews", time = "created_at", max = N))]`: the documents are buckets holding the items of
+///   one key for one period (`every`: hour, day, month or year); `max` bounds a bucket, a full
+///   one making the next add open another. Implements [`bucket::Bucket`]; see
+///   [`Odm::buckets`] for the operations and the commands they send.
 ///
 /// # Field attributes
 ///
@@ -238,6 +244,8 @@ pub mod prelude {
 /// Used by the generated code; not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::bucket::{count_type, id_type, item_field, item_path, time_path};
+    pub use crate::bucket::{Bucket, BucketPeriod, BucketSpec, Every};
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};

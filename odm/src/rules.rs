@@ -7,7 +7,7 @@
 //! name is the rule's name. They are implemented by the derives or here, never by hand.
 
 mod kinds;
-mod names;
+pub(crate) mod names;
 mod poly;
 mod targets;
 

@@ -147,6 +147,12 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
             "an enum of kinds is a base, not a kind: `kind_of` goes on the struct of each kind",
         );
     }
+    if let Some(bucket) = &attrs.bucket {
+        cx.error_at(
+            bucket.span,
+            "an enum of kinds cannot be a bucket: declare `bucket(...)` on a struct with a collection of its own",
+        );
+    }
     if let Some(span) = attrs.serde_not_internal {
         cx.error_at(
             span,

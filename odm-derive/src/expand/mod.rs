@@ -1,6 +1,7 @@
 //! Code generation. Everything is emitted inside `const _: () = { ... };` and names `odm`
 //! items by absolute path (`::odm::__private::...`), so user code can shadow anything.
 
+mod bucket;
 mod denormalize;
 mod dummy;
 mod embed_check;
@@ -94,7 +95,16 @@ fn wrap(body: TokenStream) -> TokenStream {
 fn model_impl(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let accessors = paths::model_accessors(cont);
-    let indexes = indexes::index_specs(cont);
+    let declared = indexes::index_specs(cont);
+    let indexes = match bucket::index(cont) {
+        Some(index) => quote! {{
+            let mut specs: ::odm::__private::Vec<::odm::__private::IndexSpec> = #declared;
+            specs.push(#index);
+            specs
+        }},
+        None => declared,
+    };
+    let bucket = bucket::bucket_impl(cont);
     let collection = cont.collection_expr();
     let type_name = ident.to_string();
     let id = cont
@@ -139,6 +149,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         #embed_checks
         #inverse_checks
         #source_fields
+        #bucket
 
         fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
             #copies

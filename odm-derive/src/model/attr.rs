@@ -11,7 +11,7 @@ use super::case::RenameRule;
 use super::Derive;
 use crate::ctxt::Ctxt;
 
-const CONTAINER_KEYS: &str = "`collection`, `index`, `kind_of`, `common`";
+const CONTAINER_KEYS: &str = "`collection`, `index`, `kind_of`, `common`, `bucket`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -29,6 +29,8 @@ pub struct ContainerAttrs {
     /// internally tagged.
     pub serde_not_internal: Option<Span>,
     pub indexes: Vec<CompoundIndex>,
+    /// `bucket(...)`: the documents are buckets of a key's items, one per period.
+    pub bucket: Option<super::bucket::BucketAttr>,
     pub rename_all: Option<RenameRule>,
     /// `#[allow(deprecated)]` on the struct: copying a `#[frequently_updated]` field is
     /// accepted without a warning.
@@ -157,7 +159,7 @@ pub struct DenormalizeAttr {
 const DENORMALIZE_KEYS: &str = "`from`, `fields`, `via`, `latest`, `sort`, `max`, `allow_large`";
 
 /// Skips the value of a key we report as unknown, so parsing can go on after it.
-fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+pub(super) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
         meta.value()?.parse::<syn::Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
@@ -168,7 +170,7 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     Ok(())
 }
 
-fn key_name(meta: &ParseNestedMeta<'_>) -> String {
+pub(super) fn key_name(meta: &ParseNestedMeta<'_>) -> String {
     meta.path
         .get_ident()
         .map(ToString::to_string)
@@ -253,6 +255,12 @@ impl ContainerAttrs {
                                 Err(_) => cx.error_spanned_by(&lit, "`kind_of` names the enum of kinds this struct is one of: `kind_of = \"Book\"`"),
                             }
                         }
+                    } else if meta.path.is_ident("bucket") {
+                        let bucket = super::bucket::BucketAttr::parse(cx, &meta)?;
+                        if out.bucket.is_some() {
+                            cx.error_spanned_by(&meta.path, "duplicate odm attribute `bucket`");
+                        }
+                        out.bucket.get_or_insert(bucket);
                     } else if meta.path.is_ident("common") {
                         if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
                             if out.common.is_some() {

@@ -40,6 +40,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_sort_key_copied(cx, cont);
     check_copy_bounds(cx, cont);
     check_frequently_updated(cx, cont);
+    super::bucket::check(cx, cont);
 }
 
 /// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a
@@ -487,7 +488,8 @@ fn check_bounded_arrays(cx: &Ctxt, cont: &Container<'_>) {
     for f in &cont.fields {
         // A misdeclared field is reported by its own rule; its bound would only add noise.
         // A copy that is also embedded or a reference is reported by `check_copy_alone`.
-        if f.denormalize.is_some() {
+        // A bucket's items are bounded by the bucket (`max`, or its period).
+        if f.denormalize.is_some() || super::bucket::is_items(cont, f) {
             continue;
         }
         let (tokens, bound, limit, kind, embedded) = match (&f.embed, &f.reference) {

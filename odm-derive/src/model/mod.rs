@@ -1,6 +1,7 @@
 //! The parsed input: a struct, its fields, and what their attributes ask for.
 
 pub mod attr;
+pub mod bucket;
 pub mod case;
 pub mod check;
 
@@ -34,6 +35,7 @@ pub struct Container<'a> {
     /// `#[odm(kind_of = "Book")]`: the base enum and the attribute's string.
     pub kind_of: Option<(Type, LitStr)>,
     pub compound_indexes: Vec<attr::CompoundIndex>,
+    pub bucket: Option<bucket::BucketAttr>,
     pub fields: Vec<Field<'a>>,
     /// `#[allow(deprecated)]` on the struct: its copies may take `#[frequently_updated]` fields.
     pub allow_deprecated: bool,
@@ -216,6 +218,7 @@ impl<'a> Container<'a> {
             collection: container_attrs.collection,
             kind_of: container_attrs.kind_of,
             compound_indexes: container_attrs.indexes,
+            bucket: container_attrs.bucket,
             fields,
             allow_deprecated: container_attrs.allow_deprecated,
         })

@@ -1,0 +1,347 @@
+//! `#[odm(bucket(...))]`: a model whose documents are the buckets of a key's items, one per
+//! period (parsing, and the rules about the fields it names).
+
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::{Lit, LitStr};
+
+use super::check::closest;
+use super::{Container, Field, Shape};
+use crate::ctxt::Ctxt;
+
+const BUCKET_KEYS: &str = "`key`, `period`, `every`, `items`, `time`, `item_id`, `count`, `max`";
+pub const EVERY_VALUES: &str = "\"hour\", \"day\", \"month\", \"year\"";
+
+/// `bucket(key = "user", period = "month", every = "month", items = "reviews", time =
+/// "created_at", max = 100)`.
+pub struct BucketAttr {
+    /// The `bucket` key, where errors about the attribute as a whole point.
+    pub span: Span,
+    pub key: Option<LitStr>,
+    pub period: Option<LitStr>,
+    /// The period's length (`Hour`, `Day`, `Month`, `Year`) and its literal.
+    pub every: Option<(&'static str, LitStr)>,
+    pub items: Option<LitStr>,
+    pub time: Option<LitStr>,
+    pub item_id: Option<LitStr>,
+    pub count: Option<LitStr>,
+    pub max: Option<(u32, Span)>,
+    /// An option was already reported as wrong: what the attribute lacks is not reported.
+    pub malformed: bool,
+}
+
+impl BucketAttr {
+    pub fn parse(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Self> {
+        let mut out = BucketAttr {
+            span: meta.path.span(),
+            key: None,
+            period: None,
+            every: None,
+            items: None,
+            time: None,
+            item_id: None,
+            count: None,
+            max: None,
+            malformed: false,
+        };
+        if !meta.input.peek(syn::token::Paren) {
+            cx.error_spanned_by(
+                &meta.path,
+                "expected `bucket(key = \"user\", period = \"month\", every = \"month\", items = \"reviews\", time = \"created_at\")`",
+            );
+            super::attr::skip_value(meta)?;
+            out.malformed = true;
+            return Ok(out);
+        }
+        meta.parse_nested_meta(|inner| {
+            let name = inner
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let slot = match name.as_str() {
+                "key" => Some(&mut out.key),
+                "period" => Some(&mut out.period),
+                "items" => Some(&mut out.items),
+                "time" => Some(&mut out.time),
+                "item_id" => Some(&mut out.item_id),
+                "count" => Some(&mut out.count),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                let lit = string(cx, &inner, &name)?;
+                if slot.is_some() {
+                    cx.error_spanned_by(&inner.path, format!("duplicate `{name}`"));
+                }
+                if lit.is_none() {
+                    out.malformed = true;
+                }
+                *slot = lit.or(slot.take());
+            } else if name == "every" {
+                let lit = string(cx, &inner, "every")?;
+                if out.every.is_some() {
+                    cx.error_spanned_by(&inner.path, "duplicate `every`");
+                }
+                match lit {
+                    Some(lit) => match every(&lit.value()) {
+                        Some(v) => out.every = Some((v, lit)),
+                        None => {
+                            cx.error_spanned_by(
+                                &lit,
+                                format!(
+                                    "unknown period `{}`, expected one of {EVERY_VALUES}",
+                                    lit.value()
+                                ),
+                            );
+                            out.malformed = true;
+                        }
+                    },
+                    None => out.malformed = true,
+                }
+            } else if name == "max" {
+                let lit: Lit = inner.value()?.parse()?;
+                match &lit {
+                    Lit::Int(n) => match n.base10_parse::<u32>() {
+                        Ok(0) | Err(_) => {
+                            cx.error_spanned_by(
+                                &lit,
+                                "`max` is the most items one bucket holds: a number from 1 up",
+                            );
+                            out.malformed = true;
+                        }
+                        Ok(v) => {
+                            if out.max.is_some() {
+                                cx.error_spanned_by(&inner.path, "duplicate `max`");
+                            }
+                            out.max = Some((v, lit.span()));
+                        }
+                    },
+                    _ => {
+                        cx.error_spanned_by(&lit, "expected a number: `max = 100`");
+                        out.malformed = true;
+                    }
+                }
+            } else {
+                cx.error_spanned_by(
+                    &inner.path,
+                    format!(
+                        "unknown bucket option `{}`, expected one of {BUCKET_KEYS}",
+                        super::attr::key_name(&inner)
+                    ),
+                );
+                super::attr::skip_value(&inner)?;
+                out.malformed = true;
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+fn string(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Option<LitStr>> {
+    let lit: Lit = meta.value()?.parse()?;
+    match lit {
+        Lit::Str(s) => Ok(Some(s)),
+        other => {
+            cx.error_spanned_by(
+                other,
+                format!("expected a string literal: `{key} = \"...\"`"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+fn every(value: &str) -> Option<&'static str> {
+    Some(match value {
+        "hour" => "Hour",
+        "day" => "Day",
+        "month" => "Month",
+        "year" => "Year",
+        _ => return None,
+    })
+}
+
+/// The fields a bucket names, once every rule about them holds.
+pub struct BucketFields<'c, 'a> {
+    pub key: &'c Field<'a>,
+    pub period: &'c Field<'a>,
+    pub count: &'c Field<'a>,
+    pub items: &'c Field<'a>,
+    pub time: &'c LitStr,
+    pub item_id: syn::Ident,
+    pub item_id_span: Span,
+    pub every: &'static str,
+}
+
+/// The field a bucket option names, or an error at its string suggesting the closest field.
+fn named<'c, 'a>(
+    cx: &Ctxt,
+    cont: &'c Container<'a>,
+    lit: &LitStr,
+    what: &str,
+) -> Option<&'c Field<'a>> {
+    let name = lit.value();
+    if let Some(f) = cont.stored_fields().find(|f| {
+        use syn::ext::IdentExt;
+        f.ident.unraw() == name
+    }) {
+        return Some(f);
+    }
+    let names: Vec<String> = cont
+        .stored_fields()
+        .map(|f| {
+            use syn::ext::IdentExt;
+            f.ident.unraw().to_string()
+        })
+        .collect();
+    let hint = match closest(&name, &names) {
+        Some(near) => format!(": did you mean `{near}`?"),
+        None => format!(" (its fields: {})", names.join(", ")),
+    };
+    cx.error_spanned_by(
+        lit,
+        format!(
+            "`{}` has no field `{name}` to hold the bucket's {what}{hint}",
+            cont.ident
+        ),
+    );
+    None
+}
+
+/// The rules of `bucket(...)`: it names the key, the period (and its length), the items and
+/// their time, each a field of the struct (the count, by default `count`, too); the items
+/// field is a `Vec` of an embedded type, marked `#[embed]`; the key and the period are not
+/// `_id` (the server generates a bucket's id) and are distinct fields.
+pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Option<BucketFields<'c, 'a>> {
+    let b = cont.bucket.as_ref()?;
+    if cont.kind_of.is_some() {
+        cx.error_at(b.span, "a kind cannot be a bucket: declare `bucket(...)` on a model with a collection of its own");
+    }
+    let missing: Vec<&str> = [
+        ("key", b.key.is_none()),
+        ("period", b.period.is_none()),
+        ("every", b.every.is_none()),
+        ("items", b.items.is_none()),
+        ("time", b.time.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(k, m)| m.then_some(k))
+    .collect();
+    if !missing.is_empty() {
+        if !b.malformed {
+            cx.error_at(
+                b.span,
+                format!(
+                    "`bucket(...)` also needs {}: `bucket(key = \"user\", period = \"month\", every = \"month\", items = \"reviews\", time = \"created_at\")`",
+                    missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                ),
+            );
+        }
+        return None;
+    }
+    let field = |lit: &Option<LitStr>, what| named(cx, cont, lit.as_ref()?, what);
+    let key = field(&b.key, "key");
+    let period = field(&b.period, "period");
+    let items = field(&b.items, "items");
+    let count_lit = b
+        .count
+        .clone()
+        .unwrap_or_else(|| LitStr::new("count", b.span));
+    let count = match cont.stored_fields().find(|f| {
+        use syn::ext::IdentExt;
+        f.ident.unraw() == count_lit.value()
+    }) {
+        Some(f) => Some(f),
+        None if b.count.is_none() => {
+            cx.error_at(b.span, "a bucket keeps the number of its items in an integer field, `count` unless `count = \"...\"` names another: add `count: u32` to the struct");
+            None
+        }
+        None => named(cx, cont, &count_lit, "count"),
+    };
+    let mut ok = key.is_some() && period.is_some() && items.is_some() && count.is_some();
+    let lits = [
+        (&b.key, key, "key"),
+        (&b.period, period, "period"),
+        (&Some(count_lit.clone()), count, "count"),
+    ];
+    for (lit, f, what) in lits {
+        if let (Some(lit), Some(f)) = (lit, f) {
+            if f.is_id() {
+                cx.error_spanned_by(lit, format!("the bucket's {what} cannot be `_id`: the server generates a bucket's id when an add opens it; store the {what} in a field of its own"));
+                ok = false;
+            }
+        }
+    }
+    let distinct = [key, period, count, items];
+    for (i, a) in distinct.iter().enumerate() {
+        for other in &distinct[i + 1..] {
+            if let (Some(a), Some(other)) = (a, other) {
+                if std::ptr::eq(*a, *other) && !a.is_id() {
+                    cx.error_at(b.span, format!("`bucket(...)` names the field `{}` twice: the key, the period, the count and the items are four fields", a.ident));
+                    ok = false;
+                }
+            }
+        }
+    }
+    if let (Some(items), Some(lit)) = (items, &b.items) {
+        if !matches!(items.shape, Shape::Vec(_)) {
+            cx.error_spanned_by(items.ty, format!("the bucket's items are an array: `{}` should be a `Vec` of an embedded type (`Vec<Review>`)", items.ident));
+            ok = false;
+        } else if items.embed.is_none() {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "the bucket's items are embedded documents: mark `{}` with `#[embed]`",
+                    items.ident
+                ),
+            );
+            ok = false;
+        }
+    }
+    if !ok {
+        return None;
+    }
+    let (time, every) = (b.time.as_ref()?, b.every.as_ref()?.0);
+    let (item_id, item_id_span) = match &b.item_id {
+        Some(lit) => match lit.parse::<syn::Ident>() {
+            Ok(id) => (id, lit.span()),
+            Err(_) => {
+                cx.error_spanned_by(
+                    lit,
+                    "`item_id` names a field of the item: `item_id = \"id\"`",
+                );
+                return None;
+            }
+        },
+        None => (syn::Ident::new("id", b.span), b.span),
+    };
+    if time.parse::<syn::Ident>().is_err() {
+        cx.error_spanned_by(
+            time,
+            "`time` names a field of the item: `time = \"created_at\"`",
+        );
+        return None;
+    }
+    Some(BucketFields {
+        key: key?,
+        period: period?,
+        count: count?,
+        items: items?,
+        time,
+        item_id,
+        item_id_span,
+        every,
+    })
+}
+
+/// Whether `f` is the items field of the bucket, which the bucket bounds (by `max`, or by its
+/// period), so that `#[embed]` on it needs no `max` of its own.
+pub fn is_items(cont: &Container<'_>, f: &Field<'_>) -> bool {
+    use syn::ext::IdentExt;
+    cont.bucket
+        .as_ref()
+        .and_then(|b| b.items.as_ref())
+        .is_some_and(|lit| f.ident.unraw() == lit.value())
+}
