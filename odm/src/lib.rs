@@ -40,6 +40,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod batch;
+pub mod counters;
 mod decode;
 pub mod denormalize;
 mod error;
@@ -233,6 +234,8 @@ pub mod prelude {
 /// Used by the generated code; not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::counters::series::TimeSeriesEntry;
+    pub use crate::counters::{CounterPaths, Counted, Granularity};
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};

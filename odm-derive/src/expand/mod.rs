@@ -1,6 +1,7 @@
 //! Code generation. Everything is emitted inside `const _: () = { ... };` and names `odm`
 //! items by absolute path (`::odm::__private::...`), so user code can shadow anything.
 
+mod counters;
 mod denormalize;
 mod dummy;
 mod embed_check;
@@ -111,6 +112,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let embed_checks = embed_check::embed_attribute_checks(cont);
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
+    let counters = counters::counters_impl(cont);
     let (kind, indexes, copies, references) = match &kind_const {
         Some(_) => (
             quote! {
@@ -135,6 +137,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     quote! {
         #kind_const
         #kind_items
+        #counters
         #accessors
         #embed_checks
         #inverse_checks
