@@ -52,7 +52,8 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
 
     /// Spends one unit of the document `id` on `item`, unless none remains or `item` was
     /// already given. One `update`:
-    /// `{_id: {$eq: id}, remaining: {$gt: 0}, books: {$ne: item}}` →
+    /// `{_id: {$eq: id}, remaining: {$gt: 0}, books: {$ne: item}}` (`$nor` of an `$eq` for an
+    /// item `$ne` would misread) →
     /// `{$inc: {remaining: -1}, $push: {books: item}}`. When it matches nothing, one `find` of
     /// the document (projected to the two fields) says why; the refusal itself was decided
     /// atomically by the update.
@@ -64,13 +65,12 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
     ) -> Result<Taken> {
         let item_bson = self.item(&item)?;
         let (remaining, given) = (self.remaining.path(), self.given.path());
-        let by_id = T::id_field().eq(id);
-        let id_doc = by_id.as_document().clone();
-        let filter = by_id
-            & Filter::raw(doc! { remaining: { "$gt": 0 } })
-            & Filter::raw(crate::literal::ne(given, item_bson.clone()));
+        let id_doc = T::id_field().eq(id).into_document(T::COLLECTION)?;
+        let mut filter = id_doc.clone();
+        filter.insert(remaining, doc! { "$gt": 0 });
+        filter.extend(crate::literal::ne(given, item_bson.clone()));
         let update = Update::raw(doc! { "$inc": { remaining: -1 } }).and(self.given.push(item));
-        let result = odm.update_one(filter, update).await?;
+        let result = odm.update_one(Filter::raw(filter), update).await?;
         if result.matched_count == 1 {
             return Ok(Taken::Taken);
         }
