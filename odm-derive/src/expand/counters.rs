@@ -78,14 +78,22 @@ pub fn counters_impl(cont: &Container<'_>) -> TokenStream {
     out
 }
 
-/// The unique index on `(key, day)`: one document per key and day, and the index every read
-/// of the counters uses.
+/// For counters, the unique index on `(key, day)`: one document per key and day, and the index
+/// every read of the counters uses. For a time-series collection with a meta field, the index
+/// on `(meta, time)` that MongoDB 6.3 and later create with the collection (and that earlier
+/// versions need to find a key's events).
 pub fn indexes(cont: &Container<'_>) -> Option<TokenStream> {
-    let c = cont.counters.as_ref()?;
     let value = |lit: &Option<syn::LitStr>| lit.as_ref().map(syn::LitStr::value);
+    let asc = quote!(::odm::__private::IndexKey::Asc);
+    if let Some(t) = &cont.time_series {
+        t.meta.as_ref()?;
+        let meta = &field(cont, value(&t.meta), "")?.stored;
+        let time = &field(cont, value(&t.time), "")?.stored;
+        return Some(quote!(::odm::__private::IndexSpec::on(#meta, #asc).then(#time, #asc)));
+    }
+    let c = cont.counters.as_ref()?;
     let key = &field(cont, value(&c.key), "")?.stored;
     let day = &field(cont, value(&c.day), "")?.stored;
-    let asc = quote!(::odm::__private::IndexKey::Asc);
     Some(quote!(::odm::__private::IndexSpec::on(#key, #asc).then(#day, #asc).unique()))
 }
 

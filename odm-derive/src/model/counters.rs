@@ -324,6 +324,10 @@ fn check_counters_other_fields_optional(cx: &Ctxt, cont: &Container<'_>) {
         .into_iter()
         .filter_map(|(lit, _)| lit.map(|l| l.value()))
         .collect();
+    // A missing or misnamed option is reported already; which field it meant is unknown.
+    if named.len() < 4 || named.iter().any(|n| cont.field_named(n).is_none()) {
+        return;
+    }
     for f in cont.stored_fields() {
         if f.is_id() || named.contains(&f.ident.unraw().to_string()) {
             continue;
