@@ -92,6 +92,14 @@ pub use update::Update;
 ///   A misspelt key is a compile error at the string suggesting the closest field, also for
 ///   the field of the embedded type in `field.subfield` (checked while compiling against the
 ///   names `#[derive(Embed)]` records).
+/// - <a id="counters"></a>`#[odm(counters(key = "book", day = "day"))]` (options `total`,
+///   `hours`, `granularity = "minute" | "hour"`): pre-aggregated counters, one document per
+///   key and UTC day holding `total: i64` and `hour: odm::counters::Hours`; operations through
+///   [`Odm::counters`] (one upsert per event, one `find` per read); a unique index on
+///   `(key, day)`. See [`counters`].
+/// - <a id="time-series"></a>`#[odm(time_series(time = "at", meta = "book", granularity =
+///   "minutes"))]`: the collection is a native time-series collection, created by
+///   `sync_indexes` (see [`counters::series`]); an index on `(meta, time)`.
 ///
 /// # Field attributes
 ///
