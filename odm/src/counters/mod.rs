@@ -131,17 +131,22 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// race could leave two documents for the day.
     pub async fn record_n(&self, key: impl Value<T::Key>, at: DateTime, n: i64) -> Result<()> {
         let paths = T::COUNTERS;
-        let filter = self.day_filter(key, day_start(at))?;
-        let minute = minute_of_day(at);
+        let key = self.key(key)?;
+        let (day, minute) = (day_start(at), minute_of_day(at));
         let hour = minute / 60;
         let by = count(n);
-        let mut inc = Document::new();
-        inc.insert(paths.total, by.clone());
-        inc.insert(format!("{}.{hour}.total", paths.hours), by.clone());
-        if paths.granularity == Granularity::Minute {
-            inc.insert(format!("{}.{hour}.{minute}", paths.hours), by);
-        }
-        self.upsert(filter, doc! { "$inc": inc }).await.map(|_| ())
+        let update = || {
+            let mut inc = Document::new();
+            inc.insert(paths.total, by.clone());
+            inc.insert(format!("{}.{hour}.total", paths.hours), by.clone());
+            if paths.granularity == Granularity::Minute {
+                inc.insert(format!("{}.{hour}.{minute}", paths.hours), by.clone());
+            }
+            doc! { "$inc": inc }
+        };
+        self.upsert(|| Self::day_filter(key.clone(), day), update)
+            .await
+            .map(|_| ())
     }
 
     /// Inserts the zeroed document of `key`'s day holding `day` (every hour's total, and every
@@ -152,7 +157,7 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// calls, exactly one does (with the unique index on `(key, day)` synced).
     pub async fn preallocate(&self, key: impl Value<T::Key>, day: DateTime) -> Result<bool> {
         let paths = T::COUNTERS;
-        let filter = self.day_filter(key, day_start(day))?;
+        let (key, day) = (self.key(key)?, day_start(day));
         let mut hours = Document::new();
         for hour in 0..24u16 {
             let mut h = doc! { "total": 0 };
@@ -166,13 +171,15 @@ impl<'a, T: Counted> Counters<'a, T> {
         let mut shape = Document::new();
         shape.insert(paths.total, 0);
         shape.insert(paths.hours, hours);
-        self.upsert(filter, doc! { "$setOnInsert": shape }).await
+        let update = doc! { "$setOnInsert": shape };
+        self.upsert(|| Self::day_filter(key.clone(), day), || update.clone())
+            .await
     }
 
     /// The document of `key`'s day holding `day`, `None` when nothing was recorded that day.
     /// One `find` (`{key: {$eq: key}, day: {$eq: <midnight>}}`, limit 1, on the unique index).
     pub async fn day(&self, key: impl Value<T::Key>, day: DateTime) -> Result<Option<T>> {
-        let filter = self.day_filter(key, day_start(day))?;
+        let filter = Self::day_filter(self.key(key)?, day_start(day));
         self.odm.find_one(crate::Filter::raw(filter)).await
     }
 
@@ -180,7 +187,7 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// then). One `find` projecting only `hour.<H>` of the day's document.
     pub async fn hour(&self, key: impl Value<T::Key>, at: DateTime) -> Result<Hour> {
         let paths = T::COUNTERS;
-        let filter = self.day_filter(key, day_start(at))?;
+        let filter = Self::day_filter(self.key(key)?, day_start(at));
         let hour = (minute_of_day(at) / 60) as u8;
         let options = FindOptions::builder()
             .projection(doc! { format!("{}.{hour}", paths.hours): 1 })
@@ -207,9 +214,7 @@ impl<'a, T: Counted> Counters<'a, T> {
         last: DateTime,
     ) -> Result<Vec<T>> {
         let paths = T::COUNTERS;
-        let key = self.key(key)?;
-        let mut filter = Document::new();
-        filter.insert(paths.key, doc! { "$eq": key });
+        let mut filter = crate::literal::eq(paths.key, self.key(key)?);
         filter.insert(
             paths.day,
             doc! { "$gte": day_start(first), "$lte": day_start(last) },
@@ -230,26 +235,30 @@ impl<'a, T: Counted> Counters<'a, T> {
     }
 
     /// `{key: {$eq: key}, day: {$eq: day}}`: the key is matched as a value, whatever it holds.
-    fn day_filter(&self, key: impl Value<T::Key>, day: DateTime) -> Result<Document> {
+    fn day_filter(key: Bson, day: DateTime) -> Document {
         let paths = T::COUNTERS;
-        let mut filter = crate::literal::eq(paths.key, self.key(key)?);
+        let mut filter = crate::literal::eq(paths.key, key);
         filter.insert(paths.day, doc! { "$eq": day });
-        Ok(filter)
+        filter
     }
 
     /// One upserting `update`, and a second one after a duplicate key on the unique `(key,
     /// day)` index (a concurrent first event inserted the day first). Whether it inserted.
-    async fn upsert(&self, filter: Document, update: Document) -> Result<bool> {
+    /// The documents are built again for the second one rather than copied for every first.
+    async fn upsert(
+        &self,
+        filter: impl Fn() -> Document,
+        update: impl Fn() -> Document,
+    ) -> Result<bool> {
         let coll = self.odm.raw_collection::<T>();
-        let options = UpdateOptions::builder().upsert(true).build();
         let mut retried = false;
         loop {
             let sent = coll
-                .update_one(filter.clone(), update.clone())
-                .with_options(options.clone())
+                .update_one(filter(), update())
+                .with_options(UpdateOptions::builder().upsert(true).build())
                 .await
                 .map_err(|e| {
-                    Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e)
+                    Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter()), e)
                 });
             match sent {
                 Err(e) if e.is_duplicate_key() && !retried => retried = true,
@@ -299,5 +308,61 @@ impl<'de, T: Counted> Deserialize<'de> for OneHour<T> {
             }
         }
         d.deserialize_map(V(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(rfc3339: &str) -> DateTime {
+        DateTime::parse_rfc3339_str(rfc3339).expect("a valid date")
+    }
+
+    #[test]
+    fn an_instant_counts_in_its_utc_day_hour_and_minute() {
+        let late = at("2012-10-11T23:59:42.5Z");
+        assert_eq!(day_start(late), at("2012-10-11T00:00:00Z"));
+        assert_eq!(minute_of_day(late), 1439);
+        assert_eq!(minute_of_day(at("2012-10-11T00:00:00Z")), 0);
+        // Before 1970 too: the day is the one before midnight, not after it.
+        let early = at("1969-12-31T23:59:00Z");
+        assert_eq!(day_start(early), at("1969-12-31T00:00:00Z"));
+        assert_eq!(minute_of_day(early), 1439);
+    }
+
+    #[test]
+    fn increments_are_ints_when_they_fit() {
+        assert_eq!(count(1), Bson::Int32(1));
+        assert_eq!(count(-3), Bson::Int32(-3));
+        assert_eq!(count(1 << 40), Bson::Int64(1 << 40));
+    }
+
+    #[test]
+    fn hours_round_trip_and_refuse_what_is_not_an_hour() {
+        let hours: Hours = bson::deserialize_from_document(doc! {
+            "23": { "total": 3, "1439": 2, "1380": 1 },
+            "0": { "total": 0 },
+        })
+        .expect("hours");
+        assert_eq!(hours.total_of(23), 3);
+        assert_eq!(hours.minute(1439), 2);
+        assert_eq!(hours.minute(5), 0);
+        assert_eq!(
+            bson::serialize_to_document(&hours).expect("encoded"),
+            doc! { "0": { "total": 0i64 }, "23": { "total": 3i64, "1380": 1i64, "1439": 2i64 } }
+        );
+        for bad in [
+            doc! { "24": { "total": 1 } },
+            doc! { "07": { "total": 1 } },
+            doc! { "x": { "total": 1 } },
+            doc! { "1": { "total": 1, "59": 1 } },
+            doc! { "1": { "total": 1, "120": 1 } },
+        ] {
+            assert!(
+                bson::deserialize_from_document::<Hours>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
     }
 }
