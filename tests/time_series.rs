@@ -129,6 +129,38 @@ async fn an_ordinary_collection_in_the_way_is_a_typed_error() -> odm::Result<()>
     Ok(())
 }
 
+/// A time-series collection with other options than the declared ones is reported, not
+/// changed.
+#[tokio::test]
+async fn other_time_series_options_are_a_typed_error() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.raw()
+        .run_command(doc! {
+            "create": "rec_events",
+            "timeseries": { "timeField": "at", "metaField": "user", "granularity": "hours" },
+        })
+        .await
+        .expect("raw create");
+    let err = db
+        .odm()
+        .sync_indexes_of::<RecEvent>()
+        .await
+        .expect_err("other options");
+    match &err {
+        Error::TimeSeries {
+            collection,
+            message,
+        } => {
+            assert_eq!(collection, "rec_events");
+            assert!(message.starts_with("it exists with the time-series options"), "{err}");
+            assert!(message.contains("\"metaField\": \"user\""), "{err}");
+        }
+        other => panic!("expected a time-series error, got {other}"),
+    }
+    assert_eq!(sent(&db), vec!["listCollections"]);
+    Ok(())
+}
+
 /// The server's refusal of `create` is a typed error naming the collection and carrying the
 /// server's reply (its message, code and code name). The development server supports
 /// time-series collections, so the refusal is provoked with options it rejects, as a server

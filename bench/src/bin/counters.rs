@@ -194,7 +194,7 @@ async fn main() -> odm::Result<()> {
     let bench = Bench::start("counters").await?;
     bench.odm.sync_indexes_of::<BookRecs>().await?;
     let events = events(7);
-    let runs = 15;
+    let runs = 21;
     let naive_runs = 3;
 
     // Warm up, and check that both write the same documents.
@@ -209,17 +209,23 @@ async fn main() -> odm::Result<()> {
 
     let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
     let (mut a_cmds, mut b_cmds, mut c_cmds) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..runs {
-        reset(&bench).await?;
-        let (t, cmds, r) = bench.measure(|| odm_record(&bench, &events)).await;
-        r?;
-        a.push(t);
-        a_cmds = cmds;
-        reset(&bench).await?;
-        let (t, cmds, r) = bench.measure(|| hand_written(&bench, &events)).await;
-        r?;
-        b.push(t);
-        b_cmds = cmds;
+    // Interleaved, each going first in every other run, so that neither always follows the
+    // other's writes.
+    for run in 0..runs {
+        for odm_turn in [run % 2 == 0, run % 2 == 1] {
+            reset(&bench).await?;
+            if odm_turn {
+                let (t, cmds, r) = bench.measure(|| odm_record(&bench, &events)).await;
+                r?;
+                a.push(t);
+                a_cmds = cmds;
+            } else {
+                let (t, cmds, r) = bench.measure(|| hand_written(&bench, &events)).await;
+                r?;
+                b.push(t);
+                b_cmds = cmds;
+            }
+        }
     }
     for _ in 0..naive_runs {
         reset(&bench).await?;
@@ -244,15 +250,15 @@ async fn main() -> odm::Result<()> {
     println!("  a/b = {a_b:.3} (target <= 1.05)    c/a = {c_a:.2}");
 
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
-        reset(&bench).await?;
-        let (t, _, r) = bench.measure(|| concurrent(&bench, &events, true)).await;
-        r?;
-        a.push(t);
-        reset(&bench).await?;
-        let (t, _, r) = bench.measure(|| concurrent(&bench, &events, false)).await;
-        r?;
-        b.push(t);
+    for run in 0..runs {
+        for odm_turn in [run % 2 == 0, run % 2 == 1] {
+            reset(&bench).await?;
+            let (t, _, r) = bench
+                .measure(|| concurrent(&bench, &events, odm_turn))
+                .await;
+            r?;
+            if odm_turn { a.push(t) } else { b.push(t) }
+        }
     }
     assert_eq!(total(&stored(&bench).await?), EVENTS as i64);
     let (a, b) = (median(a), median(b));
