@@ -141,7 +141,11 @@ async fn run() -> odm::Result<()> {
     steps.start("Read a range of days");
     // ANCHOR: read_days
     let days = counters
-        .days(gatsby, at("2012-10-10T00:00:00Z"), at("2012-10-12T00:00:00Z"))
+        .days(
+            gatsby,
+            at("2012-10-10T00:00:00Z"),
+            at("2012-10-12T00:00:00Z"),
+        )
         .await?;
     // ANCHOR_END: read_days
     list(
@@ -168,15 +172,18 @@ async fn run() -> odm::Result<()> {
 
     steps.start("Keep the events themselves in the time-series collection");
     // ANCHOR: events
-    let events: Vec<RecEvent> = [("bob", "2012-10-11T23:59:42Z"), ("kate", "2012-10-11T09:30:00Z")]
-        .into_iter()
-        .map(|(user, when)| RecEvent {
-            id: None,
-            at: at(when),
-            book: gatsby,
-            user: user.into(),
-        })
-        .collect();
+    let events: Vec<RecEvent> = [
+        ("bob", "2012-10-11T23:59:42Z"),
+        ("kate", "2012-10-11T09:30:00Z"),
+    ]
+    .into_iter()
+    .map(|(user, when)| RecEvent {
+        id: None,
+        at: at(when),
+        book: gatsby,
+        user: user.into(),
+    })
+    .collect();
     odm.insert_many(&events).await?;
     let late = odm
         .find(RecEvent::book().eq(gatsby) & RecEvent::at().gte(at("2012-10-11T12:00:00Z")))

@@ -32,7 +32,13 @@ struct BookRecs {
 #[derive(Model, Serialize, Deserialize, Debug)]
 #[odm(
     collection = "page_views",
-    counters(key = "page", day = "date", total = "count", hours = "by_hour", granularity = "hour")
+    counters(
+        key = "page",
+        day = "date",
+        total = "count",
+        hours = "by_hour",
+        granularity = "hour"
+    )
 )]
 struct PageViews {
     #[serde(rename = "_id")]
@@ -146,7 +152,7 @@ async fn typed_reads_are_one_find_each() -> odm::Result<()> {
     let index = listed_indexes(&db, "rec_ts")
         .await
         .into_iter()
-        .find(|i| i.get_str("name") .ok() == Some("book_1_day_1"))
+        .find(|i| i.get_str("name").ok() == Some("book_1_day_1"))
         .expect("the (key, day) index");
     assert_eq!(index.get_bool("unique").ok(), Some(true));
     let counters = odm.counters::<BookRecs>();
@@ -177,7 +183,10 @@ async fn typed_reads_are_one_find_each() -> odm::Result<()> {
 
     let hour = counters.hour(1, at("2012-10-11T23:00:00Z")).await?;
     let find = last_command(&db, "find");
-    assert_eq!(find.get_document("projection").ok(), Some(&doc! { "hour.23": 1 }));
+    assert_eq!(
+        find.get_document("projection").ok(),
+        Some(&doc! { "hour.23": 1 })
+    );
     assert_eq!(hour.total(), 148);
     assert_eq!(hour.minutes().collect::<Vec<_>>(), vec![(1439, 148)]);
     let empty = counters.hour(1, at("2012-10-11T03:00:00Z")).await?;
@@ -396,8 +405,12 @@ async fn preallocation_is_idempotent_under_concurrency() -> odm::Result<()> {
 async fn hour_granularity_and_renamed_fields() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let counters = db.odm().counters::<PageViews>();
-    counters.record("/books/1", at("2012-10-11T23:59:00Z")).await?;
-    counters.record("/books/1", at("2012-10-11T23:01:00Z")).await?;
+    counters
+        .record("/books/1", at("2012-10-11T23:59:00Z"))
+        .await?;
+    counters
+        .record("/books/1", at("2012-10-11T23:01:00Z"))
+        .await?;
     let update = last_command(&db, "update");
     let statement = update.get_array("updates").expect("updates")[0]
         .as_document()
@@ -410,7 +423,10 @@ async fn hour_granularity_and_renamed_fields() -> odm::Result<()> {
     let stored = stored(&db, "page_views").await;
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].get_str("page").ok(), Some("/books/1"));
-    assert_eq!(stored[0].get_datetime("d").ok(), Some(&at("2012-10-11T00:00:00Z")));
+    assert_eq!(
+        stored[0].get_datetime("d").ok(),
+        Some(&at("2012-10-11T00:00:00Z"))
+    );
     assert_eq!(stored[0].get_i32("count").ok(), Some(2));
     assert_eq!(
         stored[0].get_document("by_hour").ok(),
@@ -420,10 +436,15 @@ async fn hour_granularity_and_renamed_fields() -> odm::Result<()> {
         .day("/books/1", at("2012-10-11T00:00:00Z"))
         .await?
         .expect("recorded");
-    assert_eq!((day.count, day.by_hour.total_of(23), day.note), (2, 2, None));
-    assert!(counters
-        .preallocate("/books/2", at("2012-10-11T00:00:00Z"))
-        .await?);
+    assert_eq!(
+        (day.count, day.by_hour.total_of(23), day.note),
+        (2, 2, None)
+    );
+    assert!(
+        counters
+            .preallocate("/books/2", at("2012-10-11T00:00:00Z"))
+            .await?
+    );
     let zeroed = raw_docs(&db, "page_views", doc! { "page": "/books/2" }).await;
     let hours = zeroed[0].get_document("by_hour").expect("by_hour");
     assert_eq!(hours.len(), 24);
@@ -465,7 +486,11 @@ async fn hostile_keys_are_values() -> odm::Result<()> {
     let all = stored(&db, "any_key").await;
     assert_eq!(all.len(), 4, "each key its own day: {all:?}");
     let plain = raw_docs(&db, "any_key", doc! { "key": { "$eq": "plain" } }).await;
-    assert_eq!(plain[0].get_i32("total").ok(), Some(1), "untouched by the others");
+    assert_eq!(
+        plain[0].get_i32("total").ok(),
+        Some(1),
+        "untouched by the others"
+    );
     for key in &hostile {
         let found = raw_docs(&db, "any_key", doc! { "key": { "$eq": key.clone() } }).await;
         assert_eq!(found.len(), 1, "{key}");
@@ -500,7 +525,12 @@ async fn malformed_day_documents_are_typed_errors() -> odm::Result<()> {
     let coll = db.raw().collection::<Document>("rec_ts");
     let day = at("2012-10-11T00:00:00Z");
     let bad = [
-        (1, doc! { "24": { "total": 1 } }, "hour", "`24` is not an hour"),
+        (
+            1,
+            doc! { "24": { "total": 1 } },
+            "hour",
+            "`24` is not an hour",
+        ),
         (
             2,
             doc! { "23": { "total": 1, "1500": 1 } },
@@ -543,7 +573,10 @@ async fn malformed_day_documents_are_typed_errors() -> odm::Result<()> {
             other => panic!("expected a decode error, got {other}"),
         }
         let err = counters.days(*book, day, day).await.expect_err("malformed");
-        assert!(matches!(&err, Error::Decode { path: p, .. } if p == path), "{err}");
+        assert!(
+            matches!(&err, Error::Decode { path: p, .. } if p == path),
+            "{err}"
+        );
     }
     // The hour read checks the hour it reads.
     let err = counters

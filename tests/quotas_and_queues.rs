@@ -159,7 +159,10 @@ async fn a_quota_of_ten_under_a_hundred_concurrent_attempts() -> odm::Result<()>
     }
     assert_eq!(outcomes.iter().filter(|t| **t == Taken::Taken).count(), 1);
     assert_eq!(
-        outcomes.iter().filter(|t| **t == Taken::AlreadyGiven).count(),
+        outcomes
+            .iter()
+            .filter(|t| **t == Taken::AlreadyGiven)
+            .count(),
         19
     );
     assert_eq!(
@@ -278,8 +281,9 @@ async fn twenty_workers_claim_a_thousand_requests_once_each() -> odm::Result<()>
     assert_eq!(ids.len(), 1000, "no request claimed twice");
     assert_eq!(db.commands().count_of("findAndModify"), 1020);
     let all = stored(&db, "loans").await;
-    assert!(all.iter().all(|d| d.get_bool("pending").ok() == Some(true)
-        && d.get_datetime("started").is_ok()));
+    assert!(all
+        .iter()
+        .all(|d| d.get_bool("pending").ok() == Some(true) && d.get_datetime("started").is_ok()));
     Ok(())
 }
 
@@ -301,8 +305,13 @@ async fn approve_and_time_out_after_seven_days() -> odm::Result<()> {
         priority: 1,
         started: days_ago.map(|d| now.saturating_add_millis(-d * day)),
     };
-    odm.insert_many(&[loan(1, Some(8)), loan(2, Some(6)), loan(3, Some(9)), loan(4, None)])
-        .await?;
+    odm.insert_many(&[
+        loan(1, Some(8)),
+        loan(2, Some(6)),
+        loan(3, Some(9)),
+        loan(4, None),
+    ])
+    .await?;
     db.commands().clear();
     // ANCHOR: approve_timeout
     odm.update_by_id::<Loan>(
@@ -339,7 +348,12 @@ async fn approve_and_time_out_after_seven_days() -> odm::Result<()> {
     states.sort();
     assert_eq!(
         states,
-        vec![(1, false, false), (2, true, false), (3, false, true), (4, false, false)]
+        vec![
+            (1, false, false),
+            (2, true, false),
+            (3, false, true),
+            (4, false, false)
+        ]
     );
     // The timed-out request is back in the queue; the approved one is not.
     let next = claim(odm).await?.expect("two requests wait");

@@ -152,7 +152,10 @@ async fn other_time_series_options_are_a_typed_error() -> odm::Result<()> {
             message,
         } => {
             assert_eq!(collection, "rec_events");
-            assert!(message.starts_with("it exists with the time-series options"), "{err}");
+            assert!(
+                message.starts_with("it exists with the time-series options"),
+                "{err}"
+            );
             assert!(message.contains("\"metaField\": \"user\""), "{err}");
         }
         other => panic!("expected a time-series error, got {other}"),

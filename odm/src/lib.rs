@@ -243,7 +243,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::counters::series::TimeSeriesEntry;
-    pub use crate::counters::{CounterPaths, Counted, Granularity};
+    pub use crate::counters::{Counted, CounterPaths, Granularity};
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};

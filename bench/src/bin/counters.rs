@@ -100,16 +100,16 @@ async fn naive(bench: &Bench, events: &[(i32, DateTime)]) -> odm::Result<()> {
             d.insert(key, n + 1);
         };
         bump(&mut doc, "total");
-        let hours = doc
-            .get_document_mut("hour")
-            .expect("the day's hours");
+        let hours = doc.get_document_mut("hour").expect("the day's hours");
         if !hours.contains_key(&hour) {
             hours.insert(hour.clone(), doc! {});
         }
         let h = hours.get_document_mut(&hour).expect("the hour");
         bump(h, "total");
         bump(h, &minute);
-        coll.replace_one(filter, doc).with_options(options.clone()).await?;
+        coll.replace_one(filter, doc)
+            .with_options(options.clone())
+            .await?;
     }
     Ok(())
 }
@@ -243,7 +243,11 @@ async fn main() -> odm::Result<()> {
     println!();
     println!("record {EVENTS} events ({BOOKS} books, 3 days, minute counters), one writer; medians of {runs} runs ((c): {naive_runs})");
     for (name, t, cmds) in &rows {
-        println!("  {name:<30} {:>10}   commands: {}", show(*t), counted(cmds));
+        println!(
+            "  {name:<30} {:>10}   commands: {}",
+            show(*t),
+            counted(cmds)
+        );
     }
     let a_b = rows[0].1.as_secs_f64() / rows[1].1.as_secs_f64();
     let c_a = rows[2].1.as_secs_f64() / rows[0].1.as_secs_f64();
@@ -257,7 +261,11 @@ async fn main() -> odm::Result<()> {
                 .measure(|| concurrent(&bench, &events, odm_turn))
                 .await;
             r?;
-            if odm_turn { a.push(t) } else { b.push(t) }
+            if odm_turn {
+                a.push(t)
+            } else {
+                b.push(t)
+            }
         }
     }
     assert_eq!(total(&stored(&bench).await?), EVENTS as i64);

@@ -8,7 +8,11 @@ use crate::model::counters::Granularity;
 use crate::model::{Container, Field};
 
 /// The field an option names (checked before expanding).
-fn field<'c, 'a>(cont: &'c Container<'a>, name: Option<String>, default: &str) -> Option<&'c Field<'a>> {
+fn field<'c, 'a>(
+    cont: &'c Container<'a>,
+    name: Option<String>,
+    default: &str,
+) -> Option<&'c Field<'a>> {
     cont.field_named(name.as_deref().unwrap_or(default))
 }
 

@@ -217,7 +217,10 @@ pub fn named_field<'c, 'a>(
                 .unwrap_or_default();
             cx.error_spanned_by(
                 lit,
-                format!("`{}` has no field `{name}` for the {what}{hint}", cont.ident),
+                format!(
+                    "`{}` has no field `{name}` for the {what}{hint}",
+                    cont.ident
+                ),
             );
             None
         }
@@ -229,9 +232,7 @@ fn last_segment(ty: &Type) -> Option<String> {
     match ty {
         Type::Path(tp) if tp.qself.is_none() => {
             let last = tp.path.segments.last()?;
-            last.arguments
-                .is_empty()
-                .then(|| last.ident.to_string())
+            last.arguments.is_empty().then(|| last.ident.to_string())
         }
         Type::Group(g) => last_segment(&g.elem),
         Type::Paren(p) => last_segment(&p.elem),
@@ -246,10 +247,7 @@ fn shown(ty: &Type) -> String {
 /// The options that name fields (`key`, `day`, `total`, `hours`), with their defaults.
 fn counter_options(c: &super::counters::CountersAttr) -> [(Option<LitStr>, &'static str); 4] {
     let or = |lit: &Option<LitStr>, default: &str| {
-        Some(
-            lit.clone()
-                .unwrap_or_else(|| LitStr::new(default, c.span)),
-        )
+        Some(lit.clone().unwrap_or_else(|| LitStr::new(default, c.span)))
     };
     [
         (c.key.clone(), "key"),
@@ -382,7 +380,10 @@ fn check_time_series_fields(cx: &Ctxt, cont: &Container<'_>) {
     }
     if let (Some(meta), Some(time)) = (&t.meta, &t.time) {
         if meta.value() == time.value() {
-            cx.error_spanned_by(meta, "the meta field and the time field are two different fields");
+            cx.error_spanned_by(
+                meta,
+                "the meta field and the time field are two different fields",
+            );
         } else {
             named_field(cx, cont, meta, "meta field of a time-series collection");
         }

@@ -43,7 +43,8 @@ impl Hours {
 
     /// The count of the minute of the day `minute` (0 to 1439; 0 when nothing was recorded).
     pub fn minute(&self, minute: u16) -> i64 {
-        self.get((minute / 60) as u8).map_or(0, |h| h.minute(minute))
+        self.get((minute / 60) as u8)
+            .map_or(0, |h| h.minute(minute))
     }
 
     /// The hours present, in order, with their number.
@@ -165,13 +166,11 @@ impl<'de> Visitor<'de> for HourSeed {
                 Ok(m) if (first..first + 60).contains(&m) && key == m.to_string() => {
                     out.minutes.insert(m, map.next_value()?);
                 }
-                _ => {
-                    return Err(de::Error::custom(format!(
-                        "`{key}` is neither `total` nor a minute of hour {} (\"{first}\" to \"{}\")",
-                        self.0,
-                        first + 59
-                    )))
-                }
+                _ => return Err(de::Error::custom(format!(
+                    "`{key}` is neither `total` nor a minute of hour {} (\"{first}\" to \"{}\")",
+                    self.0,
+                    first + 59
+                ))),
             }
         }
         Ok(out)
