@@ -166,11 +166,13 @@ impl<'de> Visitor<'de> for HourSeed {
                 Ok(m) if (first..first + 60).contains(&m) && key == m.to_string() => {
                     out.minutes.insert(m, map.next_value()?);
                 }
-                _ => return Err(de::Error::custom(format!(
+                _ => {
+                    return Err(de::Error::custom(format!(
                     "`{key}` is neither `total` nor a minute of hour {} (\"{first}\" to \"{}\")",
                     self.0,
                     first + 59
-                ))),
+                )))
+                }
             }
         }
         Ok(out)
