@@ -157,6 +157,30 @@ mod shadowed {
         #[embed]
         pub readings: ::std::vec::Vec<Reading>,
     }
+
+    /// Pre-aggregated counters with renamed fields and hour granularity.
+    #[derive(Model, Serialize, Deserialize)]
+    #[odm(counters(key = "book", day = "day", total = "count", granularity = "hour"))]
+    pub struct BookRecs {
+        #[serde(rename = "_id")]
+        pub id: ObjectId,
+        #[serde(rename = "b")]
+        pub book: i32,
+        pub day: DateTime,
+        pub count: i64,
+        pub hour: ::odm::counters::Hours,
+        pub note: ::std::option::Option<::std::string::String>,
+    }
+
+    /// A time-series collection.
+    #[derive(Model, Serialize, Deserialize)]
+    #[odm(time_series(time = "at", meta = "book", granularity = "minutes"))]
+    pub struct RecEvent {
+        #[serde(rename = "_id")]
+        pub id: ::std::option::Option<ObjectId>,
+        pub at: DateTime,
+        pub book: i32,
+    }
 }
 
 use odm::{Each, Field, IndexKey, Model, Single};
@@ -302,4 +326,30 @@ fn models_register_themselves() {
         .collect();
     assert!(collections.contains(&"books"));
     assert!(collections.contains(&"loan_records"));
+}
+
+#[test]
+fn counters_and_time_series_declare_their_paths_and_indexes() {
+    use odm::counters::{Counted, Granularity};
+    let paths = <shadowed::BookRecs as Counted>::COUNTERS;
+    assert_eq!(
+        (paths.key, paths.day, paths.total, paths.hours),
+        ("b", "day", "count", "hour")
+    );
+    assert_eq!(paths.granularity, Granularity::Hour);
+    let names: Vec<String> = shadowed::BookRecs::indexes()
+        .iter()
+        .map(|i| i.name())
+        .collect();
+    assert_eq!(names, vec!["b_1_day_1"]);
+    let names: Vec<String> = shadowed::RecEvent::indexes()
+        .iter()
+        .map(|i| i.name())
+        .collect();
+    assert_eq!(names, vec!["book_1_at_1"]);
+    let series = odm::counters::series::declared("rec_events").expect("declared");
+    assert_eq!(
+        (series.time, series.meta, series.granularity),
+        ("at", Some("book"), Some("minutes"))
+    );
 }

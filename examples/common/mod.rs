@@ -21,6 +21,10 @@ use odm::Odm;
 /// Arrays longer than this are shown with their first elements and a count.
 const LONGEST_ARRAY: usize = 6;
 
+/// Documents with more fields than this (a day of pre-allocated counters) are shown with their
+/// first fields and a count.
+const LONGEST_DOCUMENT: usize = 12;
+
 /// Connects to `MONGODB_URI`, or to the local development server (started on first use), with
 /// a [`CommandLog`] attached, on a database named after the example and the process. Prints a
 /// header.
@@ -158,12 +162,20 @@ impl Steps {
             Bson::Document(doc) if doc.is_empty() => out.push_str("{}"),
             Bson::Document(doc) => {
                 out.push_str("{ ");
-                for (i, (key, value)) in doc.iter().enumerate() {
+                let shown = if doc.len() > LONGEST_DOCUMENT {
+                    3
+                } else {
+                    doc.len()
+                };
+                for (i, (key, value)) in doc.iter().take(shown).enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
                     let _ = write!(out, "\"{key}\": ");
                     self.write(out, value);
+                }
+                if shown < doc.len() {
+                    let _ = write!(out, ", … {} more", doc.len() - shown);
                 }
                 out.push_str(" }");
             }

@@ -273,6 +273,18 @@ pub enum Error {
         parents: Vec<String>,
     },
 
+    /// A model declares a native time-series collection (`#[odm(time_series(...))]`) that
+    /// could not be made one: the collection exists as an ordinary collection or with other
+    /// time-series options, or the server refused to create it (a server without time-series
+    /// collections); `message` says which, with the server's reply. Nothing was changed.
+    #[error("time-series collection `{collection}`: {message}")]
+    TimeSeries {
+        /// The declared collection.
+        collection: String,
+        /// What was found or what the server replied.
+        message: String,
+    },
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),

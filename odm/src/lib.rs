@@ -42,6 +42,7 @@
 mod array_filters;
 pub mod batch;
 pub mod bucket;
+pub mod counters;
 mod decode;
 pub mod denormalize;
 mod error;
@@ -102,6 +103,14 @@ pub use update::Update;
 ///   one key for one period (`every`: hour, day, month or year); `max` bounds a bucket, a full
 ///   one making the next add open another. Implements [`bucket::Bucket`]; see
 ///   [`Odm::buckets`] for the operations and the commands they send.
+/// - <a id="counters"></a>`#[odm(counters(key = "book", day = "day"))]` (options `total`,
+///   `hours`, `granularity = "minute" | "hour"`): pre-aggregated counters, one document per
+///   key and UTC day holding `total: i64` and `hour: odm::counters::Hours`; operations through
+///   [`Odm::counters`] (one upsert per event, one `find` per read); a unique index on
+///   `(key, day)`. See [`counters`].
+/// - <a id="time-series"></a>`#[odm(time_series(time = "at", meta = "book", granularity =
+///   "minutes"))]`: the collection is a native time-series collection, created by
+///   `sync_indexes` (see [`counters::series`]); an index on `(meta, time)`.
 ///
 /// # Field attributes
 ///
@@ -246,6 +255,8 @@ pub mod prelude {
 pub mod __private {
     pub use crate::bucket::{count_type, id_type, item_field, item_path, time_path};
     pub use crate::bucket::{Bucket, BucketPeriod, BucketSpec, Every};
+    pub use crate::counters::series::TimeSeriesEntry;
+    pub use crate::counters::{Counted, CounterPaths, Granularity};
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};

@@ -30,8 +30,10 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
             let id_ty = cont
                 .and_then(Container::id_field)
                 .map_or_else(|| quote!(()), |id| paths::id_type_and_getter(id).0);
+            let counters = cont.map(super::counters::stub);
             quote! {
                 #accessors
+                #counters
 
                 impl ::odm::__private::Model for #ident {
                     type Id = #id_ty;

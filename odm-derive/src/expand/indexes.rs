@@ -64,6 +64,7 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
         specs.push(spec);
     }
     specs.extend(super::denormalize::copy_indexes(cont));
+    specs.extend(super::counters::indexes(cont));
     for idx in &cont.compound_indexes {
         let Some(lit) = &idx.keys_lit else { continue };
         let mut spec: Option<TokenStream> = None;

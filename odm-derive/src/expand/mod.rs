@@ -2,6 +2,7 @@
 //! items by absolute path (`::odm::__private::...`), so user code can shadow anything.
 
 mod bucket;
+mod counters;
 mod denormalize;
 mod dummy;
 mod embed_check;
@@ -121,6 +122,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let embed_checks = embed_check::embed_attribute_checks(cont);
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
+    let counters = counters::counters_impl(cont);
     let (kind, indexes, copies, references) = match &kind_const {
         Some(_) => (
             quote! {
@@ -145,6 +147,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     quote! {
         #kind_const
         #kind_items
+        #counters
         #accessors
         #embed_checks
         #inverse_checks

@@ -11,7 +11,8 @@ use super::case::RenameRule;
 use super::Derive;
 use crate::ctxt::Ctxt;
 
-const CONTAINER_KEYS: &str = "`collection`, `index`, `kind_of`, `common`, `bucket`";
+const CONTAINER_KEYS: &str =
+    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -35,6 +36,8 @@ pub struct ContainerAttrs {
     /// `#[allow(deprecated)]` on the struct: copying a `#[frequently_updated]` field is
     /// accepted without a warning.
     pub allow_deprecated: bool,
+    pub counters: Option<super::counters::CountersAttr>,
+    pub time_series: Option<super::counters::TimeSeriesAttr>,
 }
 
 /// One key of a compound index: a field path (dotted into `#[embed]` fields), maybe descending.
@@ -181,7 +184,7 @@ pub(super) fn key_name(meta: &ParseNestedMeta<'_>) -> String {
 }
 
 /// Parses `= "string"`, reporting a value of another kind at the value.
-fn string_value(
+pub(super) fn string_value(
     cx: &Ctxt,
     meta: &ParseNestedMeta<'_>,
     key: &str,
@@ -267,6 +270,18 @@ impl ContainerAttrs {
                                 cx.error_spanned_by(&meta.path, "duplicate odm attribute `common`");
                             }
                             out.common = Some(lit);
+                        }
+                    } else if meta.path.is_ident("counters") {
+                        let parsed = super::counters::CountersAttr::parse(cx, &meta)?;
+                        match out.counters {
+                            Some(_) => cx.error_spanned_by(&meta.path, "duplicate odm attribute `counters`"),
+                            None => out.counters = Some(parsed),
+                        }
+                    } else if meta.path.is_ident("time_series") {
+                        let parsed = super::counters::TimeSeriesAttr::parse(cx, &meta)?;
+                        match out.time_series {
+                            Some(_) => cx.error_spanned_by(&meta.path, "duplicate odm attribute `time_series`"),
+                            None => out.time_series = Some(parsed),
                         }
                     } else {
                         cx.error_spanned_by(

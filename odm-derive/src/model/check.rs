@@ -41,6 +41,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_copy_bounds(cx, cont);
     check_frequently_updated(cx, cont);
     super::bucket::check(cx, cont);
+    super::counters::check(cx, cont);
 }
 
 /// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a

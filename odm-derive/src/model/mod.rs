@@ -4,6 +4,7 @@ pub mod attr;
 pub mod bucket;
 pub mod case;
 pub mod check;
+pub mod counters;
 
 use syn::{
     Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility,
@@ -39,6 +40,8 @@ pub struct Container<'a> {
     pub fields: Vec<Field<'a>>,
     /// `#[allow(deprecated)]` on the struct: its copies may take `#[frequently_updated]` fields.
     pub allow_deprecated: bool,
+    pub counters: Option<counters::CountersAttr>,
+    pub time_series: Option<counters::TimeSeriesAttr>,
 }
 
 /// How a field holds its value.
@@ -221,6 +224,8 @@ impl<'a> Container<'a> {
             bucket: container_attrs.bucket,
             fields,
             allow_deprecated: container_attrs.allow_deprecated,
+            counters: container_attrs.counters,
+            time_series: container_attrs.time_series,
         })
     }
 

@@ -133,7 +133,9 @@ impl Odm {
 ///
 /// Sends, per collection: one `listIndexes`; one `createIndexes` when something is missing; one
 /// `dropIndexes` per index it was told to drop. A second run against an up-to-date database
-/// sends only the `listIndexes` commands.
+/// sends only the `listIndexes` commands. A collection a model declares as a native time-series
+/// collection is created as one first: one `listCollections`, and one `create` when it is
+/// missing (see [`counters::series`](crate::counters::series)).
 ///
 /// When the server refuses an index (say, a text index on a server without text search), the
 /// indexes of that collection are retried one `createIndexes` each, every other collection is
@@ -200,6 +202,7 @@ impl<'a> SyncIndexes<'a> {
         let mut targets = self.targets;
         targets.sort_by(|a, b| a.0.cmp(&b.0));
         for (collection, specs) in targets {
+            crate::counters::series::ensure(self.odm, &collection).await?;
             let existing = list_indexes(self.odm, &collection).await?;
             report.collections.push(
                 sync_collection(

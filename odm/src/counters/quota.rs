@@ -1,0 +1,121 @@
+//! A quota kept in the document it limits: the workshop's exercise 6, "users can recommend at
+//! most 10 books", as `{_id: "bob", remaining: 8, books: [3, 10]}`.
+//!
+//! Taking a unit is one conditional update: it matches only while units remain and the item is
+//! not already in the list, and decrements the count as it pushes the item. The server applies
+//! it atomically, so concurrent takers can never overdraw the quota or add an item twice.
+
+use bson::{doc, Bson, Document};
+use mongodb::options::FindOptions;
+
+use crate::model::Model;
+use crate::path::{Field, Value};
+use crate::query::Filter;
+use crate::update::Update;
+use crate::{Error, Odm, Result};
+
+/// The outcome of [`Quota::take`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// One unit was taken and the item added to the list.
+    Taken,
+    /// The item is already in the list: nothing changed.
+    AlreadyGiven,
+    /// No unit remains: nothing changed.
+    Exhausted,
+    /// No document has this `_id`.
+    NotFound,
+}
+
+/// A quota on a model: a count of units that remain (`remaining`) and the list of items they
+/// were spent on (`books`). `Quota::new(UserRecs::remaining(), UserRecs::books())`.
+#[derive(Debug)]
+pub struct Quota<T, N, E> {
+    remaining: Field<T, N>,
+    given: Field<T, Vec<E>>,
+}
+
+impl<T, N, E> Clone for Quota<T, N, E> {
+    fn clone(&self) -> Self {
+        Quota {
+            remaining: self.remaining.clone(),
+            given: self.given.clone(),
+        }
+    }
+}
+
+impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
+    /// The quota counted by the numeric field `remaining`, spent on the items of `given`.
+    pub fn new(remaining: Field<T, N>, given: Field<T, Vec<E>>) -> Self {
+        Quota { remaining, given }
+    }
+
+    /// Spends one unit of the document `id` on `item`, unless none remains or `item` was
+    /// already given. One `update`:
+    /// `{_id: {$eq: id}, remaining: {$gt: 0}, books: {$ne: item}}` (`$nor` of an `$eq` for an
+    /// item `$ne` would misread) →
+    /// `{$inc: {remaining: -1}, $push: {books: item}}`. When it matches nothing, one `find` of
+    /// the document (projected to the two fields) says why; the refusal itself was decided
+    /// atomically by the update.
+    pub async fn take(
+        &self,
+        odm: &Odm,
+        id: impl Value<T::Id>,
+        item: impl Value<E>,
+    ) -> Result<Taken> {
+        let item_bson = self.item(&item)?;
+        let (remaining, given) = (self.remaining.path(), self.given.path());
+        let id_doc = T::id_field().eq(id).into_document(T::COLLECTION)?;
+        let mut filter = id_doc.clone();
+        filter.insert(remaining, doc! { "$gt": 0 });
+        filter.extend(crate::literal::ne(given, item_bson.clone()));
+        let update = Update::raw(doc! { "$inc": { remaining: -1 } }).and(self.given.push(item));
+        let result = odm.update_one(Filter::raw(filter), update).await?;
+        if result.matched_count == 1 {
+            return Ok(Taken::Taken);
+        }
+        let options = FindOptions::builder()
+            .projection(doc! { remaining: 1, given: 1 })
+            .limit(1)
+            .build();
+        let found = crate::ops::find_documents(odm, T::COLLECTION, id_doc, options, None).await?;
+        let Some(doc) = found.into_iter().next() else {
+            return Ok(Taken::NotFound);
+        };
+        let listed = match doc.get(given) {
+            Some(Bson::Array(items)) => items.contains(&item_bson),
+            _ => false,
+        };
+        Ok(if listed {
+            Taken::AlreadyGiven
+        } else {
+            Taken::Exhausted
+        })
+    }
+
+    /// Gives the unit spent on `item` back: one `update`,
+    /// `{_id: {$eq: id}, books: {$eq: item}}` → `{$inc: {remaining: 1}, $pullAll: {books:
+    /// [item]}}`. Returns whether `item` was in the list.
+    pub async fn give_back(
+        &self,
+        odm: &Odm,
+        id: impl Value<T::Id>,
+        item: impl Value<E>,
+    ) -> Result<bool> {
+        let item = self.item(&item)?;
+        let (remaining, given) = (self.remaining.path(), self.given.path());
+        let filter = T::id_field().eq(id) & Filter::raw(crate::literal::eq(given, item.clone()));
+        let mut update: Document = crate::literal::pull_all(given, vec![item]);
+        update.insert("$inc", doc! { remaining: 1 });
+        let result = odm.update_one(filter, Update::raw(update)).await?;
+        Ok(result.matched_count == 1)
+    }
+
+    fn item(&self, item: &impl Value<E>) -> Result<Bson> {
+        item.to_bson().map_err(|e| Error::Encode {
+            collection: T::COLLECTION.to_owned(),
+            what: format!("array element for `{}`", self.given.path()),
+            message: e.to_string(),
+        })
+    }
+}

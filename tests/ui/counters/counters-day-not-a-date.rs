@@ -1,0 +1,15 @@
+use odm::counters::Hours;
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(counters(key = "book", day = "day"))]
+struct BookRecs {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    book: i32,
+    day: String,
+    total: i64,
+    hour: Hours,
+}
+
+fn main() {}

@@ -1,0 +1,16 @@
+use odm::bson::DateTime;
+use odm::counters::Hours;
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(counters(key = "book", day = "day"))]
+struct BookRecs {
+    #[serde(rename = "_id")]
+    id: i32,
+    book: i32,
+    day: DateTime,
+    total: i64,
+    hour: Hours,
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use odm::bson::DateTime;
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(time_series(time = "at", meta = "book", granularity = "days"))]
+struct RecEvent {
+    #[serde(rename = "_id")]
+    id: Option<ObjectId>,
+    at: DateTime,
+    book: i32,
+}
+
+fn main() {}
