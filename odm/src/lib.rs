@@ -60,6 +60,7 @@ mod retry;
 pub mod rules;
 mod schema;
 mod sweep;
+pub mod tree;
 mod update;
 
 #[cfg(feature = "testing")]
@@ -71,6 +72,7 @@ pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use model::{Embed, Model};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
+pub use path::Kept;
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
@@ -236,6 +238,7 @@ pub mod __private {
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::{Copied, Each, Field, Single};
+    pub use crate::path::Kept;
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
     pub use crate::reference::dbref::{dbref_of, serialize_ref, typed, unknown_collection, Stored};
@@ -245,6 +248,7 @@ pub mod __private {
     };
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
+    pub use crate::tree::{DeleteRule, TreeInfo, TreeModel};
     pub use crate::schema::ModelEntry;
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
     pub use crate::schema::{IndexKey, IndexSpec};

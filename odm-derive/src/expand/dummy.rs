@@ -30,8 +30,10 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
             let id_ty = cont
                 .and_then(Container::id_field)
                 .map_or_else(|| quote!(()), |id| paths::id_type_and_getter(id).0);
+            let tree = cont.map(super::tree::stub);
             quote! {
                 #accessors
+                #tree
 
                 impl ::odm::__private::Model for #ident {
                     type Id = #id_ty;

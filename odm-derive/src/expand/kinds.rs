@@ -147,6 +147,12 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
             "an enum of kinds is a base, not a kind: `kind_of` goes on the struct of each kind",
         );
     }
+    if let Some(tree) = &attrs.tree {
+        cx.error_at(
+            tree.span,
+            "a tree is declared on a struct stored in its own collection, not on an enum of kinds",
+        );
+    }
     if let Some(span) = attrs.serde_not_internal {
         cx.error_at(
             span,

@@ -11,7 +11,7 @@ use super::case::RenameRule;
 use super::Derive;
 use crate::ctxt::Ctxt;
 
-const CONTAINER_KEYS: &str = "`collection`, `index`, `kind_of`, `common`";
+const CONTAINER_KEYS: &str = "`collection`, `index`, `kind_of`, `common`, `tree`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -33,6 +33,8 @@ pub struct ContainerAttrs {
     /// `#[allow(deprecated)]` on the struct: copying a `#[frequently_updated]` field is
     /// accepted without a warning.
     pub allow_deprecated: bool,
+    /// `tree(...)`: the model is a tree of documents.
+    pub tree: Option<super::tree::TreeAttr>,
 }
 
 /// One key of a compound index: a field path (dotted into `#[embed]` fields), maybe descending.
@@ -157,7 +159,7 @@ pub struct DenormalizeAttr {
 const DENORMALIZE_KEYS: &str = "`from`, `fields`, `via`, `latest`, `sort`, `max`, `allow_large`";
 
 /// Skips the value of a key we report as unknown, so parsing can go on after it.
-fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+pub(super) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
         meta.value()?.parse::<syn::Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
@@ -168,7 +170,7 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     Ok(())
 }
 
-fn key_name(meta: &ParseNestedMeta<'_>) -> String {
+pub(super) fn key_name(meta: &ParseNestedMeta<'_>) -> String {
     meta.path
         .get_ident()
         .map(ToString::to_string)
@@ -179,7 +181,7 @@ fn key_name(meta: &ParseNestedMeta<'_>) -> String {
 }
 
 /// Parses `= "string"`, reporting a value of another kind at the value.
-fn string_value(
+pub(super) fn string_value(
     cx: &Ctxt,
     meta: &ParseNestedMeta<'_>,
     key: &str,
@@ -253,6 +255,8 @@ impl ContainerAttrs {
                                 Err(_) => cx.error_spanned_by(&lit, "`kind_of` names the enum of kinds this struct is one of: `kind_of = \"Book\"`"),
                             }
                         }
+                    } else if meta.path.is_ident("tree") {
+                        super::tree::TreeAttr::parse(cx, &meta, &mut out.tree)?;
                     } else if meta.path.is_ident("common") {
                         if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
                             if out.common.is_some() {

@@ -40,6 +40,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_sort_key_copied(cx, cont);
     check_copy_bounds(cx, cont);
     check_frequently_updated(cx, cont);
+    super::tree::check(cx, cont);
 }
 
 /// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a
@@ -410,7 +411,8 @@ fn check_ref_has_attribute(cx: &Ctxt, cont: &Container<'_>) {
         if f.reference.is_some() || f.denormalize.is_some() || f.is_id() || f.skipped {
             continue;
         }
-        if !mentions_ref(f.ty) {
+        // A tree's parent and ancestors are the tree's.
+        if !mentions_ref(f.ty) || super::tree::is_tree_field(cont, f) {
             continue;
         }
         let attr = match f.shape {

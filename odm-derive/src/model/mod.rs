@@ -3,6 +3,7 @@
 pub mod attr;
 pub mod case;
 pub mod check;
+pub mod tree;
 
 use syn::{
     Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility,
@@ -37,6 +38,8 @@ pub struct Container<'a> {
     pub fields: Vec<Field<'a>>,
     /// `#[allow(deprecated)]` on the struct: its copies may take `#[frequently_updated]` fields.
     pub allow_deprecated: bool,
+    /// `#[odm(tree(...))]`: the model is a tree of documents.
+    pub tree: Option<tree::TreeAttr>,
 }
 
 /// How a field holds its value.
@@ -218,6 +221,7 @@ impl<'a> Container<'a> {
             compound_indexes: container_attrs.indexes,
             fields,
             allow_deprecated: container_attrs.allow_deprecated,
+            tree: container_attrs.tree,
         })
     }
 

@@ -1,0 +1,251 @@
+//! Trees of documents (`#[odm(tree)]`): the seed's subjects, each naming its parent and listing
+//! its ancestors root first, kept by the ODM through inserts, moves and deletes, read back with
+//! the raw driver, commands counted.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{listed_indexes, sent, stored, stored_one};
+use odm::bson::{doc, Bson, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+use odm::tree::TreeIssue;
+use odm::{Error, TransactionMode};
+
+/// The seed's subjects, with a slug `_id` and the name a field of its own, so that a rename
+/// is an update of one field (cascaded to the books that copy it), not a new id for the node
+/// and every one of its descendants.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "subjects", tree(on_delete = "lift"))]
+struct Subject {
+    #[serde(rename = "_id")]
+    id: String,
+    name: String,
+    parent: Option<Ref<Subject>>,
+    ancestors: Vec<Ref<Subject>>,
+}
+
+/// A book files under a subject and keeps a copy of its name.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "books")]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i32,
+    title: String,
+    #[reference(on_delete = "restrict")]
+    subject: Ref<Subject>,
+    #[denormalize(from = "Subject", via = "subject", fields = "name")]
+    subject_name: String,
+}
+
+/// A tree linked by plain ids, which deletes whole subtrees.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "nodes", tree(on_delete = "cascade"))]
+struct Node {
+    #[serde(rename = "_id")]
+    id: i32,
+    parent: Option<i32>,
+    ancestors: Vec<i32>,
+}
+
+/// A tree with the default rule (refuse to delete a node with children), under other field
+/// names, with ids of any shape.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "folders", tree(parent = "up", ancestors = "path"))]
+struct Folder {
+    #[serde(rename = "_id")]
+    id: Bson,
+    #[serde(rename = "parentId")]
+    up: Option<Ref<Folder>>,
+    path: Vec<Ref<Folder>>,
+}
+
+fn subject(id: &str, name: &str, parent: Option<&str>) -> Subject {
+    Subject {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        parent: parent.map(|p| Ref::new(p.to_owned())),
+        // Whatever the caller says, the ODM takes the ancestors from the parent.
+        ancestors: vec![Ref::new("made-up".to_owned())],
+    }
+}
+
+/// The seed's four subjects.
+fn seed() -> Vec<Subject> {
+    vec![
+        subject("american-literature", "American Literature", None),
+        subject("1920s", "1920s", Some("american-literature")),
+        subject("jazz-age", "Jazz Age", Some("1920s")),
+        subject("jazz-age-new-york", "Jazz Age in New York", Some("jazz-age")),
+    ]
+}
+
+fn ids(v: &[Subject]) -> Vec<&str> {
+    v.iter().map(|s| s.id.as_str()).collect()
+}
+
+fn strings(values: &[&str]) -> Vec<Bson> {
+    values.iter().map(|s| Bson::from(*s)).collect()
+}
+
+/// Every stored node's ancestors against its parent chain, with the raw driver: the nodes
+/// whose ancestors differ, and the nodes on or under a parent cycle or a missing parent.
+async fn inconsistent(db: &TestDb, collection: &str, parent: &str, ancestors: &str) -> Vec<String> {
+    let docs = stored(db, collection).await;
+    let by_id: HashMap<String, &Document> =
+        docs.iter().map(|d| (d.get("_id").unwrap().to_string(), d)).collect();
+    let mut wrong = Vec::new();
+    for d in &docs {
+        let mut chain = Vec::new();
+        let mut at = d.get(parent).cloned().unwrap_or(Bson::Null);
+        while at != Bson::Null {
+            if chain.len() > by_id.len() {
+                wrong.push(format!("cycle above {}", d.get("_id").unwrap()));
+                break;
+            }
+            chain.push(at.clone());
+            at = match by_id.get(&at.to_string()) {
+                Some(p) => p.get(parent).cloned().unwrap_or(Bson::Null),
+                None => {
+                    wrong.push(format!("missing parent {at} above {}", d.get("_id").unwrap()));
+                    Bson::Null
+                }
+            };
+        }
+        chain.reverse();
+        if d.get_array(ancestors).ok() != Some(&chain) {
+            wrong.push(format!("{}: stored {:?}, chain {chain:?}", d.get("_id").unwrap(), d.get(ancestors)));
+        }
+    }
+    wrong
+}
+
+#[tokio::test]
+async fn insert_fills_the_ancestors_from_the_parent_with_one_projected_read() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_one(&seed()[0]).await?;
+    assert_eq!(sent(&db), ["insert"], "a root reads nothing");
+    for s in &seed()[1..] {
+        odm.insert_one(s).await?;
+    }
+    let names = sent(&db);
+    assert_eq!(
+        names,
+        [
+            "hello",
+            "findAndModify", "insert", "update", "commitTransaction",
+            "findAndModify", "insert", "update", "commitTransaction",
+            "findAndModify", "insert", "update", "commitTransaction",
+        ],
+        "per node: the parent read (and marked), the insert, the mark removed"
+    );
+    let jazz = stored_one(&db, "subjects", "jazz-age").await.unwrap();
+    assert_eq!(
+        jazz,
+        doc! {
+            "_id": "jazz-age",
+            "name": "Jazz Age",
+            "parent": "1920s",
+            "ancestors": ["american-literature", "1920s"],
+        },
+        "the seed's shape, the caller's ancestors replaced, no mark left"
+    );
+    assert_eq!(
+        stored_one(&db, "subjects", "american-literature").await.unwrap(),
+        doc! { "_id": "american-literature", "name": "American Literature", "parent": Bson::Null, "ancestors": [] },
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_whole_tree_in_one_call_is_one_insert_in_any_order() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let mut all = seed();
+    all.reverse();
+    db.odm().insert_many(&all).await?;
+    assert_eq!(sent(&db), ["insert"], "every parent is in the batch: nothing to read");
+    let ny = stored_one(&db, "subjects", "jazz-age-new-york").await.unwrap();
+    assert_eq!(
+        ny.get_array("ancestors").unwrap(),
+        &strings(&["american-literature", "1920s", "jazz-age"])
+    );
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+
+    let db = TestDb::new().await?;
+    db.odm().insert_many(&seed()).await?;
+    assert_eq!(sent(&db), ["insert"], "parents first, likewise");
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_missing_parent_inserts_nothing() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let err = db
+        .odm()
+        .insert_one(&subject("orphan", "Orphan", Some("nowhere")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::NotFound { collection, what } if collection == "subjects" && what.contains("nowhere")),
+        "{err}"
+    );
+    assert!(stored(&db, "subjects").await.is_empty());
+    let looped = [subject("a", "A", Some("b")), subject("b", "B", Some("a"))];
+    let err = db.odm().insert_many(&looped).await.unwrap_err();
+    assert!(matches!(err, Error::TreeCycle { .. }), "{err}");
+    assert!(stored(&db, "subjects").await.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_tree_queries_are_one_command_each() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.sync_indexes().await?;
+    let names: Vec<String> = listed_indexes(&db, "subjects")
+        .await
+        .iter()
+        .map(|i| i.get_str("name").unwrap().to_owned())
+        .collect();
+    assert!(names.contains(&"parent_1".to_owned()), "{names:?}");
+    assert!(names.contains(&"ancestors_1".to_owned()), "{names:?}");
+    odm.insert_many(&seed()).await?;
+    sent(&db);
+    let tree = odm.tree::<Subject>();
+
+    // The seed's `db.subjects.find({ ancestors: "1920s" })`.
+    let below = tree.descendants("1920s").sort(Subject::id_field().asc()).await?;
+    assert_eq!(ids(&below), ["jazz-age", "jazz-age-new-york"]);
+    let children = tree.children("1920s").await?;
+    assert_eq!(ids(&children), ["jazz-age"]);
+    let roots = tree.roots().await?;
+    assert_eq!(ids(&roots), ["american-literature"]);
+    let chain = tree.ancestors("jazz-age-new-york").await?;
+    assert_eq!(ids(&chain), ["american-literature", "1920s", "jazz-age"], "root first");
+    assert_eq!(tree.depth("jazz-age-new-york").await?, 3);
+    assert_eq!(tree.depth("american-literature").await?, 0);
+    assert_eq!(
+        sent(&db),
+        ["find", "find", "find", "aggregate", "find", "find"],
+        "one command per query"
+    );
+    let filter = last_filter(&db, &tree.descendants("1920s")).await?;
+    assert_eq!(filter, doc! { "ancestors": { "$eq": "1920s" } });
+
+    let err = tree.depth("nowhere").await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    let err = tree.ancestors("nowhere").await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    Ok(())
+}
+
+async fn last_filter(db: &TestDb, _find: &odm::ops::Find<'_, Subject>) -> odm::Result<Document> {
+    db.commands().clear();
+    db.odm().tree::<Subject>().descendants("1920s").await?;
+    let find = common::last_command(db, "find");
+    Ok(find.get_document("filter").unwrap().clone())
+}
+
