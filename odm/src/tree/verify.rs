@@ -170,8 +170,15 @@ impl<'a, T: TreeModel> VerifyTree<'a, T> {
                 let Some(i) = at else {
                     break Chain::Known(Vec::new());
                 };
-                if let Some(done) = &chains[i] {
-                    break done.clone();
+                match &chains[i] {
+                    // A parent computed earlier: its chain, then itself.
+                    Some(Chain::Known(done)) => {
+                        let mut chain = done.clone();
+                        chain.push(nodes[i].id.clone());
+                        break Chain::Known(chain);
+                    }
+                    Some(Chain::Broken) => break Chain::Broken,
+                    None => {}
                 }
                 if let Some(&pos) = on_path.get(&i) {
                     report.issues.push(TreeIssue::Cycle {
