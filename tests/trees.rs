@@ -441,3 +441,308 @@ async fn a_move_to_the_root_and_back() -> odm::Result<()> {
     assert_eq!(again.descendants, 0);
     Ok(())
 }
+
+#[tokio::test]
+async fn lift_gives_the_children_to_the_grandparent_in_a_fixed_number_of_commands(
+) -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_many(&seed()).await?;
+    // More children and grandchildren, to show the commands do not depend on them.
+    let more: Vec<Subject> = (0..20)
+        .map(|i| subject(&format!("x{i}"), "x", Some(if i < 10 { "1920s" } else { "jazz-age" })))
+        .collect();
+    db.odm().insert_many(&more).await?;
+    sent(&db);
+    assert_eq!(db.odm().delete_one(Subject::id_field().eq("1920s")).await?, 1);
+    let names = sent(&db);
+    // The ids, the pull, the new parents, then the delete with the rules of the references
+    // into subjects (the ids, the books' restrict count, the delete).
+    assert_eq!(
+        names,
+        ["find", "update", "update", "find", "aggregate", "delete", "commitTransaction"]
+    );
+    let jazz = stored_one(&db, "subjects", "jazz-age").await.unwrap();
+    assert_eq!(jazz.get_str("parent").unwrap(), "american-literature");
+    assert_eq!(jazz.get_array("ancestors").unwrap(), &strings(&["american-literature"]));
+    let ny = stored_one(&db, "subjects", "jazz-age-new-york").await.unwrap();
+    assert_eq!(ny.get_array("ancestors").unwrap(), &strings(&["american-literature", "jazz-age"]));
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    assert_eq!(db.odm().tree::<Subject>().children("american-literature").await?.len(), 11);
+
+    // A root's children become roots.
+    db.odm().delete_one(Subject::id_field().eq("american-literature")).await?;
+    let roots = db.odm().tree::<Subject>().roots().await?;
+    assert_eq!(roots.len(), 11);
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_delete_refused_by_a_rule_of_another_model_lifts_nothing() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_many(&seed()).await?;
+    db.odm()
+        .insert_one(&Book {
+            id: 1,
+            title: "The Great Gatsby".into(),
+            subject: Ref::new("1920s".into()),
+            subject_name: String::new(),
+        })
+        .await?;
+    let before = stored(&db, "subjects").await;
+    let err = db.odm().delete_one(Subject::id_field().eq("1920s")).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::DeleteRestricted(r) if r.referenced_by == "books"),
+        "{err}"
+    );
+    assert_eq!(stored(&db, "subjects").await, before, "the lift was rolled back with it");
+    Ok(())
+}
+
+#[tokio::test]
+async fn cascade_deletes_the_whole_subtree() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_many(&heap(0, 400, 3, None)).await?;
+    sent(&db);
+    // Node 1 has 133 nodes below it.
+    let below = db.odm().tree::<Node>().descendants(1).await?.len();
+    sent(&db);
+    assert_eq!(db.odm().delete_one(Node::id_field().eq(1)).await?, below as u64 + 1);
+    assert_eq!(sent(&db), ["hello", "find", "delete", "commitTransaction"]);
+    assert_eq!(stored(&db, "nodes").await.len(), 400 - below - 1);
+    assert!(inconsistent(&db, "nodes", "parent", "ancestors").await.is_empty());
+    Ok(())
+}
+
+fn folder(id: impl Into<Bson>, up: Option<Bson>) -> Folder {
+    Folder {
+        id: id.into(),
+        up: up.map(Ref::new),
+        path: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn restrict_refuses_a_node_with_children_and_takes_a_whole_subtree() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_many(&[
+        folder("root", None),
+        folder("a", Some("root".into())),
+        folder("b", Some("a".into())),
+    ])
+    .await?;
+    let before = stored(&db, "folders").await;
+    sent(&db);
+    let err = odm.delete_one(Folder::id_field().eq(Bson::from("a"))).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::DeleteRestricted(r) if r.referenced_by == "folders" && r.path == "parentId" && r.count == 1),
+        "{err}"
+    );
+    assert_eq!(sent(&db), ["hello", "find", "aggregate", "abortTransaction"]);
+    assert_eq!(stored(&db, "folders").await, before);
+    // A leaf goes; so does a node deleted with all its children.
+    assert_eq!(odm.delete_one(Folder::id_field().eq(Bson::from("b"))).await?, 1);
+    odm.insert_one(&folder("b", Some("a".into()))).await?;
+    let all = Folder::id_field().is_in([Bson::from("a"), Bson::from("b")]);
+    assert_eq!(odm.delete_many(all).await?, 2);
+    assert_eq!(stored(&db, "folders").await.len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn hostile_ids_are_values() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.sync_indexes().await?;
+    let dotted = Bson::from("a.b");
+    let dollar = Bson::from("$ancestors");
+    let where_ = Bson::from("$where");
+    let shaped = Bson::Document(doc! { "k": "$x", "n": 1 });
+    let empty = Bson::from("");
+    odm.insert_many(&[
+        folder(dotted.clone(), None),
+        folder(dollar.clone(), Some(dotted.clone())),
+        folder(where_.clone(), Some(dollar.clone())),
+        folder(shaped.clone(), None),
+        folder(empty.clone(), Some(shaped.clone())),
+    ])
+    .await?;
+    let tree = odm.tree::<Folder>();
+    let below: Vec<Bson> = tree.descendants(dotted.clone()).await?.into_iter().map(|f| f.id).collect();
+    assert_eq!(below.len(), 2, "{below:?}");
+    // `"$ancestors"` in the new prefix is not read as the field.
+    let moved = tree.move_under(dollar.clone(), shaped.clone()).await?;
+    assert_eq!(moved.descendants, 1);
+    let w = stored_one(&db, "folders", where_.clone()).await.unwrap();
+    assert_eq!(w.get_array("path").unwrap(), &vec![shaped.clone(), dollar.clone()]);
+    assert!(inconsistent(&db, "folders", "parentId", "path").await.is_empty());
+    let chain: Vec<Bson> = tree.ancestors(where_.clone()).await?.into_iter().map(|f| f.id).collect();
+    assert_eq!(chain, [shaped.clone(), dollar.clone()]);
+    assert_eq!(tree.children(shaped.clone()).await?.len(), 2);
+    // A document that reads as operators matches nothing, rather than everything.
+    let operators = Bson::Document(doc! { "$ne": "nothing" });
+    assert!(tree.descendants(operators.clone()).await.is_err() || tree.descendants(operators).await?.is_empty());
+    assert!(tree.verify().await?.is_consistent());
+    Ok(())
+}
+
+#[tokio::test]
+async fn writes_of_the_tree_fields_are_refused_and_replacements_keep_them() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_many(&seed()).await?;
+    let before = stored(&db, "subjects").await;
+    sent(&db);
+    for raw in [
+        doc! { "$set": { "parent": "jazz-age" } },
+        doc! { "$push": { "ancestors": "x" } },
+        doc! { "$unset": { "ancestors.0": "" } },
+        doc! { "$rename": { "name": "parent" } },
+    ] {
+        let err = odm
+            .update_one(Subject::id_field().eq("1920s"), Update::raw(raw.clone()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::TreeWrite { collection, .. } if collection == "subjects"),
+            "{raw}: {err}"
+        );
+    }
+    assert!(sent(&db).is_empty(), "nothing is sent");
+
+    // A node read back and replaced keeps its place: the replacement (a `findAndModify`, since
+    // books copy the name) is guarded by it.
+    let mut jazz: Subject = odm.get("jazz-age").await?.unwrap();
+    jazz.name = "The Jazz Age".into();
+    sent(&db);
+    assert_eq!(odm.replace_one(&jazz).await?.matched_count, 1);
+    let replace = common::last_command(&db, "findAndModify");
+    assert_eq!(
+        replace.get_document("query").unwrap(),
+        &doc! {
+            "_id": { "$eq": "jazz-age" },
+            "parent": { "$eq": "1920s" },
+            "ancestors": { "$eq": ["american-literature", "1920s"] },
+        }
+    );
+    // A replacement that would move it is refused.
+    jazz.parent = Some(Ref::new("american-literature".into()));
+    let err = odm.replace_one(&jazz).await.unwrap_err();
+    assert!(matches!(&err, Error::TreeWrite { path, .. } if path == "parent"), "{err}");
+    jazz.parent = Some(Ref::new("1920s".into()));
+    jazz.ancestors = vec![];
+    let err = odm.replace_one(&jazz).await.unwrap_err();
+    assert!(matches!(&err, Error::TreeWrite { path, .. } if path == "ancestors"), "{err}");
+    let err = odm.replace_one(&jazz).upsert(true).await.unwrap_err();
+    assert!(matches!(err, Error::Unsupported(_)), "{err}");
+    let after = stored(&db, "subjects").await;
+    assert_eq!(after.len(), before.len());
+    assert_eq!(stored_one(&db, "subjects", "jazz-age").await.unwrap().get_str("name").unwrap(), "The Jazz Age");
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_renamed_subject_is_renamed_in_the_books_and_a_move_leaves_them_alone() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_many(&seed()).await?;
+    odm.insert_one(&Book {
+        id: 1,
+        title: "The Great Gatsby".into(),
+        subject: Ref::new("jazz-age".into()),
+        subject_name: "whatever the caller says".into(),
+    })
+    .await?;
+    let book = stored_one(&db, "books", 1).await.unwrap();
+    assert_eq!(book.get_str("subject_name").unwrap(), "Jazz Age");
+    // The id is a slug: renaming the subject is one field, copied on to the books.
+    odm.update_by_id("jazz-age", Subject::name().set("The Jazz Age")).await?;
+    let book = stored_one(&db, "books", 1).await.unwrap();
+    assert_eq!(book.get_str("subject_name").unwrap(), "The Jazz Age");
+    // A move does not touch the books: nothing they copy changes.
+    sent(&db);
+    odm.tree::<Subject>().move_to_root("jazz-age").await?;
+    let names = sent(&db);
+    assert_eq!(names[names.len() - 3..], ["findAndModify", "update", "commitTransaction"], "{names:?}");
+    assert_eq!(stored_one(&db, "books", 1).await.unwrap(), book);
+    let report = odm.verify_copies().await?;
+    assert!(report.is_consistent(), "{report}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_sweep_reports_and_repairs_ancestors_that_disagree_with_the_parents() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_many(&heap(0, 40, 3, None)).await?;
+    let raw = db.raw().collection::<Document>("nodes");
+    // A move interrupted after the node: its descendants keep the old ancestors.
+    raw.update_one(doc! { "_id": 4 }, doc! { "$set": { "parent": 2, "ancestors": [0, 2] } }).await?;
+    // A parent deleted behind the tree's back.
+    raw.delete_one(doc! { "_id": 3 }).await?;
+    // A cycle between two nodes.
+    raw.update_one(doc! { "_id": 38 }, doc! { "$set": { "parent": 39 } }).await?;
+    raw.update_one(doc! { "_id": 39 }, doc! { "$set": { "parent": 38 } }).await?;
+    sent(&db);
+
+    let report = db.odm().tree::<Node>().verify().await?;
+    assert_eq!(sent(&db), ["find"], "reading is one find; nothing is written");
+    assert_eq!(report.checked, 39);
+    let wrong: Vec<i32> = report
+        .issues
+        .iter()
+        .filter_map(|i| match i {
+            TreeIssue::WrongAncestors { id, .. } => id.as_i32(),
+            _ => None,
+        })
+        .collect();
+    // 4's children; 3's children, lifted to 0, and theirs (but those on the cycle).
+    assert_eq!(wrong, [10, 11, 12, 13, 14, 15, 31, 32, 33, 34, 35, 36, 37]);
+    assert!(report.issues.contains(&TreeIssue::MissingParent {
+        id: Bson::Int32(10),
+        parent: Bson::Int32(3),
+        lifted_to: Some(Bson::Int32(0)),
+    }));
+    assert!(
+        report.issues.iter().any(|i| matches!(i, TreeIssue::Cycle { ids } if ids.len() == 2)),
+        "{report:?}"
+    );
+
+    let repaired = db.odm().tree::<Node>().verify().repair(true).await?;
+    assert_eq!(sent(&db), ["find", "update"], "all the fixes in one update command");
+    assert_eq!(repaired.repaired, 13);
+    let after = db.odm().tree::<Node>().verify().await?;
+    assert_eq!(after.issues.len(), 1, "only the cycle is left: {after:?}");
+    let wrong = inconsistent(&db, "nodes", "parent", "ancestors").await;
+    assert!(wrong.iter().all(|w| w.contains("38") || w.contains("39")), "{wrong:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn malformed_nodes_are_errors_naming_the_document_and_the_field() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_many(&heap(0, 4, 3, None)).await?;
+    let raw = db.raw().collection::<Document>("nodes");
+    raw.update_one(doc! { "_id": 1 }, doc! { "$set": { "ancestors": "0" } }).await?;
+    let tree = db.odm().tree::<Node>();
+    let err = tree.verify().await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Decode { collection, id, path, .. } if collection == "nodes" && id == "{ _id: 1 }" && path == "ancestors"),
+        "{err}"
+    );
+    let err = tree.move_under(2, 1).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Decode { id, path, .. } if id == "{ _id: 1 }" && path == "ancestors"),
+        "{err}"
+    );
+    let err = db.odm().insert_one(&Node { id: 9, parent: Some(1), ancestors: vec![] }).await.unwrap_err();
+    assert!(matches!(&err, Error::Decode { path, .. } if path == "ancestors"), "{err}");
+    raw.update_one(doc! { "_id": 3 }, doc! { "$set": { "ancestors": [0, [1]] } }).await?;
+    let err = tree.depth(3).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Decode { id, path, .. } if id == "{ _id: 3 }" && path == "ancestors.1"),
+        "{err}"
+    );
+    Ok(())
+}
