@@ -28,7 +28,7 @@ use crate::model::{Container, Field, Shape};
 pub fn source_fields(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let hidden = hidden_fields_name(cont);
-    let methods = cont.stored_fields().map(|f| {
+    let methods = cont.stored_fields().filter(|f| !crate::model::tree::links_self(cont, f)).map(|f| {
         let name = f.ident;
         let vis = f.vis;
         let (ret, body) = paths::model_accessor_parts(cont, f);

@@ -412,7 +412,7 @@ fn check_ref_has_attribute(cx: &Ctxt, cont: &Container<'_>) {
             continue;
         }
         // A tree's parent and ancestors are the tree's.
-        if !mentions_ref(f.ty) || super::tree::is_tree_field(cont, f) {
+        if !mentions_ref(f.ty) || super::tree::ref_rule_exempt(cont, f) {
             continue;
         }
         let attr = match f.shape {

@@ -133,9 +133,26 @@ pub fn tree_fields<'c, 'a>(cont: &'c Container<'a>) -> Option<(&'c Field<'a>, &'
     ))
 }
 
-/// Whether `f` is the tree's parent or ancestors field (kept by the ODM).
+/// Whether `f` is the tree's parent or ancestors field (kept by the ODM), also when the other
+/// one is missing.
 pub fn is_tree_field(cont: &Container<'_>, f: &Field<'_>) -> bool {
-    tree_fields(cont).is_some_and(|(p, a)| std::ptr::eq(p, f) || std::ptr::eq(a, f))
+    cont.tree.as_ref().is_some_and(|t| {
+        let name = f.ident.unraw();
+        name == t.parent_name() || name == t.ancestors_name()
+    })
+}
+
+/// Whether the rule that a `Ref` field needs `#[reference]` leaves `f` to the tree: a tree
+/// field, or any field while one of the tree's fields is missing (that error asks for it, and
+/// the `Ref` field is most likely the one meant).
+pub fn ref_rule_exempt(cont: &Container<'_>, f: &Field<'_>) -> bool {
+    is_tree_field(cont, f) || (cont.tree.is_some() && tree_fields(cont).is_none())
+}
+
+/// A tree field holding `Ref<Self>`: reported, and left out of the code that would name its
+/// type elsewhere (where `Self` is another type), so that it is one error.
+pub fn links_self(cont: &Container<'_>, f: &Field<'_>) -> bool {
+    is_tree_field(cont, f) && f.ref_target().is_some_and(is_self)
 }
 
 /// The rules of a tree: on a model's struct (not a kind), its two fields exist, are distinct,
