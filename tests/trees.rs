@@ -746,3 +746,4 @@ async fn malformed_nodes_are_errors_naming_the_document_and_the_field() -> odm::
     );
     Ok(())
 }
+

@@ -145,7 +145,10 @@ pub(crate) async fn unmark<T: Model>(
 ) -> Result<()> {
     let coll = odm.database().collection::<Document>(T::COLLECTION);
     for chunk in crate::batch::chunks(ids.to_vec()) {
-        let filter = crate::literal::is_in("_id", chunk);
+        let filter = match <[Bson; 1]>::try_from(chunk) {
+            Ok([id]) => crate::literal::eq("_id", id),
+            Err(chunk) => crate::literal::is_in("_id", chunk),
+        };
         let target = crate::error::show_filter(&filter);
         coll.update_many(filter, doc! { "$unset": { MARK: "" } })
             .session(&mut *session)
