@@ -94,6 +94,14 @@ pub use update::Update;
 ///   the field of the embedded type in `field.subfield` (checked while compiling against the
 ///   names `#[derive(Embed)]` records).
 ///
+/// - <a id="tree"></a>`#[odm(tree)]`, `#[odm(tree(parent = "parent", ancestors = "ancestors",
+///   on_delete = "restrict" | "cascade" | "lift"))]`: the documents form a tree; the fields
+///   `parent: Option<Ref<Self's model>>` and `ancestors: Vec<Ref<..>>` (or an `Option` / a `Vec`
+///   of the id type) are kept by the ODM: filled on insert from the parent, rewritten for a
+///   whole subtree by [`tree::Tree::move_under`] (a fixed number of commands), indexed, not
+///   writable through their paths (marked [`Kept`]). See [`tree`] for the operations and the
+///   commands they send.
+///
 /// # Field attributes
 ///
 /// - `#[serde(rename = "_id")]` (or a field named `_id`): the id. Required.

@@ -6,6 +6,7 @@
 //!
 //! `cargo xtask bench` runs it (release build).
 
+use std::future::IntoFuture;
 use std::time::Duration;
 
 use futures_util::TryStreamExt;
@@ -244,7 +245,7 @@ async fn main() -> odm::Result<()> {
     let mut trips = Vec::new();
     for _ in 0..201 {
         let (t, _, found) = bench
-            .measure(|| nodes.find_one(doc! { "_id": MOVED }))
+            .measure(|| nodes.find_one(doc! { "_id": MOVED }).into_future())
             .await;
         found?.expect("the node");
         trips.push(t);
