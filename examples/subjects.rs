@@ -101,8 +101,12 @@ async fn run() -> odm::Result<()> {
         .await?;
     odm.insert_one(&subject("jazz-age", "Jazz Age", Some("1920s")))
         .await?;
-    odm.insert_one(&subject("jazz-age-ny", "Jazz Age in New York", Some("jazz-age")))
-        .await?;
+    odm.insert_one(&subject(
+        "jazz-age-ny",
+        "Jazz Age in New York",
+        Some("jazz-age"),
+    ))
+    .await?;
     // ANCHOR_END: insert
     steps.sent();
     let jazz = raw
@@ -123,10 +127,16 @@ async fn run() -> odm::Result<()> {
     ])
     .await?;
     steps.sent();
-    let gatsby = raw_books.find_one(doc! { "_id": 1 }).await?.expect("inserted");
+    let gatsby = raw_books
+        .find_one(doc! { "_id": 1 })
+        .await?
+        .expect("inserted");
     say("as stored:");
     say(steps.show(&Bson::Document(gatsby.clone())));
-    assert_eq!(gatsby.get_str("subject_name").ok(), Some("Jazz Age in New York"));
+    assert_eq!(
+        gatsby.get_str("subject_name").ok(),
+        Some("Jazz Age in New York")
+    );
 
     steps.start("The seed's query: every subject below \"1920s\", at any depth");
     // ANCHOR: queries
@@ -159,7 +169,10 @@ async fn run() -> odm::Result<()> {
     odm.update_by_id("jazz-age", Subject::name().set("The Jazz Age"))
         .await?;
     steps.sent();
-    let tender = raw_books.find_one(doc! { "_id": 2 }).await?.expect("stored");
+    let tender = raw_books
+        .find_one(doc! { "_id": 2 })
+        .await?
+        .expect("stored");
     say("as stored:");
     say(steps.show(&Bson::Document(tender.clone())));
     assert_eq!(tender.get_str("subject_name").ok(), Some("The Jazz Age"));
@@ -173,7 +186,10 @@ async fn run() -> odm::Result<()> {
         moved.previous, moved.descendants, moved.in_transaction
     ));
     steps.sent();
-    let ny = raw.find_one(doc! { "_id": "jazz-age-ny" }).await?.expect("stored");
+    let ny = raw
+        .find_one(doc! { "_id": "jazz-age-ny" })
+        .await?
+        .expect("stored");
     say("as stored:");
     say(steps.show(&Bson::Document(ny.clone())));
     assert_eq!(ny.get_array("ancestors").map(Vec::len).ok(), Some(1));
@@ -183,12 +199,19 @@ async fn run() -> odm::Result<()> {
     tree.move_under("jazz-age", "1920s").await?;
     // ANCHOR_END: move_back
     steps.sent();
-    let ny = raw.find_one(doc! { "_id": "jazz-age-ny" }).await?.expect("stored");
+    let ny = raw
+        .find_one(doc! { "_id": "jazz-age-ny" })
+        .await?
+        .expect("stored");
     say("as stored:");
     say(steps.show(&Bson::Document(ny.clone())));
     assert_eq!(
         ny.get_array("ancestors").ok().cloned(),
-        Some(vec!["american-literature".into(), "1920s".into(), "jazz-age".into()])
+        Some(vec![
+            "american-literature".into(),
+            "1920s".into(),
+            "jazz-age".into()
+        ])
     );
 
     steps.start("Move \"1920s\" under its own grandchild: refused, nothing changed");
@@ -206,7 +229,8 @@ async fn run() -> odm::Result<()> {
         doc! { "$set": { "ancestors": ["1920s", "jazz-age"] } },
     )
     .await?;
-    steps.start("A subject was left with ancestors its parents disagree with: the sweep repairs it");
+    steps
+        .start("A subject was left with ancestors its parents disagree with: the sweep repairs it");
     // ANCHOR: verify
     let report = tree.verify().repair(true).await?;
     // ANCHOR_END: verify
@@ -234,7 +258,10 @@ async fn run() -> odm::Result<()> {
     odm.delete_one(Subject::id_field().eq("1920s")).await?;
     // ANCHOR_END: delete
     steps.sent();
-    let jazz = raw.find_one(doc! { "_id": "jazz-age" }).await?.expect("stored");
+    let jazz = raw
+        .find_one(doc! { "_id": "jazz-age" })
+        .await?
+        .expect("stored");
     say("as stored:");
     say(steps.show(&Bson::Document(jazz.clone())));
     assert_eq!(jazz.get_str("parent").ok(), Some("american-literature"));

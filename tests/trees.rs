@@ -77,7 +77,11 @@ fn seed() -> Vec<Subject> {
         subject("american-literature", "American Literature", None),
         subject("1920s", "1920s", Some("american-literature")),
         subject("jazz-age", "Jazz Age", Some("1920s")),
-        subject("jazz-age-new-york", "Jazz Age in New York", Some("jazz-age")),
+        subject(
+            "jazz-age-new-york",
+            "Jazz Age in New York",
+            Some("jazz-age"),
+        ),
     ]
 }
 
@@ -93,8 +97,10 @@ fn strings(values: &[&str]) -> Vec<Bson> {
 /// whose ancestors differ, and the nodes on or under a parent cycle or a missing parent.
 async fn inconsistent(db: &TestDb, collection: &str, parent: &str, ancestors: &str) -> Vec<String> {
     let docs = stored(db, collection).await;
-    let by_id: HashMap<String, &Document> =
-        docs.iter().map(|d| (d.get("_id").unwrap().to_string(), d)).collect();
+    let by_id: HashMap<String, &Document> = docs
+        .iter()
+        .map(|d| (d.get("_id").unwrap().to_string(), d))
+        .collect();
     let mut wrong = Vec::new();
     for d in &docs {
         let mut chain = Vec::new();
@@ -108,14 +114,21 @@ async fn inconsistent(db: &TestDb, collection: &str, parent: &str, ancestors: &s
             at = match by_id.get(&at.to_string()) {
                 Some(p) => p.get(parent).cloned().unwrap_or(Bson::Null),
                 None => {
-                    wrong.push(format!("missing parent {at} above {}", d.get("_id").unwrap()));
+                    wrong.push(format!(
+                        "missing parent {at} above {}",
+                        d.get("_id").unwrap()
+                    ));
                     Bson::Null
                 }
             };
         }
         chain.reverse();
         if d.get_array(ancestors).ok() != Some(&chain) {
-            wrong.push(format!("{}: stored {:?}, chain {chain:?}", d.get("_id").unwrap(), d.get(ancestors)));
+            wrong.push(format!(
+                "{}: stored {:?}, chain {chain:?}",
+                d.get("_id").unwrap(),
+                d.get(ancestors)
+            ));
         }
     }
     wrong
@@ -135,9 +148,18 @@ async fn insert_fills_the_ancestors_from_the_parent_with_one_projected_read() ->
         names,
         [
             "hello",
-            "findAndModify", "insert", "update", "commitTransaction",
-            "findAndModify", "insert", "update", "commitTransaction",
-            "findAndModify", "insert", "update", "commitTransaction",
+            "findAndModify",
+            "insert",
+            "update",
+            "commitTransaction",
+            "findAndModify",
+            "insert",
+            "update",
+            "commitTransaction",
+            "findAndModify",
+            "insert",
+            "update",
+            "commitTransaction",
         ],
         "per node: the parent read (and marked), the insert, the mark removed"
     );
@@ -153,7 +175,9 @@ async fn insert_fills_the_ancestors_from_the_parent_with_one_projected_read() ->
         "the seed's shape, the caller's ancestors replaced, no mark left"
     );
     assert_eq!(
-        stored_one(&db, "subjects", "american-literature").await.unwrap(),
+        stored_one(&db, "subjects", "american-literature")
+            .await
+            .unwrap(),
         doc! { "_id": "american-literature", "name": "American Literature", "parent": Bson::Null, "ancestors": [] },
     );
     Ok(())
@@ -165,18 +189,28 @@ async fn a_whole_tree_in_one_call_is_one_insert_in_any_order() -> odm::Result<()
     let mut all = seed();
     all.reverse();
     db.odm().insert_many(&all).await?;
-    assert_eq!(sent(&db), ["insert"], "every parent is in the batch: nothing to read");
-    let ny = stored_one(&db, "subjects", "jazz-age-new-york").await.unwrap();
+    assert_eq!(
+        sent(&db),
+        ["insert"],
+        "every parent is in the batch: nothing to read"
+    );
+    let ny = stored_one(&db, "subjects", "jazz-age-new-york")
+        .await
+        .unwrap();
     assert_eq!(
         ny.get_array("ancestors").unwrap(),
         &strings(&["american-literature", "1920s", "jazz-age"])
     );
-    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors")
+        .await
+        .is_empty());
 
     let db = TestDb::new().await?;
     db.odm().insert_many(&seed()).await?;
     assert_eq!(sent(&db), ["insert"], "parents first, likewise");
-    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors")
+        .await
+        .is_empty());
     Ok(())
 }
 
@@ -217,14 +251,21 @@ async fn the_tree_queries_are_one_command_each() -> odm::Result<()> {
     let tree = odm.tree::<Subject>();
 
     // The seed's `db.subjects.find({ ancestors: "1920s" })`.
-    let below = tree.descendants("1920s").sort(Subject::id_field().asc()).await?;
+    let below = tree
+        .descendants("1920s")
+        .sort(Subject::id_field().asc())
+        .await?;
     assert_eq!(ids(&below), ["jazz-age", "jazz-age-new-york"]);
     let children = tree.children("1920s").await?;
     assert_eq!(ids(&children), ["jazz-age"]);
     let roots = tree.roots().await?;
     assert_eq!(ids(&roots), ["american-literature"]);
     let chain = tree.ancestors("jazz-age-new-york").await?;
-    assert_eq!(ids(&chain), ["american-literature", "1920s", "jazz-age"], "root first");
+    assert_eq!(
+        ids(&chain),
+        ["american-literature", "1920s", "jazz-age"],
+        "root first"
+    );
     assert_eq!(tree.depth("jazz-age-new-york").await?, 3);
     assert_eq!(tree.depth("american-literature").await?, 0);
     assert_eq!(
@@ -249,14 +290,17 @@ async fn last_filter(db: &TestDb, _find: &odm::ops::Find<'_, Subject>) -> odm::R
     Ok(find.get_document("filter").unwrap().clone())
 }
 
-
 /// `n` nodes of a tree of plain ids laid out as a heap with `branching` children per node,
 /// ids from `first`, the first one under `root`.
 fn heap(first: i32, n: i32, branching: i32, root: Option<i32>) -> Vec<Node> {
     (0..n)
         .map(|k| Node {
             id: first + k,
-            parent: if k == 0 { root } else { Some(first + (k - 1) / branching) },
+            parent: if k == 0 {
+                root
+            } else {
+                Some(first + (k - 1) / branching)
+            },
             ancestors: Vec::new(),
         })
         .collect()
@@ -294,17 +338,33 @@ async fn moving_a_subtree_of_2000_nodes_in_a_tree_of_10000_takes_as_many_command
     let leaf = sent(&db);
     assert_eq!(
         big,
-        ["findAndModify", "findAndModify", "update", "update", "commitTransaction"]
+        [
+            "findAndModify",
+            "findAndModify",
+            "update",
+            "update",
+            "commitTransaction"
+        ]
     );
     assert_eq!(big, leaf, "the commands do not grow with the subtree");
 
     let wrong = inconsistent(&db, "nodes", "parent", "ancestors").await;
-    assert!(wrong.is_empty(), "{} wrong, e.g. {:?}", wrong.len(), wrong.first());
+    assert!(
+        wrong.is_empty(),
+        "{} wrong, e.g. {:?}",
+        wrong.len(),
+        wrong.first()
+    );
     let one = stored_one(&db, "nodes", 1).await.unwrap();
-    assert_eq!(one.get_array("ancestors").unwrap(), &vec![Bson::Int32(0), 2001.into(), 2002.into(), 2006.into()]);
+    assert_eq!(
+        one.get_array("ancestors").unwrap(),
+        &vec![Bson::Int32(0), 2001.into(), 2002.into(), 2006.into()]
+    );
     let below = tree.descendants(1).await?;
     assert_eq!(below.len(), 1999);
-    assert!(below.iter().all(|n| n.ancestors.starts_with(&[0, 2001, 2002, 2006, 1])));
+    assert!(below
+        .iter()
+        .all(|n| n.ancestors.starts_with(&[0, 2001, 2002, 2006, 1])));
     Ok(())
 }
 
@@ -335,7 +395,12 @@ async fn fifty_concurrent_moves_of_different_subtrees_leave_a_consistent_tree() 
         assert!(moved.in_transaction);
     }
     let wrong = inconsistent(&db, "nodes", "parent", "ancestors").await;
-    assert!(wrong.is_empty(), "{} wrong, e.g. {:?}", wrong.len(), &wrong[..wrong.len().min(3)]);
+    assert!(
+        wrong.is_empty(),
+        "{} wrong, e.g. {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(3)]
+    );
     for (node, to) in moves {
         let d = stored_one(&db, "nodes", node).await.unwrap();
         assert_eq!(d.get_i32("parent").unwrap(), to, "{d}");
@@ -357,7 +422,11 @@ async fn without_transactions_concurrent_moves_are_repaired_by_the_sweep() -> od
         .move_under(399, 5)
         .transaction(TransactionMode::Never)
         .await?;
-    assert_eq!(sent(&db), ["find", "findAndModify", "update"], "the fixed order");
+    assert_eq!(
+        sent(&db),
+        ["find", "findAndModify", "update"],
+        "the fixed order"
+    );
     let moves = fifty_moves();
     let tasks: Vec<_> = moves
         .iter()
@@ -376,11 +445,16 @@ async fn without_transactions_concurrent_moves_are_repaired_by_the_sweep() -> od
     }
     // Moves that read a parent's ancestors just before another move changed them leave nodes
     // behind (how many depends on the interleaving): the sweep finds exactly those.
-    let behind = inconsistent(&db, "nodes", "parent", "ancestors").await.len();
+    let behind = inconsistent(&db, "nodes", "parent", "ancestors")
+        .await
+        .len();
     let report = db.odm().tree::<Node>().verify().repair(true).await?;
     assert_eq!(report.issues.len(), behind, "{report:?}");
     assert!(
-        report.issues.iter().all(|i| matches!(i, TreeIssue::WrongAncestors { .. })),
+        report
+            .issues
+            .iter()
+            .all(|i| matches!(i, TreeIssue::WrongAncestors { .. })),
         "{report:?}"
     );
     assert_eq!(report.repaired as usize, report.issues.len());
@@ -402,15 +476,27 @@ async fn moving_a_node_under_itself_or_its_descendant_changes_nothing() -> odm::
             ("1920s", "jazz-age"),
             ("american-literature", "jazz-age-new-york"),
         ] {
-            let err = tree.move_under(node, under).transaction(mode).await.unwrap_err();
+            let err = tree
+                .move_under(node, under)
+                .transaction(mode)
+                .await
+                .unwrap_err();
             assert!(
                 matches!(&err, Error::TreeCycle { collection, node: n, parent } if collection == "subjects" && n.contains(node) && parent.contains(under)),
                 "{mode:?}: {err}"
             );
         }
-        let err = tree.move_under("1920s", "nowhere").transaction(mode).await.unwrap_err();
+        let err = tree
+            .move_under("1920s", "nowhere")
+            .transaction(mode)
+            .await
+            .unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{err}");
-        let err = tree.move_under("nowhere", "1920s").transaction(mode).await.unwrap_err();
+        let err = tree
+            .move_under("nowhere", "1920s")
+            .transaction(mode)
+            .await
+            .unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{err}");
         assert_eq!(stored(&db, "subjects").await, before, "{mode:?}");
     }
@@ -426,16 +512,25 @@ async fn a_move_to_the_root_and_back() -> odm::Result<()> {
     let moved = tree.move_to_root("jazz-age").await?;
     assert_eq!(moved.previous.as_deref(), Some("1920s"));
     assert_eq!(moved.descendants, 1);
-    assert_eq!(sent(&db), ["hello", "findAndModify", "update", "commitTransaction"]);
     assert_eq!(
-        stored_one(&db, "subjects", "jazz-age-new-york").await.unwrap().get_array("ancestors").unwrap(),
+        sent(&db),
+        ["hello", "findAndModify", "update", "commitTransaction"]
+    );
+    assert_eq!(
+        stored_one(&db, "subjects", "jazz-age-new-york")
+            .await
+            .unwrap()
+            .get_array("ancestors")
+            .unwrap(),
         &strings(&["jazz-age"])
     );
     let roots = tree.roots().sort(Subject::id_field().asc()).await?;
     assert_eq!(ids(&roots), ["american-literature", "jazz-age"]);
     let moved = tree.move_under("jazz-age", "1920s").await?;
     assert_eq!(moved.previous, None);
-    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors")
+        .await
+        .is_empty());
     let again = tree.move_under("jazz-age", "1920s").await?;
     assert!(!again.changed);
     assert_eq!(again.descendants, 0);
@@ -449,31 +544,69 @@ async fn lift_gives_the_children_to_the_grandparent_in_a_fixed_number_of_command
     db.odm().insert_many(&seed()).await?;
     // More children and grandchildren, to show the commands do not depend on them.
     let more: Vec<Subject> = (0..20)
-        .map(|i| subject(&format!("x{i}"), "x", Some(if i < 10 { "1920s" } else { "jazz-age" })))
+        .map(|i| {
+            subject(
+                &format!("x{i}"),
+                "x",
+                Some(if i < 10 { "1920s" } else { "jazz-age" }),
+            )
+        })
         .collect();
     db.odm().insert_many(&more).await?;
     sent(&db);
-    assert_eq!(db.odm().delete_one(Subject::id_field().eq("1920s")).await?, 1);
+    assert_eq!(
+        db.odm().delete_one(Subject::id_field().eq("1920s")).await?,
+        1
+    );
     let names = sent(&db);
     // The ids, the pull, the new parents, then the delete with the rules of the references
     // into subjects (the ids, the books' restrict count, the delete).
     assert_eq!(
         names,
-        ["find", "update", "update", "find", "aggregate", "delete", "commitTransaction"]
+        [
+            "find",
+            "update",
+            "update",
+            "find",
+            "aggregate",
+            "delete",
+            "commitTransaction"
+        ]
     );
     let jazz = stored_one(&db, "subjects", "jazz-age").await.unwrap();
     assert_eq!(jazz.get_str("parent").unwrap(), "american-literature");
-    assert_eq!(jazz.get_array("ancestors").unwrap(), &strings(&["american-literature"]));
-    let ny = stored_one(&db, "subjects", "jazz-age-new-york").await.unwrap();
-    assert_eq!(ny.get_array("ancestors").unwrap(), &strings(&["american-literature", "jazz-age"]));
-    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
-    assert_eq!(db.odm().tree::<Subject>().children("american-literature").await?.len(), 11);
+    assert_eq!(
+        jazz.get_array("ancestors").unwrap(),
+        &strings(&["american-literature"])
+    );
+    let ny = stored_one(&db, "subjects", "jazz-age-new-york")
+        .await
+        .unwrap();
+    assert_eq!(
+        ny.get_array("ancestors").unwrap(),
+        &strings(&["american-literature", "jazz-age"])
+    );
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors")
+        .await
+        .is_empty());
+    assert_eq!(
+        db.odm()
+            .tree::<Subject>()
+            .children("american-literature")
+            .await?
+            .len(),
+        11
+    );
 
     // A root's children become roots.
-    db.odm().delete_one(Subject::id_field().eq("american-literature")).await?;
+    db.odm()
+        .delete_one(Subject::id_field().eq("american-literature"))
+        .await?;
     let roots = db.odm().tree::<Subject>().roots().await?;
     assert_eq!(roots.len(), 11);
-    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors")
+        .await
+        .is_empty());
     Ok(())
 }
 
@@ -490,12 +623,20 @@ async fn a_delete_refused_by_a_rule_of_another_model_lifts_nothing() -> odm::Res
         })
         .await?;
     let before = stored(&db, "subjects").await;
-    let err = db.odm().delete_one(Subject::id_field().eq("1920s")).await.unwrap_err();
+    let err = db
+        .odm()
+        .delete_one(Subject::id_field().eq("1920s"))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, Error::DeleteRestricted(r) if r.referenced_by == "books"),
         "{err}"
     );
-    assert_eq!(stored(&db, "subjects").await, before, "the lift was rolled back with it");
+    assert_eq!(
+        stored(&db, "subjects").await,
+        before,
+        "the lift was rolled back with it"
+    );
     Ok(())
 }
 
@@ -507,10 +648,15 @@ async fn cascade_deletes_the_whole_subtree() -> odm::Result<()> {
     // Node 1 has 133 nodes below it.
     let below = db.odm().tree::<Node>().descendants(1).await?.len();
     sent(&db);
-    assert_eq!(db.odm().delete_one(Node::id_field().eq(1)).await?, below as u64 + 1);
+    assert_eq!(
+        db.odm().delete_one(Node::id_field().eq(1)).await?,
+        below as u64 + 1
+    );
     assert_eq!(sent(&db), ["hello", "find", "delete", "commitTransaction"]);
     assert_eq!(stored(&db, "nodes").await.len(), 400 - below - 1);
-    assert!(inconsistent(&db, "nodes", "parent", "ancestors").await.is_empty());
+    assert!(inconsistent(&db, "nodes", "parent", "ancestors")
+        .await
+        .is_empty());
     Ok(())
 }
 
@@ -534,15 +680,25 @@ async fn restrict_refuses_a_node_with_children_and_takes_a_whole_subtree() -> od
     .await?;
     let before = stored(&db, "folders").await;
     sent(&db);
-    let err = odm.delete_one(Folder::id_field().eq(Bson::from("a"))).await.unwrap_err();
+    let err = odm
+        .delete_one(Folder::id_field().eq(Bson::from("a")))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, Error::DeleteRestricted(r) if r.referenced_by == "folders" && r.path == "parentId" && r.count == 1),
         "{err}"
     );
-    assert_eq!(sent(&db), ["hello", "find", "aggregate", "abortTransaction"]);
+    assert_eq!(
+        sent(&db),
+        ["hello", "find", "aggregate", "abortTransaction"]
+    );
     assert_eq!(stored(&db, "folders").await, before);
     // A leaf goes; so does a node deleted with all its children.
-    assert_eq!(odm.delete_one(Folder::id_field().eq(Bson::from("b"))).await?, 1);
+    assert_eq!(
+        odm.delete_one(Folder::id_field().eq(Bson::from("b")))
+            .await?,
+        1
+    );
     odm.insert_one(&folder("b", Some("a".into()))).await?;
     let all = Folder::id_field().is_in([Bson::from("a"), Bson::from("b")]);
     assert_eq!(odm.delete_many(all).await?, 2);
@@ -569,20 +725,38 @@ async fn hostile_ids_are_values() -> odm::Result<()> {
     ])
     .await?;
     let tree = odm.tree::<Folder>();
-    let below: Vec<Bson> = tree.descendants(dotted.clone()).await?.into_iter().map(|f| f.id).collect();
+    let below: Vec<Bson> = tree
+        .descendants(dotted.clone())
+        .await?
+        .into_iter()
+        .map(|f| f.id)
+        .collect();
     assert_eq!(below.len(), 2, "{below:?}");
     // `"$ancestors"` in the new prefix is not read as the field.
     let moved = tree.move_under(dollar.clone(), shaped.clone()).await?;
     assert_eq!(moved.descendants, 1);
     let w = stored_one(&db, "folders", where_.clone()).await.unwrap();
-    assert_eq!(w.get_array("path").unwrap(), &vec![shaped.clone(), dollar.clone()]);
-    assert!(inconsistent(&db, "folders", "parentId", "path").await.is_empty());
-    let chain: Vec<Bson> = tree.ancestors(where_.clone()).await?.into_iter().map(|f| f.id).collect();
+    assert_eq!(
+        w.get_array("path").unwrap(),
+        &vec![shaped.clone(), dollar.clone()]
+    );
+    assert!(inconsistent(&db, "folders", "parentId", "path")
+        .await
+        .is_empty());
+    let chain: Vec<Bson> = tree
+        .ancestors(where_.clone())
+        .await?
+        .into_iter()
+        .map(|f| f.id)
+        .collect();
     assert_eq!(chain, [shaped.clone(), dollar.clone()]);
     assert_eq!(tree.children(shaped.clone()).await?.len(), 2);
     // A document that reads as operators matches nothing, rather than everything.
     let operators = Bson::Document(doc! { "$ne": "nothing" });
-    assert!(tree.descendants(operators.clone()).await.is_err() || tree.descendants(operators).await?.is_empty());
+    assert!(
+        tree.descendants(operators.clone()).await.is_err()
+            || tree.descendants(operators).await?.is_empty()
+    );
     assert!(tree.verify().await?.is_consistent());
     Ok(())
 }
@@ -629,22 +803,38 @@ async fn writes_of_the_tree_fields_are_refused_and_replacements_keep_them() -> o
     // A replacement that would move it is refused.
     jazz.parent = Some(Ref::new("american-literature".into()));
     let err = odm.replace_one(&jazz).await.unwrap_err();
-    assert!(matches!(&err, Error::TreeWrite { path, .. } if path == "parent"), "{err}");
+    assert!(
+        matches!(&err, Error::TreeWrite { path, .. } if path == "parent"),
+        "{err}"
+    );
     jazz.parent = Some(Ref::new("1920s".into()));
     jazz.ancestors = vec![];
     let err = odm.replace_one(&jazz).await.unwrap_err();
-    assert!(matches!(&err, Error::TreeWrite { path, .. } if path == "ancestors"), "{err}");
+    assert!(
+        matches!(&err, Error::TreeWrite { path, .. } if path == "ancestors"),
+        "{err}"
+    );
     let err = odm.replace_one(&jazz).upsert(true).await.unwrap_err();
     assert!(matches!(err, Error::Unsupported(_)), "{err}");
     let after = stored(&db, "subjects").await;
     assert_eq!(after.len(), before.len());
-    assert_eq!(stored_one(&db, "subjects", "jazz-age").await.unwrap().get_str("name").unwrap(), "The Jazz Age");
-    assert!(inconsistent(&db, "subjects", "parent", "ancestors").await.is_empty());
+    assert_eq!(
+        stored_one(&db, "subjects", "jazz-age")
+            .await
+            .unwrap()
+            .get_str("name")
+            .unwrap(),
+        "The Jazz Age"
+    );
+    assert!(inconsistent(&db, "subjects", "parent", "ancestors")
+        .await
+        .is_empty());
     Ok(())
 }
 
 #[tokio::test]
-async fn a_renamed_subject_is_renamed_in_the_books_and_a_move_leaves_them_alone() -> odm::Result<()> {
+async fn a_renamed_subject_is_renamed_in_the_books_and_a_move_leaves_them_alone() -> odm::Result<()>
+{
     let db = TestDb::new().await?;
     let odm = db.odm();
     odm.insert_many(&seed()).await?;
@@ -658,14 +848,19 @@ async fn a_renamed_subject_is_renamed_in_the_books_and_a_move_leaves_them_alone(
     let book = stored_one(&db, "books", 1).await.unwrap();
     assert_eq!(book.get_str("subject_name").unwrap(), "Jazz Age");
     // The id is a slug: renaming the subject is one field, copied on to the books.
-    odm.update_by_id("jazz-age", Subject::name().set("The Jazz Age")).await?;
+    odm.update_by_id("jazz-age", Subject::name().set("The Jazz Age"))
+        .await?;
     let book = stored_one(&db, "books", 1).await.unwrap();
     assert_eq!(book.get_str("subject_name").unwrap(), "The Jazz Age");
     // A move does not touch the books: nothing they copy changes.
     sent(&db);
     odm.tree::<Subject>().move_to_root("jazz-age").await?;
     let names = sent(&db);
-    assert_eq!(names[names.len() - 3..], ["findAndModify", "update", "commitTransaction"], "{names:?}");
+    assert_eq!(
+        names[names.len() - 3..],
+        ["findAndModify", "update", "commitTransaction"],
+        "{names:?}"
+    );
     assert_eq!(stored_one(&db, "books", 1).await.unwrap(), book);
     let report = odm.verify_copies().await?;
     assert!(report.is_consistent(), "{report}");
@@ -673,21 +868,32 @@ async fn a_renamed_subject_is_renamed_in_the_books_and_a_move_leaves_them_alone(
 }
 
 #[tokio::test]
-async fn the_sweep_reports_and_repairs_ancestors_that_disagree_with_the_parents() -> odm::Result<()> {
+async fn the_sweep_reports_and_repairs_ancestors_that_disagree_with_the_parents() -> odm::Result<()>
+{
     let db = TestDb::new().await?;
     db.odm().insert_many(&heap(0, 40, 3, None)).await?;
     let raw = db.raw().collection::<Document>("nodes");
     // A move interrupted after the node: its descendants keep the old ancestors.
-    raw.update_one(doc! { "_id": 4 }, doc! { "$set": { "parent": 2, "ancestors": [0, 2] } }).await?;
+    raw.update_one(
+        doc! { "_id": 4 },
+        doc! { "$set": { "parent": 2, "ancestors": [0, 2] } },
+    )
+    .await?;
     // A parent deleted behind the tree's back.
     raw.delete_one(doc! { "_id": 3 }).await?;
     // A cycle between two nodes.
-    raw.update_one(doc! { "_id": 38 }, doc! { "$set": { "parent": 39 } }).await?;
-    raw.update_one(doc! { "_id": 39 }, doc! { "$set": { "parent": 38 } }).await?;
+    raw.update_one(doc! { "_id": 38 }, doc! { "$set": { "parent": 39 } })
+        .await?;
+    raw.update_one(doc! { "_id": 39 }, doc! { "$set": { "parent": 38 } })
+        .await?;
     sent(&db);
 
     let report = db.odm().tree::<Node>().verify().await?;
-    assert_eq!(sent(&db), ["find"], "reading is one find; nothing is written");
+    assert_eq!(
+        sent(&db),
+        ["find"],
+        "reading is one find; nothing is written"
+    );
     assert_eq!(report.checked, 39);
     let wrong: Vec<i32> = report
         .issues
@@ -705,17 +911,27 @@ async fn the_sweep_reports_and_repairs_ancestors_that_disagree_with_the_parents(
         lifted_to: Some(Bson::Int32(0)),
     }));
     assert!(
-        report.issues.iter().any(|i| matches!(i, TreeIssue::Cycle { ids } if ids.len() == 2)),
+        report
+            .issues
+            .iter()
+            .any(|i| matches!(i, TreeIssue::Cycle { ids } if ids.len() == 2)),
         "{report:?}"
     );
 
     let repaired = db.odm().tree::<Node>().verify().repair(true).await?;
-    assert_eq!(sent(&db), ["find", "update"], "all the fixes in one update command");
+    assert_eq!(
+        sent(&db),
+        ["find", "update"],
+        "all the fixes in one update command"
+    );
     assert_eq!(repaired.repaired, 13);
     let after = db.odm().tree::<Node>().verify().await?;
     assert_eq!(after.issues.len(), 1, "only the cycle is left: {after:?}");
     let wrong = inconsistent(&db, "nodes", "parent", "ancestors").await;
-    assert!(wrong.iter().all(|w| w.contains("38") || w.contains("39")), "{wrong:?}");
+    assert!(
+        wrong.iter().all(|w| w.contains("38") || w.contains("39")),
+        "{wrong:?}"
+    );
     Ok(())
 }
 
@@ -724,7 +940,8 @@ async fn malformed_nodes_are_errors_naming_the_document_and_the_field() -> odm::
     let db = TestDb::new().await?;
     db.odm().insert_many(&heap(0, 4, 3, None)).await?;
     let raw = db.raw().collection::<Document>("nodes");
-    raw.update_one(doc! { "_id": 1 }, doc! { "$set": { "ancestors": "0" } }).await?;
+    raw.update_one(doc! { "_id": 1 }, doc! { "$set": { "ancestors": "0" } })
+        .await?;
     let tree = db.odm().tree::<Node>();
     let err = tree.verify().await.unwrap_err();
     assert!(
@@ -736,9 +953,24 @@ async fn malformed_nodes_are_errors_naming_the_document_and_the_field() -> odm::
         matches!(&err, Error::Decode { id, path, .. } if id == "{ _id: 1 }" && path == "ancestors"),
         "{err}"
     );
-    let err = db.odm().insert_one(&Node { id: 9, parent: Some(1), ancestors: vec![] }).await.unwrap_err();
-    assert!(matches!(&err, Error::Decode { path, .. } if path == "ancestors"), "{err}");
-    raw.update_one(doc! { "_id": 3 }, doc! { "$set": { "ancestors": [0, [1]] } }).await?;
+    let err = db
+        .odm()
+        .insert_one(&Node {
+            id: 9,
+            parent: Some(1),
+            ancestors: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Decode { path, .. } if path == "ancestors"),
+        "{err}"
+    );
+    raw.update_one(
+        doc! { "_id": 3 },
+        doc! { "$set": { "ancestors": [0, [1]] } },
+    )
+    .await?;
     let err = tree.depth(3).await.unwrap_err();
     assert!(
         matches!(&err, Error::Decode { id, path, .. } if id == "{ _id: 3 }" && path == "ancestors.1"),
@@ -746,4 +978,3 @@ async fn malformed_nodes_are_errors_naming_the_document_and_the_field() -> odm::
     );
     Ok(())
 }
-

@@ -71,8 +71,8 @@ pub use error::{Error, Result};
 pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use model::{Embed, Model};
-pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use path::Kept;
+pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
@@ -245,8 +245,8 @@ pub mod prelude {
 pub mod __private {
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
-    pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::path::Kept;
+    pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
     pub use crate::reference::dbref::{dbref_of, serialize_ref, typed, unknown_collection, Stored};
@@ -256,11 +256,11 @@ pub mod __private {
     };
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
-    pub use crate::tree::{DeleteRule, TreeInfo, TreeModel};
     pub use crate::schema::ModelEntry;
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
+    pub use crate::tree::{DeleteRule, TreeInfo, TreeModel};
 
     /// The stored path of the source ids in the summaries at `path` (`parts.id`), which the
     /// index that finds the copies of a source is on.

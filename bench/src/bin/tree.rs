@@ -77,12 +77,19 @@ async fn node_update(
 ) -> odm::Result<Vec<Bson>> {
     let projection = doc! { "ancestors": 1 };
     let parent = match session.as_deref_mut() {
-        Some(s) => nodes
-            .find_one_and_update(doc! { "_id": to }, doc! { "$set": { "_mark": true } })
-            .projection(projection)
-            .session(s)
-            .await?,
-        None => nodes.find_one(doc! { "_id": to }).projection(projection).await?,
+        Some(s) => {
+            nodes
+                .find_one_and_update(doc! { "_id": to }, doc! { "$set": { "_mark": true } })
+                .projection(projection)
+                .session(s)
+                .await?
+        }
+        None => {
+            nodes
+                .find_one(doc! { "_id": to })
+                .projection(projection)
+                .await?
+        }
     }
     .expect("the parent exists");
     let mut ancestors = parent.get_array("ancestors").expect("an array").clone();

@@ -48,7 +48,11 @@ impl TreeAttr {
     }
 
     /// Parses the `tree` key of `#[odm(...)]`, reporting a repeated one.
-    pub fn parse(cx: &Ctxt, meta: &ParseNestedMeta<'_>, slot: &mut Option<TreeAttr>) -> syn::Result<()> {
+    pub fn parse(
+        cx: &Ctxt,
+        meta: &ParseNestedMeta<'_>,
+        slot: &mut Option<TreeAttr>,
+    ) -> syn::Result<()> {
         let mut out = TreeAttr {
             span: meta.path.span(),
             parent: None,
@@ -174,8 +178,18 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
         .collect();
     let mut found = Vec::new();
     for (key, name, lit, shape) in [
-        ("parent", tree.parent_name(), &tree.parent, "an `Option` (roots have no parent)"),
-        ("ancestors", tree.ancestors_name(), &tree.ancestors, "a `Vec` (the ancestors, root first)"),
+        (
+            "parent",
+            tree.parent_name(),
+            &tree.parent,
+            "an `Option` (roots have no parent)",
+        ),
+        (
+            "ancestors",
+            tree.ancestors_name(),
+            &tree.ancestors,
+            "a `Vec` (the ancestors, root first)",
+        ),
     ] {
         let Some(f) = cont.field_named(&name) else {
             let hint = super::check::closest(&name, &known)
@@ -202,18 +216,20 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
             );
             continue;
         }
-        let shape_ok = match (key, f.shape) {
-            ("parent", Shape::Option(_)) => true,
-            ("ancestors", Shape::Vec(_)) => true,
-            _ => false,
-        };
+        let shape_ok = matches!(
+            (key, f.shape),
+            ("parent", Shape::Option(_)) | ("ancestors", Shape::Vec(_))
+        );
         if !shape_ok {
             cx.error_spanned_by(
                 f.ty,
-                format!("the tree's {key} field is {shape}: `{}`", match key {
-                    "parent" => format!("Option<Ref<{}>>", cont.ident),
-                    _ => format!("Vec<Ref<{}>>", cont.ident),
-                }),
+                format!(
+                    "the tree's {key} field is {shape}: `{}`",
+                    match key {
+                        "parent" => format!("Option<Ref<{}>>", cont.ident),
+                        _ => format!("Vec<Ref<{}>>", cont.ident),
+                    }
+                ),
             );
         }
         if let Some(target) = f.ref_target().filter(|t| is_self(t)) {
@@ -223,15 +239,29 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
             );
         }
         let other = [
-            f.reference.as_ref().map(|r| (r.tokens.clone(), if r.parent { "#[parent]" } else { "#[reference]" })),
+            f.reference.as_ref().map(|r| {
+                (
+                    r.tokens.clone(),
+                    if r.parent {
+                        "#[parent]"
+                    } else {
+                        "#[reference]"
+                    },
+                )
+            }),
             f.embed.as_ref().map(|e| (e.tokens.clone(), "#[embed]")),
-            f.denormalize.as_ref().map(|d| (d.tokens.clone(), "#[denormalize]")),
+            f.denormalize
+                .as_ref()
+                .map(|d| (d.tokens.clone(), "#[denormalize]")),
             f.index.as_ref().map(|i| (i.tokens.clone(), "#[index]")),
         ];
         for (tokens, what) in other.into_iter().flatten() {
             cx.error_spanned_by(
                 tokens,
-                format!("`{}` is the tree's {key} field, kept and indexed by the tree: remove `{what}`", f.ident.unraw()),
+                format!(
+                    "`{}` is the tree's {key} field, kept and indexed by the tree: remove `{what}`",
+                    f.ident.unraw()
+                ),
             );
         }
         found.push(f.ident);
@@ -239,7 +269,9 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     if let [parent, ancestors] = found[..] {
         if parent == ancestors {
             cx.error_at(
-                tree.ancestors.as_ref().map_or_else(|| parent.span(), LitStr::span),
+                tree.ancestors
+                    .as_ref()
+                    .map_or_else(|| parent.span(), LitStr::span),
                 "the tree's parent and ancestors are two fields",
             );
         }

@@ -352,7 +352,15 @@ impl<'a, T: Model> InsertOne<'a, T> {
     async fn run(self) -> Result<T::Id> {
         let (raw, id) = encode_document(self.doc)?;
         if let Some(tree) = T::TREE {
-            crate::tree::insert_nodes::<T>(self.odm, tree, vec![raw], true, self.session, insert_boxed::<T>).await?;
+            crate::tree::insert_nodes::<T>(
+                self.odm,
+                tree,
+                vec![raw],
+                true,
+                self.session,
+                insert_boxed::<T>,
+            )
+            .await?;
             return Ok(id);
         }
         let ids = insert_raw::<T>(self.odm, vec![raw], true, self.session).await?;
@@ -410,7 +418,15 @@ impl<'a, T: Model> InsertMany<'a, T> {
             ids.push(id);
         }
         if let Some(tree) = T::TREE {
-            crate::tree::insert_nodes::<T>(self.odm, tree, raws, self.ordered, self.session, insert_boxed::<T>).await?;
+            crate::tree::insert_nodes::<T>(
+                self.odm,
+                tree,
+                raws,
+                self.ordered,
+                self.session,
+                insert_boxed::<T>,
+            )
+            .await?;
             return Ok(ids);
         }
         insert_raw::<T>(self.odm, raws, self.ordered, self.session).await?;
@@ -773,7 +789,15 @@ impl<'a, T: Model> Delete<'a, T> {
             });
         let rules = summarized || !crate::relations::references_to(T::COLLECTION).is_empty();
         if let Some(tree) = T::TREE {
-            return crate::tree::delete_nodes::<T>(self.odm, tree, filter, self.many, rules, self.session).await;
+            return crate::tree::delete_nodes::<T>(
+                self.odm,
+                tree,
+                filter,
+                self.many,
+                rules,
+                self.session,
+            )
+            .await;
         }
         if rules {
             return crate::relations::delete_with_rules(

@@ -122,8 +122,10 @@ impl Job {
                 for chunk in &chunks {
                     let below = crate::literal::is_in(info.ancestors, chunk.clone());
                     let target = crate::error::show_filter(&below);
-                    let action =
-                        coll.update_many(below, crate::literal::pull_all(info.ancestors, chunk.clone()));
+                    let action = coll.update_many(
+                        below,
+                        crate::literal::pull_all(info.ancestors, chunk.clone()),
+                    );
                     match session.as_deref_mut() {
                         None => action.await,
                         Some(s) => action.session(s).await,

@@ -20,7 +20,11 @@ fn under(key: &str, path: &str) -> bool {
 /// a whole document holding them): every path an operator names is a write, and so is the
 /// new name of a `$rename`. Typed updates of the two fields do not compile; this catches raw
 /// ones. Nothing is sent.
-pub(crate) fn refuse_tree_writes(collection: &str, info: TreeInfo, update: &Document) -> Result<()> {
+pub(crate) fn refuse_tree_writes(
+    collection: &str,
+    info: TreeInfo,
+    update: &Document,
+) -> Result<()> {
     let renamed_to = update
         .get_document("$rename")
         .into_iter()

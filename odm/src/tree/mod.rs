@@ -110,7 +110,8 @@ impl<'a, T: TreeModel> Tree<'a, T> {
     /// The nodes whose parent is `id`: one `find` `{parent: {$eq: id}}` on the `parent_1`
     /// index (plus `getMore`s past the first batch). A builder: sort, limit, project, populate.
     pub fn children(&self, id: impl Value<T::Id>) -> Find<'a, T> {
-        let filter = encode_id::<T>("node id", &id).map(|id| crate::literal::eq(T::INFO.parent, id));
+        let filter =
+            encode_id::<T>("node id", &id).map(|id| crate::literal::eq(T::INFO.parent, id));
         self.find(filter)
     }
 
@@ -200,7 +201,10 @@ impl<'a, T: TreeModel> Tree<'a, T> {
     pub async fn depth(&self, id: impl Value<T::Id>) -> Result<usize> {
         let id = encode_id::<T>("node id", &id)?;
         let node = node::read::<T>(self.odm, T::INFO, &id, None).await?;
-        Ok(node.ok_or_else(|| not_found::<T>(&id, "the node"))?.ancestors.len())
+        Ok(node
+            .ok_or_else(|| not_found::<T>(&id, "the node"))?
+            .ancestors
+            .len())
     }
 
     /// Moves `node`, with its whole subtree, under `parent`. See [`MoveNode`] for the commands

@@ -177,7 +177,9 @@ impl Plan<'_> {
             None => action.await,
             Some(s) => action.session(s).await,
         }
-        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(self.node)), e))?
+        .map_err(|e| {
+            Error::from_write(T::COLLECTION, || crate::error::show_id(Some(self.node)), e)
+        })?
         .ok_or_else(|| super::not_found::<T>(self.node, "the node"))?;
         let before = node::parse::<T>(info, &before)?;
         let previous = before
@@ -196,11 +198,26 @@ impl Plan<'_> {
         let mut descendants = 0;
         if changed {
             ancestors.push(self.node.clone());
-            let result = rewrite_prefix(&coll, info.ancestors, self.node, ancestors, session.as_deref_mut())
-                .await
-                .map_err(|e| {
-                    Error::from_write(T::COLLECTION, || format!("the descendants of {}", crate::error::show_id(Some(self.node))), e)
-                })?;
+            let result = rewrite_prefix(
+                &coll,
+                info.ancestors,
+                self.node,
+                ancestors,
+                session.as_deref_mut(),
+            )
+            .await
+            .map_err(|e| {
+                Error::from_write(
+                    T::COLLECTION,
+                    || {
+                        format!(
+                            "the descendants of {}",
+                            crate::error::show_id(Some(self.node))
+                        )
+                    },
+                    e,
+                )
+            })?;
             descendants = result;
         }
         if let (true, Some(parent), Some(s)) = (mark, self.parent, session) {

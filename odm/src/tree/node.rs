@@ -66,7 +66,11 @@ pub(crate) fn ancestors_of<T: Model>(info: TreeInfo, doc: &Document) -> Result<V
             }
             Ok(items.clone())
         }
-        None => Err(malformed::<T>(doc, path, "missing field: a node lists its ancestors (`[]` for a root)")),
+        None => Err(malformed::<T>(
+            doc,
+            path,
+            "missing field: a node lists its ancestors (`[]` for a root)",
+        )),
         Some(other) => Err(malformed::<T>(
             doc,
             path,
@@ -182,9 +186,7 @@ pub(crate) async fn read_many<T: Model>(
                 .await
                 .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
         }
-        let options = FindOptions::builder()
-            .projection(projection(info))
-            .build();
+        let options = FindOptions::builder().projection(projection(info)).build();
         let docs: Vec<Document> = match session.as_deref_mut() {
             None => coll
                 .find(filter)

@@ -215,7 +215,10 @@ impl<'a, T: TreeModel> VerifyTree<'a, T> {
                 });
             }
             let mut q = crate::literal::eq("_id", n.id.clone());
-            q.insert(info.parent, doc! { "$eq": n.parent.clone().unwrap_or(Bson::Null) });
+            q.insert(
+                info.parent,
+                doc! { "$eq": n.parent.clone().unwrap_or(Bson::Null) },
+            );
             q.insert(info.ancestors, doc! { "$eq": n.ancestors.clone() });
             fixes.push(doc! {
                 "q": q,
@@ -248,13 +251,13 @@ async fn send_updates(odm: &Odm, collection: &str, statements: Vec<Document>) ->
         if !full {
             continue;
         }
-        let command = doc! { "update": collection, "updates": std::mem::take(&mut batch), "ordered": false };
+        let command =
+            doc! { "update": collection, "updates": std::mem::take(&mut batch), "ordered": false };
         size = 0;
-        let reply = odm
-            .database()
-            .run_command(command)
-            .await
-            .map_err(|e| Error::from_write(collection, || "the nodes to repair".to_owned(), e))?;
+        let reply =
+            odm.database().run_command(command).await.map_err(|e| {
+                Error::from_write(collection, || "the nodes to repair".to_owned(), e)
+            })?;
         if let Ok(errors) = reply.get_array("writeErrors") {
             if let Some(Bson::Document(first)) = errors.first() {
                 return Err(Error::Unsupported(format!(
