@@ -116,7 +116,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             let added = &tree.indexes;
             quote! {{
                 let mut specs: ::odm::__private::Vec<::odm::__private::IndexSpec> = #indexes;
-                specs.extend([#added]);
+                ::std::iter::Extend::extend(&mut specs, [#added]);
                 specs
             }}
         }
