@@ -271,7 +271,10 @@ fn indexes_follow_the_attributes() {
     assert_eq!(loan, vec!["dueNote_text_returnNote_text".to_owned()]);
 
     // A tree indexes its parent and ancestors, under their stored names.
-    let shelf: Vec<String> = shadowed::Shelf::indexes().iter().map(|i| i.name()).collect();
+    let shelf: Vec<String> = shadowed::Shelf::indexes()
+        .iter()
+        .map(|i| i.name())
+        .collect();
     assert_eq!(shelf, ["parentShelf_1", "path_1"]);
     let room: Vec<String> = shadowed::Room::indexes().iter().map(|i| i.name()).collect();
     assert_eq!(room, ["parent_1", "ancestors_1"]);

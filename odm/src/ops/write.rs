@@ -750,7 +750,8 @@ into_future!(Replace => UpdateResult);
 /// summary of it; otherwise the delete rules' plan (see [`crate::relations`]), each of its
 /// commands once per [chunk](crate::batch) of the ids it names. A plan naming more than 16 MiB
 /// of ids does not run in a transaction the ODM opens: the transaction is abandoned
-/// (`abortTransaction`) and the plan is read and run again without one, in batches.
+/// (`abortTransaction`) and the plan is read and run again without one, in batches. A tree's
+/// nodes are deleted by the tree's rule, with these rules after it: see [`crate::tree`].
 #[must_use = "the delete runs when awaited"]
 #[derive(Debug)]
 pub struct Delete<'a, T> {
