@@ -181,6 +181,26 @@ mod shadowed {
         pub at: DateTime,
         pub book: i32,
     }
+
+    /// A tree, linked by `Ref`s under other names, and by plain ids.
+    #[derive(Model, Serialize, Deserialize)]
+    #[odm(tree(parent = "up", ancestors = "path", on_delete = "lift"))]
+    pub struct Shelf {
+        #[serde(rename = "_id")]
+        pub id: i32,
+        #[serde(rename = "parentShelf")]
+        pub up: ::std::option::Option<Ref<Shelf>>,
+        pub path: ::std::vec::Vec<Ref<Shelf>>,
+    }
+
+    #[derive(Model, Serialize, Deserialize)]
+    #[odm(tree)]
+    pub struct Room {
+        #[serde(rename = "_id")]
+        pub id: ::std::string::String,
+        pub parent: ::std::option::Option<::std::string::String>,
+        pub ancestors: ::std::vec::Vec<::std::string::String>,
+    }
 }
 
 use odm::{Each, Field, IndexKey, Model, Single};
@@ -316,6 +336,17 @@ fn indexes_follow_the_attributes() {
     assert_eq!((spec.item_id.as_str(), spec.item_time.as_str()), ("n", "t"));
     assert_eq!(spec.every, odm::bucket::Every::Hour);
     assert_eq!(spec.max, Some(60));
+    // A tree indexes its parent and ancestors, under their stored names.
+    let shelf: Vec<String> = shadowed::Shelf::indexes()
+        .iter()
+        .map(|i| i.name())
+        .collect();
+    assert_eq!(shelf, ["parentShelf_1", "path_1"]);
+    let room: Vec<String> = shadowed::Room::indexes().iter().map(|i| i.name()).collect();
+    assert_eq!(room, ["parent_1", "ancestors_1"]);
+    let info = <shadowed::Shelf as odm::tree::TreeModel>::INFO;
+    assert_eq!((info.parent, info.ancestors), ("parentShelf", "path"));
+    assert_eq!(info.on_delete, odm::tree::DeleteRule::Lift);
 }
 
 #[test]

@@ -285,6 +285,29 @@ pub enum Error {
         message: String,
     },
 
+    /// A tree's node would become its own ancestor: moved under itself or under one of its
+    /// descendants (or inserted with parents that lead back to it). Nothing was written.
+    #[error("node {node} in collection `{collection}` cannot go under {parent}: that is the node itself or one of its descendants; nothing changed")]
+    TreeCycle {
+        /// The tree's collection.
+        collection: String,
+        /// The node's `_id`, as the shell prints it.
+        node: String,
+        /// The parent asked for.
+        parent: String,
+    },
+
+    /// An update or replacement writes a tree's `parent` or `ancestors`, which the ODM keeps:
+    /// move the node with [`Tree::move_under`](crate::tree::Tree::move_under) instead. Nothing
+    /// was written.
+    #[error("`{path}` in collection `{collection}` is kept by the tree: move the node with `tree().move_under(..)` / `move_to_root(..)` instead; nothing was written")]
+    TreeWrite {
+        /// The tree's collection.
+        collection: String,
+        /// The path the write names.
+        path: String,
+    },
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),

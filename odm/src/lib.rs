@@ -65,6 +65,7 @@ mod retry;
 pub mod rules;
 mod schema;
 mod sweep;
+pub mod tree;
 mod update;
 
 #[cfg(feature = "testing")]
@@ -76,6 +77,7 @@ pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use keyed::{Keyed, MapKey};
 pub use model::{Embed, Model};
+pub use path::Kept;
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use path::{Elements, Matched, Queryable};
 pub use populate::{Dangling, Populate, RefPath};
@@ -111,6 +113,14 @@ pub use update::Update;
 /// - <a id="time-series"></a>`#[odm(time_series(time = "at", meta = "book", granularity =
 ///   "minutes"))]`: the collection is a native time-series collection, created by
 ///   `sync_indexes` (see [`counters::series`]); an index on `(meta, time)`.
+///
+/// - <a id="tree"></a>`#[odm(tree)]`, `#[odm(tree(parent = "parent", ancestors = "ancestors",
+///   on_delete = "restrict" | "cascade" | "lift"))]`: the documents form a tree; the fields
+///   `parent: Option<Ref<Self's model>>` and `ancestors: Vec<Ref<..>>` (or an `Option` / a `Vec`
+///   of the id type) are kept by the ODM: filled on insert from the parent, rewritten for a
+///   whole subtree by [`tree::Tree::move_under`] (a fixed number of commands), indexed, not
+///   writable through their paths (marked [`Kept`]). See [`tree`] for the operations and the
+///   commands they send.
 ///
 /// # Field attributes
 ///
@@ -259,6 +269,7 @@ pub mod __private {
     pub use crate::counters::{Counted, CounterPaths, Granularity};
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
+    pub use crate::path::Kept;
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
@@ -273,6 +284,7 @@ pub mod __private {
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
+    pub use crate::tree::{DeleteRule, TreeInfo, TreeModel};
 
     /// The stored path of the source ids in the summaries at `path` (`parts.id`), which the
     /// index that finds the copies of a source is on.

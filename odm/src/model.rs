@@ -31,6 +31,9 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// For a polymorphic model (an enum of kinds): the discriminator field and its values.
     const KINDS: Option<crate::kind::Kinds> = None;
 
+    /// For a tree of documents (`#[odm(tree)]`): its parent and ancestors fields.
+    const TREE: Option<crate::schema::TreeInfo> = None;
+
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;
 

@@ -43,6 +43,12 @@ pub enum Matched {}
 #[derive(Debug, Clone, Copy)]
 pub enum Elements {}
 
+/// Marker: the field is a tree's `parent` or `ancestors` (`#[odm(tree)]`), kept by odm: it can
+/// be queried, sorted and projected like any field, but not written: move the node with
+/// `odm.tree::<Model>().move_under(..)`, and odm rewrites both fields of the whole subtree.
+#[derive(Debug, Clone, Copy)]
+pub enum Kept {}
+
 /// A typed path to a field of the model `Root`, holding values of type `T`.
 ///
 /// `M` is [`Single`] for a path that addresses one value per document, [`Each`] for a path
@@ -224,7 +230,8 @@ impl<T> Optional for Option<T> {}
     message = "a path marked `{Self}` cannot be written",
     label = "not a path that can be written on its own",
     note = "`Each`: the path goes through an array of embedded documents and matches each element, not one value; write the array field itself (`set` the whole array, or `push` / `pull` elements), or name the elements to write: `matched()` (`$`), `each()` (`$[]`), `each_where(...)` (`$[e0]`)",
-    note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy"
+    note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy",
+    note = "`Kept`: the field is a tree's parent or ancestors, kept by odm; move the node with `odm.tree::<Model>().move_under(..)`"
 )]
 pub trait Writable {}
 impl Writable for Single {}
@@ -242,6 +249,7 @@ pub trait Queryable {}
 impl Queryable for Single {}
 impl Queryable for Each {}
 impl Queryable for Copied {}
+impl Queryable for Kept {}
 
 macro_rules! numeric {
     ($($t:ty),*) => { $(

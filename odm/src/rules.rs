@@ -10,6 +10,7 @@ mod kinds;
 pub(crate) mod names;
 mod poly;
 mod targets;
+mod trees;
 
 pub use poly::distinct_targets;
 
@@ -20,6 +21,7 @@ pub use kinds::{
 
 pub use crate::reference::{NotAModel, RefTarget};
 pub use targets::ReferenceTarget;
+pub use trees::{tree_id, tree_ref, SameTree, TreeId};
 
 use std::marker::PhantomData;
 

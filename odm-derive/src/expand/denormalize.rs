@@ -28,7 +28,11 @@ use crate::model::{Container, Field, Shape};
 pub fn source_fields(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let hidden = hidden_fields_name(cont);
-    let methods = cont.stored_fields().map(|f| {
+    // (A tree's `Ref<Self>` is reported; `Self` would mean the hidden type here.)
+    let fields = cont
+        .stored_fields()
+        .filter(|f| !crate::model::tree::links_self(cont, f));
+    let methods = fields.map(|f| {
         let name = f.ident;
         let vis = f.vis;
         let (ret, body) = paths::model_accessor_parts(cont, f);

@@ -31,9 +31,11 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                 .and_then(Container::id_field)
                 .map_or_else(|| quote!(()), |id| paths::id_type_and_getter(id).0);
             let counters = cont.map(super::counters::stub);
+            let tree = cont.map(super::tree::stub);
             quote! {
                 #accessors
                 #counters
+                #tree
 
                 impl ::odm::__private::Model for #ident {
                     type Id = #id_ty;

@@ -153,6 +153,12 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
             "an enum of kinds cannot be a bucket: declare `bucket(...)` on a struct with a collection of its own",
         );
     }
+    if let Some(tree) = &attrs.tree {
+        cx.error_at(
+            tree.span,
+            "a tree is declared on a struct stored in its own collection, not on an enum of kinds",
+        );
+    }
     if let Some(span) = attrs.serde_not_internal {
         cx.error_at(
             span,

@@ -11,6 +11,7 @@ mod kinds;
 mod paths;
 mod poly;
 mod references;
+mod tree;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -120,6 +121,19 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let source_fields = denormalize::source_fields(cont);
     let names = paths::names_consts(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
+    let tree = tree::tree_items(cont, &id_ty);
+    let indexes = match &tree {
+        Some(tree) => {
+            let added = &tree.indexes;
+            quote! {{
+                let mut specs: ::odm::__private::Vec<::odm::__private::IndexSpec> = #indexes;
+                ::std::iter::Extend::extend(&mut specs, [#added]);
+                specs
+            }}
+        }
+        None => indexes,
+    };
+    let (tree_const, tree_items) = tree.map(|t| (t.model_const, t.items)).unzip();
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
     let counters = counters::counters_impl(cont);
@@ -168,11 +182,14 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             #indexes
         }
 
+        #tree_items
+
         #[automatically_derived]
         impl ::odm::__private::Model for #ident {
             type Id = #id_ty;
             const COLLECTION: &'static str = #collection;
             #kind
+            #tree_const
 
             fn document_id(&self) -> ::odm::__private::Option<&#id_ty> {
                 #id_expr

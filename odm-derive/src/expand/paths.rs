@@ -167,7 +167,7 @@ pub fn model_accessor_parts(cont: &Container<'_>, f: &Field<'_>) -> (TokenStream
 /// [`model_accessor_parts`] with the path starting at another model, `root` (the base of a
 /// kind, for a common field).
 pub fn accessor_parts_from(
-    _cont: &Container<'_>,
+    cont: &Container<'_>,
     f: &Field<'_>,
     root: &TokenStream,
 ) -> (TokenStream, TokenStream) {
@@ -178,6 +178,9 @@ pub fn accessor_parts_from(
     });
     let mode = if copied {
         quote!(::odm::__private::Copied)
+    } else if crate::model::tree::is_tree_field(cont, f) {
+        // A tree's parent and ancestors are written by its moves only.
+        quote!(::odm::__private::Kept)
     } else {
         quote!(::odm::__private::Single)
     };

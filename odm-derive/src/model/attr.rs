@@ -12,7 +12,7 @@ use super::Derive;
 use crate::ctxt::Ctxt;
 
 const CONTAINER_KEYS: &str =
-    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`";
+    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -38,6 +38,8 @@ pub struct ContainerAttrs {
     pub allow_deprecated: bool,
     pub counters: Option<super::counters::CountersAttr>,
     pub time_series: Option<super::counters::TimeSeriesAttr>,
+    /// `tree(...)`: the model is a tree of documents.
+    pub tree: Option<super::tree::TreeAttr>,
 }
 
 /// One key of a compound index: a field path (dotted into `#[embed]` fields), maybe descending.
@@ -264,6 +266,8 @@ impl ContainerAttrs {
                             cx.error_spanned_by(&meta.path, "duplicate odm attribute `bucket`");
                         }
                         out.bucket.get_or_insert(bucket);
+                    } else if meta.path.is_ident("tree") {
+                        super::tree::TreeAttr::parse(cx, &meta, &mut out.tree)?;
                     } else if meta.path.is_ident("common") {
                         if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
                             if out.common.is_some() {

@@ -42,6 +42,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_frequently_updated(cx, cont);
     super::bucket::check(cx, cont);
     super::counters::check(cx, cont);
+    super::tree::check(cx, cont);
 }
 
 /// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a
@@ -412,7 +413,8 @@ fn check_ref_has_attribute(cx: &Ctxt, cont: &Container<'_>) {
         if f.reference.is_some() || f.denormalize.is_some() || f.is_id() || f.skipped {
             continue;
         }
-        if !mentions_ref(f.ty) {
+        // A tree's parent and ancestors are the tree's.
+        if !mentions_ref(f.ty) || super::tree::ref_rule_exempt(cont, f) {
             continue;
         }
         let attr = match f.shape {

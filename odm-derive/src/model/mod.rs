@@ -5,6 +5,7 @@ pub mod bucket;
 pub mod case;
 pub mod check;
 pub mod counters;
+pub mod tree;
 
 use syn::{
     Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility,
@@ -42,6 +43,8 @@ pub struct Container<'a> {
     pub allow_deprecated: bool,
     pub counters: Option<counters::CountersAttr>,
     pub time_series: Option<counters::TimeSeriesAttr>,
+    /// `#[odm(tree(...))]`: the model is a tree of documents.
+    pub tree: Option<tree::TreeAttr>,
 }
 
 /// How a field holds its value.
@@ -226,6 +229,7 @@ impl<'a> Container<'a> {
             allow_deprecated: container_attrs.allow_deprecated,
             counters: container_attrs.counters,
             time_series: container_attrs.time_series,
+            tree: container_attrs.tree,
         })
     }
 

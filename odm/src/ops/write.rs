@@ -142,6 +142,9 @@ pub(crate) async fn prepare_update<T: Model>(
     crate::denormalize::LatestRefresh,
 )> {
     let mut update = checked_update(T::COLLECTION, update)?;
+    if let Some(tree) = T::TREE {
+        crate::tree::refuse_tree_writes(T::COLLECTION, tree, &update)?;
+    }
     // A raw update is refused on copies too: raw is for operators, not for writing copies.
     let taken = crate::denormalize::fill_update(
         odm,
@@ -311,7 +314,18 @@ async fn insert_raw<T: Model>(
     Ok(n)
 }
 
-/// Builder returned by [`Odm::insert_one`]; resolves to the document's id. Sends one `insert`.
+/// [`insert_raw`] as a tree's insert takes it, once it has filled the nodes' ancestors.
+fn insert_boxed<'s, T: Model>(
+    odm: &'s Odm,
+    raws: Vec<RawDocumentBuf>,
+    ordered: bool,
+    session: Option<&'s mut ClientSession>,
+) -> crate::populate::BoxFuture<'s, Result<usize>> {
+    Box::pin(insert_raw::<T>(odm, raws, ordered, session))
+}
+
+/// Builder returned by [`Odm::insert_one`]; resolves to the document's id. Sends one `insert`
+/// (for a tree's node, see [`crate::tree`]: its ancestors are read from its parent first).
 #[must_use = "the insert runs when awaited"]
 #[derive(Debug)]
 pub struct InsertOne<'a, T> {
@@ -337,6 +351,18 @@ impl<'a, T: Model> InsertOne<'a, T> {
 
     async fn run(self) -> Result<T::Id> {
         let (raw, id) = encode_document(self.doc)?;
+        if let Some(tree) = T::TREE {
+            crate::tree::insert_nodes::<T>(
+                self.odm,
+                tree,
+                vec![raw],
+                true,
+                self.session,
+                insert_boxed::<T>,
+            )
+            .await?;
+            return Ok(id);
+        }
         let ids = insert_raw::<T>(self.odm, vec![raw], true, self.session).await?;
         debug_assert_eq!(ids, 1);
         Ok(id)
@@ -390,6 +416,18 @@ impl<'a, T: Model> InsertMany<'a, T> {
             let (raw, id) = encode_document(*doc)?;
             raws.push(raw);
             ids.push(id);
+        }
+        if let Some(tree) = T::TREE {
+            crate::tree::insert_nodes::<T>(
+                self.odm,
+                tree,
+                raws,
+                self.ordered,
+                self.session,
+                insert_boxed::<T>,
+            )
+            .await?;
+            return Ok(ids);
         }
         insert_raw::<T>(self.odm, raws, self.ordered, self.session).await?;
         Ok(ids)
@@ -617,8 +655,17 @@ impl<'a, T: Model> Replace<'a, T> {
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
-        let filter = super::model_filter(T::id_field().eq(id))?;
+        let mut filter = super::model_filter(T::id_field().eq(id))?;
         let (mut raw, _) = encode_document(self.doc)?;
+        // A tree's node keeps its place: the replacement's parent and ancestors must be the
+        // stored ones.
+        let tree = match T::TREE {
+            Some(tree) => {
+                crate::tree::guard_replace(T::COLLECTION, tree, &mut filter, &raw, self.upsert)?;
+                Some((tree, raw.clone()))
+            }
+            None => None,
+        };
         let mut session = self.session;
         let in_session = session.is_some();
         let encode_error = |e: bson::error::Error| Error::Encode {
@@ -683,6 +730,10 @@ impl<'a, T: Model> Replace<'a, T> {
             )
             .await?
         };
+        if let (Some((tree, given)), 0) = (&tree, result.matched_count) {
+            crate::tree::replace_missed::<T>(self.odm, *tree, &id, given, session.as_deref_mut())
+                .await?;
+        }
         latest.run(self.odm, session.as_deref_mut()).await?;
         // A latest-N array is the ODM's to write: recomputed, whatever the caller's copy held.
         for copy in copies_in
@@ -711,7 +762,8 @@ into_future!(Replace => UpdateResult);
 /// summary of it; otherwise the delete rules' plan (see [`crate::relations`]), each of its
 /// commands once per [chunk](crate::batch) of the ids it names. A plan naming more than 16 MiB
 /// of ids does not run in a transaction the ODM opens: the transaction is abandoned
-/// (`abortTransaction`) and the plan is read and run again without one, in batches.
+/// (`abortTransaction`) and the plan is read and run again without one, in batches. A tree's
+/// nodes are deleted by the tree's rule, with these rules after it: see [`crate::tree`].
 #[must_use = "the delete runs when awaited"]
 #[derive(Debug)]
 pub struct Delete<'a, T> {
@@ -748,7 +800,19 @@ impl<'a, T: Model> Delete<'a, T> {
                         | crate::denormalize::CopyKind::Latest { .. }
                 )
             });
-        if summarized || !crate::relations::references_to(T::COLLECTION).is_empty() {
+        let rules = summarized || !crate::relations::references_to(T::COLLECTION).is_empty();
+        if let Some(tree) = T::TREE {
+            return crate::tree::delete_nodes::<T>(
+                self.odm,
+                tree,
+                filter,
+                self.many,
+                rules,
+                self.session,
+            )
+            .await;
+        }
+        if rules {
             return crate::relations::delete_with_rules(
                 self.odm,
                 T::COLLECTION,

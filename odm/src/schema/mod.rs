@@ -6,10 +6,12 @@
 mod copies;
 mod index;
 mod references;
+mod tree;
 
 pub use copies::{all_copies, copies_from, copies_into, sub_path, CopyInfo, CopyKind, ValueCheck};
 pub use index::{IndexKey, IndexSpec};
 pub use references::{references_to, OnDelete, RefKind, ReferenceInfo};
+pub use tree::{DeleteRule, TreeInfo};
 
 /// What the registry knows of each model linked into the program.
 #[doc(hidden)]

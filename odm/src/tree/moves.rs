@@ -1,0 +1,269 @@
+//! Moving a node with its subtree: one update of the node, one of all its descendants.
+
+use std::fmt;
+
+use bson::{doc, Bson, Document};
+use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
+use mongodb::ClientSession;
+
+use super::node;
+use super::TreeModel;
+use crate::relations::TransactionMode;
+use crate::{Error, Odm, Result};
+
+/// What a move found and did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Moved<T: crate::Model> {
+    /// The node's parent before the move (`None` for a root).
+    pub previous: Option<T::Id>,
+    /// Whether anything changed (false when the node already had this parent and these
+    /// ancestors).
+    pub changed: bool,
+    /// How many descendants had their ancestors rewritten.
+    pub descendants: u64,
+    /// Whether the writes ran in one transaction.
+    pub in_transaction: bool,
+}
+
+/// Builder returned by [`Tree::move_under`](super::Tree::move_under) and
+/// [`Tree::move_to_root`](super::Tree::move_to_root); `.await` it.
+///
+/// The node's new ancestors are the new parent's followed by the parent (none for a root); every
+/// descendant's ancestors keep what follows the node and get the node's new ancestors before
+/// it, in one `update` (`multi: true`) of the pipeline form `{$set: {ancestors: {$concatArrays:
+/// [new ancestors and the node, {$slice: ["$ancestors", position of the node + 1, ...]}]}}}`
+/// over `{ancestors: node}`. The number of commands does not depend on the size of the subtree.
+///
+/// In a transaction (the default where the deployment has them, [`TransactionMode::Auto`]):
+/// one `findAndModify` reading the new parent's ancestors and marking it (a field set, and
+/// removed before the commit, so that a concurrent move of the parent's branch conflicts), one
+/// `findAndModify` setting the node's parent and ancestors (returning the old ones), the
+/// `update` of the descendants, one `update` removing the mark, `commitTransaction`: five
+/// commands, three to a root. A write conflict with a concurrent transaction (a move touching
+/// the same nodes) aborts it and runs it again after a random pause, until
+/// [`Odm::retry_deadline`]; inside the caller's session (`.session(..)`) it is returned
+/// instead, and [`Error::is_transient`] is true.
+///
+/// Without a transaction, in this order: one `find` of the new parent, the `findAndModify` of
+/// the node, the `update` of the descendants (three commands, two to a root). An interruption
+/// between the last two leaves descendants with the old ancestors, and moves running at the
+/// same time may read a parent's ancestors just before another move changes them:
+/// [`Tree::verify`](super::Tree::verify) finds and repairs both (the parent chain is the
+/// truth).
+///
+/// Moving a node under itself or under one of its descendants is [`Error::TreeCycle`], before
+/// anything is written; a missing node or parent is [`Error::NotFound`] (in a transaction,
+/// aborted: nothing changed).
+#[must_use = "the move runs when awaited"]
+pub struct MoveNode<'a, T> {
+    odm: &'a Odm,
+    node: Result<Bson>,
+    parent: Option<Result<Bson>>,
+    mode: TransactionMode,
+    session: Option<&'a mut ClientSession>,
+    _model: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for MoveNode<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MoveNode")
+            .field("node", &self.node)
+            .field("parent", &self.parent)
+            .field("mode", &self.mode)
+            .finish()
+    }
+}
+
+/// The validated ids of one move, which a transaction may run again.
+struct Plan<'p> {
+    node: &'p Bson,
+    parent: Option<&'p Bson>,
+}
+
+impl<'a, T: TreeModel> MoveNode<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, node: Result<Bson>, parent: Option<Result<Bson>>) -> Self {
+        MoveNode {
+            odm,
+            node,
+            parent,
+            mode: TransactionMode::Auto,
+            session: None,
+            _model: std::marker::PhantomData,
+        }
+    }
+
+    /// Transaction or fixed order (default [`TransactionMode::Auto`]).
+    pub fn transaction(mut self, mode: TransactionMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Runs inside the caller's session (and its transaction, if one is started).
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<Moved<T>> {
+        let node = self.node?;
+        let parent = self.parent.transpose()?;
+        if parent.as_ref() == Some(&node) {
+            return Err(cycle::<T>(&node, &node));
+        }
+        let plan = Plan {
+            node: &node,
+            parent: parent.as_ref(),
+        };
+        // A caller's session is taken to hold a transaction (the driver does not tell).
+        if let Some(session) = self.session {
+            return plan.run::<T>(self.odm, true, Some(session)).await;
+        }
+        if !node::transactional(self.odm, self.mode).await? {
+            return plan.run::<T>(self.odm, false, None).await;
+        }
+        crate::retry::in_transaction(self.odm, &plan, |odm, session, plan| {
+            Box::pin(plan.run::<T>(odm, true, Some(session)))
+        })
+        .await
+    }
+}
+
+fn cycle<T: crate::Model>(node: &Bson, parent: &Bson) -> Error {
+    Error::TreeCycle {
+        collection: T::COLLECTION.to_owned(),
+        node: crate::error::show_id(Some(node)),
+        parent: crate::error::show_id(Some(parent)),
+    }
+}
+
+impl Plan<'_> {
+    async fn run<T: TreeModel>(
+        &self,
+        odm: &Odm,
+        mark: bool,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<Moved<T>> {
+        let info = T::INFO;
+        let coll = odm.database().collection::<Document>(T::COLLECTION);
+        let mut ancestors = match self.parent {
+            None => Vec::new(),
+            Some(parent) => {
+                let found = match (mark, session.as_deref_mut()) {
+                    (true, Some(s)) => node::mark_one::<T>(odm, info, parent, s).await?,
+                    (_, s) => node::read::<T>(odm, info, parent, s).await?,
+                };
+                let found = found.ok_or_else(|| super::not_found::<T>(parent, "the new parent"))?;
+                if found.ancestors.contains(self.node) {
+                    return Err(cycle::<T>(self.node, parent));
+                }
+                let mut chain = found.ancestors;
+                chain.push(parent.clone());
+                chain
+            }
+        };
+        let options = FindOneAndUpdateOptions::builder()
+            .projection(node::projection(info))
+            .return_document(ReturnDocument::Before)
+            .build();
+        let set = doc! { "$set": {
+            info.parent: self.parent.cloned().unwrap_or(Bson::Null),
+            info.ancestors: ancestors.clone(),
+        } };
+        let action = coll
+            .find_one_and_update(crate::literal::eq("_id", self.node.clone()), set)
+            .with_options(options);
+        let before = match session.as_deref_mut() {
+            None => action.await,
+            Some(s) => action.session(s).await,
+        }
+        .map_err(|e| {
+            Error::from_write(T::COLLECTION, || crate::error::show_id(Some(self.node)), e)
+        })?
+        .ok_or_else(|| super::not_found::<T>(self.node, "the node"))?;
+        let before = node::parse::<T>(info, &before)?;
+        let previous = before
+            .parent
+            .clone()
+            .map(|p| {
+                bson::deserialize_from_bson::<T::Id>(p).map_err(|e| Error::Decode {
+                    collection: T::COLLECTION.to_owned(),
+                    id: crate::error::show_id(Some(self.node)),
+                    path: info.parent.to_owned(),
+                    message: e.to_string(),
+                })
+            })
+            .transpose()?;
+        let changed = before.parent.as_ref() != self.parent || before.ancestors != ancestors;
+        let mut descendants = 0;
+        if changed {
+            ancestors.push(self.node.clone());
+            let result = rewrite_prefix(
+                &coll,
+                info.ancestors,
+                self.node,
+                ancestors,
+                session.as_deref_mut(),
+            )
+            .await
+            .map_err(|e| {
+                Error::from_write(
+                    T::COLLECTION,
+                    || {
+                        format!(
+                            "the descendants of {}",
+                            crate::error::show_id(Some(self.node))
+                        )
+                    },
+                    e,
+                )
+            })?;
+            descendants = result;
+        }
+        if let (true, Some(parent), Some(s)) = (mark, self.parent, session) {
+            node::unmark::<T>(odm, std::slice::from_ref(parent), s).await?;
+        }
+        Ok(Moved {
+            previous,
+            changed,
+            descendants,
+            in_transaction: mark,
+        })
+    }
+}
+
+/// Rewrites the ancestors of every descendant of `node`: what comes before `node` in them
+/// becomes `prefix` (which ends with `node`). One `update` with `multi: true`, whatever the
+/// number of descendants; ids go through `$literal`, so that an id such as `"$x"` is not read
+/// as a field path.
+pub(crate) async fn rewrite_prefix(
+    coll: &mongodb::Collection<Document>,
+    path: &str,
+    node: &Bson,
+    prefix: Vec<Bson>,
+    session: Option<&mut ClientSession>,
+) -> std::result::Result<u64, mongodb::error::Error> {
+    let field = format!("${path}");
+    let after = doc! { "$add": [
+        { "$indexOfArray": [field.as_str(), { "$literal": node.clone() }] },
+        1,
+    ] };
+    let pipeline = vec![doc! { "$set": { path: { "$concatArrays": [
+        { "$literal": prefix },
+        { "$slice": [field.as_str(), after, { "$max": [1, { "$size": field.as_str() }] }] },
+    ] } } }];
+    let action = coll.update_many(crate::literal::eq(path, node.clone()), pipeline);
+    let result = match session {
+        None => action.await,
+        Some(s) => action.session(s).await,
+    }?;
+    Ok(result.modified_count)
+}
+
+impl<'a, T: TreeModel> std::future::IntoFuture for MoveNode<'a, T> {
+    type Output = Result<Moved<T>>;
+    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

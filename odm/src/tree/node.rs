@@ -1,0 +1,233 @@
+//! A node's place in its tree as stored (its parent and ancestors), read with the errors that
+//! name the document and the field, and the mark that makes a transaction conflict with moves
+//! of a node's branch.
+
+use std::collections::HashMap;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::options::{FindOneAndUpdateOptions, FindOptions};
+use mongodb::ClientSession;
+
+use super::TreeInfo;
+use crate::model::Model;
+use crate::populate::IdKey;
+use crate::{Error, Odm, Result};
+
+/// Where the ancestor chain's documents go in [`super::Tree::ancestors`]'s aggregation.
+pub(crate) const CHAIN: &str = "__odm_chain";
+
+/// The field a transaction sets on a parent, and removes again before committing, so that
+/// the parent counts as written by it: a concurrent move of the parent's branch writes the
+/// parent too, and one of the two transactions then fails with a write conflict and runs
+/// again, instead of both committing with the one reading the parent's old ancestors. Never
+/// visible outside the transaction.
+pub(crate) const MARK: &str = "__odm_tree_mark";
+
+/// A node's stored place in its tree.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Node {
+    pub(crate) id: Bson,
+    /// `None` for a root (the field missing or `null`).
+    pub(crate) parent: Option<Bson>,
+    /// Root first.
+    pub(crate) ancestors: Vec<Bson>,
+}
+
+/// `{parent: 1, ancestors: 1}`.
+pub(crate) fn projection(info: TreeInfo) -> Document {
+    doc! { info.parent: 1, info.ancestors: 1 }
+}
+
+fn malformed<T: Model>(doc: &Document, path: &str, message: impl Into<String>) -> Error {
+    Error::Decode {
+        collection: T::COLLECTION.to_owned(),
+        id: crate::error::show_id(doc.get("_id")),
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// The ancestors a stored node lists: an array of ids (an array element that is itself an
+/// array is no id).
+pub(crate) fn ancestors_of<T: Model>(info: TreeInfo, doc: &Document) -> Result<Vec<Bson>> {
+    let path = info.ancestors;
+    match doc.get(path) {
+        Some(Bson::Array(items)) => {
+            if let Some(i) = items
+                .iter()
+                .position(|b| matches!(b, Bson::Array(_) | Bson::Null))
+            {
+                return Err(malformed::<T>(
+                    doc,
+                    &format!("{path}.{i}"),
+                    format!("an ancestor is a node's id, found {}", items[i]),
+                ));
+            }
+            Ok(items.clone())
+        }
+        None => Err(malformed::<T>(
+            doc,
+            path,
+            "missing field: a node lists its ancestors (`[]` for a root)",
+        )),
+        Some(other) => Err(malformed::<T>(
+            doc,
+            path,
+            format!("expected an array of the ancestors' ids, found {other}"),
+        )),
+    }
+}
+
+/// The node a stored document describes.
+pub(crate) fn parse<T: Model>(info: TreeInfo, doc: &Document) -> Result<Node> {
+    let parent = match doc.get(info.parent) {
+        None | Some(Bson::Null) => None,
+        Some(Bson::Array(_)) => {
+            return Err(malformed::<T>(
+                doc,
+                info.parent,
+                "expected the parent's id, found an array",
+            ))
+        }
+        Some(id) => Some(id.clone()),
+    };
+    Ok(Node {
+        id: doc.get("_id").cloned().unwrap_or(Bson::Null),
+        parent,
+        ancestors: ancestors_of::<T>(info, doc)?,
+    })
+}
+
+/// The node with this id: one `find` projecting `parent` and `ancestors`.
+pub(crate) async fn read<T: Model>(
+    odm: &Odm,
+    info: TreeInfo,
+    id: &Bson,
+    session: Option<&mut ClientSession>,
+) -> Result<Option<Node>> {
+    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let action = coll
+        .find_one(crate::literal::eq("_id", id.clone()))
+        .projection(projection(info));
+    let found = match session {
+        None => action.await,
+        Some(s) => action.session(s).await,
+    }
+    .map_err(Odm::driver_error::<T>)?;
+    found.as_ref().map(|d| parse::<T>(info, d)).transpose()
+}
+
+/// The node with this id, marked in the caller's transaction ([`MARK`]): one `findAndModify`.
+pub(crate) async fn mark_one<T: Model>(
+    odm: &Odm,
+    info: TreeInfo,
+    id: &Bson,
+    session: &mut ClientSession,
+) -> Result<Option<Node>> {
+    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let options = FindOneAndUpdateOptions::builder()
+        .projection(projection(info))
+        .build();
+    let found = coll
+        .find_one_and_update(
+            crate::literal::eq("_id", id.clone()),
+            doc! { "$set": { MARK: true } },
+        )
+        .with_options(options)
+        .session(session)
+        .await
+        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(id)), e))?;
+    found.as_ref().map(|d| parse::<T>(info, d)).transpose()
+}
+
+/// Removes the marks of `ids`: one `update` per [chunk](crate::batch) of ids.
+pub(crate) async fn unmark<T: Model>(
+    odm: &Odm,
+    ids: &[Bson],
+    session: &mut ClientSession,
+) -> Result<()> {
+    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    for chunk in crate::batch::chunks(ids.to_vec()) {
+        let filter = match <[Bson; 1]>::try_from(chunk) {
+            Ok([id]) => crate::literal::eq("_id", id),
+            Err(chunk) => crate::literal::is_in("_id", chunk),
+        };
+        let target = crate::error::show_filter(&filter);
+        coll.update_many(filter, doc! { "$unset": { MARK: "" } })
+            .session(&mut *session)
+            .await
+            .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
+    }
+    Ok(())
+}
+
+/// The nodes with these ids, by id: one `find` per [chunk](crate::batch) of ids; in the
+/// caller's transaction with `mark`, one `update` setting [`MARK`] before each.
+pub(crate) async fn read_many<T: Model>(
+    odm: &Odm,
+    info: TreeInfo,
+    ids: &[Bson],
+    mark: bool,
+    mut session: Option<&mut ClientSession>,
+) -> Result<HashMap<IdKey, Node>> {
+    if let ([id], true, Some(s)) = (ids, mark, session.as_deref_mut()) {
+        let node = mark_one::<T>(odm, info, id, s).await?;
+        return Ok(node.map(|n| (IdKey::of(&n.id), n)).into_iter().collect());
+    }
+    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let mut out = HashMap::new();
+    for chunk in crate::batch::chunks(ids.to_vec()) {
+        let filter = crate::literal::is_in("_id", chunk);
+        if let (true, Some(s)) = (mark, session.as_deref_mut()) {
+            let target = crate::error::show_filter(&filter);
+            coll.update_many(filter.clone(), doc! { "$set": { MARK: true } })
+                .session(s)
+                .await
+                .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
+        }
+        let options = FindOptions::builder().projection(projection(info)).build();
+        let docs: Vec<Document> = match session.as_deref_mut() {
+            None => coll
+                .find(filter)
+                .with_options(options)
+                .await
+                .map_err(Odm::driver_error::<T>)?
+                .try_collect()
+                .await
+                .map_err(Odm::driver_error::<T>)?,
+            Some(s) => {
+                let mut cursor = coll
+                    .find(filter)
+                    .with_options(options)
+                    .session(&mut *s)
+                    .await
+                    .map_err(Odm::driver_error::<T>)?;
+                cursor
+                    .stream(s)
+                    .try_collect()
+                    .await
+                    .map_err(Odm::driver_error::<T>)?
+            }
+        };
+        for d in &docs {
+            let node = parse::<T>(info, d)?;
+            out.insert(IdKey::of(&node.id), node);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the ODM should run a tree write in a transaction of its own: the mode, and whether
+/// the deployment has them (one `hello`, the first time per `Odm`).
+pub(crate) async fn transactional(
+    odm: &Odm,
+    mode: crate::relations::TransactionMode,
+) -> Result<bool> {
+    use crate::relations::TransactionMode;
+    match mode {
+        TransactionMode::Never => Ok(false),
+        TransactionMode::Always => Ok(true),
+        TransactionMode::Auto => odm.supports_transactions().await,
+    }
+}

@@ -1,0 +1,285 @@
+//! The verify/repair sweep of a tree: every node's `ancestors` against its parent chain.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use bson::{doc, Bson, Document};
+
+use super::node::{self, Node};
+use super::TreeModel;
+use crate::populate::IdKey;
+use crate::{Error, Odm, Result};
+
+/// Something [`VerifyTree`] found.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TreeIssue {
+    /// The node's `ancestors` differ from its parent chain. Repaired by writing `expected`.
+    WrongAncestors {
+        /// The node's `_id`.
+        id: Bson,
+        /// What it lists.
+        stored: Vec<Bson>,
+        /// Its parent chain, root first.
+        expected: Vec<Bson>,
+    },
+    /// The node's parent does not exist. Repaired by lifting the node under the nearest
+    /// ancestor it lists that exists (a root when none does), `expected` being that ancestor's
+    /// chain.
+    MissingParent {
+        /// The node's `_id`.
+        id: Bson,
+        /// The parent it names.
+        parent: Bson,
+        /// The parent it gets on repair (`None`: it becomes a root).
+        lifted_to: Option<Bson>,
+    },
+    /// These nodes are each other's ancestors through their parents (concurrent moves without
+    /// transactions can do that). Not repaired: move one of them with
+    /// [`Tree::move_to_root`](super::Tree::move_to_root) or
+    /// [`Tree::move_under`](super::Tree::move_under); the nodes below them are not checked.
+    Cycle {
+        /// The nodes on the cycle, each the parent of the one before.
+        ids: Vec<Bson>,
+    },
+}
+
+/// What [`VerifyTree`] checked, found and repaired.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct TreeReport {
+    /// How many nodes were read.
+    pub checked: u64,
+    /// What was wrong.
+    pub issues: Vec<TreeIssue>,
+    /// How many nodes the repair rewrote (a node changed since it was read is left alone:
+    /// verify again).
+    pub repaired: u64,
+}
+
+impl TreeReport {
+    /// Whether every node's ancestors agreed with its parent chain.
+    pub fn is_consistent(&self) -> bool {
+        self.issues.is_empty()
+    }
+}
+
+impl fmt::Display for TreeReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} node(s) checked, {} issue(s), {} repaired",
+            self.checked,
+            self.issues.len(),
+            self.repaired
+        )
+    }
+}
+
+/// Builder returned by [`Tree::verify`](super::Tree::verify); `.await` it.
+///
+/// Reads every node's `parent` and `ancestors` (one `find` sorted by `_id`, plus `getMore`s;
+/// the nodes' places are held in memory, a few dozen bytes per node plus its ids) and computes
+/// each node's chain from the parents, which are the truth. Reports nodes whose `ancestors`
+/// differ ([`TreeIssue::WrongAncestors`]), whose parent is missing
+/// ([`TreeIssue::MissingParent`]) and parent cycles ([`TreeIssue::Cycle`]).
+///
+/// With `.repair(true)`, the nodes found wrong are rewritten: one `update` command per 100,000
+/// nodes (or 8 MiB of statements), one statement per node, each only where the node still has
+/// the parent and ancestors read (so that a node moved meanwhile is left to the move).
+/// Nothing is written otherwise. A malformed node (`ancestors` not an array, ...) is
+/// [`Error::Decode`] naming it.
+#[must_use = "the sweep runs when awaited"]
+#[derive(Debug)]
+pub struct VerifyTree<'a, T> {
+    odm: &'a Odm,
+    repair: bool,
+    _model: std::marker::PhantomData<fn() -> T>,
+}
+
+/// A node's computed chain: known, being followed, or on/under a cycle.
+#[derive(Clone)]
+enum Chain {
+    Known(Vec<Bson>),
+    Broken,
+}
+
+impl<'a, T: TreeModel> VerifyTree<'a, T> {
+    pub(crate) fn new(odm: &'a Odm) -> Self {
+        VerifyTree {
+            odm,
+            repair: false,
+            _model: std::marker::PhantomData,
+        }
+    }
+
+    /// Rewrites what is wrong (default: only report).
+    pub fn repair(mut self, yes: bool) -> Self {
+        self.repair = yes;
+        self
+    }
+
+    async fn run(self) -> Result<TreeReport> {
+        let info = T::INFO;
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut batches =
+            crate::sweep::Batches::open(self.odm, T::COLLECTION, node::projection(info), 10_000)
+                .await?;
+        while let Some(batch) = batches.next().await? {
+            for d in &batch {
+                nodes.push(node::parse::<T>(info, d)?);
+            }
+        }
+        let index: HashMap<IdKey, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (IdKey::of(&n.id), i))
+            .collect();
+        let mut report = TreeReport {
+            checked: nodes.len() as u64,
+            ..TreeReport::default()
+        };
+        // The parent each node has after repair: its own, or for a missing one the nearest
+        // listed ancestor that exists.
+        let parents: Vec<Option<usize>> = nodes
+            .iter()
+            .map(|n| {
+                let p = n.parent.as_ref()?;
+                if let Some(&i) = index.get(&IdKey::of(p)) {
+                    return Some(i);
+                }
+                let lifted = n
+                    .ancestors
+                    .iter()
+                    .rev()
+                    .find_map(|a| index.get(&IdKey::of(a)).copied());
+                report.issues.push(TreeIssue::MissingParent {
+                    id: n.id.clone(),
+                    parent: p.clone(),
+                    lifted_to: lifted.map(|i| nodes[i].id.clone()),
+                });
+                lifted
+            })
+            .collect();
+        let mut chains: Vec<Option<Chain>> = vec![None; nodes.len()];
+        for start in 0..nodes.len() {
+            let mut path: Vec<usize> = Vec::new();
+            let mut on_path: HashMap<usize, usize> = HashMap::new();
+            let mut at = Some(start);
+            let base = loop {
+                let Some(i) = at else {
+                    break Chain::Known(Vec::new());
+                };
+                match &chains[i] {
+                    // A parent computed earlier: its chain, then itself.
+                    Some(Chain::Known(done)) => {
+                        let mut chain = done.clone();
+                        chain.push(nodes[i].id.clone());
+                        break Chain::Known(chain);
+                    }
+                    Some(Chain::Broken) => break Chain::Broken,
+                    None => {}
+                }
+                if let Some(&pos) = on_path.get(&i) {
+                    report.issues.push(TreeIssue::Cycle {
+                        ids: path[pos..].iter().map(|&j| nodes[j].id.clone()).collect(),
+                    });
+                    break Chain::Broken;
+                }
+                on_path.insert(i, path.len());
+                path.push(i);
+                at = parents[i];
+            };
+            let mut chain = base;
+            for &i in path.iter().rev() {
+                chains[i] = Some(chain.clone());
+                if let Chain::Known(c) = &mut chain {
+                    c.push(nodes[i].id.clone());
+                }
+            }
+        }
+        let mut fixes: Vec<Document> = Vec::new();
+        for (i, n) in nodes.iter().enumerate() {
+            let Some(Chain::Known(expected)) = &chains[i] else {
+                continue;
+            };
+            let parent = parents[i].map(|p| nodes[p].id.clone());
+            if *expected == n.ancestors && parent == n.parent {
+                continue;
+            }
+            if *expected != n.ancestors {
+                report.issues.push(TreeIssue::WrongAncestors {
+                    id: n.id.clone(),
+                    stored: n.ancestors.clone(),
+                    expected: expected.clone(),
+                });
+            }
+            let mut q = crate::literal::eq("_id", n.id.clone());
+            q.insert(
+                info.parent,
+                doc! { "$eq": n.parent.clone().unwrap_or(Bson::Null) },
+            );
+            q.insert(info.ancestors, doc! { "$eq": n.ancestors.clone() });
+            fixes.push(doc! {
+                "q": q,
+                "u": { "$set": {
+                    info.parent: parent.unwrap_or(Bson::Null),
+                    info.ancestors: expected.clone(),
+                } },
+            });
+        }
+        if self.repair && !fixes.is_empty() {
+            report.repaired = send_updates(self.odm, T::COLLECTION, fixes).await?;
+        }
+        Ok(report)
+    }
+}
+
+/// Sends update statements, as many per `update` command as fit: at most 100,000 and about
+/// 8 MiB each. Returns how many documents were modified.
+async fn send_updates(odm: &Odm, collection: &str, statements: Vec<Document>) -> Result<u64> {
+    let mut modified = 0;
+    let mut batch: Vec<Document> = Vec::new();
+    let mut size = 0;
+    let mut all = statements.into_iter().peekable();
+    while let Some(statement) = all.next() {
+        size += bson::serialize_to_vec(&statement).map_or(0, |v| v.len());
+        batch.push(statement);
+        let full = batch.len() >= crate::batch::MAX_WRITE_BATCH
+            || size >= crate::batch::MAX_IDS_BYTES
+            || all.peek().is_none();
+        if !full {
+            continue;
+        }
+        let command =
+            doc! { "update": collection, "updates": std::mem::take(&mut batch), "ordered": false };
+        size = 0;
+        let reply =
+            odm.database().run_command(command).await.map_err(|e| {
+                Error::from_write(collection, || "the nodes to repair".to_owned(), e)
+            })?;
+        if let Ok(errors) = reply.get_array("writeErrors") {
+            if let Some(Bson::Document(first)) = errors.first() {
+                return Err(Error::Unsupported(format!(
+                    "repairing the tree `{collection}`: {} update(s) refused, the first: {}",
+                    errors.len(),
+                    first
+                )));
+            }
+        }
+        modified += reply
+            .get_i32("nModified")
+            .map(|n| n as u64)
+            .or_else(|_| reply.get_i64("nModified").map(|n| n as u64))
+            .unwrap_or(0);
+    }
+    Ok(modified)
+}
+
+impl<'a, T: TreeModel> std::future::IntoFuture for VerifyTree<'a, T> {
+    type Output = Result<TreeReport>;
+    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

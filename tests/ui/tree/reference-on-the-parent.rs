@@ -1,0 +1,13 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "subjects", tree)]
+struct Subject {
+    #[serde(rename = "_id")]
+    id: String,
+    #[parent]
+    parent: Option<Ref<Subject>>,
+    ancestors: Vec<Ref<Subject>>,
+}
+
+fn main() {}
