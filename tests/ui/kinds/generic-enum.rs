@@ -1,0 +1,19 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(kind_of = "Book")]
+struct SeriesBook {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "books")]
+#[serde(tag = "type")]
+enum Book<T> {
+    Series(SeriesBook),
+    Other(T),
+}
+
+fn main() {}
