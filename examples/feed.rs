@@ -13,11 +13,8 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use common::{list, say, say_lines, Steps};
+use common::{list, say, say_lines};
 use odm::bson::{doc, Bson, Document};
-use odm::mongodb::options::ClientOptions;
-use odm::mongodb::Client;
-use odm::monitor::CommandLog;
 use odm::prelude::*;
 
 // ANCHOR: library
@@ -130,20 +127,9 @@ async fn main() {
 }
 
 async fn run() -> odm::Result<()> {
-    let uri = odm::testing::test_uri()?;
-    let mut options = ClientOptions::parse(&uri).await?;
-    let log = CommandLog::with_documents();
-    log.attach(&mut options);
-    let client = Client::with_options(options)?;
-    let odm = Odm::new(client.database(&format!("odm_feed_{}", std::process::id())));
-    println!(
-        "odm feed example: database `{}` on {uri}",
-        odm.database().name()
-    );
-    println!("Each step prints what it did and the commands it sent to the server.");
+    let (odm, steps) = common::connect("feed").await?;
     // The steps print the commands; this handle of the same log counts them.
-    let sent = log.clone();
-    let steps = Steps::new(log);
+    let sent = steps.log();
     let feed_raw = odm.database().collection::<Document>("feed");
     let notes_raw = odm.database().collection::<Document>("notes");
     let shelves_raw = odm.database().collection::<Document>("shelves");

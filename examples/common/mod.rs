@@ -66,6 +66,12 @@ impl Steps {
     }
 
     /// Starts the next step: forgets the commands sent so far and prints the title.
+    /// Another handle of the command log the steps print (to count commands).
+    #[allow(dead_code)]
+    pub fn log(&self) -> CommandLog {
+        self.log.clone()
+    }
+
     pub fn start(&self, what: &str) {
         self.log.clear();
         let mut next = self.next.lock().expect("not poisoned");

@@ -141,7 +141,11 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
             "`Model` cannot be derived for a generic enum: the stored shape must be known at compile time",
         );
         // Nothing is generated: impls without the parameters would only add errors.
-        return cx.check().err().map(|e| e.to_compile_error()).unwrap_or_default();
+        return cx
+            .check()
+            .err()
+            .map(|e| e.to_compile_error())
+            .unwrap_or_default();
     }
     if let Some((_, lit)) = &attrs.kind_of {
         cx.error_spanned_by(
