@@ -21,7 +21,7 @@ pub use kinds::{
 
 pub use crate::reference::{NotAModel, RefTarget};
 pub use targets::ReferenceTarget;
-pub use trees::{tree_id, tree_ref, SameTree, TreeId};
+pub use trees::{copyable, tree_id, tree_ref, Copyable, SameTree, TreeId};
 
 use std::marker::PhantomData;
 

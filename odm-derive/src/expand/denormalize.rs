@@ -314,6 +314,8 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
                 let _ = #from_ty::#lint;
                 #source_var.#src()
             };
+            // A tree's kept links are rewritten by moves, which no cascade follows.
+            ::odm::__private::copyable(&__from);
         };
         match kind {
             CopyKind::Flat => quote_spanned! {span=>

@@ -1,5 +1,7 @@
 //! What a tree's `parent` and `ancestors` hold: ids of nodes of the same model.
 
+use crate::{Copied, Each, Field, Single};
+
 /// A tree's links are `Ref`s to nodes of the tree itself; implemented for every type by
 /// itself, and checked by `#[odm(tree)]` as `Target: SameTree<Node>` at the `Ref`'s target.
 #[diagnostic::on_unimplemented(
@@ -25,3 +27,18 @@ pub const fn tree_ref<Node, Target: SameTree<Node>>() {}
 
 /// Used by the generated code: `Held` is `Id`.
 pub const fn tree_id<Node, Id, Held: TreeId<Node, Id>>() {}
+
+/// Path markers whose fields another model may copy (`#[denormalize]`): all but a tree's kept
+/// links, which a move rewrites for a whole subtree in one update that no cascade follows.
+#[diagnostic::on_unimplemented(
+    message = "a field marked `{Self}` cannot be copied by `#[denormalize]`",
+    label = "a tree's parent or ancestors: a move rewrites them for the whole subtree, and no cascade follows it",
+    note = "keep a `Ref` to the node instead and populate it, or copy a field of the node that the application writes (its name)"
+)]
+pub trait Copyable {}
+impl Copyable for Single {}
+impl Copyable for Each {}
+impl Copyable for Copied {}
+
+/// Used by the generated code of every copy: the source field is not a tree's kept link.
+pub const fn copyable<R, T, M: Copyable>(_source: &Field<R, T, M>) {}
