@@ -184,6 +184,57 @@ async fn insert_fills_the_ancestors_from_the_parent_with_one_projected_read() ->
 }
 
 #[tokio::test]
+async fn without_transactions_an_insert_reads_its_parents_with_one_find() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm().clone().without_transactions();
+    assert!(!odm.supports_transactions().await?);
+    let seed = seed();
+    odm.insert_one(&seed[0]).await?;
+    odm.insert_one(&seed[1]).await?;
+    odm.insert_many(&seed[2..]).await?;
+    assert_eq!(
+        sent(&db),
+        ["insert", "find", "insert", "find", "insert"],
+        "no hello and no transaction: a root reads nothing; otherwise one find of the parents \
+         outside the call, then the insert"
+    );
+    odm.insert_many([
+        &subject("harlem", "Harlem Renaissance", Some("1920s")),
+        &subject("lost", "Lost Generation", Some("1920s")),
+        &subject("gatsby", "Gatsby", Some("jazz-age-new-york")),
+    ])
+    .await?;
+    let commands = db.commands().take();
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["find", "insert"],
+        "two parents outside the batch: still one find"
+    );
+    let find = commands[0].command.as_ref().expect("documents kept");
+    assert_eq!(
+        find.get_document("projection").unwrap(),
+        &doc! { "parent": 1, "ancestors": 1 },
+        "the parents read projected to their links"
+    );
+    assert_eq!(
+        stored_one(&db, "subjects", "gatsby").await.unwrap(),
+        doc! {
+            "_id": "gatsby",
+            "name": "Gatsby",
+            "parent": "jazz-age-new-york",
+            "ancestors": ["american-literature", "1920s", "jazz-age", "jazz-age-new-york"],
+        },
+        "no mark written: nothing to remove"
+    );
+    assert_eq!(
+        inconsistent(&db, "subjects", "parent", "ancestors").await,
+        Vec::<String>::new()
+    );
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_whole_tree_in_one_call_is_one_insert_in_any_order() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let mut all = seed();

@@ -62,6 +62,18 @@ impl Odm {
         self
     }
 
+    /// The same handle, taking the deployment to have no transactions: every operation whose
+    /// transaction mode is [`TransactionMode::Auto`](crate::relations::TransactionMode::Auto)
+    /// (the default) then runs in its documented fixed order, and
+    /// [`Odm::supports_transactions`] is `false` without asking the server. For an application
+    /// that wants no transactions on a replica set, and for testing the fixed-order paths there.
+    /// Operations told [`TransactionMode::Always`](crate::relations::TransactionMode::Always),
+    /// or run in a caller's session, are not changed.
+    pub fn without_transactions(mut self) -> Self {
+        self.transactions = Arc::new(OnceCell::new_with(Some(false)));
+        self
+    }
+
     /// Whether the deployment runs transactions (a replica set or a sharded cluster). Sends one
     /// `hello` the first time it is asked, per `Odm` (and its clones); none afterwards.
     pub async fn supports_transactions(&self) -> Result<bool> {
