@@ -595,3 +595,63 @@ async fn malformed_buckets_are_typed_errors_naming_the_bucket_and_the_field() ->
     }
     Ok(())
 }
+
+/// Without `max`, the `update` refused with a duplicate key (what two adds opening the same
+/// bucket at once cause) is sent once more, and a duplicate that persists is returned; with
+/// `max`, a duplicate cannot come from a race and is returned at once. A unique index of the
+/// collection on the user alone refuses a second month of the same user.
+#[tokio::test]
+async fn a_duplicate_key_is_sent_once_more_without_max_then_returned() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    for collection in ["reviews", "capped_reviews"] {
+        db.raw()
+            .collection::<Document>(collection)
+            .create_index(
+                odm::mongodb::IndexModel::builder()
+                    .keys(doc! { "user": 1 })
+                    .options(
+                        odm::mongodb::options::IndexOptions::builder()
+                            .unique(true)
+                            .name("one_bucket_per_user".to_owned())
+                            .build(),
+                    )
+                    .build(),
+            )
+            .await?;
+    }
+    let october = review("October", at("2012-10-11T10:00:00Z"));
+    let november = review("November", at("2012-11-11T10:00:00Z"));
+    odm.buckets::<UserReviews>().add("bob", &october).await?;
+    odm.buckets::<CappedReviews>().add("bob", &october).await?;
+    db.commands().clear();
+
+    let err = odm
+        .buckets::<UserReviews>()
+        .add("bob", &november)
+        .await
+        .expect_err("the user's index refuses a second month");
+    assert!(
+        matches!(&err, odm::Error::DuplicateKey { collection, index, .. }
+            if collection == "reviews" && index == "one_bucket_per_user"),
+        "{err:?}"
+    );
+    assert_eq!(sent(&db), ["update", "update"], "one retry, no more");
+
+    let err = odm
+        .buckets::<CappedReviews>()
+        .add("bob", &november)
+        .await
+        .expect_err("the user's index refuses a second month");
+    assert!(
+        matches!(&err, odm::Error::DuplicateKey { collection, .. } if collection == "capped_reviews"),
+        "{err:?}"
+    );
+    assert_eq!(sent(&db), ["update"], "with max: no retry");
+    for collection in ["reviews", "capped_reviews"] {
+        let stored = stored(&db, collection).await;
+        assert_eq!(stored.len(), 1, "{collection}: nothing inserted: {stored:?}");
+        assert_eq!(stored[0].get_i32("count").ok(), Some(1), "{collection}");
+    }
+    Ok(())
+}

@@ -597,3 +597,42 @@ async fn malformed_day_documents_are_typed_errors() -> odm::Result<()> {
     );
     Ok(())
 }
+
+/// The second `update` after a duplicate key (what a concurrent first event of the day causes)
+/// is sent once, and a duplicate that persists is returned: a unique index of the collection
+/// on the key alone refuses a second day of the same book, whatever the retry.
+#[tokio::test]
+async fn a_duplicate_key_is_sent_once_more_then_returned() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let coll = db.raw().collection::<Document>("rec_ts");
+    coll.create_index(
+        odm::mongodb::IndexModel::builder()
+            .keys(doc! { "book": 1 })
+            .options(
+                odm::mongodb::options::IndexOptions::builder()
+                    .unique(true)
+                    .name("one_day_per_book".to_owned())
+                    .build(),
+            )
+            .build(),
+    )
+    .await?;
+    let counters = odm.counters::<BookRecs>();
+    counters.record(1, at("2012-10-11T10:00:00Z")).await?;
+    db.commands().clear();
+    let err = counters
+        .record(1, at("2012-10-12T10:00:00Z"))
+        .await
+        .expect_err("the key's index refuses a second day");
+    assert!(
+        matches!(&err, Error::DuplicateKey { collection, index, .. }
+            if collection == "rec_ts" && index == "one_day_per_book"),
+        "{err:?}"
+    );
+    assert_eq!(sent(&db), ["update", "update"], "one retry, no more");
+    let days = raw_docs(&db, "rec_ts", doc! {}).await;
+    assert_eq!(days.len(), 1, "nothing inserted: {days:?}");
+    assert_eq!(days[0].get_i32("total").ok(), Some(1));
+    Ok(())
+}
