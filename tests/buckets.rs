@@ -650,8 +650,52 @@ async fn a_duplicate_key_is_sent_once_more_without_max_then_returned() -> odm::R
     assert_eq!(sent(&db), ["update"], "with max: no retry");
     for collection in ["reviews", "capped_reviews"] {
         let stored = stored(&db, collection).await;
-        assert_eq!(stored.len(), 1, "{collection}: nothing inserted: {stored:?}");
+        assert_eq!(
+            stored.len(),
+            1,
+            "{collection}: nothing inserted: {stored:?}"
+        );
         assert_eq!(stored[0].get_i32("count").ok(), Some(1), "{collection}");
     }
+    Ok(())
+}
+
+/// `.session(..)` runs adds, removes and reads in the caller's transaction: the transaction
+/// reads its own items; aborted, nothing landed; committed, the bucket holds them.
+#[tokio::test]
+async fn buckets_run_in_the_callers_transaction() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let buckets = odm.buckets::<UserReviews>();
+    let first = review("first", at("2012-10-11T10:00:00Z"));
+    let second = review("second", at("2012-10-12T10:00:00Z"));
+    // ANCHOR: session
+    let mut session = odm.start_session().await?;
+    session.start_transaction().await?;
+    buckets.add("bob", &first).session(&mut session).await?;
+    buckets.add("bob", &second).session(&mut session).await?;
+    // ANCHOR_END: session
+    assert!(
+        buckets
+            .remove("bob", first.id, None)
+            .session(&mut session)
+            .await?
+    );
+    let newest = buckets.newest("bob", 10).session(&mut session).await?;
+    assert_eq!(newest, vec![second.clone()], "the transaction's own items");
+    assert!(
+        buckets.newest("bob", 10).await?.is_empty(),
+        "not yet visible outside"
+    );
+    session.abort_transaction().await?;
+    assert!(
+        stored(&db, "reviews").await.is_empty(),
+        "aborted: nothing added"
+    );
+
+    session.start_transaction().await?;
+    buckets.add("bob", &first).session(&mut session).await?;
+    session.commit_transaction().await?;
+    assert_eq!(buckets.newest("bob", 10).await?, vec![first]);
     Ok(())
 }

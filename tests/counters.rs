@@ -636,3 +636,62 @@ async fn a_duplicate_key_is_sent_once_more_then_returned() -> odm::Result<()> {
     assert_eq!(days[0].get_i32("total").ok(), Some(1));
     Ok(())
 }
+
+/// `.session(..)` runs recording and reading in the caller's transaction: the transaction reads
+/// its own events; aborted, nothing landed; committed, the day holds them.
+#[tokio::test]
+async fn counters_run_in_the_callers_transaction() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let counters = odm.counters::<BookRecs>();
+    // ANCHOR: session
+    let mut session = odm.start_session().await?;
+    session.start_transaction().await?;
+    counters
+        .record_n(1, at("2012-10-11T23:59:42Z"), 3)
+        .session(&mut session)
+        .await?;
+    // ANCHOR_END: session
+    let day = counters
+        .day(1, at("2012-10-11T00:00:00Z"))
+        .session(&mut session)
+        .await?
+        .expect("the transaction's own day");
+    assert_eq!(day.total, 3);
+    let hour = counters
+        .hour(1, at("2012-10-11T23:00:00Z"))
+        .session(&mut session)
+        .await?;
+    assert_eq!(hour.total(), 3);
+    assert!(
+        counters.day(1, at("2012-10-11T00:00:00Z")).await?.is_none(),
+        "not yet visible outside"
+    );
+    session.abort_transaction().await?;
+    assert!(
+        raw_docs(&db, "rec_ts", doc! {}).await.is_empty(),
+        "aborted: nothing recorded"
+    );
+
+    session.start_transaction().await?;
+    assert!(
+        counters
+            .preallocate(1, at("2012-10-12T00:00:00Z"))
+            .session(&mut session)
+            .await?
+    );
+    counters
+        .record(1, at("2012-10-12T08:00:00Z"))
+        .session(&mut session)
+        .await?;
+    let days = counters
+        .days(1, at("2012-10-11T00:00:00Z"), at("2012-10-12T00:00:00Z"))
+        .session(&mut session)
+        .await?;
+    assert_eq!(days.len(), 1);
+    session.commit_transaction().await?;
+    let stored = raw_docs(&db, "rec_ts", doc! {}).await;
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].get_i32("total").ok(), Some(1));
+    Ok(())
+}

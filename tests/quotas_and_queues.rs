@@ -360,3 +360,47 @@ async fn approve_and_time_out_after_seven_days() -> odm::Result<()> {
     assert!(matches!(next.id.book, 1 | 4));
     Ok(())
 }
+
+/// `.session(..)` runs the quota's commands in the caller's transaction: aborted, nothing
+/// landed; committed, the unit is spent and the book listed.
+#[tokio::test]
+async fn a_quota_runs_in_the_callers_transaction() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_one(&UserRecs {
+        id: "bob".into(),
+        remaining: 8,
+        books: vec![3],
+    })
+    .await?;
+    let quota = recommendations();
+    let mut session = odm.start_session().await?;
+    session.start_transaction().await?;
+    assert_eq!(
+        quota.take(odm, "bob", 4).session(&mut session).await?,
+        Taken::Taken
+    );
+    assert_eq!(
+        quota.take(odm, "bob", 4).session(&mut session).await?,
+        Taken::AlreadyGiven,
+        "the transaction's own write is seen by its find"
+    );
+    session.abort_transaction().await?;
+    assert_eq!(
+        stored_one(&db, "user_recs", "bob").await,
+        Some(doc! { "_id": "bob", "remaining": 8, "books": [3] }),
+        "aborted: nothing spent"
+    );
+    session.start_transaction().await?;
+    assert!(!quota.give_back(odm, "bob", 4).session(&mut session).await?);
+    assert_eq!(
+        quota.take(odm, "bob", 4).session(&mut session).await?,
+        Taken::Taken
+    );
+    session.commit_transaction().await?;
+    assert_eq!(
+        stored_one(&db, "user_recs", "bob").await,
+        Some(doc! { "_id": "bob", "remaining": 7, "books": [3, 4] })
+    );
+    Ok(())
+}

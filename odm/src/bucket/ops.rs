@@ -5,13 +5,18 @@ use std::marker::PhantomData;
 
 use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document, RawDocumentBuf};
-use futures_util::TryStreamExt;
+use mongodb::options::FindOptions;
+use mongodb::ClientSession;
 use serde::Serialize;
 
 use super::{show, Bucket, BucketSpec};
 use crate::decode::{decode, Reading};
+use crate::ops::{find_decoded, InSession};
 use crate::path::Value;
 use crate::{Error, Odm, Result};
+
+/// A value encoded when the operation is built, its error returned when it runs.
+type EncodeResult = std::result::Result<Bson, bson::error::Error>;
 
 /// The most buckets one round of [`Buckets::newest`] asks for.
 const MAX_ROUND: i64 = 100;
@@ -29,7 +34,9 @@ impl Odm {
 }
 
 /// The bucket operations of the model `B`, from [`Odm::buckets`]. A copyable handle: each
-/// operation takes it by value, so that its future borrows only the [`Odm`].
+/// operation takes it by value, so that its future borrows only the [`Odm`]. Each returns an
+/// [`InSession`]: `.await` it, or `.session(&mut session).await` to run its commands in the
+/// caller's session and transaction.
 #[derive(Debug)]
 pub struct Buckets<'a, B> {
     odm: &'a Odm,
@@ -99,10 +106,20 @@ impl<'a, B: Bucket> Buckets<'a, B> {
     /// bucket already in the collection whose count or items the server cannot update (a
     /// string count, items that are not an array) is reported as [`Error::Decode`] naming it,
     /// after one `find` of the key's buckets for the period.
-    pub async fn add(self, key: impl Value<B::Key>, item: &B::Item) -> Result<Added> {
+    pub fn add(self, key: impl Value<B::Key>, item: &B::Item) -> InSession<'a, Added> {
+        let (key, item) = (key.to_bson(), bson::serialize_to_bson(item));
+        InSession::new(move |session| Box::pin(self.add_in(key, item, session)))
+    }
+
+    async fn add_in(
+        self,
+        key: EncodeResult,
+        item: EncodeResult,
+        mut session: Option<&'a mut ClientSession>,
+    ) -> Result<Added> {
         let spec = &B::bucket();
-        let key = self.encode(key.to_bson(), "bucket key")?;
-        let item = self.encode(bson::serialize_to_bson(item), "item")?;
+        let key = self.encode(key, "bucket key")?;
+        let item = self.encode(item, "item")?;
         crate::keys::check_value(B::COLLECTION, &spec.items, &item)?;
         let time = match item.as_document().and_then(|d| d.get(&spec.item_time)) {
             Some(Bson::DateTime(t)) => *t,
@@ -137,11 +154,12 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match coll
-                .update_one(filter.clone(), update.clone())
-                .upsert(true)
-                .await
-            {
+            let action = coll.update_one(filter.clone(), update.clone()).upsert(true);
+            let sent = match session.as_deref_mut() {
+                Some(s) => action.session(s).await,
+                None => action.await,
+            };
+            match sent {
                 Ok(result) => {
                     return Ok(Added {
                         period,
@@ -153,7 +171,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
                     Error::DuplicateKey { .. } if spec.max.is_none() && attempt == 1 => continue,
                     Error::Driver(e) if is_type_error(&e) => {
                         return Err(self
-                            .malformed(&key, period)
+                            .malformed(&key, period, session)
                             .await?
                             .unwrap_or(Error::Driver(e)))
                     }
@@ -176,15 +194,26 @@ impl<'a, B: Bucket> Buckets<'a, B> {
     /// looks through every bucket of the key for the id: still one command, reading as many
     /// buckets as the key has. Returns whether an item was removed. An emptied bucket stays,
     /// with `count: 0`; reads skip it.
-    pub async fn remove(
+    pub fn remove(
         self,
         key: impl Value<B::Key>,
         id: impl Serialize,
         time: Option<DateTime>,
+    ) -> InSession<'a, bool> {
+        let (key, id) = (key.to_bson(), bson::serialize_to_bson(&id));
+        InSession::new(move |session| Box::pin(self.remove_in(key, id, time, session)))
+    }
+
+    async fn remove_in(
+        self,
+        key: EncodeResult,
+        id: EncodeResult,
+        time: Option<DateTime>,
+        session: Option<&'a mut ClientSession>,
     ) -> Result<bool> {
         let spec = &B::bucket();
-        let key = self.encode(key.to_bson(), "bucket key")?;
-        let id = self.encode(bson::serialize_to_bson(&id), "item id")?;
+        let key = self.encode(key, "bucket key")?;
+        let id = self.encode(id, "item id")?;
         let mut filter = doc! { &spec.key: { "$eq": key } };
         if let Some(time) = time {
             filter.insert(&spec.period, doc! { "$eq": spec.every.start(time) });
@@ -197,12 +226,13 @@ impl<'a, B: Bucket> Buckets<'a, B> {
             "$pull": { &spec.items: { &spec.item_id: { "$eq": id } } },
             "$inc": { &spec.count: -1 },
         };
-        let result = self
-            .odm
-            .raw_collection::<B>()
-            .update_one(filter, update)
-            .await
-            .map_err(Odm::driver_error::<B>)?;
+        let coll = self.odm.raw_collection::<B>();
+        let action = coll.update_one(filter, update);
+        let result = match session {
+            Some(s) => action.session(s).await,
+            None => action.await,
+        }
+        .map_err(Odm::driver_error::<B>)?;
         Ok(result.modified_count > 0)
     }
 
@@ -228,12 +258,22 @@ impl<'a, B: Bucket> Buckets<'a, B> {
     /// sent for `n = 0`.
     ///
     /// A bucket that does not decode as `B` is [`Error::Decode`] naming it and the field.
-    pub async fn newest(self, key: impl Value<B::Key>, n: usize) -> Result<Vec<B::Item>> {
+    pub fn newest(self, key: impl Value<B::Key>, n: usize) -> InSession<'a, Vec<B::Item>> {
+        let key = key.to_bson();
+        InSession::new(move |session| Box::pin(self.newest_in(key, n, session)))
+    }
+
+    async fn newest_in(
+        self,
+        key: EncodeResult,
+        n: usize,
+        mut session: Option<&'a mut ClientSession>,
+    ) -> Result<Vec<B::Item>> {
+        let key = self.encode(key, "bucket key")?;
         if n == 0 {
             return Ok(Vec::new());
         }
         let spec = &B::bucket();
-        let key = self.encode(key.to_bson(), "bucket key")?;
         let base = doc! { &spec.key: { "$eq": key }, &spec.count: { "$gt": 0 } };
         let slice = i64::try_from(n).unwrap_or(i64::MAX);
         let mut limit = match spec.max {
@@ -247,7 +287,9 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         let mut ids: Vec<Bson> = Vec::new();
         let mut last_period = None;
         loop {
-            let batch = self.read(filter, slice, Some(limit)).await?;
+            let batch = self
+                .read(filter, slice, Some(limit), session.as_deref_mut())
+                .await?;
             let full = batch.len() as i64 == limit;
             buckets += batch.len();
             let Some(last) = batch.last().map(|b| b.period) else {
@@ -283,7 +325,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
                 let mut rest = base.clone();
                 rest.insert(&spec.period, doc! { "$eq": last });
                 rest.insert("_id", doc! { "$nin": ids.clone() });
-                for b in self.read(rest, slice, None).await? {
+                for b in self.read(rest, slice, None, session).await? {
                     entries.extend(b.entries);
                 }
                 break;
@@ -313,22 +355,16 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         filter: Document,
         slice: i64,
         limit: Option<i64>,
+        session: Option<&mut ClientSession>,
     ) -> Result<Vec<Read<B::Item>>> {
         let spec = &B::bucket();
-        let coll = self.odm.raw_collection::<B>();
-        let mut find = coll
-            .find(filter)
+        let options = FindOptions::builder()
             .sort(spec.bucket_order())
-            .projection(doc! { &spec.items: { "$slice": slice } });
-        if let Some(limit) = limit {
-            find = find.limit(limit);
-        }
-        let docs: Vec<RawDocumentBuf> = find
-            .await
-            .map_err(Odm::driver_error::<B>)?
-            .try_collect()
-            .await
-            .map_err(Odm::driver_error::<B>)?;
+            .projection(doc! { &spec.items: { "$slice": slice } })
+            .limit(limit)
+            .build();
+        let docs: Vec<RawDocumentBuf> =
+            find_decoded::<B, RawDocumentBuf>(self.odm, filter, options, session).await?;
         let reading = Reading::of::<B>(self.odm);
         let mut out = Vec::with_capacity(docs.len());
         for raw in docs {
@@ -389,7 +425,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         }
     }
 
-    fn encode(&self, value: Result<Bson, bson::error::Error>, what: &str) -> Result<Bson> {
+    fn encode(&self, value: EncodeResult, what: &str) -> Result<Bson> {
         value.map_err(|e| Error::Encode {
             collection: B::COLLECTION.to_owned(),
             what: what.to_owned(),
@@ -408,16 +444,16 @@ impl<'a, B: Bucket> Buckets<'a, B> {
 
     /// After the server refused an add with a type error: the first bucket of the key and
     /// period that does not decode as `B`, as its decode error. One `find`.
-    async fn malformed(&self, key: &Bson, period: DateTime) -> Result<Option<Error>> {
-        let docs: Vec<RawDocumentBuf> = self
-            .odm
-            .raw_collection::<B>()
-            .find(self.bucket_filter(key, period))
-            .await
-            .map_err(Odm::driver_error::<B>)?
-            .try_collect()
-            .await
-            .map_err(Odm::driver_error::<B>)?;
+    async fn malformed(
+        &self,
+        key: &Bson,
+        period: DateTime,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Option<Error>> {
+        let filter = self.bucket_filter(key, period);
+        let docs: Vec<RawDocumentBuf> =
+            find_decoded::<B, RawDocumentBuf>(self.odm, filter, FindOptions::default(), session)
+                .await?;
         let reading = Reading::of::<B>(self.odm);
         Ok(docs.iter().find_map(|raw| decode::<B>(&reading, raw).err()))
     }

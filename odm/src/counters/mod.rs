@@ -30,6 +30,7 @@ use std::marker::PhantomData;
 
 use bson::{doc, Bson, DateTime, Document};
 use mongodb::options::{FindOptions, UpdateOptions};
+use mongodb::ClientSession;
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
@@ -37,6 +38,7 @@ pub use hours::{Hour, Hours};
 pub use quota::{Quota, Taken};
 
 use crate::model::Model;
+use crate::ops::InSession;
 use crate::path::{Field, Value};
 use crate::{Error, Odm, Result};
 
@@ -99,7 +101,10 @@ impl Odm {
     }
 }
 
-/// The operations on a counters model, from [`Odm::counters`]. Days are UTC days.
+/// The operations on a counters model, from [`Odm::counters`]. Days are UTC days. A copyable
+/// handle; each operation returns an [`InSession`]: `.await` it, or
+/// `.session(&mut session).await` to run its commands in the caller's session and
+/// transaction.
 #[derive(Debug)]
 pub struct Counters<'a, T> {
     odm: &'a Odm,
@@ -116,8 +121,8 @@ impl<T> Copy for Counters<'_, T> {}
 
 impl<'a, T: Counted> Counters<'a, T> {
     /// Records one event for `key` at the instant `at`. See [`Counters::record_n`].
-    pub async fn record(&self, key: impl Value<T::Key>, at: DateTime) -> Result<()> {
-        self.record_n(key, at, 1).await
+    pub fn record(self, key: impl Value<T::Key>, at: DateTime) -> InSession<'a, ()> {
+        self.record_n(key, at, 1)
     }
 
     /// Records `n` events for `key` at the instant `at`: one `update`, an upsert of the day's
@@ -129,7 +134,18 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// `(key, day)` refuses one, which MongoDB retries itself (and odm once more when the
     /// server does not): one more `update`, only then. Without that index (not synced) the
     /// race could leave two documents for the day.
-    pub async fn record_n(&self, key: impl Value<T::Key>, at: DateTime, n: i64) -> Result<()> {
+    pub fn record_n(self, key: impl Value<T::Key>, at: DateTime, n: i64) -> InSession<'a, ()> {
+        let key = key.to_bson();
+        InSession::new(move |session| Box::pin(self.record_in(key, at, n, session)))
+    }
+
+    async fn record_in(
+        self,
+        key: EncodeResult,
+        at: DateTime,
+        n: i64,
+        session: Option<&'a mut ClientSession>,
+    ) -> Result<()> {
         let paths = T::COUNTERS;
         let key = self.key(key)?;
         let (day, minute) = (day_start(at), minute_of_day(at));
@@ -144,7 +160,7 @@ impl<'a, T: Counted> Counters<'a, T> {
             }
             doc! { "$inc": inc }
         };
-        self.upsert(|| Self::day_filter(key.clone(), day), update)
+        self.upsert(|| Self::day_filter(key.clone(), day), update, session)
             .await
             .map(|_| ())
     }
@@ -155,7 +171,17 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// changes nothing when the day's document exists (also one created by an event, whose
     /// other hours then stay absent). Returns whether this call created it: under concurrent
     /// calls, exactly one does (with the unique index on `(key, day)` synced).
-    pub async fn preallocate(&self, key: impl Value<T::Key>, day: DateTime) -> Result<bool> {
+    pub fn preallocate(self, key: impl Value<T::Key>, day: DateTime) -> InSession<'a, bool> {
+        let key = key.to_bson();
+        InSession::new(move |session| Box::pin(self.preallocate_in(key, day, session)))
+    }
+
+    async fn preallocate_in(
+        self,
+        key: EncodeResult,
+        day: DateTime,
+        session: Option<&'a mut ClientSession>,
+    ) -> Result<bool> {
         let paths = T::COUNTERS;
         let (key, day) = (self.key(key)?, day_start(day));
         let mut hours = Document::new();
@@ -172,20 +198,43 @@ impl<'a, T: Counted> Counters<'a, T> {
         shape.insert(paths.total, 0);
         shape.insert(paths.hours, hours);
         let update = doc! { "$setOnInsert": shape };
-        self.upsert(|| Self::day_filter(key.clone(), day), || update.clone())
-            .await
+        self.upsert(
+            || Self::day_filter(key.clone(), day),
+            || update.clone(),
+            session,
+        )
+        .await
     }
 
     /// The document of `key`'s day holding `day`, `None` when nothing was recorded that day.
     /// One `find` (`{key: {$eq: key}, day: {$eq: <midnight>}}`, limit 1, on the unique index).
-    pub async fn day(&self, key: impl Value<T::Key>, day: DateTime) -> Result<Option<T>> {
-        let filter = Self::day_filter(self.key(key)?, day_start(day));
-        self.odm.find_one(crate::Filter::raw(filter)).await
+    pub fn day(self, key: impl Value<T::Key>, day: DateTime) -> InSession<'a, Option<T>> {
+        let key = key.to_bson();
+        InSession::new(move |session| {
+            Box::pin(async move {
+                let filter = Self::day_filter(self.key(key)?, day_start(day));
+                let find = self.odm.find_one(crate::Filter::raw(filter));
+                match session {
+                    Some(s) => find.session(s).await,
+                    None => find.await,
+                }
+            })
+        })
     }
 
     /// The counters of `key`'s hour holding the instant `at` (zero when nothing was recorded
     /// then). One `find` projecting only `hour.<H>` of the day's document.
-    pub async fn hour(&self, key: impl Value<T::Key>, at: DateTime) -> Result<Hour> {
+    pub fn hour(self, key: impl Value<T::Key>, at: DateTime) -> InSession<'a, Hour> {
+        let key = key.to_bson();
+        InSession::new(move |session| Box::pin(self.hour_in(key, at, session)))
+    }
+
+    async fn hour_in(
+        self,
+        key: EncodeResult,
+        at: DateTime,
+        session: Option<&'a mut ClientSession>,
+    ) -> Result<Hour> {
         let paths = T::COUNTERS;
         let filter = Self::day_filter(self.key(key)?, day_start(at));
         let hour = (minute_of_day(at) / 60) as u8;
@@ -194,7 +243,7 @@ impl<'a, T: Counted> Counters<'a, T> {
             .limit(1)
             .build();
         let found: Vec<OneHour<T>> =
-            crate::ops::find_decoded::<T, _>(self.odm, filter, options, None).await?;
+            crate::ops::find_decoded::<T, _>(self.odm, filter, options, session).await?;
         Ok(found
             .into_iter()
             .next()
@@ -207,27 +256,33 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// both included, in order; days without events have no document. One `find`
     /// (`{key: {$eq: key}, day: {$gte: first, $lte: last}}`, sorted by day, on the unique
     /// index), plus one `getMore` per further batch (past 101 days).
-    pub async fn days(
-        &self,
+    pub fn days(
+        self,
         key: impl Value<T::Key>,
         first: DateTime,
         last: DateTime,
-    ) -> Result<Vec<T>> {
-        let paths = T::COUNTERS;
-        let mut filter = crate::literal::eq(paths.key, self.key(key)?);
-        filter.insert(
-            paths.day,
-            doc! { "$gte": day_start(first), "$lte": day_start(last) },
-        );
-        let day: Field<T, DateTime> = Field::trusted(paths.day);
-        self.odm
-            .find(crate::Filter::raw(filter))
-            .sort(day.asc())
-            .await
+    ) -> InSession<'a, Vec<T>> {
+        let key = key.to_bson();
+        InSession::new(move |session| {
+            Box::pin(async move {
+                let paths = T::COUNTERS;
+                let mut filter = crate::literal::eq(paths.key, self.key(key)?);
+                filter.insert(
+                    paths.day,
+                    doc! { "$gte": day_start(first), "$lte": day_start(last) },
+                );
+                let day: Field<T, DateTime> = Field::trusted(paths.day);
+                let find = self.odm.find(crate::Filter::raw(filter)).sort(day.asc());
+                match session {
+                    Some(s) => find.session(s).await,
+                    None => find.await,
+                }
+            })
+        })
     }
 
-    fn key(&self, key: impl Value<T::Key>) -> Result<Bson> {
-        key.to_bson().map_err(|e| Error::Encode {
+    fn key(&self, key: EncodeResult) -> Result<Bson> {
+        key.map_err(|e| Error::Encode {
             collection: T::COLLECTION.to_owned(),
             what: format!("counter key for `{}`", T::COUNTERS.key),
             message: e.to_string(),
@@ -249,17 +304,21 @@ impl<'a, T: Counted> Counters<'a, T> {
         &self,
         filter: impl Fn() -> Document,
         update: impl Fn() -> Document,
+        mut session: Option<&mut ClientSession>,
     ) -> Result<bool> {
         let coll = self.odm.raw_collection::<T>();
         let mut retried = false;
         loop {
-            let sent = coll
+            let action = coll
                 .update_one(filter(), update())
-                .with_options(UpdateOptions::builder().upsert(true).build())
-                .await
-                .map_err(|e| {
-                    Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter()), e)
-                });
+                .with_options(UpdateOptions::builder().upsert(true).build());
+            let sent = match session.as_deref_mut() {
+                Some(s) => action.session(s).await,
+                None => action.await,
+            }
+            .map_err(|e| {
+                Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter()), e)
+            });
             match sent {
                 Err(e) if e.is_duplicate_key() && !retried => retried = true,
                 Err(e) => return Err(e),
@@ -268,6 +327,9 @@ impl<'a, T: Counted> Counters<'a, T> {
         }
     }
 }
+
+/// A key encoded when the operation is built, its error returned when it runs.
+type EncodeResult = std::result::Result<Bson, bson::error::Error>;
 
 /// An increment as the shell writes it: an `int` when it fits, so that a counter created by
 /// it is an `int` too.

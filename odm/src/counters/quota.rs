@@ -7,8 +7,10 @@
 
 use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
+use mongodb::ClientSession;
 
 use crate::model::Model;
+use crate::ops::InSession;
 use crate::path::{Field, Value};
 use crate::query::Filter;
 use crate::update::Update;
@@ -28,7 +30,9 @@ pub enum Taken {
 }
 
 /// A quota on a model: a count of units that remain (`remaining`) and the list of items they
-/// were spent on (`books`). `Quota::new(UserRecs::remaining(), UserRecs::books())`.
+/// were spent on (`books`). `Quota::new(UserRecs::remaining(), UserRecs::books())`. Its
+/// operations return an [`InSession`]: `.await` it, or `.session(&mut session).await` to run
+/// its commands in the caller's session and transaction.
 #[derive(Debug)]
 pub struct Quota<T, N, E> {
     remaining: Field<T, N>,
@@ -57,20 +61,37 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
     /// `{$inc: {remaining: -1}, $push: {books: item}}`. When it matches nothing, one `find` of
     /// the document (projected to the two fields) says why; the refusal itself was decided
     /// atomically by the update.
-    pub async fn take(
-        &self,
-        odm: &Odm,
+    pub fn take<'a>(
+        &'a self,
+        odm: &'a Odm,
         id: impl Value<T::Id>,
         item: impl Value<E>,
+    ) -> InSession<'a, Taken> {
+        let item_bson = self.item(&item);
+        let id_doc = T::id_field().eq(id).into_document(T::COLLECTION);
+        let push = self.given.push(item);
+        InSession::new(move |session| Box::pin(self.take_in(odm, id_doc, item_bson, push, session)))
+    }
+
+    async fn take_in(
+        &self,
+        odm: &Odm,
+        id_doc: Result<Document>,
+        item_bson: Result<Bson>,
+        push: Update<T>,
+        mut session: Option<&mut ClientSession>,
     ) -> Result<Taken> {
-        let item_bson = self.item(&item)?;
+        let (id_doc, item_bson) = (id_doc?, item_bson?);
         let (remaining, given) = (self.remaining.path(), self.given.path());
-        let id_doc = T::id_field().eq(id).into_document(T::COLLECTION)?;
         let mut filter = id_doc.clone();
         filter.insert(remaining, doc! { "$gt": 0 });
         filter.extend(crate::literal::ne(given, item_bson.clone()));
-        let update = Update::raw(doc! { "$inc": { remaining: -1 } }).and(self.given.push(item));
-        let result = odm.update_one(Filter::raw(filter), update).await?;
+        let update = Update::raw(doc! { "$inc": { remaining: -1 } }).and(push);
+        let op = odm.update_one(Filter::raw(filter), update);
+        let result = match session.as_deref_mut() {
+            Some(s) => op.session(s).await,
+            None => op.await,
+        }?;
         if result.matched_count == 1 {
             return Ok(Taken::Taken);
         }
@@ -78,7 +99,8 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
             .projection(doc! { remaining: 1, given: 1 })
             .limit(1)
             .build();
-        let found = crate::ops::find_documents(odm, T::COLLECTION, id_doc, options, None).await?;
+        let found =
+            crate::ops::find_documents(odm, T::COLLECTION, id_doc, options, session).await?;
         let Some(doc) = found.into_iter().next() else {
             return Ok(Taken::NotFound);
         };
@@ -96,19 +118,29 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
     /// Gives the unit spent on `item` back: one `update`,
     /// `{_id: {$eq: id}, books: {$eq: item}}` → `{$inc: {remaining: 1}, $pullAll: {books:
     /// [item]}}`. Returns whether `item` was in the list.
-    pub async fn give_back(
-        &self,
-        odm: &Odm,
+    pub fn give_back<'a>(
+        &'a self,
+        odm: &'a Odm,
         id: impl Value<T::Id>,
         item: impl Value<E>,
-    ) -> Result<bool> {
-        let item = self.item(&item)?;
-        let (remaining, given) = (self.remaining.path(), self.given.path());
-        let filter = T::id_field().eq(id) & Filter::raw(crate::literal::eq(given, item.clone()));
-        let mut update: Document = crate::literal::pull_all(given, vec![item]);
-        update.insert("$inc", doc! { remaining: 1 });
-        let result = odm.update_one(filter, Update::raw(update)).await?;
-        Ok(result.matched_count == 1)
+    ) -> InSession<'a, bool> {
+        let item = self.item(&item);
+        let id = T::id_field().eq(id);
+        InSession::new(move |session| {
+            Box::pin(async move {
+                let item = item?;
+                let (remaining, given) = (self.remaining.path(), self.given.path());
+                let filter = id & Filter::raw(crate::literal::eq(given, item.clone()));
+                let mut update: Document = crate::literal::pull_all(given, vec![item]);
+                update.insert("$inc", doc! { remaining: 1 });
+                let op = odm.update_one(filter, Update::raw(update));
+                let result = match session {
+                    Some(s) => op.session(s).await,
+                    None => op.await,
+                }?;
+                Ok(result.matched_count == 1)
+            })
+        })
     }
 
     fn item(&self, item: &impl Value<E>) -> Result<Bson> {

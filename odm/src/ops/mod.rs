@@ -1,9 +1,11 @@
 //! The operation builders returned by [`Odm`](crate::Odm). Each is `.await`ed to run.
 
 mod bounds;
+mod in_session;
 mod read;
 mod write;
 
+pub use in_session::InSession;
 pub(crate) use read::{find_decoded, find_documents};
 pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
