@@ -3,16 +3,27 @@
 //! Authors and users stand alone; a book embeds its publisher (one-to-one) and its reviews
 //! (one-to-few); loan requests form a queue served with `findAndModify`; a compound unique
 //! index lets each user recommend each book once; books of several kinds (series books) share
-//! one collection (`library/series.rs`). Every step prints what it did and the commands it
-//! sent.
+//! one collection (`library/series.rs`). Then the workshop's remaining patterns, each in a module
+//! and a database of its own: subjects as a tree (`library/subjects.rs`), a user's reviews in
+//! monthly buckets (`library/reviews.rs`), recommendations counted per day, hour and minute,
+//! with a quota per user (`library/recommendations.rs`), and referring domains counted per
+//! book (`library/referrers.rs`). Every step prints what it did and the commands it sent.
 //!
 //! Run it with `cargo run -p odm-examples --example library`: it uses `MONGODB_URI` when set,
 //! else starts the local development server (`cargo xtask examples` installs it).
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "library/recommendations.rs"]
+mod recommendations;
+#[path = "library/referrers.rs"]
+mod referrers;
+#[path = "library/reviews.rs"]
+mod reviews;
 #[path = "library/series.rs"]
 mod series;
+#[path = "library/subjects.rs"]
+mod subjects;
 
 use common::{list, say, say_lines, Steps};
 use odm::bson::DateTime;
@@ -331,6 +342,10 @@ async fn run() -> odm::Result<()> {
     steps.sent();
 
     series::run(&odm, &steps).await?;
+    subjects::run(&odm, &steps).await?;
+    reviews::run(&odm, &steps).await?;
+    recommendations::run(&odm, &steps).await?;
+    referrers::run(&odm, &steps).await?;
 
     // ANCHOR: drop
     odm.database().drop().await?;

@@ -41,6 +41,15 @@ pub async fn connect(example: &str) -> odm::Result<(Odm, Steps)> {
     Ok((odm, Steps::new(log)))
 }
 
+/// The database of one part of an example, next to the example's own (`odm_library_<pid>` →
+/// `odm_library_<pid>_subjects`), on the same client and command log: a part whose models
+/// reuse a collection name of another part starts from an empty database.
+pub fn part(odm: &Odm, name: &str) -> Odm {
+    let db_name = format!("{}_{name}", odm.database().name());
+    println!("\nThe {name} of the workshop: database `{db_name}`.");
+    Odm::new(odm.client().database(&db_name))
+}
+
 /// Drops the example's database and says so.
 pub async fn drop_database(odm: &Odm) -> odm::Result<()> {
     odm.database().drop().await?;

@@ -7,15 +7,12 @@
 //! odm stores escaped (`google%2Ecom`) and reads back as they were. Also here: the typed paths
 //! to array elements (`$`, `$[]`, `$[e0]` with array filters) and `$elemMatch`.
 //!
-//! Run it with `cargo run -p odm-examples --example referrers`: it uses `MONGODB_URI` when set,
-//! else starts the local development server (`cargo xtask examples` installs it).
-
-#[path = "common/mod.rs"]
-mod common;
+//! Part of the library example (`cargo run -p odm-examples --example library`), whose steps
+//! it continues, in a database of its own.
 
 use std::collections::HashMap;
 
-use common::{say, Steps};
+use crate::common::{say, Steps};
 use odm::bson::{doc, Document};
 use odm::prelude::*;
 use odm::Keyed;
@@ -127,16 +124,12 @@ async fn raw_one(odm: &Odm, collection: &str) -> odm::Result<Document> {
     Ok(found.unwrap_or_default())
 }
 
-#[tokio::main]
-async fn main() -> odm::Result<()> {
-    let (odm, steps) = common::connect("referrers").await?;
-    run(&odm, &steps).await?;
-    common::drop_database(&odm).await
-}
-
-async fn run(odm: &Odm, steps: &Steps) -> odm::Result<()> {
+pub async fn run(library: &Odm, steps: &Steps) -> odm::Result<()> {
+    let odm = &crate::common::part(library, "referrers");
     steps.start("Indexes: each book has one document of each solution");
-    odm.sync_indexes().await?;
+    odm.sync_indexes_of::<BookRefs>()
+        .and::<BookRefCounts>()
+        .await?;
     steps.sent();
 
     // Solution A.
@@ -268,5 +261,5 @@ async fn run(odm: &Odm, steps: &Steps) -> odm::Result<()> {
         assert_eq!(book.referrers[d], 1, "{d:?}");
     }
     say("each read back as it was written");
-    Ok(())
+    crate::common::drop_database(odm).await
 }

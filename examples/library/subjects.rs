@@ -8,13 +8,10 @@
 //! ancestors that disagree with the parents. Every step prints what it did and the commands it
 //! sent.
 //!
-//! Run it with `cargo run -p odm-examples --example subjects`: it uses `MONGODB_URI` when set,
-//! else starts the local development server (`cargo xtask examples` installs it).
+//! Part of the library example (`cargo run -p odm-examples --example library`), whose steps
+//! it continues, in a database of its own.
 
-#[path = "common/mod.rs"]
-mod common;
-
-use common::{list, say, say_lines};
+use crate::common::{list, say, say_lines, Steps};
 use odm::bson::{doc, Bson, Document};
 use odm::prelude::*;
 use odm::tree::TreeIssue;
@@ -37,8 +34,10 @@ struct Subject {
 // ANCHOR_END: subject
 
 // ANCHOR: book
+/// A book filed under one subject of the tree (a collection of its own: the library's `books`
+/// of the first steps list their subjects by name).
 #[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(collection = "books")]
+#[odm(collection = "books_by_subject")]
 struct Book {
     #[serde(rename = "_id")]
     id: i32,
@@ -75,21 +74,13 @@ fn names(subjects: &[Subject]) -> Vec<&str> {
     subjects.iter().map(|s| s.name.as_str()).collect()
 }
 
-#[tokio::main]
-async fn main() {
-    if let Err(e) = run().await {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
-}
-
-async fn run() -> odm::Result<()> {
-    let (odm, steps) = common::connect("subjects").await?;
+pub async fn run(library: &Odm, steps: &Steps) -> odm::Result<()> {
+    let odm = crate::common::part(library, "subjects");
     let raw = odm.database().collection::<Document>("subjects");
-    let raw_books = odm.database().collection::<Document>("books");
+    let raw_books = odm.database().collection::<Document>("books_by_subject");
 
     steps.start("Create the indexes: the tree's parent and the multikey ancestors, undeclared");
-    let report = odm.sync_indexes().await?;
+    let report = odm.sync_indexes_of::<Subject>().and::<Book>().await?;
     say_lines(&report);
     steps.sent();
 
@@ -270,5 +261,5 @@ async fn run() -> odm::Result<()> {
         Some(vec!["american-literature".into()])
     );
 
-    common::drop_database(&odm).await
+    crate::common::drop_database(&odm).await
 }

@@ -4,13 +4,10 @@
 //! and the newest ten are read from the fewest buckets, newest month first. Every step prints
 //! what it did and the commands it sent.
 //!
-//! Run it with `cargo run -p odm-examples --example reviews`: it uses `MONGODB_URI` when set,
-//! else starts the local development server (`cargo xtask examples` installs it).
+//! Part of the library example (`cargo run -p odm-examples --example library`), whose steps
+//! it continues, in a database of its own.
 
-#[path = "common/mod.rs"]
-mod common;
-
-use common::{say, Steps};
+use crate::common::{say, Steps};
 use odm::bson::{doc, DateTime, Document};
 use odm::prelude::*;
 
@@ -90,16 +87,8 @@ fn review(steps: &Steps, name: &str, rating: i32, text: &str, created_at: &str) 
     r
 }
 
-#[tokio::main]
-async fn main() {
-    if let Err(e) = run().await {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
-}
-
-async fn run() -> odm::Result<()> {
-    let (odm, steps) = common::connect("reviews").await?;
+pub async fn run(library: &Odm, steps: &Steps) -> odm::Result<()> {
+    let odm = crate::common::part(library, "reviews");
     let raw = odm.database().collection::<Document>("reviews");
     let show = |d: &Document| steps.show(&d.clone().into());
 
@@ -258,5 +247,5 @@ async fn run() -> odm::Result<()> {
     assert_eq!(newest, [average.clone(), enjoy.clone()]);
     say("newest 2: \"An average read.\", \"I didn't really enjoy this book.\"");
 
-    common::drop_database(&odm).await
+    crate::common::drop_database(&odm).await
 }

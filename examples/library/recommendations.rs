@@ -5,13 +5,10 @@
 //!
 //! Every step prints what it did and the commands it sent.
 //!
-//! Run it with `cargo run -p odm-examples --example recommendations`: it uses `MONGODB_URI`
-//! when set, else starts the local development server (`cargo xtask examples` installs it).
+//! Part of the library example (`cargo run -p odm-examples --example library`), whose steps
+//! it continues, in a database of its own.
 
-#[path = "common/mod.rs"]
-mod common;
-
-use common::{list, say, say_lines};
+use crate::common::{list, say, say_lines, Steps};
 use odm::bson::{doc, DateTime, Document};
 use odm::counters::{Hours, Quota, Taken};
 use odm::prelude::*;
@@ -59,26 +56,22 @@ struct UserRecs {
 }
 // ANCHOR_END: user_recs
 
-#[tokio::main]
-async fn main() {
-    if let Err(e) = run().await {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
-}
-
 fn at(rfc3339: &str) -> DateTime {
     DateTime::parse_rfc3339_str(rfc3339).expect("a valid date")
 }
 
-async fn run() -> odm::Result<()> {
-    let (odm, steps) = common::connect("recommendations").await?;
+pub async fn run(library: &Odm, steps: &Steps) -> odm::Result<()> {
+    let odm = crate::common::part(library, "recommendations");
     let gatsby = 1;
     let paradise = 3;
 
     steps.start("Create the indexes, and the time-series collection");
     // ANCHOR: sync
-    let report = odm.sync_indexes().await?;
+    let report = odm
+        .sync_indexes_of::<BookRecs>()
+        .and::<RecEvent>()
+        .and::<UserRecs>()
+        .await?;
     // ANCHOR_END: sync
     say_lines(&report);
     steps.sent();
@@ -230,5 +223,5 @@ async fn run() -> odm::Result<()> {
     say(format_args!("bob: {again:?}, kate: {eleventh:?}"));
     steps.sent();
 
-    common::drop_database(&odm).await
+    crate::common::drop_database(&odm).await
 }
