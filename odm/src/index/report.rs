@@ -50,6 +50,9 @@ pub struct IndexDiff {
 pub struct SyncReport {
     /// One entry per collection, sorted by name.
     pub collections: Vec<CollectionSync>,
+    /// One entry per collection a model declares a shard key for: sharded, or why not (see
+    /// [`crate::shard`]).
+    pub sharding: Vec<crate::shard::ShardSync>,
 }
 
 impl SyncReport {
@@ -120,6 +123,9 @@ impl fmt::Display for SyncReport {
             for x in &c.failed {
                 writeln!(f, "  FAILED     {} ({})", x.name, x.message)?;
             }
+        }
+        for s in &self.sharding {
+            writeln!(f, "{s}")?;
         }
         Ok(())
     }
