@@ -64,7 +64,13 @@ struct Host {
     #[serde(rename = "_id")]
     id: i32,
     name: String,
-    #[denormalize(from = "LogMsg", via = "host", fields = "time, message", latest = 3, sort = "time")]
+    #[denormalize(
+        from = "LogMsg",
+        via = "host",
+        fields = "time, message",
+        latest = 3,
+        sort = "time"
+    )]
     logmsgs: Vec<LogSummary>,
 }
 
@@ -131,10 +137,21 @@ async fn run() -> odm::Result<()> {
     steps.sent();
 
     steps.start("Insert the seed's parts and two products of the `smoke` category");
-    let grommet = Part { id: 1, partno: "123-aff-456".into(), name: "#4 grommet".into() };
-    let fan = Part { id: 2, partno: "456-bcd-789".into(), name: "fan blade assembly".into() };
+    let grommet = Part {
+        id: 1,
+        partno: "123-aff-456".into(),
+        name: "#4 grommet".into(),
+    };
+    let fan = Part {
+        id: 2,
+        partno: "456-bcd-789".into(),
+        name: "fan blade assembly".into(),
+    };
     odm.insert_many([&grommet, &fan]).await?;
-    let summary = |p: &Part| PartSummary { id: Ref::new(p.id), name: String::new() };
+    let summary = |p: &Part| PartSummary {
+        id: Ref::new(p.id),
+        name: String::new(),
+    };
     let shifter = Product {
         id: 1234,
         category: "smoke".into(),
@@ -186,8 +203,12 @@ async fn run() -> odm::Result<()> {
     steps.sent();
 
     steps.start("Insert a host and a message: the push onto the host is routed by `_id`");
-    odm.insert_one(&Host { id: 1, name: "goofy.example.com".into(), logmsgs: vec![] })
-        .await?;
+    odm.insert_one(&Host {
+        id: 1,
+        name: "goofy.example.com".into(),
+        logmsgs: vec![],
+    })
+    .await?;
     odm.insert_one(&LogMsg {
         id: 1,
         host: Ref::new(1),
@@ -201,11 +222,17 @@ async fn run() -> odm::Result<()> {
     let image = Image {
         id: 1,
         uploaded: at(5, 0),
-        data: Binary { subtype: BinarySubtype::Generic, bytes: b"GIF89a".to_vec() },
+        data: Binary {
+            subtype: BinarySubtype::Generic,
+            bytes: b"GIF89a".to_vec(),
+        },
         segment: String::new(),
     };
     odm.insert_one(&image).await?;
-    let stored = raw("images").find_one(odm::bson::doc! { "_id": 1 }).await?.expect("inserted");
+    let stored = raw("images")
+        .find_one(odm::bson::doc! { "_id": 1 })
+        .await?
+        .expect("inserted");
     let segment = stored.get_str("segment").unwrap_or_default().to_owned();
     say(format!("stored segment: {segment}"));
     assert!(segment.starts_with("2024-05-"));

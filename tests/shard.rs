@@ -52,7 +52,13 @@ struct Host {
     #[serde(rename = "_id")]
     id: i32,
     name: String,
-    #[denormalize(from = "LogMsg", via = "host", fields = "time, message", latest = 3, sort = "time")]
+    #[denormalize(
+        from = "LogMsg",
+        via = "host",
+        fields = "time, message",
+        latest = 3,
+        sort = "time"
+    )]
     logmsgs: Vec<LogSummary>,
 }
 
@@ -125,7 +131,11 @@ async fn is_mongos(db: &TestDb) -> bool {
 /// The `q` of the first statement of the last `name` command (`update`, `delete`) sent to
 /// `collection`.
 fn sent_filter(db: &TestDb, name: &str, collection: &str) -> Document {
-    let list = if name == "update" { "updates" } else { "deletes" };
+    let list = if name == "update" {
+        "updates"
+    } else {
+        "deletes"
+    };
     let cmd = db
         .commands()
         .take()
@@ -135,7 +145,10 @@ fn sent_filter(db: &TestDb, name: &str, collection: &str) -> Document {
         .filter_map(|c| c.command)
         .find(|c| c.get_str(name).is_ok_and(|n| n == collection))
         .unwrap_or_else(|| panic!("no `{name}` on `{collection}` was sent"));
-    let first = cmd.get_array(list).unwrap()[0].as_document().unwrap().clone();
+    let first = cmd.get_array(list).unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
     first.get_document("q").unwrap().clone()
 }
 
@@ -156,7 +169,10 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
             _ => unreachable!(),
         })
         .collect();
-    assert_eq!(sharded, ["hosts", "images", "logmsg", "products", "tickets"]);
+    assert_eq!(
+        sharded,
+        ["hosts", "images", "logmsg", "products", "tickets"]
+    );
     // The key's index first, whatever the server.
     let index_names = |docs: Vec<Document>| -> Vec<String> {
         docs.iter()
@@ -174,7 +190,10 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
         .filter(|n| *n == "shardCollection" || *n == "enableSharding")
         .count();
     if mongos {
-        assert!(report.sharding.iter().all(|s| matches!(s, ShardSync::Sharded { .. })));
+        assert!(report
+            .sharding
+            .iter()
+            .all(|s| matches!(s, ShardSync::Sharded { .. })));
         assert_eq!(shard_commands, 1 + 5, "{names:?}");
     } else {
         for s in &report.sharding {
@@ -184,8 +203,17 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
             assert!(reason.contains("not a mongos"), "{reason}");
         }
         assert_eq!(shard_commands, 0, "{names:?}");
-        assert_eq!(names.iter().filter(|n| *n == "hello").count(), 1, "{names:?}");
-        assert!(report.to_string().contains("products: not sharded (key { \"category\": 1 })"), "{report}");
+        assert_eq!(
+            names.iter().filter(|n| *n == "hello").count(),
+            1,
+            "{names:?}"
+        );
+        assert!(
+            report
+                .to_string()
+                .contains("products: not sharded (key { \"category\": 1 })"),
+            "{report}"
+        );
     }
 }
 
@@ -210,9 +238,14 @@ async fn the_shard_collection_command_names_the_declared_key() {
 async fn saving_and_deleting_a_loaded_document_filter_on_its_shard_key() {
     let db = TestDb::new().await.unwrap();
     let odm = db.odm();
-    let bolt = Part { id: 1, name: "bolt".into() };
+    let bolt = Part {
+        id: 1,
+        name: "bolt".into(),
+    };
     odm.insert_one(&bolt).await.unwrap();
-    odm.insert_one(&product(10, "fasteners", 1234, &[&bolt])).await.unwrap();
+    odm.insert_one(&product(10, "fasteners", 1234, &[&bolt]))
+        .await
+        .unwrap();
     let mut loaded = odm.get::<Product>(10).await.unwrap().unwrap();
     db.commands().clear();
     loaded.name = "bolt kit".into();
@@ -223,7 +256,11 @@ async fn saving_and_deleting_a_loaded_document_filter_on_its_shard_key() {
         doc! { "_id": { "$eq": 10 }, "category": { "$eq": "fasteners" } }
     );
     assert_eq!(
-        stored_one(&db, "products", 10).await.unwrap().get_str("name").unwrap(),
+        stored_one(&db, "products", 10)
+            .await
+            .unwrap()
+            .get_str("name")
+            .unwrap(),
         "bolt kit"
     );
     // A replacement that changes the key matches nothing: the document is not moved.
@@ -334,9 +371,13 @@ async fn a_computed_key_is_filled_on_insert_and_names_the_document_in_writes() {
 async fn generated_writes_carry_the_key_when_they_know_it() {
     let db = TestDb::new().await.unwrap();
     let odm = db.odm();
-    odm.insert_one(&Host { id: 1, name: "goofy".into(), logmsgs: vec![] })
-        .await
-        .unwrap();
+    odm.insert_one(&Host {
+        id: 1,
+        name: "goofy".into(),
+        logmsgs: vec![],
+    })
+    .await
+    .unwrap();
     db.commands().clear();
     // The latest-N push finds the host by `_id`, its shard key: routed.
     odm.insert_one(&LogMsg {
@@ -362,21 +403,36 @@ async fn generated_writes_carry_the_key_when_they_know_it() {
         doc! { "_id": { "$eq": 1 }, "host": { "$eq": 1 }, "time": { "$eq": DateTime::from_millis(1000) } }
     );
     // A mutable key is writable through its path.
-    odm.insert_one(&Ticket { id: 1, queue: "triage".into() }).await.unwrap();
+    odm.insert_one(&Ticket {
+        id: 1,
+        queue: "triage".into(),
+    })
+    .await
+    .unwrap();
     odm.update_one(
         Ticket::id_field().eq(1) & Ticket::queue().eq("triage"),
         Ticket::queue().set("done".to_owned()),
     )
     .await
     .unwrap();
-    assert_eq!(stored_one(&db, "tickets", 1).await.unwrap().get_str("queue").unwrap(), "done");
+    assert_eq!(
+        stored_one(&db, "tickets", 1)
+            .await
+            .unwrap()
+            .get_str("queue")
+            .unwrap(),
+        "done"
+    );
 }
 
 #[tokio::test]
 async fn the_routing_report_says_what_scatters_and_why() {
     let report = RoutingReport::of::<Product>();
     let text = report.to_string();
-    assert!(text.starts_with("routing of `Product` (products sharded by `category`):"), "{text}");
+    assert!(
+        text.starts_with("routing of `Product` (products sharded by `category`):"),
+        "{text}"
+    );
     assert!(
         text.contains("cascade of Part.name into products.parts scatters: the filter lacks products' shard key `category`"),
         "{text}"
@@ -385,7 +441,10 @@ async fn the_routing_report_says_what_scatters_and_why() {
         text.contains("replace_one (save) of a loaded Product is routed: the filter names products' shard key `category`"),
         "{text}"
     );
-    assert!(text.contains("get / update_by_id of Product scatters"), "{text}");
+    assert!(
+        text.contains("get / update_by_id of Product scatters"),
+        "{text}"
+    );
     let logs = RoutingReport::of::<LogMsg>();
     let text = logs.to_string();
     assert!(
@@ -403,10 +462,13 @@ async fn the_routing_report_says_what_scatters_and_why() {
     );
     let parts = RoutingReport::of::<Part>();
     assert_eq!(parts.key, None);
-    assert!(parts
-        .routes
-        .iter()
-        .any(|r| r.collection == "products" && matches!(r.verdict, RouteVerdict::Scattered { .. })));
+    assert!(
+        parts
+            .routes
+            .iter()
+            .any(|r| r.collection == "products"
+                && matches!(r.verdict, RouteVerdict::Scattered { .. }))
+    );
     // The cascade plan says it too, for the sharded dependent only.
     let plan = odm::denormalize::cascade_plan::<Part>().to_string();
     assert!(

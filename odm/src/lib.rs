@@ -78,9 +78,9 @@ pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use keyed::{Keyed, MapKey};
 pub use model::{Embed, Model};
-pub use path::{Kept, ShardKeyed};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use path::{Elements, Matched, Queryable};
+pub use path::{Kept, ShardKeyed};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
@@ -271,6 +271,7 @@ pub mod __private {
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::Kept;
+    pub use crate::path::ShardKeyed;
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
@@ -286,7 +287,6 @@ pub mod __private {
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
-    pub use crate::path::ShardKeyed;
 
     /// Adds the shard key's index to a model's indexes, unless one of them has its name or
     /// the key is `{_id: 1}` (the `_id` index serves it).
@@ -295,10 +295,13 @@ pub mod __private {
             return specs;
         }
         let mut keys = key.fields.iter().map(|(f, o)| {
-            (*f, match o {
-                ShardOrder::Ranged => IndexKey::Asc,
-                ShardOrder::Hashed => IndexKey::Hashed,
-            })
+            (
+                *f,
+                match o {
+                    ShardOrder::Ranged => IndexKey::Asc,
+                    ShardOrder::Hashed => IndexKey::Hashed,
+                },
+            )
         });
         if let Some((first, order)) = keys.next() {
             let spec = keys.fold(IndexSpec::on(first, order), |s, (f, o)| s.then(f, o));

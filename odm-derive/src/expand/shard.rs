@@ -23,7 +23,9 @@ pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
     let hashed = shard.hashed.as_ref().map(syn::LitStr::value);
     let fields = key_fields(cont).into_iter().map(|f| {
         let stored = &f.stored;
-        let order = if hashed.as_deref() == Some(&f.ident.unraw().to_string()) || (f.is_id() && hashed.as_deref() == Some("_id")) {
+        let order = if hashed.as_deref() == Some(&f.ident.unraw().to_string())
+            || (f.is_id() && hashed.as_deref() == Some("_id"))
+        {
             quote!(Hashed)
         } else {
             quote!(Ranged)
@@ -36,9 +38,17 @@ pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
             .map(|f| f.stored.clone())
     };
     let mut check = quote!();
-    let segment = match (stored_of(&shard.fill), stored_of(&shard.month), stored_of(&shard.hash)) {
+    let segment = match (
+        stored_of(&shard.fill),
+        stored_of(&shard.month),
+        stored_of(&shard.hash),
+    ) {
         (Some(field), Some(month), Some(hash)) => {
-            if let Some(f) = shard.fill.as_ref().and_then(|l| cont.field_named(&l.value())) {
+            if let Some(f) = shard
+                .fill
+                .as_ref()
+                .and_then(|l| cont.field_named(&l.value()))
+            {
                 let (ident, ty) = (f.ident, f.ty);
                 let cont_ident = cont.ident;
                 check = quote_spanned! {ty.span()=>

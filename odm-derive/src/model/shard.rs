@@ -171,7 +171,10 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
 fn check_key_fields(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr, keys: &LitStr) {
     let names = shard.names();
     if names.is_empty() {
-        cx.error_spanned_by(keys, "a shard key names at least one field: `keys = \"category\"`");
+        cx.error_spanned_by(
+            keys,
+            "a shard key names at least one field: `keys = \"category\"`",
+        );
     }
     let known: Vec<String> = cont
         .stored_fields()
@@ -196,7 +199,10 @@ fn check_key_fields(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr, keys: &L
             continue;
         };
         if f.skipped {
-            cx.error_spanned_by(keys, format!("`{name}` is not stored (serde skips it): it cannot be a shard key"));
+            cx.error_spanned_by(
+                keys,
+                format!("`{name}` is not stored (serde skips it): it cannot be a shard key"),
+            );
         } else if f.denormalize.is_some() {
             cx.error_spanned_by(
                 keys,
@@ -220,10 +226,16 @@ fn check_options_name_keys(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr) {
             if !names.contains(&lit.value()) {
                 cx.error_spanned_by(
                     lit,
-                    format!("`{key}` names one of the shard key's fields ({})", names.join(", ")),
+                    format!(
+                        "`{key}` names one of the shard key's fields ({})",
+                        names.join(", ")
+                    ),
                 );
             } else if key == "fill" && lit.value() == "_id" {
-                cx.error_spanned_by(lit, "odm does not compute `_id`: fill another field of the key");
+                cx.error_spanned_by(
+                    lit,
+                    "odm does not compute `_id`: fill another field of the key",
+                );
             }
         }
     }
@@ -242,7 +254,10 @@ fn check_options_name_keys(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr) {
     for lit in [&shard.month, &shard.hash].into_iter().flatten() {
         let name = lit.value();
         if field_for(cont, &name).is_none_or(|f| f.skipped) {
-            cx.error_spanned_by(lit, format!("`{}` has no stored field `{name}`", cont.ident));
+            cx.error_spanned_by(
+                lit,
+                format!("`{}` has no stored field `{name}`", cont.ident),
+            );
         }
     }
 }

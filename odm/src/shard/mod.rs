@@ -47,7 +47,11 @@ pub fn verdict(collection: &str, named: &[&str]) -> RouteVerdict {
 /// Writes the computed key value of `key.segment` into `raw` (every insert and replace of a
 /// model whose key declares `fill`): a value the struct held is overwritten, so that the key
 /// is always the one its month and hashed field give.
-pub(crate) fn fill_segment(collection: &str, raw: &mut RawDocumentBuf, key: &ShardKey) -> Result<()> {
+pub(crate) fn fill_segment(
+    collection: &str,
+    raw: &mut RawDocumentBuf,
+    key: &ShardKey,
+) -> Result<()> {
     let Some(segment) = key.segment else {
         return Ok(());
     };
@@ -70,12 +74,20 @@ pub(crate) fn fill_segment(collection: &str, raw: &mut RawDocumentBuf, key: &Sha
             .try_to_rfc3339_string()
             .ok()
             .and_then(|s| s.get(..7).map(str::to_owned))
-            .ok_or_else(|| refuse(format!("`{}` holds a date outside years 0-9999", segment.month)))?,
+            .ok_or_else(|| {
+                refuse(format!(
+                    "`{}` holds a date outside years 0-9999",
+                    segment.month
+                ))
+            })?,
         other => {
             return Err(refuse(format!(
                 "`{}` must hold a date to compute the key's month, found {}",
                 segment.month,
-                other.ok().flatten().map_or("nothing".to_owned(), |v| format!("{:?}", v.element_type()))
+                other
+                    .ok()
+                    .flatten()
+                    .map_or("nothing".to_owned(), |v| format!("{:?}", v.element_type()))
             )))
         }
     };
@@ -83,8 +95,10 @@ pub(crate) fn fill_segment(collection: &str, raw: &mut RawDocumentBuf, key: &Sha
         Ok(Some(RawBsonRef::Binary(b))) => md5_hex(b.bytes),
         Ok(Some(RawBsonRef::String(s))) => md5_hex(s.as_bytes()),
         Ok(Some(v)) => {
-            let wrapped = bson::serialize_to_raw_document_buf(&doc! { "v": Bson::try_from(v).unwrap_or(Bson::Null) })
-                .map_err(|e| refuse(e.to_string()))?;
+            let wrapped = bson::serialize_to_raw_document_buf(
+                &doc! { "v": Bson::try_from(v).unwrap_or(Bson::Null) },
+            )
+            .map_err(|e| refuse(e.to_string()))?;
             md5_hex(wrapped.as_bytes())
         }
         _ => {
@@ -141,8 +155,7 @@ pub(crate) fn unpinned(filter: &Document, key: &ShardKey) -> Vec<String> {
 fn pins(filter: &Document, field: &str) -> bool {
     let direct = match filter.get(field) {
         Some(Bson::Document(d)) => {
-            d.len() == 1 && d.contains_key("$eq")
-                || !d.keys().any(|k| k.starts_with('$'))
+            d.len() == 1 && d.contains_key("$eq") || !d.keys().any(|k| k.starts_with('$'))
         }
         Some(_) => true,
         None => false,
@@ -167,9 +180,7 @@ pub(crate) fn check_upsert(
     Err(Error::ShardKeyMissing {
         collection: collection.to_owned(),
         id: match filter.get("_id") {
-            Some(Bson::Document(d)) if d.contains_key("$eq") => {
-                crate::error::show_id(d.get("$eq"))
-            }
+            Some(Bson::Document(d)) if d.contains_key("$eq") => crate::error::show_id(d.get("$eq")),
             _ => crate::error::show_filter(filter),
         },
         operation: operation.to_owned(),
@@ -224,8 +235,15 @@ mod tests {
             raw.get_str("segment").unwrap(),
             "2024-05-900150983cd24fb0d6963f7d28e17f72"
         );
-        let mut bad = bson::serialize_to_raw_document_buf(&doc! { "_id": 2, "at": "May", "data": "x" }).unwrap();
-        let err = fill_segment("images", &mut bad, &key).unwrap_err().to_string();
-        assert!(err.contains("images") && err.contains("_id: 2") && err.contains("`at`"), "{err}");
+        let mut bad =
+            bson::serialize_to_raw_document_buf(&doc! { "_id": 2, "at": "May", "data": "x" })
+                .unwrap();
+        let err = fill_segment("images", &mut bad, &key)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("images") && err.contains("_id: 2") && err.contains("`at`"),
+            "{err}"
+        );
     }
 }

@@ -5,8 +5,8 @@ use std::fmt;
 
 use crate::model::Model;
 use crate::schema::{
-    copies_from, copies_into, references_to, registered_models, shard_key_of, CopyKind,
-    OnDelete, ShardKey,
+    copies_from, copies_into, references_to, registered_models, shard_key_of, CopyKind, OnDelete,
+    ShardKey,
 };
 
 /// Where a command goes on a sharded cluster.
@@ -37,7 +37,11 @@ impl RouteVerdict {
     }
 }
 
-pub(super) fn verdict_for(key: Option<ShardKey>, _collection: &str, named: &[&str]) -> RouteVerdict {
+pub(super) fn verdict_for(
+    key: Option<ShardKey>,
+    _collection: &str,
+    named: &[&str],
+) -> RouteVerdict {
     let Some(key) = key else {
         return RouteVerdict::Unsharded;
     };
@@ -190,7 +194,9 @@ impl RoutingReport {
         // What its documents hold copies of: read from the sources on insert and replace.
         for copy in copies_into(c) {
             if matches!(copy.kind, CopyKind::Latest { .. }) {
-                let CopyKind::Latest { via, .. } = &copy.kind else { continue };
+                let CopyKind::Latest { via, .. } = &copy.kind else {
+                    continue;
+                };
                 add(
                     format!(
                         "recompute of {c}.{} (the latest {})",
@@ -219,14 +225,20 @@ impl RoutingReport {
                     add(
                         format!("cascade of {what} into {}.{}", copy.dependent, copy.path),
                         copy.dependent,
-                        format!("update_many {} {{ {by}: {{ $in: <ids> }} }}", copy.dependent),
+                        format!(
+                            "update_many {} {{ {by}: {{ $in: <ids> }} }}",
+                            copy.dependent
+                        ),
                         &[by.as_str()],
                     );
                 }
                 CopyKind::Flat { via } => add(
                     format!("cascade of {what} into {}.{}", copy.dependent, copy.path),
                     copy.dependent,
-                    format!("update_many {} {{ {via}: {{ $in: <ids> }} }}", copy.dependent),
+                    format!(
+                        "update_many {} {{ {via}: {{ $in: <ids> }} }}",
+                        copy.dependent
+                    ),
                     &[via.as_str()],
                 ),
                 CopyKind::Latest { via, .. } => add(
@@ -250,7 +262,10 @@ impl RoutingReport {
             );
             if let Some(inverse) = &r.inverse {
                 add(
-                    format!("two-way move of {model}.{} (the inverse {}.{inverse})", r.path, r.to),
+                    format!(
+                        "two-way move of {model}.{} (the inverse {}.{inverse})",
+                        r.path, r.to
+                    ),
                     r.to,
                     format!("update {} {{ _id: <old/new target> }}", r.to),
                     &["_id"],
@@ -289,10 +304,9 @@ impl RoutingReport {
                     format!("update_many {c} {{ {via}: {{ $in: <ids> }} }}"),
                     via.clone(),
                 ),
-                CopyKind::Latest { via, .. } => (
-                    format!("update {c} {{ _id: <{via}> }}"),
-                    "_id".to_owned(),
-                ),
+                CopyKind::Latest { via, .. } => {
+                    (format!("update {c} {{ _id: <{via}> }}"), "_id".to_owned())
+                }
             };
             let operation = match &copy.kind {
                 CopyKind::Latest { .. } => format!("push of a {source} onto {c}.{}", copy.path),
@@ -310,7 +324,10 @@ impl RoutingReport {
 
     /// The commands that scatter.
     pub fn scattered(&self) -> Vec<&Route> {
-        self.routes.iter().filter(|r| !r.verdict.is_routed()).collect()
+        self.routes
+            .iter()
+            .filter(|r| !r.verdict.is_routed())
+            .collect()
     }
 }
 

@@ -93,7 +93,8 @@ pub(crate) async fn shard_collections(odm: &Odm, collections: &[String]) -> Resu
     let admin = odm.client().database("admin");
     match admin.run_command(doc! { "enableSharding": &db }).await {
         Ok(_) => {}
-        Err(e) if matches!(&*e.kind, mongodb::error::ErrorKind::Command(c) if c.code == ALREADY_INITIALIZED) => {}
+        Err(e) if matches!(&*e.kind, mongodb::error::ErrorKind::Command(c) if c.code == ALREADY_INITIALIZED) =>
+            {}
         Err(e) => return Err(Error::from_driver(targets[0].collection, e)),
     }
     let mut out = Vec::new();
