@@ -291,7 +291,7 @@ async fn an_upsert_without_the_full_key_is_refused_before_anything_is_sent() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::ShardKeyMissing { collection, missing, .. } if collection == "products" && missing == &["category"]),
+        matches!(&err, Error::ShardKeyMissing { collection, missing, .. } if collection == "products" && missing[..] == ["category"]),
         "{err}"
     );
     let err = odm
@@ -303,7 +303,7 @@ async fn an_upsert_without_the_full_key_is_refused_before_anything_is_sent() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::ShardKeyMissing { missing, .. } if missing == &["time"]),
+        matches!(&err, Error::ShardKeyMissing { missing, .. } if missing[..] == ["time"]),
         "{err}"
     );
     assert!(err.to_string().contains("`logmsg`"), "{err}");

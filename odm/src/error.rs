@@ -321,12 +321,12 @@ pub enum Error {
         collection: String,
         /// The document's `_id` as the shell prints it, or the filter when no `_id` is known.
         id: String,
-        /// What was refused (`upsert`, `replace with upsert`).
-        operation: String,
+        /// What was refused (`upsert`).
+        operation: &'static str,
         /// The key's fields the filter does not pin to one value.
-        missing: Vec<String>,
+        missing: Box<[String]>,
         /// The whole shard key, in order.
-        key: Vec<String>,
+        key: Box<[String]>,
     },
 
     /// The local test server could not be found or started (feature `testing`).

@@ -171,7 +171,7 @@ pub(crate) fn check_upsert(
     collection: &str,
     filter: &Document,
     key: &ShardKey,
-    operation: &str,
+    operation: &'static str,
 ) -> Result<()> {
     let missing = unpinned(filter, key);
     if missing.is_empty() {
@@ -183,8 +183,8 @@ pub(crate) fn check_upsert(
             Some(Bson::Document(d)) if d.contains_key("$eq") => crate::error::show_id(d.get("$eq")),
             _ => crate::error::show_filter(filter),
         },
-        operation: operation.to_owned(),
-        missing,
+        operation,
+        missing: missing.into(),
         key: key.names().into_iter().map(str::to_owned).collect(),
     })
 }
