@@ -1,49 +1,11 @@
 //! Sharding the collections of sharded models, the last step of `sync_indexes`.
 
-use std::fmt;
-
 use bson::{doc, Document};
+
+pub use crate::index::report::ShardSync;
 
 use crate::schema::{sharded_models, ShardKey};
 use crate::{Error, Odm, Result};
-
-/// What `sync_indexes` did about one sharded model's collection.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ShardSync {
-    /// `shardCollection` was sent and accepted (also when the collection was already sharded
-    /// by that key: the server answers it as a success).
-    Sharded {
-        /// The collection.
-        collection: String,
-        /// The key, as sent (`{category: 1}`).
-        key: Document,
-    },
-    /// Nothing was sharded: the server is not a `mongos`.
-    NotSharded {
-        /// The collection.
-        collection: String,
-        /// The key it would have been sharded by.
-        key: Document,
-        /// Why (`the server is a replica set member, not a mongos`).
-        reason: String,
-    },
-}
-
-impl fmt::Display for ShardSync {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ShardSync::Sharded { collection, key } => {
-                write!(f, "{collection}: sharded by {key}")
-            }
-            ShardSync::NotSharded {
-                collection,
-                key,
-                reason,
-            } => write!(f, "{collection}: not sharded (key {key}): {reason}"),
-        }
-    }
-}
 
 /// The `shardCollection` command for `collection` of database `db`:
 /// `{shardCollection: "db.collection", key: {...}}`.
