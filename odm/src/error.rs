@@ -308,6 +308,27 @@ pub enum Error {
         path: String,
     },
 
+    /// A write to a sharded collection that must name the document's full shard key (an
+    /// upsert, which the server would otherwise insert on an arbitrary shard) does not: refused
+    /// before anything is sent.
+    #[error(
+        "{operation} of {id} in sharded collection `{collection}` is refused: its filter lacks the shard key field(s) {} (an upsert must name the full shard key `{}` with equality)",
+        missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+        key.join(", ")
+    )]
+    ShardKeyMissing {
+        /// The sharded collection.
+        collection: String,
+        /// The document's `_id` as the shell prints it, or the filter when no `_id` is known.
+        id: String,
+        /// What was refused (`upsert`).
+        operation: &'static str,
+        /// The key's fields the filter does not pin to one value.
+        missing: Box<[String]>,
+        /// The whole shard key, in order.
+        key: Box<[String]>,
+    },
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),

@@ -64,6 +64,7 @@ pub mod relations;
 mod retry;
 pub mod rules;
 mod schema;
+pub mod shard;
 mod sweep;
 pub mod tree;
 mod update;
@@ -77,9 +78,9 @@ pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use keyed::{Keyed, MapKey};
 pub use model::{Embed, Model};
-pub use path::Kept;
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use path::{Elements, Matched, Queryable};
+pub use path::{Kept, ShardKeyed};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
@@ -270,6 +271,7 @@ pub mod __private {
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
     pub use crate::path::Kept;
+    pub use crate::path::ShardKeyed;
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
@@ -284,6 +286,31 @@ pub mod __private {
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
+    pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
+
+    /// Adds the shard key's index to a model's indexes, unless one of them has its name or
+    /// the key is `{_id: 1}` (the `_id` index serves it).
+    pub fn with_shard_index(mut specs: Vec<IndexSpec>, key: ShardKey) -> Vec<IndexSpec> {
+        if key.fields == [("_id", ShardOrder::Ranged)] {
+            return specs;
+        }
+        let mut keys = key.fields.iter().map(|(f, o)| {
+            (
+                *f,
+                match o {
+                    ShardOrder::Ranged => IndexKey::Asc,
+                    ShardOrder::Hashed => IndexKey::Hashed,
+                },
+            )
+        });
+        if let Some((first, order)) = keys.next() {
+            let spec = keys.fold(IndexSpec::on(first, order), |s, (f, o)| s.then(f, o));
+            if !specs.iter().any(|s| s.name() == spec.name()) {
+                specs.push(spec);
+            }
+        }
+        specs
+    }
     pub use crate::tree::{DeleteRule, TreeInfo, TreeModel};
 
     /// The stored path of the source ids in the summaries at `path` (`parts.id`), which the

@@ -34,6 +34,10 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// For a tree of documents (`#[odm(tree)]`): its parent and ancestors fields.
     const TREE: Option<crate::schema::TreeInfo> = None;
 
+    /// For a sharded model (`#[odm(shard_key(...))]`): its shard key, which the ODM's writes
+    /// of a loaded document add to their filters (see [`crate::shard`]).
+    const SHARD_KEY: Option<crate::schema::ShardKey> = None;
+
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;
 

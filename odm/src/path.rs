@@ -49,6 +49,13 @@ pub enum Elements {}
 #[derive(Debug, Clone, Copy)]
 pub enum Kept {}
 
+/// Marker: the field is part of the model's shard key (`#[odm(shard_key(...))]`) without
+/// `mutable`: it can be queried, sorted and projected, but not written by a typed update,
+/// which would move the document to another shard. Replace the document, or declare the key
+/// `mutable` to let updates move it.
+#[derive(Debug, Clone, Copy)]
+pub enum ShardKeyed {}
+
 /// A typed path to a field of the model `Root`, holding values of type `T`.
 ///
 /// `M` is [`Single`] for a path that addresses one value per document, [`Each`] for a path
@@ -231,7 +238,8 @@ impl<T> Optional for Option<T> {}
     label = "not a path that can be written on its own",
     note = "`Each`: the path goes through an array of embedded documents and matches each element, not one value; write the array field itself (`set` the whole array, or `push` / `pull` elements), or name the elements to write: `matched()` (`$`), `each()` (`$[]`), `each_where(...)` (`$[e0]`)",
     note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy",
-    note = "`Kept`: the field is a tree's parent or ancestors, kept by odm; move the node with `odm.tree::<Model>().move_under(..)`"
+    note = "`Kept`: the field is a tree's parent or ancestors, kept by odm; move the node with `odm.tree::<Model>().move_under(..)`",
+    note = "`ShardKeyed`: the field is part of the shard key, and writing it would move the document to another shard; replace the document, or declare `shard_key(.., mutable)`"
 )]
 pub trait Writable {}
 impl Writable for Single {}
@@ -250,6 +258,7 @@ impl Queryable for Single {}
 impl Queryable for Each {}
 impl Queryable for Copied {}
 impl Queryable for Kept {}
+impl Queryable for ShardKeyed {}
 
 macro_rules! numeric {
     ($($t:ty),*) => { $(

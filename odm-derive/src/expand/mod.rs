@@ -11,6 +11,7 @@ mod kinds;
 mod paths;
 mod poly;
 mod references;
+mod shard;
 mod tree;
 
 use proc_macro2::TokenStream;
@@ -134,6 +135,15 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         None => indexes,
     };
     let (tree_const, tree_items) = tree.map(|t| (t.model_const, t.items)).unzip();
+    let (shard_const, shard_items) = shard::shard_items(cont)
+        .map(|s| (s.model_const, s.items))
+        .unzip();
+    let indexes = match &shard_const {
+        Some(_) => quote! {
+            ::odm::__private::with_shard_index({ #indexes }, __SHARD_KEY)
+        },
+        None => indexes,
+    };
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
     let counters = counters::counters_impl(cont);
@@ -183,6 +193,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         }
 
         #tree_items
+        #shard_items
 
         #[automatically_derived]
         impl ::odm::__private::Model for #ident {
@@ -190,6 +201,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             const COLLECTION: &'static str = #collection;
             #kind
             #tree_const
+            #shard_const
 
             fn document_id(&self) -> ::odm::__private::Option<&#id_ty> {
                 #id_expr

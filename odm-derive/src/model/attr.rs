@@ -12,7 +12,7 @@ use super::Derive;
 use crate::ctxt::Ctxt;
 
 const CONTAINER_KEYS: &str =
-    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`";
+    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -40,6 +40,8 @@ pub struct ContainerAttrs {
     pub time_series: Option<super::counters::TimeSeriesAttr>,
     /// `tree(...)`: the model is a tree of documents.
     pub tree: Option<super::tree::TreeAttr>,
+    /// `shard_key(...)`: the collection is sharded by these fields.
+    pub shard_key: Option<super::shard::ShardAttr>,
 }
 
 /// One key of a compound index: a field path (dotted into `#[embed]` fields), maybe descending.
@@ -268,6 +270,8 @@ impl ContainerAttrs {
                         out.bucket.get_or_insert(bucket);
                     } else if meta.path.is_ident("tree") {
                         super::tree::TreeAttr::parse(cx, &meta, &mut out.tree)?;
+                    } else if meta.path.is_ident("shard_key") {
+                        super::shard::ShardAttr::parse(cx, &meta, &mut out.shard_key)?;
                     } else if meta.path.is_ident("common") {
                         if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
                             if out.common.is_some() {

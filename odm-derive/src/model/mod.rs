@@ -5,6 +5,7 @@ pub mod bucket;
 pub mod case;
 pub mod check;
 pub mod counters;
+pub mod shard;
 pub mod tree;
 
 use syn::{
@@ -45,6 +46,8 @@ pub struct Container<'a> {
     pub time_series: Option<counters::TimeSeriesAttr>,
     /// `#[odm(tree(...))]`: the model is a tree of documents.
     pub tree: Option<tree::TreeAttr>,
+    /// `#[odm(shard_key(...))]`: the collection is sharded.
+    pub shard_key: Option<shard::ShardAttr>,
 }
 
 /// How a field holds its value.
@@ -230,6 +233,7 @@ impl<'a> Container<'a> {
             counters: container_attrs.counters,
             time_series: container_attrs.time_series,
             tree: container_attrs.tree,
+            shard_key: container_attrs.shard_key,
         })
     }
 

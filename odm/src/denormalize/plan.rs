@@ -28,6 +28,9 @@ pub struct CascadeStep {
     pub level: usize,
     /// The field it copies, as `collection.path`: the source field at level 1, a copy above.
     pub copy_of: String,
+    /// Where the update goes on a sharded cluster: routed when its filter names the
+    /// dependent's shard key, scattered to every shard otherwise (see [`crate::shard`]).
+    pub routing: crate::shard::RouteVerdict,
 }
 
 /// The cascade plan of a source model; printable. See [`cascade_plan`].
@@ -84,6 +87,11 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
 /// The step that writes `copy` (its field `to`, from the source field `from`) in the
 /// dependents of the sources `ids`.
 fn step(copy: &CopyInfo, from: &str, to: &str, ids: &str) -> Option<CascadeStep> {
+    let by = match &copy.kind {
+        CopyKind::Summary { id, .. } => format!("{}.{id}", copy.path),
+        CopyKind::Flat { via } => via.clone(),
+        CopyKind::Latest { .. } => "_id".to_owned(),
+    };
     let (filter, update, index) = match &copy.kind {
         CopyKind::Summary { array: true, id, .. } => (
             format!("{{ {}.{id}: {{ $in: {ids} }} }}", copy.path),
@@ -125,6 +133,7 @@ fn step(copy: &CopyInfo, from: &str, to: &str, ids: &str) -> Option<CascadeStep>
         commands: 1,
         level: 1,
         copy_of: format!("{}.{}", copy.source, from),
+        routing: crate::shard::verdict(copy.dependent, &[by.as_str()]),
     })
 }
 
@@ -164,6 +173,7 @@ fn deeper(copy: &CopyInfo, root: &str, level: usize, steps: &mut Vec<CascadeStep
                         commands: 1,
                         level: 1,
                         copy_of: String::new(),
+                        routing: crate::shard::verdict(next.dependent, &["_id"]),
                     }
                 }
                 _ => match step(&next, from, to, &ids) {
@@ -220,6 +230,14 @@ impl fmt::Display for CascadePlan {
             writeln!(f, "    {indent}  filter  {}", step.filter)?;
             writeln!(f, "    {indent}  update  {}", step.update)?;
             writeln!(f, "    {indent}  index   {}", step.index)?;
+            // Only for a sharded dependent: an unsharded one has one place to go.
+            if step.routing != crate::shard::RouteVerdict::Unsharded {
+                writeln!(
+                    f,
+                    "    {indent}  routing {}",
+                    step.routing.explain(step.collection)
+                )?;
+            }
         }
         if let Some(cycle) = &self.cycle {
             writeln!(f, "  refused: {cycle}")?;

@@ -132,7 +132,10 @@ impl Odm {
 /// Builder returned by [`Odm::sync_indexes`]; `.await` it.
 ///
 /// Sends, per collection: one `listIndexes`; one `createIndexes` when something is missing; one
-/// `dropIndexes` per index it was told to drop. A second run against an up-to-date database
+/// `dropIndexes` per index it was told to drop. When a synced model declares a shard key (whose
+/// index is among its indexes), one `hello` after them, and on a `mongos` only, one
+/// `enableSharding` and one `shardCollection` per sharded collection (see [`crate::shard`]);
+/// elsewhere [`SyncReport::sharding`] says that nothing was sharded. A second run against an up-to-date database
 /// sends only the `listIndexes` commands. A collection a model declares as a native time-series
 /// collection is created as one first: one `listCollections`, and one `create` when it is
 /// missing (see [`counters::series`](crate::counters::series)).
@@ -201,6 +204,7 @@ impl<'a> SyncIndexes<'a> {
         let mut report = SyncReport::default();
         let mut targets = self.targets;
         targets.sort_by(|a, b| a.0.cmp(&b.0));
+        let names: Vec<String> = targets.iter().map(|(c, _)| c.clone()).collect();
         for (collection, specs) in targets {
             crate::counters::series::ensure(self.odm, &collection).await?;
             let existing = list_indexes(self.odm, &collection).await?;
@@ -215,6 +219,10 @@ impl<'a> SyncIndexes<'a> {
                 )
                 .await?,
             );
+        }
+        // After the indexes, the shard keys' among them: `shardCollection` needs its index.
+        if report.failures().is_empty() {
+            report.sharding = crate::shard::sync::shard_collections(self.odm, &names).await?;
         }
         if report.failures().is_empty() {
             Ok(report)

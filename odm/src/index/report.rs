@@ -50,6 +50,9 @@ pub struct IndexDiff {
 pub struct SyncReport {
     /// One entry per collection, sorted by name.
     pub collections: Vec<CollectionSync>,
+    /// One entry per collection a model declares a shard key for: sharded, or why not (see
+    /// [`crate::shard`]).
+    pub sharding: Vec<ShardSync>,
 }
 
 impl SyncReport {
@@ -121,6 +124,47 @@ impl fmt::Display for SyncReport {
                 writeln!(f, "  FAILED     {} ({})", x.name, x.message)?;
             }
         }
+        for s in &self.sharding {
+            writeln!(f, "{s}")?;
+        }
         Ok(())
+    }
+}
+
+/// What `sync_indexes` did about one sharded model's collection.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ShardSync {
+    /// `shardCollection` was sent and accepted (also when the collection was already sharded
+    /// by that key: the server answers it as a success).
+    Sharded {
+        /// The collection.
+        collection: String,
+        /// The key, as sent (`{category: 1}`).
+        key: bson::Document,
+    },
+    /// Nothing was sharded: the server is not a `mongos`.
+    NotSharded {
+        /// The collection.
+        collection: String,
+        /// The key it would have been sharded by.
+        key: bson::Document,
+        /// Why (`the server is a replica set member, not a mongos`).
+        reason: String,
+    },
+}
+
+impl fmt::Display for ShardSync {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShardSync::Sharded { collection, key } => {
+                write!(f, "{collection}: sharded by {key}")
+            }
+            ShardSync::NotSharded {
+                collection,
+                key,
+                reason,
+            } => write!(f, "{collection}: not sharded (key {key}): {reason}"),
+        }
     }
 }

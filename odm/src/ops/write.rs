@@ -32,6 +32,9 @@ fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
     if let Some(kind) = T::KIND {
         store_kind::<T>(&mut raw, kind)?;
     }
+    if let Some(key) = T::SHARD_KEY {
+        crate::shard::fill_segment(T::COLLECTION, &mut raw, &key)?;
+    }
     let has_id = matches!(raw.get("_id"), Ok(Some(v)) if !matches!(v, RawBsonRef::Null));
     if has_id {
         let id = doc
@@ -501,7 +504,9 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         self
     }
 
-    /// Inserts a document built from the filter and the update when none matches.
+    /// Inserts a document built from the filter and the update when none matches. For a
+    /// sharded model the filter must pin every field of the shard key with equality, or the
+    /// update is refused with [`Error::ShardKeyMissing`] before anything is sent.
     pub fn upsert(mut self, yes: bool) -> Self {
         self.upsert = yes;
         self
@@ -530,6 +535,10 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     /// fewer documents than had room when counted, the error saying so.
     async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken, Option<Error>)> {
         let base = super::model_filter(self.filter)?;
+        // The server could not tell which shard a new document belongs to.
+        if let (true, Some(key)) = (self.upsert, T::SHARD_KEY) {
+            crate::shard::check_upsert(T::COLLECTION, &base, &key, "upsert")?;
+        }
         let guards =
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
@@ -611,7 +620,9 @@ impl<'a, T: Model> UpdateOp<'a, T> {
 
 into_future!(UpdateOp => UpdateResult);
 
-/// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`).
+/// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`; for
+/// a sharded model by `_id` and the replacement's shard key values, so that it is routed to one
+/// shard: a replacement that changes the key matches nothing).
 ///
 /// When the model holds copies of other models, they are taken from their sources first, as on
 /// insert (one `find` per source collection, and one more after the write outside a session;
@@ -657,6 +668,10 @@ impl<'a, T: Model> Replace<'a, T> {
         })?;
         let mut filter = super::model_filter(T::id_field().eq(id))?;
         let (mut raw, _) = encode_document(self.doc)?;
+        // Routed on a sharded cluster: the filter names the document's shard key.
+        if let Some(key) = T::SHARD_KEY {
+            crate::shard::pin_key(&mut filter, &raw, &key);
+        }
         // A tree's node keeps its place: the replacement's parent and ancestors must be the
         // stored ones.
         let tree = match T::TREE {
@@ -844,3 +859,42 @@ impl<'a, T: Model> Delete<'a, T> {
 }
 
 into_future!(Delete => u64);
+
+impl Odm {
+    /// Deletes one loaded document: `delete` by its `_id`, and for a sharded model by its shard
+    /// key values too, so that the command is routed to the document's shard. Otherwise as
+    /// [`Odm::delete_one`] (delete rules, tree rules): same commands.
+    pub fn delete_document<'a, T: Model>(&'a self, doc: &T) -> Delete<'a, T> {
+        let filter = match doc.document_id() {
+            None => Filter::from_parts(
+                Document::new(),
+                Some(crate::query::Deferred {
+                    what: "document id".to_owned(),
+                    message: "the document has no `_id`: it was never stored".to_owned(),
+                }),
+            ),
+            Some(id) => {
+                let by_id = T::id_field().eq(id);
+                match T::SHARD_KEY {
+                    None => by_id,
+                    // The key as the insert stored it (a computed one recomputed).
+                    Some(key) => match encode_document(doc) {
+                        Ok((raw, _)) => {
+                            let (mut filter, error) = by_id.into_parts();
+                            crate::shard::pin_key(&mut filter, &raw, &key);
+                            Filter::from_parts(filter, error)
+                        }
+                        Err(e) => Filter::from_parts(
+                            Document::new(),
+                            Some(crate::query::Deferred {
+                                what: "document".to_owned(),
+                                message: e.to_string(),
+                            }),
+                        ),
+                    },
+                }
+            }
+        };
+        Delete::new(self, filter, false)
+    }
+}

@@ -12,6 +12,8 @@ pub enum IndexKey {
     Desc,
     /// `"text"`
     Text,
+    /// `"hashed"` (a hashed shard key's index)
+    Hashed,
 }
 
 /// One declared index.
@@ -141,6 +143,7 @@ impl IndexSpec {
                 IndexKey::Asc => format!("{p}_1"),
                 IndexKey::Desc => format!("{p}_-1"),
                 IndexKey::Text => format!("{p}_text"),
+                IndexKey::Hashed => format!("{p}_hashed"),
             })
             .collect();
         parts.join("_")
@@ -163,6 +166,7 @@ impl IndexSpec {
                 IndexKey::Asc => key.insert(p, 1),
                 IndexKey::Desc => key.insert(p, -1),
                 IndexKey::Text => key.insert(p, "text"),
+                IndexKey::Hashed => key.insert(p, "hashed"),
             };
         }
         key

@@ -1,0 +1,94 @@
+//! The generated side of `#[odm(shard_key(...))]`: the key's description (`Model::SHARD_KEY`),
+//! its registration (for the routing of other models' cascades into this collection and for
+//! `sync_indexes`), its index, and the check that a filled key field holds a `String`.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+use crate::model::shard::key_fields;
+use crate::model::Container;
+
+/// What a shard key adds to the model's code.
+pub struct ShardItems {
+    /// In the `Model` impl: `const SHARD_KEY`.
+    pub model_const: TokenStream,
+    /// Beside it: the registration and the type check.
+    pub items: TokenStream,
+}
+
+pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
+    let shard = cont.shard_key.as_ref()?;
+    let hashed = shard.hashed.as_ref().map(syn::LitStr::value);
+    let fields = key_fields(cont).into_iter().map(|f| {
+        let stored = &f.stored;
+        let order = if hashed.as_deref() == Some(&f.ident.unraw().to_string())
+            || (f.is_id() && hashed.as_deref() == Some("_id"))
+        {
+            quote!(Hashed)
+        } else {
+            quote!(Ranged)
+        };
+        quote!((#stored, ::odm::__private::ShardOrder::#order))
+    });
+    let stored_of = |lit: &Option<syn::LitStr>| {
+        lit.as_ref()
+            .and_then(|l| cont.field_named(&l.value()))
+            .map(|f| f.stored.clone())
+    };
+    let mut check = quote!();
+    let segment = match (
+        stored_of(&shard.fill),
+        stored_of(&shard.month),
+        stored_of(&shard.hash),
+    ) {
+        (Some(field), Some(month), Some(hash)) => {
+            if let Some(f) = shard
+                .fill
+                .as_ref()
+                .and_then(|l| cont.field_named(&l.value()))
+            {
+                let (ident, ty) = (f.ident, f.ty);
+                let cont_ident = cont.ident;
+                check = quote_spanned! {ty.span()=>
+                    // The filled key is `"<YYYY-MM>-<md5>"`: its field holds a `String`.
+                    fn __odm_filled_key_is_a_string(doc: &#cont_ident) -> &::odm::__private::String {
+                        &doc.#ident
+                    }
+                };
+            }
+            quote!(::odm::__private::Option::Some(::odm::__private::Segment {
+                field: #field,
+                month: #month,
+                hash: #hash,
+            }))
+        }
+        _ => quote!(::odm::__private::Option::None),
+    };
+    let mutable = shard.mutable.is_some();
+    let ident = cont.ident;
+    let type_name = ident.to_string();
+    let collection = cont.collection_expr();
+    Some(ShardItems {
+        model_const: quote! {
+            const SHARD_KEY: ::odm::__private::Option<::odm::__private::ShardKey> =
+                ::odm::__private::Option::Some(__SHARD_KEY);
+        },
+        items: quote! {
+            const __SHARD_KEY: ::odm::__private::ShardKey = ::odm::__private::ShardKey {
+                fields: &[#(#fields),*],
+                segment: #segment,
+                mutable: #mutable,
+            };
+            #check
+            ::odm::__private::inventory::submit! {
+                ::odm::__private::ShardEntry {
+                    type_name: #type_name,
+                    collection: #collection,
+                    key: __SHARD_KEY,
+                }
+            }
+        },
+    })
+}

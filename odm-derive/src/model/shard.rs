@@ -1,0 +1,300 @@
+//! `#[odm(shard_key(...))]`: the model's collection is sharded by these fields. Parsing and
+//! the rules a shard key must follow.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::LitStr;
+
+use super::attr::{key_name, skip_value, string_value};
+use super::{Container, Derive, Field};
+use crate::ctxt::Ctxt;
+
+const SHARD_KEYS: &str = "`keys`, `hashed`, `fill`, `month`, `hash`, `mutable`";
+
+/// `#[odm(shard_key(keys = "host, time"))]`, with `hashed = "field"` (one key hashed), `fill =
+/// "segment", month = "uploaded", hash = "data"` (a key the ODM computes) and `mutable`.
+pub struct ShardAttr {
+    /// The `shard_key` key, where errors about the key as a whole point.
+    pub span: Span,
+    pub keys: Option<LitStr>,
+    pub hashed: Option<LitStr>,
+    pub fill: Option<LitStr>,
+    pub month: Option<LitStr>,
+    pub hash: Option<LitStr>,
+    pub mutable: Option<Span>,
+}
+
+impl ShardAttr {
+    /// The key's field names, as written (`_id` or a Rust field name).
+    pub fn names(&self) -> Vec<String> {
+        self.keys.as_ref().map_or_else(Vec::new, |k| {
+            k.value()
+                .split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+    }
+
+    /// Parses the `shard_key` key of `#[odm(...)]`, reporting a repeated one.
+    pub fn parse(
+        cx: &Ctxt,
+        meta: &ParseNestedMeta<'_>,
+        slot: &mut Option<ShardAttr>,
+    ) -> syn::Result<()> {
+        let mut out = ShardAttr {
+            span: meta.path.span(),
+            keys: None,
+            hashed: None,
+            fill: None,
+            month: None,
+            hash: None,
+            mutable: None,
+        };
+        if !meta.input.peek(syn::token::Paren) {
+            cx.error_spanned_by(
+                &meta.path,
+                "expected `shard_key(keys = \"category\")` (options: `hashed = \"field\"`, `fill = \"field\", month = \"date field\", hash = \"field\"`, `mutable`)",
+            );
+            skip_value(meta)?;
+        } else {
+            meta.parse_nested_meta(|inner| {
+                let slot = if inner.path.is_ident("keys") {
+                    Some((&mut out.keys, "keys", "category"))
+                } else if inner.path.is_ident("hashed") {
+                    Some((&mut out.hashed, "hashed", "user"))
+                } else if inner.path.is_ident("fill") {
+                    Some((&mut out.fill, "fill", "segment"))
+                } else if inner.path.is_ident("month") {
+                    Some((&mut out.month, "month", "uploaded"))
+                } else if inner.path.is_ident("hash") {
+                    Some((&mut out.hash, "hash", "data"))
+                } else {
+                    None
+                };
+                match slot {
+                    Some((slot, key, example)) => {
+                        let lit = string_value(cx, &inner, key, example)?;
+                        if slot.is_some() {
+                            cx.error_spanned_by(&inner.path, format!("duplicate `{key}`"));
+                        } else {
+                            *slot = lit;
+                        }
+                    }
+                    None if inner.path.is_ident("mutable") => {
+                        if out.mutable.is_some() {
+                            cx.error_spanned_by(&inner.path, "duplicate `mutable`");
+                        }
+                        out.mutable = Some(inner.path.span());
+                    }
+                    None => {
+                        cx.error_spanned_by(
+                            &inner.path,
+                            format!(
+                                "unknown shard_key option `{}`, expected one of {SHARD_KEYS}",
+                                key_name(&inner)
+                            ),
+                        );
+                        skip_value(&inner)?;
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        if slot.is_some() {
+            cx.error_at(out.span, "duplicate odm attribute `shard_key`");
+        } else {
+            *slot = Some(out);
+        }
+        Ok(())
+    }
+}
+
+/// The field a name of the key names: `_id` is the id field.
+fn field_for<'c, 'a>(cont: &'c Container<'a>, name: &str) -> Option<&'c Field<'a>> {
+    if name == "_id" {
+        cont.id_field()
+    } else {
+        cont.field_named(name)
+    }
+}
+
+/// The fields of the key, resolved (the names that resolve).
+pub fn key_fields<'c, 'a>(cont: &'c Container<'a>) -> Vec<&'c Field<'a>> {
+    cont.shard_key.as_ref().map_or_else(Vec::new, |s| {
+        s.names()
+            .iter()
+            .filter_map(|n| field_for(cont, n))
+            .collect()
+    })
+}
+
+/// Whether typed updates may not write `f`: a field of a key declared without `mutable`, or
+/// the field the ODM fills.
+pub fn is_fixed_key_field(cont: &Container<'_>, f: &Field<'_>) -> bool {
+    let Some(shard) = &cont.shard_key else {
+        return false;
+    };
+    let name = f.ident.unraw().to_string();
+    let filled = shard.fill.as_ref().is_some_and(|l| l.value() == name);
+    filled || (shard.mutable.is_none() && !f.is_id() && shard.names().contains(&name))
+}
+
+/// The rules of a shard key.
+pub fn check(cx: &Ctxt, cont: &Container<'_>) {
+    let Some(shard) = &cont.shard_key else { return };
+    if cont.derive != Derive::Model {
+        return;
+    }
+    if let Some((_, lit)) = &cont.kind_of {
+        cx.error_spanned_by(
+            lit,
+            "a shard key is declared on a model of its own collection; a kind of a polymorphic model shares its base's collection",
+        );
+        return;
+    }
+    let Some(keys) = &shard.keys else {
+        cx.error_at(
+            shard.span,
+            "a shard key names its fields: `shard_key(keys = \"category\")` or `shard_key(keys = \"host, time\")`",
+        );
+        return;
+    };
+    check_key_fields(cx, cont, shard, keys);
+    check_options_name_keys(cx, cont, shard);
+    check_unique_indexes_start_with_key(cx, cont, shard);
+}
+
+/// Each key names a stored field of the struct, once, that the ODM does not rewrite.
+fn check_key_fields(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr, keys: &LitStr) {
+    let names = shard.names();
+    if names.is_empty() {
+        cx.error_spanned_by(
+            keys,
+            "a shard key names at least one field: `keys = \"category\"`",
+        );
+    }
+    let known: Vec<String> = cont
+        .stored_fields()
+        .map(|f| f.ident.unraw().to_string())
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        if names[..i].contains(name) {
+            cx.error_spanned_by(keys, format!("`{name}` appears twice in the shard key"));
+            continue;
+        }
+        let Some(f) = field_for(cont, name) else {
+            let hint = super::check::closest(name, &known)
+                .map(|near| format!("; did you mean `{near}`?"))
+                .unwrap_or_default();
+            cx.error_spanned_by(
+                keys,
+                format!(
+                    "`{}` has no field `{name}` to shard by{hint} (a shard key names top-level fields of the struct, or `_id`)",
+                    cont.ident
+                ),
+            );
+            continue;
+        };
+        if f.skipped {
+            cx.error_spanned_by(
+                keys,
+                format!("`{name}` is not stored (serde skips it): it cannot be a shard key"),
+            );
+        } else if f.denormalize.is_some() {
+            cx.error_spanned_by(
+                keys,
+                format!("`{name}` is a denormalized copy, rewritten by odm whenever its source changes, which would move the document between shards without saying so: shard by a field of this model's own"),
+            );
+        } else if super::tree::is_tree_field(cont, f) {
+            cx.error_spanned_by(
+                keys,
+                format!("`{name}` is a tree's parent or ancestors, rewritten by odm when a subtree moves, which would move the documents between shards without saying so: shard by a field of this model's own"),
+            );
+        }
+    }
+}
+
+/// `hashed` and `fill` name a field of the key; `fill` comes with `month` and `hash`, which
+/// name stored fields.
+fn check_options_name_keys(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr) {
+    let names = shard.names();
+    for (lit, key) in [(&shard.hashed, "hashed"), (&shard.fill, "fill")] {
+        if let Some(lit) = lit {
+            if !names.contains(&lit.value()) {
+                cx.error_spanned_by(
+                    lit,
+                    format!(
+                        "`{key}` names one of the shard key's fields ({})",
+                        names.join(", ")
+                    ),
+                );
+            } else if key == "fill" && lit.value() == "_id" {
+                cx.error_spanned_by(
+                    lit,
+                    "odm does not compute `_id`: fill another field of the key",
+                );
+            }
+        }
+    }
+    match (&shard.fill, &shard.month, &shard.hash) {
+        (Some(_), Some(_), Some(_)) | (None, None, None) => {}
+        (Some(fill), _, _) => cx.error_spanned_by(
+            fill,
+            "a filled key is `<month of a date field>-<md5 of a field>`: give both `month = \"...\"` and `hash = \"...\"`",
+        ),
+        (None, month, hash) => {
+            if let Some(lit) = month.as_ref().or(hash.as_ref()) {
+                cx.error_spanned_by(lit, "`month` and `hash` say how `fill` computes a key field: name it with `fill = \"...\"`");
+            }
+        }
+    }
+    for lit in [&shard.month, &shard.hash].into_iter().flatten() {
+        let name = lit.value();
+        if field_for(cont, &name).is_none_or(|f| f.skipped) {
+            cx.error_spanned_by(
+                lit,
+                format!("`{}` has no stored field `{name}`", cont.ident),
+            );
+        }
+    }
+}
+
+/// A unique index starts with the shard key: each shard can only check uniqueness among its
+/// own documents, so MongoDB refuses any other unique index on a sharded collection.
+fn check_unique_indexes_start_with_key(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr) {
+    let key = shard.names();
+    if key.is_empty() {
+        return;
+    }
+    let starts = |index: &[String]| index.len() >= key.len() && index[..key.len()] == key[..];
+    let message = |what: &str| {
+        format!(
+            "a unique index on a sharded collection must start with the shard key ({}): each shard can only enforce uniqueness among its own documents; {what}",
+            key.join(", ")
+        )
+    };
+    for f in cont.stored_fields() {
+        if let Some(index) = f.index.as_ref().filter(|i| i.unique.is_some()) {
+            if !starts(&[f.ident.unraw().to_string()]) {
+                cx.error_spanned_by(
+                    &index.tokens,
+                    message(&format!(
+                        "declare `#[odm(index(keys = \"{}, {}\", unique))]` instead",
+                        key.join(", "),
+                        f.ident.unraw()
+                    )),
+                );
+            }
+        }
+    }
+    for index in cont.compound_indexes.iter().filter(|i| i.unique.is_some()) {
+        let keys: Vec<String> = index.keys.iter().map(|k| k.segments.join(".")).collect();
+        if !starts(&keys) {
+            let at = index.keys_lit.as_ref().map_or(index.span, LitStr::span);
+            cx.error_at(at, message("put the shard key's fields first"));
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Sharded collections: the shard key a model declares (`#[odm(shard_key(...))]`), what
+//! `sync_indexes` does with it, the key the ODM adds to the filters of its own writes, and the
+//! routing report.
+//!
+//! A sharded cluster routes a command to the one shard owning a document only when the
+//! command names the document's full shard key with equality; otherwise `mongos` sends it to
+//! every shard (scatter-gather) and merges the answers. Inserts always carry the key (the
+//! document holds it). What the ODM adds:
+//!
+//! - [`Odm::sync_indexes`](crate::Odm::sync_indexes) creates the key's index with the other
+//!   indexes, then, connected to a `mongos` (`hello` answering `msg: "isdbgrid"`), sends
+//!   `enableSharding` and one `shardCollection` per sharded collection (see
+//!   [`shard_collection_command`]); against a replica set or a standalone server it reports,
+//!   in [`SyncReport::sharding`](crate::SyncReport::sharding), that nothing was sharded.
+//! - [`Odm::replace_one`](crate::Odm::replace_one) (saving a loaded document) and
+//!   [`Odm::delete_document`](crate::Odm::delete_document) filter on `_id` *and* the document's
+//!   shard key values: routed.
+//! - An upsert whose filter does not pin every field of the key with equality is refused with
+//!   [`Error::ShardKeyMissing`] before anything is sent (the server could not tell which shard
+//!   the new document belongs to).
+//! - A computed key (`fill = "segment"`) is written by the ODM on every insert and replace:
+//!   `"<YYYY-MM>-<md5>"`, see [`Segment`].
+//! - The writes the ODM generates from relations (cascades, latest-N arrays, two-way
+//!   references, delete rules, tree moves) find their documents by ids or references; each
+//!   filter names the target's shard key when it is among those fields (a collection sharded
+//!   by `_id`, a dependent sharded by the reference it is found through), and scatters
+//!   otherwise. [`RoutingReport`] lists every one of them with its verdict and the reason.
+
+mod routing;
+pub(crate) mod sync;
+
+use bson::raw::{RawBsonRef, RawDocument};
+use bson::{doc, Bson, Document, RawDocumentBuf};
+
+use crate::{Error, Result};
+
+pub use crate::schema::{Segment, ShardKey, ShardOrder};
+pub use routing::{Route, RouteVerdict, RoutingReport};
+pub use sync::{shard_collection_command, ShardSync};
+
+/// The verdict of a filter on `collection` that names (with equality) the fields `named`:
+/// used by the routing report and the cascade plan.
+pub fn verdict(collection: &str, named: &[&str]) -> RouteVerdict {
+    routing::verdict_for(crate::schema::shard_key_of(collection), collection, named)
+}
+
+/// Writes the computed key value of `key.segment` into `raw` (every insert and replace of a
+/// model whose key declares `fill`): a value the struct held is overwritten, so that the key
+/// is always the one its month and hashed field give.
+pub(crate) fn fill_segment(
+    collection: &str,
+    raw: &mut RawDocumentBuf,
+    key: &ShardKey,
+) -> Result<()> {
+    let Some(segment) = key.segment else {
+        return Ok(());
+    };
+    let id = raw
+        .get("_id")
+        .ok()
+        .flatten()
+        .and_then(|v| Bson::try_from(v).ok());
+    let refuse = |detail: String| Error::Encode {
+        collection: collection.to_owned(),
+        what: format!(
+            "shard key `{}` of {}",
+            segment.field,
+            crate::error::show_id(id.as_ref())
+        ),
+        message: detail,
+    };
+    let month = match raw.get(segment.month) {
+        Ok(Some(RawBsonRef::DateTime(d))) => d
+            .try_to_rfc3339_string()
+            .ok()
+            .and_then(|s| s.get(..7).map(str::to_owned))
+            .ok_or_else(|| {
+                refuse(format!(
+                    "`{}` holds a date outside years 0-9999",
+                    segment.month
+                ))
+            })?,
+        other => {
+            return Err(refuse(format!(
+                "`{}` must hold a date to compute the key's month, found {}",
+                segment.month,
+                other
+                    .ok()
+                    .flatten()
+                    .map_or("nothing".to_owned(), |v| format!("{:?}", v.element_type()))
+            )))
+        }
+    };
+    let hash = match raw.get(segment.hash) {
+        Ok(Some(RawBsonRef::Binary(b))) => md5_hex(b.bytes),
+        Ok(Some(RawBsonRef::String(s))) => md5_hex(s.as_bytes()),
+        Ok(Some(v)) => {
+            let wrapped = bson::serialize_to_raw_document_buf(
+                &doc! { "v": Bson::try_from(v).unwrap_or(Bson::Null) },
+            )
+            .map_err(|e| refuse(e.to_string()))?;
+            md5_hex(wrapped.as_bytes())
+        }
+        _ => {
+            return Err(refuse(format!(
+                "`{}` is missing: the key hashes it",
+                segment.hash
+            )))
+        }
+    };
+    let value = format!("{month}-{hash}");
+    let mut doc = Document::try_from(raw.as_ref()).map_err(|e| refuse(e.to_string()))?;
+    doc.insert(segment.field, value);
+    *raw = RawDocumentBuf::try_from(&doc).map_err(|e| refuse(e.to_string()))?;
+    Ok(())
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest;
+    md5::Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Adds `{field: {$eq: value}}` to `filter` for each field of the key, with the value `doc`
+/// holds (`null` when it holds none, which is how the server places such a document), so that
+/// a write of a loaded document is routed to its shard.
+pub(crate) fn pin_key(filter: &mut Document, doc: &RawDocument, key: &ShardKey) {
+    for (field, _) in key.fields {
+        if filter.contains_key(*field) {
+            continue;
+        }
+        let value = doc
+            .get(field)
+            .ok()
+            .flatten()
+            .and_then(|v| Bson::try_from(v).ok())
+            .unwrap_or(Bson::Null);
+        filter.insert(*field, doc! { "$eq": value });
+    }
+}
+
+/// The fields of `key` that `filter` does not pin to one value (a top-level `{f: value}` or
+/// `{f: {$eq: value}}`, or either inside a top-level `$and`).
+pub(crate) fn unpinned(filter: &Document, key: &ShardKey) -> Vec<String> {
+    key.fields
+        .iter()
+        .map(|(f, _)| *f)
+        .filter(|f| !pins(filter, f))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn pins(filter: &Document, field: &str) -> bool {
+    let direct = match filter.get(field) {
+        Some(Bson::Document(d)) => {
+            d.len() == 1 && d.contains_key("$eq") || !d.keys().any(|k| k.starts_with('$'))
+        }
+        Some(_) => true,
+        None => false,
+    };
+    direct
+        || matches!(filter.get("$and"), Some(Bson::Array(parts)) if parts.iter().any(|p| {
+            matches!(p, Bson::Document(d) if pins(d, field))
+        }))
+}
+
+/// Refuses an upsert into a sharded collection whose filter does not pin the full key.
+pub(crate) fn check_upsert(
+    collection: &str,
+    filter: &Document,
+    key: &ShardKey,
+    operation: &'static str,
+) -> Result<()> {
+    let missing = unpinned(filter, key);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::ShardKeyMissing {
+        collection: collection.to_owned(),
+        id: match filter.get("_id") {
+            Some(Bson::Document(d)) if d.contains_key("$eq") => crate::error::show_id(d.get("$eq")),
+            _ => crate::error::show_filter(filter),
+        },
+        operation,
+        missing: missing.into(),
+        key: key.names().into_iter().map(str::to_owned).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: ShardKey = ShardKey {
+        fields: &[("host", ShardOrder::Ranged), ("time", ShardOrder::Ranged)],
+        segment: None,
+        mutable: false,
+    };
+
+    #[test]
+    fn a_filter_pins_a_field_by_value_eq_or_inside_and() {
+        assert!(unpinned(&doc! { "host": 1, "time": { "$eq": 2 } }, &KEY).is_empty());
+        assert!(unpinned(
+            &doc! { "$and": [ { "host": { "$eq": 1 } }, { "time": 3 } ] },
+            &KEY
+        )
+        .is_empty());
+        assert_eq!(
+            unpinned(&doc! { "host": 1, "time": { "$gt": 2 } }, &KEY),
+            vec!["time"]
+        );
+        assert_eq!(unpinned(&doc! { "_id": 1 }, &KEY), vec!["host", "time"]);
+    }
+
+    #[test]
+    fn a_segment_is_the_month_then_the_md5_of_the_hashed_field() {
+        let key = ShardKey {
+            fields: &[("segment", ShardOrder::Ranged)],
+            segment: Some(Segment {
+                field: "segment",
+                month: "at",
+                hash: "data",
+            }),
+            mutable: false,
+        };
+        let at = bson::DateTime::from_millis(1_715_000_000_000); // 2024-05-06
+        let mut raw = bson::serialize_to_raw_document_buf(&doc! {
+            "_id": 1, "at": at, "data": "abc", "segment": ""
+        })
+        .unwrap();
+        fill_segment("images", &mut raw, &key).unwrap();
+        assert_eq!(
+            raw.get_str("segment").unwrap(),
+            "2024-05-900150983cd24fb0d6963f7d28e17f72"
+        );
+        let mut bad =
+            bson::serialize_to_raw_document_buf(&doc! { "_id": 2, "at": "May", "data": "x" })
+                .unwrap();
+        let err = fill_segment("images", &mut bad, &key)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("images") && err.contains("_id: 2") && err.contains("`at`"),
+            "{err}"
+        );
+    }
+}

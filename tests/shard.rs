@@ -1,0 +1,478 @@
+//! Shard keys (`#[odm(shard_key(...))]`): the key's index and `shardCollection` from
+//! `sync_indexes`, the key in the filters of the ODM's writes of loaded documents, upserts
+//! refused without it, a key the ODM computes on insert, and the routing report. Against the
+//! development server (a replica set) nothing is sharded: the commands are read from the
+//! command log. With `MONGODB_URI` naming a `mongos`, the same tests check the sharded side.
+
+mod common;
+
+use common::{listed_indexes, sent, stored_one};
+use odm::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
+use odm::prelude::*;
+use odm::shard::{shard_collection_command, RouteVerdict, RoutingReport, ShardSync};
+use odm::testing::TestDb;
+use odm::Error;
+
+/// The seed's parts catalog: a part stands alone.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "parts")]
+struct Part {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+}
+
+#[derive(Embed, Serialize, Deserialize, Debug, Clone)]
+struct PartSummary {
+    id: Ref<Part>,
+    name: String,
+}
+
+/// Products sharded by category; the catalog number is unique within a category.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(
+    collection = "products",
+    shard_key(keys = "category"),
+    index(keys = "category, catalog_number", unique)
+)]
+struct Product {
+    #[serde(rename = "_id")]
+    id: i32,
+    category: String,
+    name: String,
+    catalog_number: i64,
+    #[denormalize(from = "Part", fields = "name", max = 50)]
+    parts: Vec<PartSummary>,
+}
+
+/// Hosts, sharded by their id.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "hosts", shard_key(keys = "_id"))]
+struct Host {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+    #[denormalize(
+        from = "LogMsg",
+        via = "host",
+        fields = "time, message",
+        latest = 3,
+        sort = "time"
+    )]
+    logmsgs: Vec<LogSummary>,
+}
+
+#[derive(Embed, Serialize, Deserialize, Debug, Clone)]
+struct LogSummary {
+    time: DateTime,
+    message: String,
+}
+
+/// Log messages, sharded by `{host, time}`.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "logmsg", shard_key(keys = "host, time"))]
+struct LogMsg {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[parent(on_delete = "cascade")]
+    host: Ref<Host>,
+    time: DateTime,
+    message: String,
+}
+
+/// Seed 004's exercise 8: uploaded images, sharded by the month of the upload then the MD5 of
+/// the data (segmented), a key the ODM computes.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(
+    collection = "images",
+    shard_key(keys = "segment", fill = "segment", month = "uploaded", hash = "data")
+)]
+struct Image {
+    #[serde(rename = "_id")]
+    id: i32,
+    uploaded: DateTime,
+    data: Binary,
+    /// Filled by the ODM: `"<YYYY-MM>-<md5 of data>"`.
+    #[serde(default)]
+    segment: String,
+}
+
+/// A key that updates may change (`mutable`): its path is writable. (A hashed key is
+/// declared `hashed = "queue"`; the development server has no hashed indexes.)
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "tickets", shard_key(keys = "queue", mutable))]
+struct Ticket {
+    #[serde(rename = "_id")]
+    id: i32,
+    queue: String,
+}
+
+fn product(id: i32, category: &str, number: i64, parts: &[&Part]) -> Product {
+    Product {
+        id,
+        category: category.to_owned(),
+        name: format!("product {id}"),
+        catalog_number: number,
+        parts: parts
+            .iter()
+            .map(|p| PartSummary {
+                id: Ref::new(p.id),
+                name: String::new(),
+            })
+            .collect(),
+    }
+}
+
+async fn is_mongos(db: &TestDb) -> bool {
+    let hello = db.raw().run_command(doc! { "hello": 1 }).await.unwrap();
+    hello.get_str("msg").is_ok_and(|m| m == "isdbgrid")
+}
+
+/// The `q` of the first statement of the last `name` command (`update`, `delete`) sent to
+/// `collection`.
+fn sent_filter(db: &TestDb, name: &str, collection: &str) -> Document {
+    let list = if name == "update" {
+        "updates"
+    } else {
+        "deletes"
+    };
+    let cmd = db
+        .commands()
+        .take()
+        .into_iter()
+        .rev()
+        .filter(|c| c.name == name)
+        .filter_map(|c| c.command)
+        .find(|c| c.get_str(name).is_ok_and(|n| n == collection))
+        .unwrap_or_else(|| panic!("no `{name}` on `{collection}` was sent"));
+    let first = cmd.get_array(list).unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    first.get_document("q").unwrap().clone()
+}
+
+#[tokio::test]
+async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
+    let db = TestDb::new().await.unwrap();
+    let mongos = is_mongos(&db).await;
+    db.commands().clear();
+    let report = db.odm().sync_indexes().await.unwrap();
+    let names = sent(&db);
+    let sharded: Vec<&str> = report
+        .sharding
+        .iter()
+        .map(|s| match s {
+            ShardSync::Sharded { collection, .. } | ShardSync::NotSharded { collection, .. } => {
+                collection.as_str()
+            }
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(
+        sharded,
+        ["hosts", "images", "logmsg", "products", "tickets"]
+    );
+    // The key's index first, whatever the server.
+    let index_names = |docs: Vec<Document>| -> Vec<String> {
+        docs.iter()
+            .map(|d| d.get_str("name").unwrap().to_owned())
+            .collect()
+    };
+    assert!(index_names(listed_indexes(&db, "logmsg").await).contains(&"host_1_time_1".to_owned()));
+    assert!(index_names(listed_indexes(&db, "tickets").await).contains(&"queue_1".to_owned()));
+    assert!(index_names(listed_indexes(&db, "images").await).contains(&"segment_1".to_owned()));
+    // `category_1` is not created: the unique `category_1_catalog_number_1` starts with it,
+    // but the key's own index is declared too (shardCollection wants an index on the key).
+    assert!(index_names(listed_indexes(&db, "products").await).contains(&"category_1".to_owned()));
+    let shard_commands = names
+        .iter()
+        .filter(|n| *n == "shardCollection" || *n == "enableSharding")
+        .count();
+    if mongos {
+        assert!(report
+            .sharding
+            .iter()
+            .all(|s| matches!(s, ShardSync::Sharded { .. })));
+        assert_eq!(shard_commands, 1 + 5, "{names:?}");
+    } else {
+        for s in &report.sharding {
+            let ShardSync::NotSharded { reason, .. } = s else {
+                panic!("sharded on a server that is not a mongos: {s}");
+            };
+            assert!(reason.contains("not a mongos"), "{reason}");
+        }
+        assert_eq!(shard_commands, 0, "{names:?}");
+        assert_eq!(
+            names.iter().filter(|n| *n == "hello").count(),
+            1,
+            "{names:?}"
+        );
+        assert!(
+            report
+                .to_string()
+                .contains("products: not sharded (key { \"category\": 1 })"),
+            "{report}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_shard_collection_command_names_the_declared_key() {
+    let key = <Product as odm::Model>::SHARD_KEY.unwrap();
+    assert_eq!(
+        shard_collection_command("shop", "products", &key),
+        doc! { "shardCollection": "shop.products", "key": { "category": 1 } }
+    );
+    let key = <LogMsg as odm::Model>::SHARD_KEY.unwrap();
+    assert_eq!(
+        shard_collection_command("ops", "logmsg", &key),
+        doc! { "shardCollection": "ops.logmsg", "key": { "host": 1, "time": 1 } }
+    );
+    let key = <Host as odm::Model>::SHARD_KEY.unwrap();
+    assert_eq!(key.key_document(), doc! { "_id": 1 });
+    assert!(<Part as odm::Model>::SHARD_KEY.is_none());
+}
+
+#[tokio::test]
+async fn saving_and_deleting_a_loaded_document_filter_on_its_shard_key() {
+    let db = TestDb::new().await.unwrap();
+    let odm = db.odm();
+    let bolt = Part {
+        id: 1,
+        name: "bolt".into(),
+    };
+    odm.insert_one(&bolt).await.unwrap();
+    odm.insert_one(&product(10, "fasteners", 1234, &[&bolt]))
+        .await
+        .unwrap();
+    let mut loaded = odm.get::<Product>(10).await.unwrap().unwrap();
+    db.commands().clear();
+    loaded.name = "bolt kit".into();
+    odm.replace_one(&loaded).await.unwrap();
+    let q = sent_filter(&db, "update", "products");
+    assert_eq!(
+        q,
+        doc! { "_id": { "$eq": 10 }, "category": { "$eq": "fasteners" } }
+    );
+    assert_eq!(
+        stored_one(&db, "products", 10)
+            .await
+            .unwrap()
+            .get_str("name")
+            .unwrap(),
+        "bolt kit"
+    );
+    // A replacement that changes the key matches nothing: the document is not moved.
+    loaded.category = "tools".into();
+    let r = odm.replace_one(&loaded).await.unwrap();
+    assert_eq!(r.matched_count, 0);
+    db.commands().clear();
+    loaded.category = "fasteners".into();
+    assert_eq!(odm.delete_document(&loaded).await.unwrap(), 1);
+    assert_eq!(
+        sent_filter(&db, "delete", "products"),
+        doc! { "_id": { "$eq": 10 }, "category": { "$eq": "fasteners" } }
+    );
+    assert!(stored_one(&db, "products", 10).await.is_none());
+}
+
+#[tokio::test]
+async fn an_upsert_without_the_full_key_is_refused_before_anything_is_sent() {
+    let db = TestDb::new().await.unwrap();
+    let odm = db.odm();
+    db.commands().clear();
+    let err = odm
+        .update_one(
+            Product::name().eq("shifter"),
+            Product::name().set("shifter".to_owned()),
+        )
+        .upsert(true)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::ShardKeyMissing { collection, missing, .. } if collection == "products" && missing[..] == ["category"]),
+        "{err}"
+    );
+    let err = odm
+        .update_one(
+            LogMsg::host().eq(Ref::new(1)) & LogMsg::time().gt(DateTime::from_millis(0)),
+            LogMsg::message().set("up".to_owned()),
+        )
+        .upsert(true)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::ShardKeyMissing { missing, .. } if missing[..] == ["time"]),
+        "{err}"
+    );
+    assert!(err.to_string().contains("`logmsg`"), "{err}");
+    assert_eq!(sent(&db), Vec::<String>::new());
+    // With the full key, pinned by equality, it is sent and lands; a hostile value is matched
+    // literally.
+    let r = odm
+        .update_one(
+            Product::id_field().eq(7) & Product::category().eq("$where"),
+            Product::name().set("odd".to_owned()),
+        )
+        .upsert(true)
+        .await
+        .unwrap();
+    assert!(r.upserted_id.is_some());
+    let stored = stored_one(&db, "products", 7).await.unwrap();
+    assert_eq!(stored.get_str("category").unwrap(), "$where");
+}
+
+#[tokio::test]
+async fn a_computed_key_is_filled_on_insert_and_names_the_document_in_writes() {
+    let db = TestDb::new().await.unwrap();
+    let odm = db.odm();
+    let image = Image {
+        id: 1,
+        uploaded: DateTime::from_millis(1_715_000_000_000), // 2024-05-06
+        data: Binary {
+            subtype: BinarySubtype::Generic,
+            bytes: b"abc".to_vec(),
+        },
+        segment: "anything".into(),
+    };
+    odm.insert_one(&image).await.unwrap();
+    let stored = stored_one(&db, "images", 1).await.unwrap();
+    assert_eq!(
+        stored.get_str("segment").unwrap(),
+        "2024-05-900150983cd24fb0d6963f7d28e17f72"
+    );
+    // The in-memory copy still holds the placeholder: a save recomputes the key.
+    db.commands().clear();
+    assert_eq!(odm.replace_one(&image).await.unwrap().matched_count, 1);
+    assert_eq!(
+        sent_filter(&db, "update", "images"),
+        doc! { "_id": { "$eq": 1 }, "segment": { "$eq": "2024-05-900150983cd24fb0d6963f7d28e17f72" } }
+    );
+    // A document whose date is not a date: a typed error naming collection, `_id`, field.
+    db.raw()
+        .collection::<Document>("images")
+        .insert_one(doc! { "_id": 2, "uploaded": "May", "data": Bson::Binary(image.data.clone()), "segment": 5 })
+        .await
+        .unwrap();
+    let err = odm.get::<Image>(2).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Decode { collection, path, .. } if collection == "images" && path == "uploaded"),
+        "{err}"
+    );
+    let bad: Image = odm::bson::deserialize_from_document(doc! {
+        "_id": 3, "uploaded": DateTime::from_millis(0), "data": Bson::Binary(image.data.clone())
+    })
+    .unwrap();
+    assert_eq!(odm.insert_one(&bad).await.unwrap(), 3);
+}
+
+#[tokio::test]
+async fn generated_writes_carry_the_key_when_they_know_it() {
+    let db = TestDb::new().await.unwrap();
+    let odm = db.odm();
+    odm.insert_one(&Host {
+        id: 1,
+        name: "goofy".into(),
+        logmsgs: vec![],
+    })
+    .await
+    .unwrap();
+    db.commands().clear();
+    // The latest-N push finds the host by `_id`, its shard key: routed.
+    odm.insert_one(&LogMsg {
+        id: 1,
+        host: Ref::new(1),
+        time: DateTime::from_millis(1000),
+        message: "up".into(),
+    })
+    .await
+    .unwrap();
+    let q = sent_filter(&db, "update", "hosts");
+    assert!(q.contains_key("_id"), "{q}");
+    let host = stored_one(&db, "hosts", 1).await.unwrap();
+    assert_eq!(host.get_array("logmsgs").unwrap().len(), 1);
+    // A log message saved after loading: `{_id, host, time}`.
+    let mut msg = odm.get::<LogMsg>(1).await.unwrap().unwrap();
+    msg.message = "down".into();
+    db.commands().clear();
+    odm.replace_one(&msg).await.unwrap();
+    let q = sent_filter(&db, "update", "logmsg");
+    assert_eq!(
+        q,
+        doc! { "_id": { "$eq": 1 }, "host": { "$eq": 1 }, "time": { "$eq": DateTime::from_millis(1000) } }
+    );
+    // A mutable key is writable through its path.
+    odm.insert_one(&Ticket {
+        id: 1,
+        queue: "triage".into(),
+    })
+    .await
+    .unwrap();
+    odm.update_one(
+        Ticket::id_field().eq(1) & Ticket::queue().eq("triage"),
+        Ticket::queue().set("done".to_owned()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        stored_one(&db, "tickets", 1)
+            .await
+            .unwrap()
+            .get_str("queue")
+            .unwrap(),
+        "done"
+    );
+}
+
+#[tokio::test]
+async fn the_routing_report_says_what_scatters_and_why() {
+    let report = RoutingReport::of::<Product>();
+    let text = report.to_string();
+    assert!(
+        text.starts_with("routing of `Product` (products sharded by `category`):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cascade of Part.name into products.parts scatters: the filter lacks products' shard key `category`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("replace_one (save) of a loaded Product is routed: the filter names products' shard key `category`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("get / update_by_id of Product scatters"),
+        "{text}"
+    );
+    let logs = RoutingReport::of::<LogMsg>();
+    let text = logs.to_string();
+    assert!(
+        text.contains("push of a LogMsg onto hosts.logmsgs (through `host`) is routed: the filter names hosts' shard key `_id`"),
+        "{text}"
+    );
+    let hosts = RoutingReport::of::<Host>().to_string();
+    assert!(
+        hosts.contains("delete of a Host: cascade on logmsg.host scatters: the filter lacks `time` of logmsg' shard key `{host, time}`"),
+        "{hosts}"
+    );
+    assert!(
+        hosts.contains("recompute of hosts.logmsgs (the latest logmsg) scatters: the filter lacks `time` of logmsg' shard key `{host, time}`"),
+        "{hosts}"
+    );
+    let parts = RoutingReport::of::<Part>();
+    assert_eq!(parts.key, None);
+    assert!(
+        parts
+            .routes
+            .iter()
+            .any(|r| r.collection == "products"
+                && matches!(r.verdict, RouteVerdict::Scattered { .. }))
+    );
+    // The cascade plan says it too, for the sharded dependent only.
+    let plan = odm::denormalize::cascade_plan::<Part>().to_string();
+    assert!(
+        plan.contains("routing scatters: the filter lacks products' shard key `category`"),
+        "{plan}"
+    );
+}
