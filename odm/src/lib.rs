@@ -64,6 +64,7 @@ pub mod relations;
 mod retry;
 pub mod rules;
 mod schema;
+pub mod subset;
 mod sweep;
 pub mod tree;
 mod update;
@@ -86,6 +87,7 @@ pub use reference::dbref;
 pub use reference::{DbRef, PolyRef, Ref};
 pub use relations::{OnDelete, TransactionMode};
 pub use schema::{registered_models, ModelEntry};
+pub use subset::{Subset, SubsetPair, SubsetReport};
 pub use update::Update;
 
 /// Derives [`Model`] for a struct stored in a collection, or for an enum of kinds (see
@@ -284,6 +286,7 @@ pub mod __private {
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
+    pub use crate::subset::Subset;
     pub use crate::tree::{DeleteRule, TreeInfo, TreeModel};
 
     /// The stored path of the source ids in the summaries at `path` (`parts.id`), which the

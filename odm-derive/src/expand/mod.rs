@@ -11,6 +11,7 @@ mod kinds;
 mod paths;
 mod poly;
 mod references;
+mod subset;
 mod tree;
 
 use proc_macro2::TokenStream;
@@ -137,6 +138,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
     let counters = counters::counters_impl(cont);
+    let subset = subset::subset_items(cont);
     let (kind, indexes, copies, references) = match &kind_const {
         Some(_) => (
             quote! {
@@ -162,6 +164,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         #kind_const
         #kind_items
         #counters
+        #subset
         #accessors
         #embed_checks
         #inverse_checks

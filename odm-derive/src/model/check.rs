@@ -43,6 +43,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     super::bucket::check(cx, cont);
     super::counters::check(cx, cont);
     super::tree::check(cx, cont);
+    super::subset::check(cx, cont);
 }
 
 /// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a

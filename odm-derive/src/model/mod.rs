@@ -5,6 +5,7 @@ pub mod bucket;
 pub mod case;
 pub mod check;
 pub mod counters;
+pub mod subset;
 pub mod tree;
 
 use syn::{
@@ -45,6 +46,8 @@ pub struct Container<'a> {
     pub time_series: Option<counters::TimeSeriesAttr>,
     /// `#[odm(tree(...))]`: the model is a tree of documents.
     pub tree: Option<tree::TreeAttr>,
+    /// `#[odm(subset_of = "Movie")]`: the main model whose details this one holds.
+    pub subset_of: Option<(Type, LitStr)>,
 }
 
 /// How a field holds its value.
@@ -230,6 +233,7 @@ impl<'a> Container<'a> {
             counters: container_attrs.counters,
             time_series: container_attrs.time_series,
             tree: container_attrs.tree,
+            subset_of: container_attrs.subset_of,
         })
     }
 
