@@ -611,11 +611,14 @@ async fn a_many_comment_update_recomputes_each_affected_post_once() -> odm::Resu
 
 /// Many writers change ratings of comments of a few posts at once; afterwards every post's
 /// summary is exactly its top three, computed from the comments with the raw driver.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_rating_changes_leave_every_summary_exact() -> odm::Result<()> {
+    const WRITERS: u64 = 12;
+    const CHANGES: usize = 25;
+    const ROUNDS: u64 = 3;
     let db = TestDb::new().await?;
     let mut posts = Vec::new();
-    for p in 0..3_i64 {
+    for p in 0..2_i64 {
         let ratings: Vec<i64> = (0..8).map(|i| (i * 7 + p) % 10).collect();
         posts.push(post_with_comments(&db, &ratings).await?);
     }
@@ -627,33 +630,117 @@ async fn concurrent_rating_changes_leave_every_summary_exact() -> odm::Result<()
         .odm()
         .clone()
         .with_retry_deadline(Duration::from_secs(60));
-    let mut writers = Vec::new();
-    for w in 0..8_u64 {
-        let (odm, comments) = (odm.clone(), comments.clone());
-        writers.push(tokio::spawn(async move {
-            // A fixed pseudo-random sequence per writer: bounded and repeatable.
-            let mut x = w * 2_654_435_761 + 1;
-            for _ in 0..12 {
-                x = x
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                let c = comments[(x >> 33) as usize % comments.len()];
-                let rating = ((x >> 13) % 20) as i64;
-                let update = if x % 3 == 0 {
-                    Comment::rating().inc(rating - 10)
-                } else {
-                    Comment::rating().set(rating)
-                };
-                odm.update_by_id::<Comment>(c, update).await?;
-            }
-            Ok::<_, Error>(())
-        }));
+    for round in 0..ROUNDS {
+        let mut writers = Vec::new();
+        for w in 0..WRITERS {
+            let (odm, comments) = (odm.clone(), comments.clone());
+            writers.push(tokio::spawn(async move {
+                // A fixed pseudo-random sequence per writer and round: bounded and repeatable.
+                let mut x = (round * WRITERS + w) * 2_654_435_761 + 1;
+                for _ in 0..CHANGES {
+                    x = x
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    let c = comments[(x >> 33) as usize % comments.len()];
+                    let rating = ((x >> 13) % 20) as i64;
+                    let update = if x % 3 == 0 {
+                        Comment::rating().inc(rating - 10)
+                    } else {
+                        Comment::rating().set(rating)
+                    };
+                    odm.update_by_id::<Comment>(c, update).await?;
+                }
+                Ok::<_, Error>(())
+            }));
+        }
+        for w in writers {
+            w.await.expect("writer")?;
+        }
+        for (post, _) in &posts {
+            assert_eq!(
+                summary(&db, post.id).await,
+                truth(&db, post.id).await,
+                "round {round}"
+            );
+        }
     }
-    for w in writers {
-        w.await.expect("writer")?;
-    }
-    for (post, _) in &posts {
-        assert_eq!(summary(&db, post.id).await, truth(&db, post.id).await);
-    }
+    Ok(())
+}
+
+/// An `Odm` on `db`'s database whose next command named `name`, once `armed` is set, is
+/// followed, before the driver goes on, by `act` through a client of its own (on a thread and
+/// runtime of its own).
+async fn act_after_next(
+    db: &TestDb,
+    name: &'static str,
+    act: impl Fn(odm::Odm) -> futures_util::future::BoxFuture<'static, ()> + Send + Sync + 'static,
+) -> odm::Result<(odm::Odm, std::sync::Arc<std::sync::atomic::AtomicBool>)> {
+    use odm::mongodb::event::command::CommandEvent;
+    use odm::mongodb::event::EventHandler;
+    use odm::mongodb::options::ClientOptions;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let uri = odm::testing::test_uri()?;
+    let armed = Arc::new(AtomicBool::new(false));
+    let mut options = ClientOptions::parse(&uri).await?;
+    let (trigger, db_name, act) = (armed.clone(), db.name().to_owned(), Arc::new(act));
+    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        let CommandEvent::Succeeded(done) = ev else {
+            return;
+        };
+        if done.command_name != name || !trigger.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let (uri, db_name, act) = (uri.clone(), db_name.clone(), act.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async {
+                let client = odm::mongodb::Client::with_uri_str(&uri)
+                    .await
+                    .expect("client");
+                act(odm::Odm::new(client.database(&db_name))).await;
+            });
+        })
+        .join()
+        .expect("the concurrent write");
+    }));
+    let client = odm::mongodb::Client::with_options(options)?;
+    Ok((odm::Odm::new(client.database(db.name())), armed))
+}
+
+/// The worst moment: another rating change lands, summary and all, between the recomputation
+/// reading a post's comments and writing its summary. The recomputation's transaction then
+/// conflicts on the post and runs again, so the summary holds both changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rating_change_between_reading_and_writing_a_summary_is_not_lost() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (post, c) = post_with_comments(&db, &[4, 9, 1, 7, 8, 2]).await?;
+    let other = c[2].id;
+    let (odm, armed) = act_after_next(&db, "aggregate", move |odm| {
+        Box::pin(async move {
+            odm.update_by_id::<Comment>(other, Comment::rating().set(20))
+                .await
+                .expect("the concurrent rating change");
+        })
+    })
+    .await?;
+    armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    odm.update_by_id::<Comment>(c[0].id, Comment::rating().set(15))
+        .await?;
+    assert!(
+        !armed.load(std::sync::atomic::Ordering::SeqCst),
+        "the change ran"
+    );
+    let top = summary(&db, post.id).await;
+    assert_eq!(top, truth(&db, post.id).await);
+    let ratings: Vec<_> = top
+        .iter()
+        .filter_map(|s| s.as_document().and_then(|d| d.get_i64("rating").ok()))
+        .collect();
+    assert_eq!(ratings, [20, 15, 9]);
     Ok(())
 }
