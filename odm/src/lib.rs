@@ -286,7 +286,6 @@ pub mod __private {
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
-    pub use crate::subset::Subset;
     pub use crate::tree::{DeleteRule, TreeInfo, TreeModel};
 
     /// The stored path of the source ids in the summaries at `path` (`parts.id`), which the

@@ -13,8 +13,10 @@ pub fn subset_items(cont: &Container<'_>) -> TokenStream {
     };
     let ident = cont.ident;
     let span = lit.span();
-    // Every item is spanned at the string: a main type that is not a model is one error
-    // there (`Subset::Main: Model`), and a model in two pairs a conflict there.
+    // Every item is spanned at the string: a main type that is not a model is reported there
+    // (`Subset::Main: Model`; the id check below repeats it at the id, the one place where a
+    // second error cannot be avoided without knowing whether the main type is a model), and
+    // a model in two pairs is a conflict there.
     let pair = quote_spanned! {span=>
         impl ::odm::__private::Subset for #ident {
             type Main = #main;
@@ -28,8 +30,10 @@ pub fn subset_items(cont: &Container<'_>) -> TokenStream {
         _ => id.ty,
     });
     let same_id = id_ty.map(|ty| {
+        // The model's name, spanned at the id's type, where the compiler reports the bound.
+        let details = syn::Ident::new(&ident.to_string(), ty.span());
         quote_spanned! {ty.span()=>
-            const _: fn() = ::odm::__private::same_subset_id::<#main, #ident>;
+            const _: fn() = ::odm::__private::same_subset_id::<#details>;
         }
     });
     quote::quote! { #pair #same_id }

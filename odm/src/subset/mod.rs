@@ -25,19 +25,7 @@ use crate::populate::IdKey;
 use crate::relations::TransactionMode;
 use crate::{Error, Filter, Model, Odm, Result};
 
-/// The details side of a subset pair: a model whose documents complete those of
-/// [`Subset::Main`], one each, under the same `_id`. Implemented by
-/// `#[odm(subset_of = "Main")]`, which also checks at compile time that both sides have the
-/// same id type and that a model belongs to one pair at most.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not the details side of a subset pair",
-    label = "no `#[odm(subset_of = \"...\")]` on this model",
-    note = "declare the pair on the details model: `#[odm(subset_of = \"Movie\")] struct MovieDetails {{ ... }}`"
-)]
-pub trait Subset: Model {
-    /// The main side: the model whose documents the listings read.
-    type Main: Model;
-}
+pub use crate::rules::Subset;
 
 impl Odm {
     /// The operations of the subset pair whose details model is `D` (see [`SubsetPair`]).
