@@ -744,3 +744,65 @@ async fn a_rating_change_between_reading_and_writing_a_summary_is_not_lost() -> 
     assert_eq!(ratings, [20, 15, 9]);
     Ok(())
 }
+
+/// The main side once `plot` has moved into it (the schema change of the book's chapter).
+#[derive(Deserialize, Debug, PartialEq)]
+struct MovieWithPlot {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+    plot: String,
+}
+
+/// Moving a field from one side to the other is a migration of the stored documents: the
+/// book's two commands, run here with the raw driver, then both sides read back.
+#[tokio::test]
+async fn moving_a_field_to_the_main_side_is_two_commands() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let (m, d) = movies(1..=3);
+    db.odm()
+        .subset::<MovieDetails>()
+        .insert_many(&m, &d)
+        .await?;
+    // ANCHOR: move_field
+    // 1. Copy `plot` from each details document into its movie (one `aggregate` with `$merge`
+    //    on `_id`; a details document without a movie is left out).
+    let details = db.raw().collection::<Document>("movie_details");
+    details
+        .aggregate([
+            doc! { "$project": { "_id": 1, "plot": 1 } },
+            doc! { "$merge": { "into": "movies", "on": "_id", "whenMatched": "merge", "whenNotMatched": "discard" } },
+        ])
+        .await?;
+    // 2. Once the code reading `plot` from `movies` is deployed, remove it from the details.
+    details
+        .update_many(doc! {}, doc! { "$unset": { "plot": "" } })
+        .await?;
+    // ANCHOR_END: move_field
+    let moved = db
+        .odm()
+        .find(Movie::id_field().lte(2))
+        .sort(Movie::id_field().asc())
+        .into_type::<MovieWithPlot>()
+        .await?;
+    assert_eq!(
+        moved,
+        [
+            MovieWithPlot {
+                id: 1,
+                title: "Movie 1".into(),
+                plot: "The plot of movie 1.".into()
+            },
+            MovieWithPlot {
+                id: 2,
+                title: "Movie 2".into(),
+                plot: "The plot of movie 2.".into()
+            },
+        ]
+    );
+    assert_eq!(
+        stored_one(&db, "movie_details", 3_i64).await,
+        Some(doc! { "_id": 3_i64, "directors": ["Director 3"] })
+    );
+    Ok(())
+}
