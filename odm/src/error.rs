@@ -329,6 +329,18 @@ pub enum Error {
         key: Box<[String]>,
     },
 
+    /// The two sides given to a subset pair's insert do not pair up (different `_id`s, an
+    /// unset one, or lists of different lengths). Nothing was written.
+    #[error("subset pair: details {id} for collection `{collection}`: {detail}")]
+    SubsetMismatch {
+        /// The details' collection.
+        collection: String,
+        /// The details document's `_id` as the shell prints it, or `<no _id>`.
+        id: String,
+        /// What does not pair up.
+        detail: String,
+    },
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),

@@ -65,6 +65,7 @@ mod retry;
 pub mod rules;
 mod schema;
 pub mod shard;
+pub mod subset;
 mod sweep;
 pub mod tree;
 mod update;
@@ -87,6 +88,7 @@ pub use reference::dbref;
 pub use reference::{DbRef, PolyRef, Ref};
 pub use relations::{OnDelete, TransactionMode};
 pub use schema::{registered_models, ModelEntry};
+pub use subset::{Subset, SubsetPair, SubsetReport};
 pub use update::Update;
 
 /// Derives [`Model`] for a struct stored in a collection, or for an enum of kinds (see
@@ -122,6 +124,14 @@ pub use update::Update;
 ///   whole subtree by [`tree::Tree::move_under`] (a fixed number of commands), indexed, not
 ///   writable through their paths (marked [`Kept`]). See [`tree`] for the operations and the
 ///   commands they send.
+///
+/// - <a id="subset-of"></a>`#[odm(subset_of = "Movie")]`: the model holds the details of the
+///   model `Movie` (the subset pattern), one document per movie under the same `_id`
+///   (compile errors: another id type, a main type that is not a model, a model in two pairs).
+///   Implements [`Subset`]; [`Odm::subset`] inserts and deletes both sides together (in a
+///   transaction when the deployment has them, else details first on insert and last on
+///   delete), loads the details of many movies with one `$in`, and finds and repairs details
+///   left without their movie. See [`subset`] for the commands.
 ///
 /// # Field attributes
 ///
@@ -174,6 +184,12 @@ pub use update::Update;
 ///     reference to this model, `sort` (a source field, `-` for descending) orders them, and
 ///     is one of the copied `fields` (the array is sorted by the summaries' own copy of it);
 ///     N is the bound (at most 200, or `allow_large = "why"`).
+///   - the N highest by a field that changes, `#[denormalize(from = "Comment", via = "post",
+///     fields = "author, rating", top = 3, sort = "-rating")] top_comments: Vec<TopComment>`:
+///     `latest` for an order that is not time (`sort` descending, a compile error otherwise),
+///     kept exact whatever source changes rank, by a recomputation on the server (one
+///     `aggregate` with `$topN` for the parents concerned, one `update` per parent, in a
+///     transaction when the deployment has them).
 ///
 ///   The copies are checked at compile time: the source is a model, each copied field exists
 ///   on it and on the summary type with exactly the copy's type, a summary type derives

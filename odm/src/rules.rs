@@ -9,10 +9,12 @@
 mod kinds;
 pub(crate) mod names;
 mod poly;
+mod subset;
 mod targets;
 mod trees;
 
 pub use poly::distinct_targets;
+pub use subset::{same_subset_id, OneSubsetPairPerModel, SameSubsetId, Subset};
 
 pub use kinds::{
     common_field, kind_field_free, kind_id, kind_slots, merge_bounds, name_hash, same_kind_id,

@@ -165,6 +165,12 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
             "a tree is declared on a struct stored in its own collection, not on an enum of kinds",
         );
     }
+    if let Some((_, lit)) = &attrs.subset_of {
+        cx.error_spanned_by(
+            lit,
+            "`subset_of` goes on a struct stored in its own collection, not on an enum of kinds",
+        );
+    }
     if let Some(span) = attrs.serde_not_internal {
         cx.error_at(
             span,

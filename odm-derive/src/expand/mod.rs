@@ -12,6 +12,7 @@ mod paths;
 mod poly;
 mod references;
 mod shard;
+mod subset;
 mod tree;
 
 use proc_macro2::TokenStream;
@@ -147,6 +148,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
     let counters = counters::counters_impl(cont);
+    let subset = subset::subset_items(cont);
     let (kind, indexes, copies, references) = match &kind_const {
         Some(_) => (
             quote! {
@@ -172,6 +174,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         #kind_const
         #kind_items
         #counters
+        #subset
         #accessors
         #embed_checks
         #inverse_checks

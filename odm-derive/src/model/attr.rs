@@ -12,7 +12,7 @@ use super::Derive;
 use crate::ctxt::Ctxt;
 
 const CONTAINER_KEYS: &str =
-    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`";
+    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -42,6 +42,8 @@ pub struct ContainerAttrs {
     pub tree: Option<super::tree::TreeAttr>,
     /// `shard_key(...)`: the collection is sharded by these fields.
     pub shard_key: Option<super::shard::ShardAttr>,
+    /// `subset_of = "Movie"`: the model holds the details of `Movie` (the subset pattern).
+    pub subset_of: Option<(syn::Type, LitStr)>,
 }
 
 /// One key of a compound index: a field path (dotted into `#[embed]` fields), maybe descending.
@@ -156,6 +158,9 @@ pub struct DenormalizeAttr {
     /// Keep only the last N sources, ordered by `sort` (a field of the source): N, the span
     /// of the key and of the number.
     pub latest: Option<(u32, Span, Span)>,
+    /// `top = N` rather than `latest = N`: the N first by a descending `sort` (the
+    /// highest-rated comments), kept as `latest` keeps them; the span of the key.
+    pub top: Option<Span>,
     pub sort: Option<LitStr>,
     pub bound: Bound,
     /// An option was already reported as wrong (unknown key, bad value): the rules about what
@@ -163,7 +168,8 @@ pub struct DenormalizeAttr {
     pub malformed: bool,
 }
 
-const DENORMALIZE_KEYS: &str = "`from`, `fields`, `via`, `latest`, `sort`, `max`, `allow_large`";
+const DENORMALIZE_KEYS: &str =
+    "`from`, `fields`, `via`, `latest`, `top`, `sort`, `max`, `allow_large`";
 
 /// Skips the value of a key we report as unknown, so parsing can go on after it.
 pub(super) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
@@ -272,6 +278,8 @@ impl ContainerAttrs {
                         super::tree::TreeAttr::parse(cx, &meta, &mut out.tree)?;
                     } else if meta.path.is_ident("shard_key") {
                         super::shard::ShardAttr::parse(cx, &meta, &mut out.shard_key)?;
+                    } else if meta.path.is_ident("subset_of") {
+                        super::subset::parse(cx, &meta, &mut out.subset_of)?;
                     } else if meta.path.is_ident("common") {
                         if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
                             if out.common.is_some() {
@@ -825,6 +833,7 @@ impl DenormalizeAttr {
             fields_lit: None,
             via: None,
             latest: None,
+            top: None,
             sort: None,
             bound: Bound::default(),
             malformed: false,
@@ -877,23 +886,27 @@ impl DenormalizeAttr {
                     }
                     None => out.malformed = true,
                 }
-            } else if meta.path.is_ident("latest") {
+            } else if meta.path.is_ident("latest") || meta.path.is_ident("top") {
                 let key = meta.path.span();
+                let name = key_name(&meta);
                 let lit: Lit = meta.value()?.parse()?;
                 if out.latest.is_some() {
-                    cx.error_spanned_by(&meta.path, "duplicate `latest`");
+                    cx.error_spanned_by(&meta.path, format!("duplicate `{name}`: `latest` and `top` both give the number of summaries kept"));
+                }
+                if name == "top" {
+                    out.top = Some(key);
                 }
                 match &lit {
                     Lit::Int(i) => match i.base10_parse::<u32>() {
                         Ok(v) if v > 0 => out.latest = Some((v, key, i.span())),
                         _ => {
                             out.malformed = true;
-                            cx.error_spanned_by(i, "`latest` is a whole number of documents, at least 1");
+                            cx.error_spanned_by(i, format!("`{name}` is a whole number of documents, at least 1"));
                         }
                     },
                     other => {
                         out.malformed = true;
-                        cx.error_spanned_by(other, "expected a whole number: `latest = 100`");
+                        cx.error_spanned_by(other, format!("expected a whole number: `{name} = 100`"));
                     }
                 }
             } else if meta.path.is_ident("sort") {

@@ -44,6 +44,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     super::counters::check(cx, cont);
     super::tree::check(cx, cont);
     super::shard::check(cx, cont);
+    super::subset::check(cx, cont);
 }
 
 /// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a

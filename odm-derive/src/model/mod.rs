@@ -6,6 +6,7 @@ pub mod case;
 pub mod check;
 pub mod counters;
 pub mod shard;
+pub mod subset;
 pub mod tree;
 
 use syn::{
@@ -48,6 +49,8 @@ pub struct Container<'a> {
     pub tree: Option<tree::TreeAttr>,
     /// `#[odm(shard_key(...))]`: the collection is sharded.
     pub shard_key: Option<shard::ShardAttr>,
+    /// `#[odm(subset_of = "Movie")]`: the main model whose details this one holds.
+    pub subset_of: Option<(Type, LitStr)>,
 }
 
 /// How a field holds its value.
@@ -234,6 +237,7 @@ impl<'a> Container<'a> {
             time_series: container_attrs.time_series,
             tree: container_attrs.tree,
             shard_key: container_attrs.shard_key,
+            subset_of: container_attrs.subset_of,
         })
     }
 

@@ -1,6 +1,6 @@
 //! What a tree's `parent` and `ancestors` hold: ids of nodes of the same model.
 
-use crate::{Copied, Each, Field, Single};
+use crate::{Copied, Each, Field, ShardKeyed, Single};
 
 /// A tree's links are `Ref`s to nodes of the tree itself; implemented for every type by
 /// itself, and checked by `#[odm(tree)]` as `Target: SameTree<Node>` at the `Ref`'s target.
@@ -39,6 +39,7 @@ pub trait Copyable {}
 impl Copyable for Single {}
 impl Copyable for Each {}
 impl Copyable for Copied {}
+impl Copyable for ShardKeyed {}
 
 /// Used by the generated code of every copy: the source field is not a tree's kept link.
 pub const fn copyable<R, T, M: Copyable>(_source: &Field<R, T, M>) {}

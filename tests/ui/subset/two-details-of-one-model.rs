@@ -1,0 +1,27 @@
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "movies")]
+struct Movie {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "movie_details", subset_of = "Movie")]
+struct MovieDetails {
+    #[serde(rename = "_id")]
+    id: i64,
+    plot: String,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "movie_extras", subset_of = "Movie")]
+struct MovieExtras {
+    #[serde(rename = "_id")]
+    id: i64,
+    trivia: String,
+}
+
+fn main() {}
