@@ -3,6 +3,8 @@
 //! Run every benchmark with `cargo xtask bench` (release build, local dev server, or the
 //! server named by `MONGODB_URI`).
 
+pub mod latency;
+
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -10,6 +12,33 @@ use odm::mongodb::options::ClientOptions;
 use odm::mongodb::{Client, Database};
 use odm::monitor::CommandLog;
 use odm::Odm;
+
+/// `uri` (one `host:port`, direct connection) rewritten to go through a [`latency::proxy`].
+async fn through_proxy(uri: &str, rtt: Duration) -> odm::Result<String> {
+    let rest = uri
+        .strip_prefix("mongodb://")
+        .expect("ODM_BENCH_RTT_US needs a mongodb:// URI");
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (host, tail) = rest.split_at(end);
+    assert!(
+        !host.contains(',') && !host.contains('@'),
+        "ODM_BENCH_RTT_US needs one host and no credentials in the URI"
+    );
+    let local = latency::proxy(host.to_owned(), rtt)
+        .await
+        .map_err(|e| odm::Error::Unsupported(format!("cannot start the proxy: {e}")))?;
+    let tail = if tail.contains("directConnection") {
+        tail.to_owned()
+    } else if tail.contains('?') {
+        format!("{tail}&directConnection=true")
+    } else {
+        format!(
+            "{}?directConnection=true",
+            tail.trim_end_matches('/').to_owned() + "/"
+        )
+    };
+    Ok(format!("mongodb://{local}{tail}"))
+}
 
 /// A database for one benchmark run, dropped by [`Bench::finish`], with a logged client.
 #[derive(Debug)]
@@ -26,7 +55,11 @@ impl Bench {
     /// Connects (starting the local dev server unless `MONGODB_URI` is set) and picks a fresh
     /// database.
     pub async fn start(name: &str) -> odm::Result<Bench> {
-        let uri = odm::testing::test_uri()?;
+        let mut uri = odm::testing::test_uri()?;
+        if let Some(rtt) = latency::round_trip() {
+            uri = through_proxy(&uri, rtt).await?;
+            println!("round trip added by a proxy: {} µs", rtt.as_micros());
+        }
         let mut options = ClientOptions::parse(&uri).await?;
         let log = CommandLog::new();
         log.attach(&mut options);

@@ -4,7 +4,9 @@
 //! descendant's ancestors), (c) the node's update, then one `update` per descendant. (a) and
 //! (b) are measured in a transaction and without one; (c) without.
 //!
-//! `cargo xtask bench` runs it (release build).
+//! `cargo xtask bench` runs it (release build). Moving costs (c) one round trip per descendant
+//! and (a) a fixed number, so their ratio grows with the round trip: run it with
+//! `ODM_BENCH_RTT_US=1000` to add one (see `odm_bench::latency`).
 
 use std::future::IntoFuture;
 use std::time::Duration;
