@@ -307,6 +307,18 @@ async fn an_upsert_without_the_full_key_is_refused_before_anything_is_sent() {
         "{err}"
     );
     assert!(err.to_string().contains("`logmsg`"), "{err}");
+    let err = odm
+        .find_one_and_update(
+            Product::name().eq("shifter"),
+            Product::name().set("shifter".to_owned()),
+        )
+        .upsert(true)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::ShardKeyMissing { missing, .. } if missing[..] == ["category"]),
+        "findAndModify too: {err}"
+    );
     assert_eq!(sent(&db), Vec::<String>::new());
     // With the full key, pinned by equality, it is sent and lands; a hostile value is matched
     // literally.
@@ -453,11 +465,11 @@ async fn the_routing_report_says_what_scatters_and_why() {
     );
     let hosts = RoutingReport::of::<Host>().to_string();
     assert!(
-        hosts.contains("delete of a Host: cascade on logmsg.host scatters: the filter lacks `time` of logmsg' shard key `{host, time}`"),
+        hosts.contains("delete of a Host: cascade on logmsg.host scatters: the filter lacks `time` of logmsg's shard key `{host, time}`"),
         "{hosts}"
     );
     assert!(
-        hosts.contains("recompute of hosts.logmsgs (the latest logmsg) scatters: the filter lacks `time` of logmsg' shard key `{host, time}`"),
+        hosts.contains("recompute of hosts.logmsgs (the latest logmsg) scatters: the filter lacks `time` of logmsg's shard key `{host, time}`"),
         "{hosts}"
     );
     let parts = RoutingReport::of::<Part>();

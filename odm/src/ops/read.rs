@@ -459,6 +459,10 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
 
     async fn run(self) -> Result<Option<T>> {
         let base = super::model_filter(self.filter)?;
+        // The server could not tell which shard a new document belongs to.
+        if let (Some(true), Some(key)) = (self.options.upsert, T::SHARD_KEY) {
+            crate::shard::check_upsert(T::COLLECTION, &base, &key, "findAndModify upsert")?;
+        }
         let guards =
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;

@@ -90,11 +90,13 @@ impl RouteVerdict {
     /// The verdict in words, for a command on `collection`: `scatters: the filter lacks
     /// products' shard key `category``.
     pub fn explain(&self, collection: &str) -> String {
-        let c = collection;
+        let c = possessive(collection);
         match self {
-            RouteVerdict::Unsharded => format!("goes to one shard: `{c}` is not sharded"),
+            RouteVerdict::Unsharded => {
+                format!("goes to one shard: `{collection}` is not sharded")
+            }
             RouteVerdict::Routed { key } => {
-                format!("is routed: the filter names {c}' shard key {key}")
+                format!("is routed: the filter names {c} shard key {key}")
             }
             RouteVerdict::Scattered { key, missing } => {
                 let missing = missing
@@ -103,12 +105,20 @@ impl RouteVerdict {
                     .collect::<Vec<_>>()
                     .join(", ");
                 if key.trim_matches(['`', '{', '}']) == missing.replace('`', "") {
-                    format!("scatters: the filter lacks {c}' shard key {key}")
+                    format!("scatters: the filter lacks {c} shard key {key}")
                 } else {
-                    format!("scatters: the filter lacks {missing} of {c}' shard key {key}")
+                    format!("scatters: the filter lacks {missing} of {c} shard key {key}")
                 }
             }
         }
+    }
+}
+
+/// `products'`, `logmsg's`: the collection's name as the owner of its shard key.
+fn possessive(collection: &str) -> String {
+    match collection.ends_with('s') {
+        true => format!("{collection}'"),
+        false => format!("{collection}'s"),
     }
 }
 
