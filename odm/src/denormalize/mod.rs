@@ -22,6 +22,7 @@
 //! - describes all of it as a printable [`CascadePlan`].
 
 mod audit;
+mod background;
 mod cascade;
 mod claim;
 mod fill;
@@ -32,6 +33,7 @@ mod update;
 mod verify;
 
 pub use audit::{audit, reset_audit, AuditReport, AuditRow};
+pub use background::{CascadeStatus, CascadeWorker, WorkerReport, INTENTS};
 pub(crate) use audit::{record_reads, record_write};
 pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
