@@ -174,6 +174,11 @@ pub use update::Update;
 ///     is one of the copied `fields` (the array is sorted by the summaries' own copy of it);
 ///     N is the bound (at most 200, or `allow_large = "why"`).
 ///
+///   `cascade = "background"` (not with `latest`): an update of the source records an intent
+///   in `odm_cascades` in its own transaction instead of writing the copies, and a
+///   [`CascadeWorker`](denormalize::CascadeWorker) the application runs writes them in
+///   batches; see [`denormalize::CascadeWorker`] and [`Odm::cascade_status`].
+///
 ///   The copies are checked at compile time: the source is a model, each copied field exists
 ///   on it and on the summary type with exactly the copy's type, a summary type derives
 ///   `Embed` and holds `id: Ref<Source>`, `via` references the right model; errors point at
