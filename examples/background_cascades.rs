@@ -83,7 +83,9 @@ async fn run() -> odm::Result<()> {
     let (odm, steps) = common::connect("background_cascades").await?;
     let intents = odm.database().collection::<Document>(INTENTS);
 
-    steps.start("Create the indexes: `parts.id` finds a part's summaries, `since` orders the intents");
+    steps.start(
+        "Create the indexes: `parts.id` finds a part's summaries, `since` orders the intents",
+    );
     say_lines(odm.sync_indexes().await?);
     odm.cascade_worker().create_index().await?;
     odm.supports_transactions().await?;
@@ -112,15 +114,22 @@ async fn run() -> odm::Result<()> {
     for p in &products {
         steps.name(p.id, &format!("product_{}", p.catalog_number));
     }
-    say(format_args!("copies: {:?}", copies(&odm, grommet.id).await?));
+    say(format_args!(
+        "copies: {:?}",
+        copies(&odm, grommet.id).await?
+    ));
     steps.sent();
 
-    steps.start("Rename the grommet: the rename and its intent commit together; no copy is written");
+    steps
+        .start("Rename the grommet: the rename and its intent commit together; no copy is written");
     // ANCHOR: rename
     odm.update_by_id::<Part>(grommet.id, Part::name().set("#4 zinc grommet"))
         .await?;
     // ANCHOR_END: rename
-    say(format_args!("copies: {:?}", copies(&odm, grommet.id).await?));
+    say(format_args!(
+        "copies: {:?}",
+        copies(&odm, grommet.id).await?
+    ));
     steps.sent();
 
     steps.start("The intent as stored in `odm_cascades`");
@@ -151,7 +160,10 @@ async fn run() -> odm::Result<()> {
         "batches {}, copies written {}",
         report.batches, report.written
     ));
-    say(format_args!("copies: {:?}", copies(&odm, grommet.id).await?));
+    say(format_args!(
+        "copies: {:?}",
+        copies(&odm, grommet.id).await?
+    ));
     drop(worker);
     // The worker's claim token, named in the commands below.
     let held = intents.find_one(doc! {}).await?.expect("still pending");
@@ -170,11 +182,7 @@ async fn run() -> odm::Result<()> {
     steps.start("Another worker takes over once the dead one's lease expires, and finishes");
     tokio::time::sleep(Duration::from_millis(350)).await;
     // ANCHOR: run
-    let report = odm
-        .cascade_worker()
-        .batch_size(2)
-        .run_until_idle()
-        .await?;
+    let report = odm.cascade_worker().batch_size(2).run_until_idle().await?;
     // ANCHOR_END: run
     say(format_args!(
         "applied {}, batches {}, copies written {}, lag under a second: {}",

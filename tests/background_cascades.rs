@@ -48,7 +48,12 @@ mod models {
         pub id: i64,
         #[reference]
         pub product: Ref<Product>,
-        #[denormalize(from = "Product", via = "product", fields = "name", cascade = "background")]
+        #[denormalize(
+            from = "Product",
+            via = "product",
+            fields = "name",
+            cascade = "background"
+        )]
         pub product_name: String,
     }
 }
@@ -80,7 +85,9 @@ async fn products(db: &TestDb, part: &str, name: &str, first: i64, n: i64) {
 async fn holding(db: &TestDb, part: &str, name: &str) -> u64 {
     db.raw()
         .collection::<Document>("bg_products")
-        .count_documents(doc! { "parts": { "$elemMatch": { "id": part, "name": { "$eq": name } } } })
+        .count_documents(
+            doc! { "parts": { "$elemMatch": { "id": part, "name": { "$eq": name } } } },
+        )
         .await
         .expect("raw count")
 }
@@ -129,7 +136,11 @@ async fn a_rename_records_an_intent_in_its_transaction_and_writes_no_copy() -> o
         let c = c.command.as_ref().unwrap();
         assert_eq!(c.get_bool("autocommit").ok(), Some(false), "{c}");
     }
-    assert_eq!(holding(&db, "p1", "grommet").await, 10, "no copy written yet");
+    assert_eq!(
+        holding(&db, "p1", "grommet").await,
+        10,
+        "no copy written yet"
+    );
     let recorded = intents(&db).await;
     assert_eq!(recorded.len(), 1);
     let intent = &recorded[0];
@@ -138,7 +149,10 @@ async fn a_rename_records_an_intent_in_its_transaction_and_writes_no_copy() -> o
         &doc! { "source": "bg_parts", "id": "p1" }
     );
     assert_eq!(intent.get_i64("seq").unwrap(), 1);
-    assert_eq!(intent.get_array("copies").unwrap(), &vec![Bson::from("bg_products.parts")]);
+    assert_eq!(
+        intent.get_array("copies").unwrap(),
+        &vec![Bson::from("bg_products.parts")]
+    );
     let since = intent.get_datetime("since").unwrap().to_owned();
 
     // A second rename bumps the same intent; the oldest write's time stays.
@@ -173,10 +187,22 @@ async fn a_source_write_that_fails_records_no_intent() -> odm::Result<()> {
         .await
         .unwrap_err();
     assert!(matches!(err, odm::Error::DuplicateKey { .. }), "{err}");
-    assert!(intents(&db).await.is_empty(), "the intent aborted with the write");
-    assert_eq!(stored_one(&db, "bg_parts", "p1").await.unwrap().get_str("name").unwrap(), "grommet");
+    assert!(
+        intents(&db).await.is_empty(),
+        "the intent aborted with the write"
+    );
+    assert_eq!(
+        stored_one(&db, "bg_parts", "p1")
+            .await
+            .unwrap()
+            .get_str("name")
+            .unwrap(),
+        "grommet"
+    );
     // The same rename without the conflict is recorded.
-    db.odm().update_by_id::<Part>("p1", Part::name().set("zinc grommet")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("zinc grommet"))
+        .await?;
     assert_eq!(intents(&db).await.len(), 1);
     assert_eq!(holding(&db, "p1", "grommet").await, 3);
     Ok(())
@@ -197,7 +223,10 @@ async fn the_worker_writes_in_bounded_batches_and_reports_the_lag() -> odm::Resu
 
     let mut worker = db.odm().cascade_worker().batch_size(1_000);
     let report = worker.run_until_idle().await?;
-    assert_eq!((report.applied, report.batches, report.written), (1, 3, 2_500));
+    assert_eq!(
+        (report.applied, report.batches, report.written),
+        (1, 3, 2_500)
+    );
     assert!(report.lag >= Duration::from_millis(30), "{report:?}");
     assert!(report.failed.is_empty());
 
@@ -210,8 +239,14 @@ async fn the_worker_writes_in_bounded_batches_and_reports_the_lag() -> odm::Resu
         .collect();
     assert_eq!(updates.len(), 3);
     for u in updates {
-        let q = u.get_array("updates").unwrap()[0].as_document().unwrap().get_document("q").unwrap();
-        let ids = q.get_array("$and").unwrap()[1].as_document().unwrap().get_document("_id").unwrap().get_array("$in").unwrap();
+        let q = u.get_array("updates").unwrap()[0]
+            .as_document()
+            .unwrap()
+            .get_document("q")
+            .unwrap();
+        // The batch's ids first, alone: the server selects by `_id`.
+        assert_eq!(q.keys().next().map(String::as_str), Some("_id"));
+        let ids = q.get_document("_id").unwrap().get_array("$in").unwrap();
         assert!(ids.len() <= 1_000, "a batch holds at most batch_size ids");
     }
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
@@ -229,7 +264,11 @@ async fn the_worker_writes_in_bounded_batches_and_reports_the_lag() -> odm::Resu
     // per batch the intent, the copies, the commit; the intent deleted; nothing left.
     assert_eq!(names, expected);
     assert_eq!(holding(&db, "p1", "zinc grommet").await, 2_500);
-    assert_eq!(holding(&db, "p2", "bolt").await, 50, "other sources' copies untouched");
+    assert_eq!(
+        holding(&db, "p2", "bolt").await,
+        50,
+        "other sources' copies untouched"
+    );
     assert!(intents(&db).await.is_empty());
     assert_eq!(db.odm().cascade_status().await?.pending, 0);
     // Nothing left to do: the worker claims nothing.
@@ -280,13 +319,19 @@ async fn a_killed_worker_is_resumed_without_repair() -> odm::Result<()> {
         if done >= 2_000 {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "the child wrote {done} copies");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the child wrote {done} copies"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     child.kill().expect("SIGKILL");
     child.wait().expect("reaped");
     let before = holding(&db, "p1", "zinc grommet").await;
-    assert!(before > 0 && before < N as u64, "killed mid-cascade: {before} of {N}");
+    assert!(
+        before > 0 && before < N as u64,
+        "killed mid-cascade: {before} of {N}"
+    );
     let status = db.odm().cascade_status().await?;
     assert_eq!(status.pending, 1);
     assert!(status.lag > Duration::ZERO);
@@ -294,20 +339,36 @@ async fn a_killed_worker_is_resumed_without_repair() -> odm::Result<()> {
     // Restart: once the dead worker's lease has expired, a new one takes over.
     tokio::time::sleep(Duration::from_millis(900)).await;
     db.commands().clear();
-    let report = db.odm().cascade_worker().batch_size(500).run_until_idle().await?;
+    let report = db
+        .odm()
+        .cascade_worker()
+        .batch_size(500)
+        .run_until_idle()
+        .await?;
     assert_eq!(report.applied, 1);
-    assert_eq!(report.written, N as u64 - before, "only what the dead worker left");
+    assert_eq!(
+        report.written,
+        N as u64 - before,
+        "only what the dead worker left"
+    );
     let batches = (N as u64 - before).div_ceil(500);
     assert_eq!(report.batches, batches, "resumed, not started over");
     let updates = db
         .commands()
         .take()
         .iter()
-        .filter(|c| c.name == "update" && c.command.as_ref().and_then(|d| d.get_str("update").ok()) == Some("bg_products"))
+        .filter(|c| {
+            c.name == "update"
+                && c.command.as_ref().and_then(|d| d.get_str("update").ok()) == Some("bg_products")
+        })
         .count();
     assert_eq!(updates as u64, batches);
 
-    assert_eq!(holding(&db, "p1", "zinc grommet").await, N as u64, "every copy converged");
+    assert_eq!(
+        holding(&db, "p1", "zinc grommet").await,
+        N as u64,
+        "every copy converged"
+    );
     assert!(intents(&db).await.is_empty());
     assert_eq!(db.odm().cascade_status().await?.pending, 0);
     Ok(())
@@ -319,9 +380,13 @@ async fn two_renames_and_two_workers_end_on_the_newest_value() -> odm::Result<()
     products(&db, "p1", "grommet", 0, 3_000).await;
     products(&db, "p2", "washer", 10_000, 1_000).await;
     for name in ["grommet 2", "grommet 3"] {
-        db.odm().update_by_id::<Part>("p1", Part::name().set(name)).await?;
+        db.odm()
+            .update_by_id::<Part>("p1", Part::name().set(name))
+            .await?;
     }
-    db.odm().update_by_id::<Part>("p2", Part::name().set("washer 2")).await?;
+    db.odm()
+        .update_by_id::<Part>("p2", Part::name().set("washer 2"))
+        .await?;
     assert_eq!(intents(&db).await.len(), 2);
     assert_eq!(holding(&db, "p1", "grommet").await, 3_000);
     let mut a = db.odm().cascade_worker().batch_size(200);
@@ -352,7 +417,9 @@ async fn two_renames_and_two_workers_end_on_the_newest_value() -> odm::Result<()
 async fn a_worker_whose_claim_was_taken_over_writes_nothing_more() -> odm::Result<()> {
     let db = setup(&[("p1", "grommet")]).await?;
     products(&db, "p1", "grommet", 0, 1_000).await;
-    db.odm().update_by_id::<Part>("p1", Part::name().set("v2")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("v2"))
+        .await?;
     let mut slow = db
         .odm()
         .cascade_worker()
@@ -361,9 +428,16 @@ async fn a_worker_whose_claim_was_taken_over_writes_nothing_more() -> odm::Resul
     let first = slow.run_batches(1).await?;
     assert_eq!(first.written, 100, "one batch with v2, then it stalls");
     // A newer write, then the stalled worker's lease expires and another takes over.
-    db.odm().update_by_id::<Part>("p1", Part::name().set("v3")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("v3"))
+        .await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let other = db.odm().cascade_worker().batch_size(100).run_until_idle().await?;
+    let other = db
+        .odm()
+        .cascade_worker()
+        .batch_size(100)
+        .run_until_idle()
+        .await?;
     assert_eq!((other.applied, other.written), (1, 1_000));
     assert_eq!(holding(&db, "p1", "v3").await, 1_000);
     // The stalled worker wakes up with v2 in hand: it finds its claim gone and writes nothing.
@@ -379,13 +453,17 @@ async fn a_worker_whose_claim_was_taken_over_writes_nothing_more() -> odm::Resul
 async fn a_stale_pass_restarts_with_the_newer_value() -> odm::Result<()> {
     let db = setup(&[("p1", "grommet")]).await?;
     products(&db, "p1", "grommet", 0, 500).await;
-    db.odm().update_by_id::<Part>("p1", Part::name().set("v2")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("v2"))
+        .await?;
     let mut worker = db.odm().cascade_worker().batch_size(100);
     worker.run_batches(2).await?;
     assert_eq!(holding(&db, "p1", "v2").await, 200);
     // The same worker, still holding its claim, goes on after a newer write: its next batch
     // finds another `seq`, writes nothing, and the pass starts over from the source.
-    db.odm().update_by_id::<Part>("p1", Part::name().set("v3")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("v3"))
+        .await?;
     let rest = worker.run_until_idle().await?;
     assert_eq!((rest.applied, rest.written), (1, 500));
     assert_eq!(holding(&db, "p1", "v3").await, 500);
@@ -397,7 +475,9 @@ async fn a_stale_pass_restarts_with_the_newer_value() -> odm::Result<()> {
 async fn applying_an_intent_twice_is_harmless() -> odm::Result<()> {
     let db = setup(&[("p1", "grommet")]).await?;
     products(&db, "p1", "grommet", 0, 300).await;
-    db.odm().update_by_id::<Part>("p1", Part::name().set("v2")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("v2"))
+        .await?;
     let first = db.odm().cascade_worker().run_until_idle().await?;
     assert_eq!(first.written, 300);
     // The same intent again (a retried record, an intent restored from a backup).
@@ -424,12 +504,17 @@ async fn hostile_values_and_ids_are_copied_as_values() -> odm::Result<()> {
     let db = setup(&[]).await?;
     for (i, id) in ids.iter().enumerate() {
         db.odm()
-            .insert_one(&Part { id: id.clone(), name: format!("plain {i}") })
+            .insert_one(&Part {
+                id: id.clone(),
+                name: format!("plain {i}"),
+            })
             .await?;
         products(&db, id, &format!("plain {i}"), i as i64 * 100, 20).await;
     }
     for (id, name) in ids.iter().zip(hostile) {
-        db.odm().update_by_id::<Part>(id.as_str(), Part::name().set(name)).await?;
+        db.odm()
+            .update_by_id::<Part>(id.as_str(), Part::name().set(name))
+            .await?;
     }
     let recorded: Vec<Bson> = intents(&db)
         .await
@@ -438,7 +523,10 @@ async fn hostile_values_and_ids_are_copied_as_values() -> odm::Result<()> {
         .collect();
     assert_eq!(recorded.len(), 4);
     for id in &ids {
-        assert!(recorded.contains(&Bson::from(id.as_str())), "{id} recorded as a value");
+        assert!(
+            recorded.contains(&Bson::from(id.as_str())),
+            "{id} recorded as a value"
+        );
         assert_eq!(holding(&db, id, "$where").await, 0);
     }
     let report = db.odm().cascade_worker().run_until_idle().await?;
@@ -464,7 +552,10 @@ async fn malformed_intents_are_typed_errors_and_do_not_block_others() -> odm::Re
     products(&db, "p1", "grommet", 0, 10).await;
     let old = odm::bson::DateTime::from_millis(0);
     let bad = [
-        (doc! { "_id": 5, "seq": 1_i64, "copies": [], "since": old }, "_id"),
+        (
+            doc! { "_id": 5, "seq": 1_i64, "copies": [], "since": old },
+            "_id",
+        ),
         (
             doc! { "_id": { "source": "bg_parts", "id": "x" }, "seq": "one", "copies": ["bg_products.parts"], "since": old },
             "seq",
@@ -479,19 +570,36 @@ async fn malformed_intents_are_typed_errors_and_do_not_block_others() -> odm::Re
         ),
     ];
     for (d, _) in &bad {
-        db.raw().collection::<Document>(INTENTS).insert_one(d.clone()).await.expect("insert");
+        db.raw()
+            .collection::<Document>(INTENTS)
+            .insert_one(d.clone())
+            .await
+            .expect("insert");
     }
-    db.odm().update_by_id::<Part>("p1", Part::name().set("v2")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("v2"))
+        .await?;
     let report = db.odm().cascade_worker().run_until_idle().await?;
-    assert_eq!(report.applied, 1, "the good intent is applied past the bad ones");
+    assert_eq!(
+        report.applied, 1,
+        "the good intent is applied past the bad ones"
+    );
     assert_eq!(holding(&db, "p1", "v2").await, 10);
     assert_eq!(report.failed.len(), 4);
     for (e, (d, path)) in report.failed.iter().zip(&bad) {
         match e {
-            odm::Error::Decode { collection, id, path: p, .. } => {
+            odm::Error::Decode {
+                collection,
+                id,
+                path: p,
+                ..
+            } => {
                 assert_eq!(collection, INTENTS);
                 assert_eq!(p, path, "{e}");
-                assert!(id.contains(&d.get("_id").unwrap().to_string()) || id.contains("5"), "{e}");
+                assert!(
+                    id.contains(&d.get("_id").unwrap().to_string()) || id.contains("5"),
+                    "{e}"
+                );
             }
             other => panic!("expected a decode error, got {other}"),
         }
@@ -509,7 +617,9 @@ async fn malformed_intents_are_typed_errors_and_do_not_block_others() -> odm::Re
 async fn a_malformed_source_value_is_a_typed_error_and_copies_nothing() -> odm::Result<()> {
     let db = setup(&[("p1", "grommet")]).await?;
     products(&db, "p1", "grommet", 0, 10).await;
-    db.odm().update_by_id::<Part>("p1", Part::name().set("v2")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("v2"))
+        .await?;
     // Written behind the ODM's back after the rename.
     db.raw()
         .collection::<Document>("bg_parts")
@@ -519,7 +629,12 @@ async fn a_malformed_source_value_is_a_typed_error_and_copies_nothing() -> odm::
     let report = db.odm().cascade_worker().run_until_idle().await?;
     assert_eq!(report.written, 0);
     match &report.failed[..] {
-        [odm::Error::Decode { collection, id, path, .. }] => {
+        [odm::Error::Decode {
+            collection,
+            id,
+            path,
+            ..
+        }] => {
             assert_eq!((collection.as_str(), path.as_str()), ("bg_parts", "name"));
             assert!(id.contains("p1"), "{id}");
         }
@@ -532,28 +647,59 @@ async fn a_malformed_source_value_is_a_typed_error_and_copies_nothing() -> odm::
 #[tokio::test]
 async fn flat_copies_and_replacements_are_recorded_and_applied() -> odm::Result<()> {
     let db = setup(&[("p1", "grommet")]).await?;
-    let product = Product { id: 1, name: "fan".into(), parts: Vec::new() };
+    let product = Product {
+        id: 1,
+        name: "fan".into(),
+        parts: Vec::new(),
+    };
     db.odm().insert_one(&product).await?;
     let orders: Vec<Order> = (0..40)
-        .map(|i| Order { id: i, product: Ref::new(1), product_name: String::new() })
+        .map(|i| Order {
+            id: i,
+            product: Ref::new(1),
+            product_name: String::new(),
+        })
         .collect();
     db.odm().insert_many(&orders).await?;
     let stored = stored_one(&db, "bg_orders", 3).await.unwrap();
-    assert_eq!(stored.get_str("product_name").unwrap(), "fan", "filled on insert as always");
+    assert_eq!(
+        stored.get_str("product_name").unwrap(),
+        "fan",
+        "filled on insert as always"
+    );
     db.commands().clear();
 
     db.odm()
-        .replace_one(&Product { name: "blower".into(), ..product.clone() })
+        .replace_one(&Product {
+            name: "blower".into(),
+            ..product.clone()
+        })
         .await?;
     let commands = db.commands().take();
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["findAndModify", "update", "commitTransaction"]);
     for c in &commands[..2] {
         let c = c.command.as_ref().unwrap();
-        assert_eq!(c.get_bool("autocommit").ok(), Some(false), "one transaction: {c}");
+        assert_eq!(
+            c.get_bool("autocommit").ok(),
+            Some(false),
+            "one transaction: {c}"
+        );
     }
-    assert_eq!(stored_one(&db, "bg_orders", 3).await.unwrap().get_str("product_name").unwrap(), "fan");
-    let report = db.odm().cascade_worker().batch_size(15).run_until_idle().await?;
+    assert_eq!(
+        stored_one(&db, "bg_orders", 3)
+            .await
+            .unwrap()
+            .get_str("product_name")
+            .unwrap(),
+        "fan"
+    );
+    let report = db
+        .odm()
+        .cascade_worker()
+        .batch_size(15)
+        .run_until_idle()
+        .await?;
     assert_eq!((report.applied, report.batches, report.written), (1, 3, 40));
     let renamed = db
         .raw()
@@ -569,20 +715,30 @@ async fn flat_copies_and_replacements_are_recorded_and_applied() -> odm::Result<
 async fn waiting_for_cascades_without_a_worker_reports_the_lag() -> odm::Result<()> {
     let db = setup(&[("p1", "grommet")]).await?;
     products(&db, "p1", "grommet", 0, 5).await;
-    db.odm().update_by_id::<Part>("p1", Part::name().set("v2")).await?;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("v2"))
+        .await?;
     let err = db
         .odm()
         .wait_for_cascades(Duration::from_millis(120))
         .await
         .unwrap_err();
     match err {
-        odm::Error::CascadeLag { pending, failing, lag, waited } => {
+        odm::Error::CascadeLag {
+            pending,
+            failing,
+            lag,
+            waited,
+        } => {
             assert_eq!((pending, failing), (1, 0));
             assert!(lag >= Duration::from_millis(100) && waited >= Duration::from_millis(120));
         }
         other => panic!("{other}"),
     }
-    let worker = db.odm().cascade_worker().poll_interval(Duration::from_millis(10));
+    let worker = db
+        .odm()
+        .cascade_worker()
+        .poll_interval(Duration::from_millis(10));
     let running = tokio::spawn(worker.run());
     db.odm().wait_for_cascades(Duration::from_secs(10)).await?;
     running.abort();

@@ -219,7 +219,11 @@ async fn main() -> odm::Result<()> {
     let mut hand_runs = Vec::new();
     for round in 0..rounds {
         // Alternate which goes first; every rename writes every copy.
-        let order = if round % 2 == 0 { ["odm", "hand"] } else { ["hand", "odm"] };
+        let order = if round % 2 == 0 {
+            ["odm", "hand"]
+        } else {
+            ["hand", "odm"]
+        };
         for case in order {
             let run = spawn(case, &uri, &db, &format!("grommet {round} {case}"));
             assert_eq!(run.written, n as u64, "{case} wrote every copy");
@@ -227,7 +231,11 @@ async fn main() -> odm::Result<()> {
                 "  round {round} {case:>4}: {:>9}, peak RSS {:>6.1} MB, {}",
                 show(run.elapsed),
                 run.rss_kib as f64 / 1024.0,
-                if round == 0 { run.commands.as_str() } else { "" }
+                if round == 0 {
+                    run.commands.as_str()
+                } else {
+                    ""
+                }
             );
             match case {
                 "odm" => odm_runs.push(run),

@@ -33,8 +33,8 @@ mod update;
 mod verify;
 
 pub use audit::{audit, reset_audit, AuditReport, AuditRow};
-pub use background::{CascadeStatus, CascadeWorker, WorkerReport, INTENTS};
 pub(crate) use audit::{record_reads, record_write};
+pub use background::{CascadeStatus, CascadeWorker, WorkerReport, INTENTS};
 pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use cascade::{cascade_source_write, cascade_update, is_too_large, replace_source};

@@ -36,14 +36,28 @@ impl Intent {
     pub(super) fn read(doc: &Document) -> Result<Intent> {
         let key = doc.get("_id");
         let Some(Bson::Document(parts)) = key else {
-            return Err(malformed(key, "_id", "an intent's `_id` is `{ source: <collection>, id: <source _id> }`"));
+            return Err(malformed(
+                key,
+                "_id",
+                "an intent's `_id` is `{ source: <collection>, id: <source _id> }`",
+            ));
         };
         let source_name = match parts.get("source") {
             Some(Bson::String(s)) => s.as_str(),
-            _ => return Err(malformed(key, "_id.source", "expected the source collection's name, a string")),
+            _ => {
+                return Err(malformed(
+                    key,
+                    "_id.source",
+                    "expected the source collection's name, a string",
+                ))
+            }
         };
         let Some(id) = parts.get("id") else {
-            return Err(malformed(key, "_id.id", "missing: the source document's `_id`"));
+            return Err(malformed(
+                key,
+                "_id.id",
+                "missing: the source document's `_id`",
+            ));
         };
         let seq = match doc.get("seq") {
             Some(Bson::Int64(n)) => *n,
@@ -65,13 +79,24 @@ impl Intent {
             ));
         };
         let Some(Bson::Array(names)) = doc.get("copies") else {
-            return Err(malformed(key, "copies", format!("expected an array of copy names, found {}", show(doc.get("copies")))));
+            return Err(malformed(
+                key,
+                "copies",
+                format!(
+                    "expected an array of copy names, found {}",
+                    show(doc.get("copies"))
+                ),
+            ));
         };
         let mut copies = Vec::with_capacity(names.len());
         for (i, name) in names.iter().enumerate() {
             let path = format!("copies.{i}");
             let Bson::String(name) = name else {
-                return Err(malformed(key, &path, format!("expected a copy name (`collection.path`), found {name}")));
+                return Err(malformed(
+                    key,
+                    &path,
+                    format!("expected a copy name (`collection.path`), found {name}"),
+                ));
             };
             match declared.iter().find(|c| name_of(c) == *name) {
                 Some(c) => copies.push(c.clone()),
@@ -89,7 +114,11 @@ impl Intent {
             Some(Bson::DateTime(d)) => Some(*d),
             None => None,
             other => {
-                return Err(malformed(key, "since", format!("expected a date, found {}", show(other))))
+                return Err(malformed(
+                    key,
+                    "since",
+                    format!("expected a date, found {}", show(other)),
+                ))
             }
         };
         Ok(Intent {

@@ -44,7 +44,10 @@ pub(super) async fn record(
     if names.is_empty() {
         return Ok(());
     }
-    let ids: Vec<Bson> = sources.iter().filter_map(|d| d.get("_id").cloned()).collect();
+    let ids: Vec<Bson> = sources
+        .iter()
+        .filter_map(|d| d.get("_id").cloned())
+        .collect();
     let now = bson::DateTime::now();
     let chunks = crate::batch::chunks_within(ids, crate::batch::MAX_IDS_BYTES / 2, STATEMENTS);
     for chunk in chunks {
@@ -223,7 +226,14 @@ async fn replace_step<T: Model>(
         })
         .cloned()
         .collect();
-    record(odm, T::COLLECTION, std::slice::from_ref(replacement), &changed, s).await?;
+    record(
+        odm,
+        T::COLLECTION,
+        std::slice::from_ref(replacement),
+        &changed,
+        s,
+    )
+    .await?;
     Ok((Some(before), changed))
 }
 

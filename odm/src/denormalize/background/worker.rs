@@ -186,7 +186,11 @@ impl CascadeWorker {
         outcome
     }
 
-    async fn batches(&mut self, session: &mut ClientSession, budget: usize) -> Result<WorkerReport> {
+    async fn batches(
+        &mut self,
+        session: &mut ClientSession,
+        budget: usize,
+    ) -> Result<WorkerReport> {
         let mut report = WorkerReport::default();
         let mut budget = budget;
         loop {
@@ -410,7 +414,10 @@ impl CascadeWorker {
         loop {
             attempt += 1;
             s.start_transaction().await?;
-            let e = match self.batch(&self.odm, s, claimed, intent, target, batch).await {
+            let e = match self
+                .batch(&self.odm, s, claimed, intent, target, batch)
+                .await
+            {
                 Ok(written) => match commit(s, start, self.odm.retry_deadline()).await {
                     Ok(()) => return Ok(written),
                     Err(e) => e,
@@ -450,10 +457,11 @@ impl CascadeWorker {
         if held.matched_count == 0 {
             return Ok(None);
         }
-        let filter = doc! { "$and": [
-            target.differs.clone(),
-            crate::literal::is_in("_id", batch.to_vec()),
-        ] };
+        // The batch's `_id`s first and alone at the top, so that the server selects by `_id`
+        // (a planner choosing the index on the source's id would scan every dependent of the
+        // source for every batch).
+        let mut filter = crate::literal::is_in("_id", batch.to_vec());
+        filter.insert("$and", vec![target.still.clone()]);
         let options = UpdateOptions::builder()
             .array_filters(target.array_filters.clone())
             .build();
@@ -473,8 +481,9 @@ impl CascadeWorker {
     /// [`retry_failed`](CascadeWorker::retry_failed). One `update`.
     async fn fail(&self, claimed: &Claimed, e: &Error) -> Result<()> {
         let ms = i64::try_from(self.retry_failed.as_millis()).unwrap_or(i64::MAX / 2);
-        let until =
-            bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis().saturating_add(ms));
+        let until = bson::DateTime::from_millis(
+            bson::DateTime::now().timestamp_millis().saturating_add(ms),
+        );
         intents(&self.odm)
             .update_one(
                 claimed.filter(None),
@@ -500,7 +509,11 @@ impl CascadeWorker {
 }
 
 /// Commits, again while the result is unknown (the server answers for the same transaction).
-async fn commit(s: &mut ClientSession, start: std::time::Instant, deadline: Duration) -> Result<()> {
+async fn commit(
+    s: &mut ClientSession,
+    start: std::time::Instant,
+    deadline: Duration,
+) -> Result<()> {
     loop {
         match s.commit_transaction().await {
             Ok(()) => return Ok(()),
@@ -527,7 +540,10 @@ fn intents(odm: &Odm) -> mongodb::Collection<Document> {
 fn is_own(e: &Error) -> bool {
     matches!(
         e,
-        Error::Decode { .. } | Error::Write { .. } | Error::Unsupported(_) | Error::DuplicateKey { .. }
+        Error::Decode { .. }
+            | Error::Write { .. }
+            | Error::Unsupported(_)
+            | Error::DuplicateKey { .. }
     )
 }
 
@@ -537,6 +553,9 @@ struct Target {
     dependent: &'static str,
     /// `{ <the dependents of the source>, <the copy differs> }`.
     differs: Document,
+    /// What a batch's dependents must still match: the copy differs (for an array, the
+    /// summary of this source differs; otherwise also still a dependent of this source).
+    still: Document,
     update: Document,
     array_filters: Option<Vec<Document>>,
 }
@@ -553,6 +572,7 @@ impl Target {
                 .collect()
         };
         let of_source = copy.dependents_of(std::slice::from_ref(id));
+        let array = matches!(copy.kind, CopyKind::Summary { array: true, .. });
         let (which, update, array_filters) = match &copy.kind {
             CopyKind::Summary {
                 array: true,
@@ -568,7 +588,10 @@ impl Target {
                 (
                     doc! { copy.path.as_str(): { "$elemMatch": element } },
                     doc! { "$set": set },
-                    Some(vec![crate::literal::eq(&format!("copy.{id_field}"), id.clone())]),
+                    Some(vec![crate::literal::eq(
+                        &format!("copy.{id_field}"),
+                        id.clone(),
+                    )]),
                 )
             }
             _ => {
@@ -583,9 +606,11 @@ impl Target {
                 )
             }
         };
+        let differs = doc! { "$and": [of_source, which.clone()] };
         Target {
             dependent: copy.dependent,
-            differs: doc! { "$and": [of_source, which] },
+            still: if array { which } else { differs.clone() },
+            differs,
             update,
             array_filters,
         }
