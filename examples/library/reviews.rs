@@ -100,14 +100,14 @@ pub async fn run(library: &Odm, steps: &Steps) -> odm::Result<()> {
 
     steps.start("Bob reviews two books in October 2012: the first add opens the bucket");
     let excellent = review(
-        &steps,
+        steps,
         "excellent",
         5,
         "This book is excellent!",
         "2012-10-10T21:14:07.096Z",
     );
     let enjoy = review(
-        &steps,
+        steps,
         "enjoy",
         2,
         "I didn't really enjoy this book.",
@@ -132,7 +132,7 @@ pub async fn run(library: &Odm, steps: &Steps) -> odm::Result<()> {
 
     steps.start("\"An average read.\": added to the bucket of its month, newest first");
     let average = review(
-        &steps,
+        steps,
         "average",
         3,
         "An average read.",
@@ -153,7 +153,7 @@ pub async fn run(library: &Odm, steps: &Steps) -> odm::Result<()> {
     for (i, month) in ["2012-09", "2012-08", "2012-07"].iter().enumerate() {
         for day in 0..3 {
             let r = review(
-                &steps,
+                steps,
                 &format!("{}{}", ["sep", "aug", "jul"][i], day + 1),
                 4,
                 "Another good one.",
@@ -166,7 +166,7 @@ pub async fn run(library: &Odm, steps: &Steps) -> odm::Result<()> {
     // With the seed's string ids, `bob-2012` in October is `bob-2012-10` and `bob` in a
     // month written 2012-10 is `bob-201210`; `/^bob-/` matches both, and `bob.*` is a pattern.
     for user in ["bob-2012", "bob.*"] {
-        let r = review(&steps, user, 1, "Not mine, Bob's!", "2012-10-20T09:00:00Z");
+        let r = review(steps, user, 1, "Not mine, Bob's!", "2012-10-20T09:00:00Z");
         odm.buckets::<UserReviews>().add(user, &r).await?;
     }
     say("12 reviews of bob in 4 buckets, 1 each of `bob-2012` and `bob.*`");

@@ -257,6 +257,22 @@ pub enum Error {
         rounds: usize,
     },
 
+    /// Background cascades were still pending when
+    /// [`Odm::wait_for_cascades`](crate::Odm::wait_for_cascades) stopped waiting: no worker
+    /// is running, the workers are behind, or some intents keep failing (`failing`; their
+    /// `error` field in `odm_cascades` says why).
+    #[error("{pending} background cascade(s) still pending after {waited:?} ({failing} failing); the oldest was recorded {lag:?} ago")]
+    CascadeLag {
+        /// Source documents whose copies are not all written.
+        pending: u64,
+        /// Of those, the ones whose last attempt failed.
+        failing: u64,
+        /// The age of the oldest write not yet applied.
+        lag: std::time::Duration,
+        /// How long the caller waited.
+        waited: std::time::Duration,
+    },
+
     /// A reassignment without a transaction kept meeting concurrent moves of the same child
     /// until [`Odm::retry_deadline`](crate::Odm::retry_deadline) passed: the child's
     /// reference is set, but the parents named here may list it wrongly.

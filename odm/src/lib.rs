@@ -191,6 +191,11 @@ pub use update::Update;
 ///     `aggregate` with `$topN` for the parents concerned, one `update` per parent, in a
 ///     transaction when the deployment has them).
 ///
+///   `cascade = "background"` (not with `latest`): an update of the source records an intent
+///   in `odm_cascades` in its own transaction instead of writing the copies, and a
+///   [`CascadeWorker`](denormalize::CascadeWorker) the application runs writes them in
+///   batches; see [`denormalize::CascadeWorker`] and [`Odm::cascade_status`].
+///
 ///   The copies are checked at compile time: the source is a model, each copied field exists
 ///   on it and on the summary type with exactly the copy's type, a summary type derives
 ///   `Embed` and holds `id: Ref<Source>`, `via` references the right model; errors point at

@@ -279,6 +279,8 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
     let (from, from_lit) = d.from.as_ref()?;
     let fields_lit = d.fields_lit.as_ref()?;
     let kind = copy_kind(d);
+    let background =
+        crate::model::background::is_background(d).then(|| quote!(.in_background(true)));
 
     // The generated locals are named at the call site, the same wherever they are used.
     let source_var = Ident::new("__source", Span::call_site());
@@ -465,6 +467,7 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             )
             .with_checks(__checks)
             .from_kind(::odm::__private::source_kind(&#source_var))
+            #background
         }
     })
 }

@@ -163,13 +163,15 @@ pub struct DenormalizeAttr {
     pub top: Option<Span>,
     pub sort: Option<LitStr>,
     pub bound: Bound,
+    /// `cascade = "background"`: the mode and the span of the key.
+    pub cascade: Option<(super::background::Cascade, Span)>,
     /// An option was already reported as wrong (unknown key, bad value): the rules about what
     /// the attribute lacks are not checked, since the user meant something else.
     pub malformed: bool,
 }
 
 const DENORMALIZE_KEYS: &str =
-    "`from`, `fields`, `via`, `latest`, `top`, `sort`, `max`, `allow_large`";
+    "`from`, `fields`, `via`, `latest`, `top`, `sort`, `cascade`, `max`, `allow_large`";
 
 /// Skips the value of a key we report as unknown, so parsing can go on after it.
 pub(super) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
@@ -836,6 +838,7 @@ impl DenormalizeAttr {
             top: None,
             sort: None,
             bound: Bound::default(),
+            cascade: None,
             malformed: false,
         };
         let result = attr.parse_nested_meta(|meta| {
@@ -921,6 +924,10 @@ impl DenormalizeAttr {
                         cx.error_spanned_by(&lit, "`sort` names one field of the source, `-` before it for descending: `sort = \"time\"`");
                     }
                     None => out.malformed = true,
+                }
+            } else if meta.path.is_ident("cascade") {
+                if !super::background::parse(cx, &meta, &mut out.cascade)? {
+                    out.malformed = true;
                 }
             } else {
                 match parse_bound_key(cx, &meta, &mut out.bound)? {

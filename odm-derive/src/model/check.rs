@@ -41,6 +41,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_copy_bounds(cx, cont);
     check_frequently_updated(cx, cont);
     super::bucket::check(cx, cont);
+    super::background::check(cx, cont);
     super::counters::check(cx, cont);
     super::tree::check(cx, cont);
     super::shard::check(cx, cont);

@@ -1,6 +1,7 @@
 //! The parsed input: a struct, its fields, and what their attributes ask for.
 
 pub mod attr;
+pub mod background;
 pub mod bucket;
 pub mod case;
 pub mod check;

@@ -51,6 +51,12 @@ pub(crate) async fn cascade_update<T: Model>(
     session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
     super::transitive::refuse_cycles(&copies)?;
+    if super::background::any(&copies) {
+        return super::background::update_and_record::<T>(
+            odm, filter, update, copies, many, mode, session,
+        )
+        .await;
+    }
     if let Some(s) = session {
         return steps::<T>(odm, &filter, &update, &copies, many, Some(s))
             .await
@@ -76,7 +82,7 @@ pub(crate) async fn cascade_update<T: Model>(
 }
 
 /// The values of the copied fields of `source`, in the order of `copies` and their fields.
-fn copied_values(source: &Document, copies: &[CopyInfo]) -> Vec<Bson> {
+pub(super) fn copied_values(source: &Document, copies: &[CopyInfo]) -> Vec<Bson> {
     copies
         .iter()
         .flat_map(|c| c.fields.iter().map(|(from, _)| value_at(source, from)))
@@ -207,6 +213,17 @@ pub(crate) async fn cascade_source_write(
         return Ok(());
     }
     super::transitive::refuse_cycles(&copies)?;
+    let copies = if super::background::any(&copies) {
+        super::background::record_after_write(odm, source, &id, &copies, session.as_deref_mut())
+            .await?;
+        let now: Vec<CopyInfo> = copies.into_iter().filter(|c| !c.background).collect();
+        if now.is_empty() {
+            return Ok(());
+        }
+        now
+    } else {
+        copies
+    };
     let values = match after {
         Some(after) => vec![after],
         None => read_values(odm, source, &[id], &copies, session.as_deref_mut()).await?,
@@ -220,7 +237,7 @@ pub(crate) async fn cascade_source_write(
 /// Outside a transaction: the copies of `values`, then the re-read that settles concurrent
 /// updates of the sources, even when some copies were refused (their error is returned with
 /// whatever the re-read found).
-async fn cascade_then_converge(
+pub(super) async fn cascade_then_converge(
     odm: &Odm,
     source: &'static str,
     copies: &[CopyInfo],
@@ -250,6 +267,17 @@ pub(crate) async fn replace_source<T: Model>(
     mut session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
     super::transitive::refuse_cycles(&copies)?;
+    if super::background::any(&copies) {
+        return super::background::replace_and_record::<T>(
+            odm,
+            filter,
+            replacement,
+            upsert,
+            copies,
+            session,
+        )
+        .await;
+    }
     let coll = odm.database().collection::<Document>(T::COLLECTION);
     let options = FindOneAndReplaceOptions::builder()
         .projection(projection(&copies))
@@ -324,7 +352,7 @@ async fn in_transaction<T: Model>(
     .await
 }
 
-fn projection(copies: &[CopyInfo]) -> Document {
+pub(super) fn projection(copies: &[CopyInfo]) -> Document {
     let mut p = doc! { "_id": 1 };
     for c in copies {
         for (source, _) in &c.fields {
@@ -351,7 +379,7 @@ async fn steps<T: Model>(
 }
 
 /// The update and, when `cascade`, the copies.
-async fn steps_with<T: Model>(
+pub(super) async fn steps_with<T: Model>(
     odm: &Odm,
     filter: &Document,
     update: &Document,

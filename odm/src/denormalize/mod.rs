@@ -22,6 +22,7 @@
 //! - describes all of it as a printable [`CascadePlan`].
 
 mod audit;
+mod background;
 mod cascade;
 mod claim;
 mod fill;
@@ -33,6 +34,7 @@ mod verify;
 
 pub use audit::{audit, reset_audit, AuditReport, AuditRow};
 pub(crate) use audit::{record_reads, record_write};
+pub use background::{CascadeStatus, CascadeWorker, WorkerReport, INTENTS};
 pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use cascade::{cascade_source_write, cascade_update, is_too_large, replace_source};

@@ -1,0 +1,266 @@
+//! Recording the intent of a background cascade with the source write.
+
+use bson::{doc, Bson, Document};
+use mongodb::options::{FindOneAndReplaceOptions, ReturnDocument};
+use mongodb::results::UpdateResult;
+use mongodb::ClientSession;
+
+use super::super::cascade::{cascade_then_converge, copied_values, projection, steps_with};
+use super::super::CopyInfo;
+use super::{name_of, INTENTS};
+use crate::relations::TransactionMode;
+use crate::{Error, Model, Odm, Result};
+
+/// Statements per `update` command recording intents: far below `maxWriteBatchSize`, and with
+/// the ids' own budget, far below 16 MB.
+const STATEMENTS: usize = 10_000;
+
+/// Refuses a background cascade on a deployment without transactions, before anything is
+/// written: the intent must commit with the source write.
+async fn require_transactions(odm: &Odm, source: &str) -> Result<()> {
+    if odm.supports_transactions().await? {
+        return Ok(());
+    }
+    Err(Error::Unsupported(format!(
+        "copies of `{source}` are cascaded in the background: the update records the cascade's intent in its own transaction, and this deployment has no transactions (a replica set or a sharded cluster has them)"
+    )))
+}
+
+/// Upserts the intent of each source in `sources` (documents with their `_id`) for `copies`,
+/// inside the session's transaction: one `update` command per 10,000 sources (per
+/// [chunk](crate::batch) of ids), each statement an upsert bumping `seq`.
+pub(super) async fn record(
+    odm: &Odm,
+    source: &str,
+    sources: &[Document],
+    copies: &[CopyInfo],
+    session: &mut ClientSession,
+) -> Result<()> {
+    let names: Vec<Bson> = copies
+        .iter()
+        .filter(|c| c.background)
+        .map(|c| Bson::String(name_of(c)))
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<Bson> = sources
+        .iter()
+        .filter_map(|d| d.get("_id").cloned())
+        .collect();
+    let now = bson::DateTime::now();
+    let chunks = crate::batch::chunks_within(ids, crate::batch::MAX_IDS_BYTES / 2, STATEMENTS);
+    for chunk in chunks {
+        let updates: Vec<Document> = chunk
+            .into_iter()
+            .map(|id| {
+                doc! {
+                    // A document of two plain keys: matched as a value, whatever `id` holds.
+                    "q": { "_id": { "source": source, "id": id } },
+                    "u": {
+                        "$inc": { "seq": 1_i64 },
+                        "$set": { "at": now },
+                        "$setOnInsert": { "since": now },
+                        "$addToSet": { "copies": { "$each": names.clone() } },
+                    },
+                    "upsert": true,
+                }
+            })
+            .collect();
+        let command = doc! { "update": INTENTS, "updates": updates, "ordered": true };
+        let reply = odm
+            .database()
+            .run_command(command)
+            .session(&mut *session)
+            .await
+            .map_err(|e| Error::from_driver(INTENTS, e))?;
+        if let Some(first) = reply
+            .get_array("writeErrors")
+            .ok()
+            .and_then(|e| e.first())
+            .and_then(Bson::as_document)
+        {
+            return Err(Error::Unsupported(format!(
+                "cannot record the background cascade of `{source}` in `{INTENTS}`: {}",
+                first.get_str("errmsg").unwrap_or("write error")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An update of sources with copies cascaded in the background (and perhaps others cascaded
+/// at once): the update and the intents in one transaction.
+///
+/// Commands: the update as [`cascade_update`](super::super::cascade_update) sends it (one
+/// `findAndModify` for one source; one `find`, one `update` and one `find` for several), one
+/// `update` recording the intents (per 10,000 sources), `commitTransaction`. Copies cascaded at
+/// once follow inside the transaction with [`TransactionMode::Auto`]/`Always`, after it (and
+/// converged) with `Never`. In the caller's session: the same, nothing committed.
+pub(crate) async fn update_and_record<T: Model>(
+    odm: &Odm,
+    filter: Document,
+    update: Document,
+    copies: Vec<CopyInfo>,
+    many: bool,
+    mode: TransactionMode,
+    session: Option<&mut ClientSession>,
+) -> Result<UpdateResult> {
+    let (background, now): (Vec<CopyInfo>, Vec<CopyInfo>) =
+        copies.into_iter().partition(|c| c.background);
+    if let Some(s) = session {
+        let (result, values) =
+            steps_with::<T>(odm, &filter, &update, &now, many, Some(&mut *s), true).await?;
+        record(odm, T::COLLECTION, &values, &background, s).await?;
+        return Ok(result);
+    }
+    require_transactions(odm, T::COLLECTION).await?;
+    let inside = mode != TransactionMode::Never;
+    let context = (&filter, &update, &now, &background, many, inside);
+    let (result, values) = crate::retry::in_transaction(
+        odm,
+        &context,
+        |odm, s, (filter, update, now, background, many, inside)| {
+            Box::pin(async move {
+                let (result, values) =
+                    steps_with::<T>(odm, filter, update, now, *many, Some(&mut *s), *inside)
+                        .await?;
+                record(odm, T::COLLECTION, &values, background, s).await?;
+                Ok((result, values))
+            })
+        },
+    )
+    .await?;
+    if !inside && !now.is_empty() {
+        cascade_then_converge(odm, T::COLLECTION, &now, values).await?;
+    }
+    Ok(result)
+}
+
+/// A replacement of one source with copies cascaded in the background: the replacement and
+/// the intent (when a background copy's fields changed) in one transaction; copies cascaded at
+/// once follow after it.
+///
+/// Commands: one `findAndModify` (the replacement, returning the copied fields as they were),
+/// one `update` recording the intent when a background copy changed, `commitTransaction`; then
+/// what a replacement cascades at once for the other copies. In the caller's session: the same,
+/// nothing committed.
+pub(crate) async fn replace_and_record<T: Model>(
+    odm: &Odm,
+    filter: Document,
+    replacement: Document,
+    upsert: bool,
+    copies: Vec<CopyInfo>,
+    session: Option<&mut ClientSession>,
+) -> Result<UpdateResult> {
+    let (before, changed) = match session {
+        Some(s) => replace_step::<T>(odm, s, &filter, &replacement, upsert, &copies).await?,
+        None => {
+            require_transactions(odm, T::COLLECTION).await?;
+            let context = (&filter, &replacement, upsert, &copies);
+            crate::retry::in_transaction(
+                odm,
+                &context,
+                |odm, s, (filter, replacement, upsert, copies)| {
+                    Box::pin(replace_step::<T>(
+                        odm,
+                        s,
+                        filter,
+                        replacement,
+                        *upsert,
+                        copies,
+                    ))
+                },
+            )
+            .await?
+        }
+    };
+    let mut result = UpdateResult::default();
+    if before.is_none() {
+        if upsert {
+            result.upserted_id = replacement.get("_id").cloned();
+        }
+        return Ok(result);
+    }
+    result.matched_count = 1;
+    result.modified_count = 1;
+    let now: Vec<CopyInfo> = changed.into_iter().filter(|c| !c.background).collect();
+    if !now.is_empty() {
+        let id = replacement.get("_id").cloned().unwrap_or(Bson::Null);
+        super::super::cascade_source_write(odm, T::COLLECTION, id, Some(replacement), now, None)
+            .await?;
+    }
+    Ok(result)
+}
+
+/// The replacement and the intent of the background copies it changes, in `s`: the document
+/// as it was (none when nothing matched) and the copies whose fields changed.
+async fn replace_step<T: Model>(
+    odm: &Odm,
+    s: &mut ClientSession,
+    filter: &Document,
+    replacement: &Document,
+    upsert: bool,
+    copies: &[CopyInfo],
+) -> Result<(Option<Document>, Vec<CopyInfo>)> {
+    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let options = FindOneAndReplaceOptions::builder()
+        .projection(projection(copies))
+        .return_document(ReturnDocument::Before)
+        .upsert(upsert)
+        .build();
+    let before = coll
+        .find_one_and_replace(filter.clone(), replacement.clone())
+        .with_options(options)
+        .session(&mut *s)
+        .await
+        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e))?;
+    let Some(before) = before else {
+        return Ok((None, Vec::new()));
+    };
+    let changed: Vec<CopyInfo> = copies
+        .iter()
+        .filter(|c| {
+            let one = std::slice::from_ref(*c);
+            copied_values(&before, one) != copied_values(replacement, one)
+        })
+        .cloned()
+        .collect();
+    record(
+        odm,
+        T::COLLECTION,
+        std::slice::from_ref(replacement),
+        &changed,
+        s,
+    )
+    .await?;
+    Ok((Some(before), changed))
+}
+
+/// After a write of one source made by a command of its own (a find-and-modify): records the
+/// intent for the background copies among `copies`, in the caller's session when given, else
+/// in a transaction of its own right after the write.
+///
+/// Commands: one `update` recording the intent (plus `commitTransaction` outside a session).
+/// Outside a session the intent is not atomic with the write: a crash between the two leaves
+/// the copies to [`Odm::verify_copies`](crate::Odm::verify_copies).
+pub(crate) async fn record_after_write(
+    odm: &Odm,
+    source: &'static str,
+    id: &Bson,
+    copies: &[CopyInfo],
+    session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let sources = [doc! { "_id": id.clone() }];
+    match session {
+        Some(s) => record(odm, source, &sources, copies, s).await,
+        None => {
+            require_transactions(odm, source).await?;
+            let context = (&sources, copies);
+            crate::retry::in_transaction(odm, &context, |odm, s, (sources, copies)| {
+                Box::pin(record(odm, source, *sources, copies, s))
+            })
+            .await
+        }
+    }
+}

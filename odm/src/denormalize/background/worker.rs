@@ -1,0 +1,627 @@
+//! The worker that applies the intents of background cascades.
+
+use std::time::Duration;
+
+use bson::oid::ObjectId;
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::options::{FindOneOptions, FindOptions};
+use mongodb::options::{IndexOptions, UpdateOptions};
+use mongodb::{ClientSession, IndexModel};
+
+use super::super::{CopyInfo, CopyKind};
+use super::intent::Intent;
+use super::INTENTS;
+use crate::{Error, Odm, Result};
+
+/// Applies the intents of background cascades (see the module): build one with
+/// [`Odm::cascade_worker`], then [`run`](CascadeWorker::run) it for the life of the
+/// application, or [`run_until_idle`](CascadeWorker::run_until_idle) it from a job.
+///
+/// Commands, per intent: one `findAndModify` claiming it (the oldest unclaimed, or whose lease
+/// expired), one `find` of the source's current values, then per copy one `find` cursor of
+/// the dependents whose copy differs from the source (their `_id`s only, one `getMore` per
+/// batch) and per batch one transaction: an `update` of the intent (still ours, same `seq`,
+/// lease extended), one `update` of at most [`batch_size`](CascadeWorker::batch_size)
+/// dependents (`_id` `$in` the batch, with array filters for arrays of summaries),
+/// `commitTransaction`; finally one `delete` of the intent. A worker holds at most one batch of
+/// `_id`s in memory, whatever the number of copies.
+#[derive(Debug)]
+pub struct CascadeWorker {
+    odm: Odm,
+    batch: usize,
+    lease: Duration,
+    pause: Duration,
+    poll: Duration,
+    retry_failed: Duration,
+    /// The intent being applied, between calls of `run_batches`.
+    current: Option<Claimed>,
+    /// The session every batch transaction of this worker runs in: recorded in the intents it
+    /// claims, so that a worker taking one over can end a transaction left open by a dead one.
+    session: Option<ClientSession>,
+}
+
+/// What one run of a worker did.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct WorkerReport {
+    /// Intents applied to the end (their source's copies all written) and deleted.
+    pub applied: u64,
+    /// Batches committed.
+    pub batches: u64,
+    /// Copies written (dependents modified).
+    pub written: u64,
+    /// The longest time between a write being recorded and its intent being applied to the
+    /// end, over the intents this run applied: the lag the copies had.
+    pub lag: Duration,
+    /// Intents taken over by another worker while this one held them (its lease had expired):
+    /// this worker wrote nothing more for them.
+    pub lost: u64,
+    /// Intents that could not be applied: a malformed intent or source value (a typed
+    /// [`Error::Decode`] naming the document and field), a refused write. Each is recorded in
+    /// its intent's `error` field and retried after
+    /// [`retry_failed`](CascadeWorker::retry_failed).
+    pub failed: Vec<Error>,
+}
+
+impl WorkerReport {
+    fn add(&mut self, other: WorkerReport) {
+        self.applied += other.applied;
+        self.batches += other.batches;
+        self.written += other.written;
+        self.lag = self.lag.max(other.lag);
+        self.lost += other.lost;
+        self.failed.extend(other.failed);
+    }
+}
+
+/// An intent this worker has claimed.
+#[derive(Debug, Clone)]
+struct Claimed {
+    /// The intent's `_id`.
+    key: Bson,
+    /// The token its `claim` holds while it is ours.
+    token: ObjectId,
+}
+
+impl Claimed {
+    /// The intent, while it is ours (and at `seq`, when given).
+    fn filter(&self, seq: Option<i64>) -> Document {
+        let mut filter = crate::literal::eq("_id", self.key.clone());
+        filter.insert("claim", self.token);
+        if let Some(seq) = seq {
+            filter.insert("seq", seq);
+        }
+        filter
+    }
+}
+
+/// Why a pass over an intent stopped.
+enum Pass {
+    /// Every copy written and the intent deleted.
+    Done,
+    /// A newer write changed the intent's `seq`: read the source again.
+    Stale,
+    /// Another worker holds the intent now.
+    Lost,
+    /// The batch budget of this call ran out.
+    Paused,
+}
+
+impl Odm {
+    /// A worker applying background cascades (see [`CascadeWorker`]). Sends nothing.
+    pub fn cascade_worker(&self) -> CascadeWorker {
+        CascadeWorker {
+            odm: self.clone(),
+            batch: 1_000,
+            lease: Duration::from_secs(30),
+            pause: Duration::ZERO,
+            poll: Duration::from_millis(200),
+            retry_failed: Duration::from_secs(60),
+            current: None,
+            session: None,
+        }
+    }
+}
+
+impl CascadeWorker {
+    /// Dependents written per batch (and transaction); 1,000 by default, at least 1.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch = n.max(1);
+        self
+    }
+
+    /// How long a claim holds without news from its worker (30 s by default): every batch
+    /// extends it; a worker that died is taken over once it expires. Longer than a batch.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// A pause after each batch, to spread the load of a large cascade (none by default).
+    pub fn pause(mut self, pause: Duration) -> Self {
+        self.pause = pause;
+        self
+    }
+
+    /// How long [`run`](CascadeWorker::run) sleeps when nothing is pending (200 ms by
+    /// default): with the time a cascade takes, the bound of the copies' lag.
+    pub fn poll_interval(mut self, poll: Duration) -> Self {
+        self.poll = poll;
+        self
+    }
+
+    /// How long an intent that failed waits before it is tried again (60 s by default).
+    pub fn retry_failed(mut self, wait: Duration) -> Self {
+        self.retry_failed = wait;
+        self
+    }
+
+    /// Applies intents for ever, sleeping [`poll_interval`](CascadeWorker::poll_interval)
+    /// whenever none is ready. Returns only on an error that is not an intent's own (the server
+    /// cannot be reached, ...); an intent's own errors are recorded in it and retried.
+    pub async fn run(mut self) -> Result<std::convert::Infallible> {
+        loop {
+            self.run_until_idle().await?;
+            tokio::time::sleep(self.poll).await;
+        }
+    }
+
+    /// Applies intents until none is ready to claim (pending intents claimed by a live worker,
+    /// or failed and waiting to be retried, are left), and reports what it did.
+    pub async fn run_until_idle(&mut self) -> Result<WorkerReport> {
+        self.run_batches(usize::MAX).await
+    }
+
+    /// Like [`run_until_idle`](CascadeWorker::run_until_idle), but stops after `budget`
+    /// batches, keeping its claim: the next call goes on where this one stopped (a job with a
+    /// time slice; a test stopping between batches).
+    pub async fn run_batches(&mut self, budget: usize) -> Result<WorkerReport> {
+        let mut session = match self.session.take() {
+            Some(s) => s,
+            None => self.odm.client().start_session().await?,
+        };
+        let outcome = self.batches(&mut session, budget).await;
+        self.session = Some(session);
+        outcome
+    }
+
+    async fn batches(
+        &mut self,
+        session: &mut ClientSession,
+        budget: usize,
+    ) -> Result<WorkerReport> {
+        let mut report = WorkerReport::default();
+        let mut budget = budget;
+        loop {
+            let claimed = match self.current.take() {
+                Some(c) => c,
+                None => match self.claim(session.id()).await? {
+                    Some(c) => c,
+                    None => return Ok(report),
+                },
+            };
+            let mut one = WorkerReport::default();
+            match self.apply(session, &claimed, &mut budget, &mut one).await {
+                Ok(Pass::Done) => one.applied += 1,
+                Ok(Pass::Lost) => one.lost += 1,
+                Ok(Pass::Stale) => self.current = Some(claimed),
+                Ok(Pass::Paused) => {
+                    self.current = Some(claimed);
+                    report.add(one);
+                    return Ok(report);
+                }
+                Err(e) if is_own(&e) => {
+                    self.fail(&claimed, &e).await?;
+                    one.failed.push(e);
+                }
+                Err(e) => return Err(e),
+            }
+            report.add(one);
+        }
+    }
+
+    /// Claims the oldest intent ready: unclaimed, or whose lease expired. One `find` of the
+    /// candidate, then one `findAndModify` claiming it; when its last worker's lease expired,
+    /// one `killSessions` first, which ends a transaction that worker left open (it would hold
+    /// the intent until the server's transaction lifetime limit, 60 s by default).
+    async fn claim(&self, session: &Document) -> Result<Option<Claimed>> {
+        loop {
+            let now = bson::DateTime::now();
+            let ready = doc! { "$or": [
+                { "lease": { "$exists": false } },
+                { "lease": { "$lte": now } },
+            ] };
+            let candidate = intents(&self.odm)
+                .find_one(ready.clone())
+                .sort(doc! { "since": 1 })
+                .projection(doc! { "_id": 1, "session": 1 })
+                .await
+                .map_err(|e| Error::from_driver(INTENTS, e))?;
+            let Some(candidate) = candidate else {
+                return Ok(None);
+            };
+            let key = candidate.get("_id").cloned().unwrap_or(Bson::Null);
+            if let Some(Bson::Document(dead)) = candidate.get("session") {
+                if dead != session {
+                    // Best effort: a server without `killSessions` still ends the transaction
+                    // at its lifetime limit.
+                    let _ = self
+                        .odm
+                        .client()
+                        .database("admin")
+                        .run_command(doc! { "killSessions": [dead.clone()] })
+                        .await;
+                }
+            }
+            let token = ObjectId::new();
+            let found = intents(&self.odm)
+                .find_one_and_update(
+                    doc! { "$and": [crate::literal::eq("_id", key.clone()), ready] },
+                    doc! { "$set": {
+                        "claim": token,
+                        "lease": self.lease_end(),
+                        "session": session.clone(),
+                    } },
+                )
+                .projection(doc! { "_id": 1 })
+                .await
+                .map_err(|e| Error::from_driver(INTENTS, e))?;
+            if found.is_some() {
+                return Ok(Some(Claimed { key, token }));
+            }
+            // Another worker claimed it in between: look again.
+        }
+    }
+
+    fn lease_end(&self) -> bson::DateTime {
+        let ms = i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX / 2);
+        bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis().saturating_add(ms))
+    }
+
+    /// One pass over a claimed intent: reads it and the source, writes every copy that
+    /// differs, batch after batch, then deletes the intent.
+    async fn apply(
+        &self,
+        session: &mut ClientSession,
+        claimed: &Claimed,
+        budget: &mut usize,
+        report: &mut WorkerReport,
+    ) -> Result<Pass> {
+        let Some(doc) = intents(&self.odm)
+            .find_one(crate::literal::eq("_id", claimed.key.clone()))
+            .await
+            .map_err(|e| Error::from_driver(INTENTS, e))?
+        else {
+            return Ok(Pass::Lost);
+        };
+        if doc.get("claim") != Some(&Bson::ObjectId(claimed.token)) {
+            return Ok(Pass::Lost);
+        }
+        let intent = Intent::read(&doc)?;
+        let mut projection = super::super::cascade::projection(&intent.copies);
+        projection.insert("_id", 1);
+        let source = self
+            .odm
+            .database()
+            .collection::<Document>(intent.source)
+            .find_one(crate::literal::eq("_id", intent.id.clone()))
+            .with_options(FindOneOptions::builder().projection(projection).build())
+            .await
+            .map_err(|e| Error::from_driver(intent.source, e))?;
+        // A deleted source has no value to copy: its delete took care of its copies.
+        if let Some(source) = source {
+            for copy in intent.copies.iter().filter(|c| c.is_source(&source)) {
+                let values = copy.values_of(&source)?;
+                match self
+                    .write_copy(session, claimed, &intent, copy, &values, budget, report)
+                    .await?
+                {
+                    Pass::Done => {}
+                    other => return Ok(other),
+                }
+            }
+        }
+        let deleted = intents(&self.odm)
+            .delete_one(claimed.filter(Some(intent.seq)))
+            .await
+            .map_err(|e| Error::from_driver(INTENTS, e))?;
+        if deleted.deleted_count == 0 {
+            // A newer write (or another worker): read the intent again.
+            return Ok(Pass::Stale);
+        }
+        if let Some(since) = intent.since {
+            let age = bson::DateTime::now().timestamp_millis() - since.timestamp_millis();
+            report.lag = report
+                .lag
+                .max(Duration::from_millis(u64::try_from(age).unwrap_or(0)));
+        }
+        Ok(Pass::Done)
+    }
+
+    /// Writes `values` into every copy `copy` of the source that differs from them, one batch
+    /// of dependents per transaction.
+    #[allow(clippy::too_many_arguments)]
+    async fn write_copy(
+        &self,
+        session: &mut ClientSession,
+        claimed: &Claimed,
+        intent: &Intent,
+        copy: &CopyInfo,
+        values: &[(String, Bson)],
+        budget: &mut usize,
+        report: &mut WorkerReport,
+    ) -> Result<Pass> {
+        let target = Target::new(copy, &intent.id, values);
+        let options = FindOptions::builder()
+            .projection(doc! { "_id": 1 })
+            .batch_size(u32::try_from(self.batch).unwrap_or(u32::MAX))
+            .build();
+        let coll = self.odm.database().collection::<Document>(copy.dependent);
+        let error = |e| Error::from_driver(copy.dependent, e);
+        let mut cursor = coll
+            .find(target.differs.clone())
+            .with_options(options)
+            .await
+            .map_err(error)?;
+        let mut ids = Vec::with_capacity(self.batch);
+        loop {
+            let next = cursor.try_next().await.map_err(error)?;
+            let end = next.is_none();
+            if let Some(id) = next.and_then(|mut d| d.remove("_id")) {
+                ids.push(id);
+            }
+            if ids.len() < self.batch && !end {
+                continue;
+            }
+            if !ids.is_empty() {
+                if *budget == 0 {
+                    return Ok(Pass::Paused);
+                }
+                *budget -= 1;
+                let batch = std::mem::take(&mut ids);
+                let written = self
+                    .in_transaction(session, claimed, intent, &target, &batch)
+                    .await?;
+                let Some(written) = written else {
+                    return Ok(Pass::Stale);
+                };
+                report.batches += 1;
+                report.written += written;
+                if !self.pause.is_zero() {
+                    tokio::time::sleep(self.pause).await;
+                }
+            }
+            if end {
+                return Ok(Pass::Done);
+            }
+        }
+    }
+
+    /// [`batch`](Self::batch) in a transaction of the worker's session, run again on
+    /// transient errors (write conflicts) until [`Odm::retry_deadline`], the commit again on an
+    /// unknown commit result.
+    async fn in_transaction(
+        &self,
+        s: &mut ClientSession,
+        claimed: &Claimed,
+        intent: &Intent,
+        target: &Target,
+        batch: &[Bson],
+    ) -> Result<Option<u64>> {
+        let start = std::time::Instant::now();
+        let mut attempt: u64 = 0;
+        loop {
+            attempt += 1;
+            s.start_transaction().await?;
+            let e = match self
+                .batch(&self.odm, s, claimed, intent, target, batch)
+                .await
+            {
+                Ok(written) => match commit(s, start, self.odm.retry_deadline()).await {
+                    Ok(()) => return Ok(written),
+                    Err(e) => e,
+                },
+                Err(e) => {
+                    let _ = s.abort_transaction().await;
+                    e
+                }
+            };
+            if !e.is_transient() || start.elapsed() >= self.odm.retry_deadline() {
+                return Err(e);
+            }
+            tokio::time::sleep(Duration::from_millis(5 * attempt.min(40))).await;
+        }
+    }
+
+    /// One batch in `s`: the intent still ours and at the same `seq` (lease extended), then the
+    /// dependents `batch` that still differ. `None`, with nothing written, when the intent
+    /// changed.
+    async fn batch(
+        &self,
+        odm: &Odm,
+        s: &mut ClientSession,
+        claimed: &Claimed,
+        intent: &Intent,
+        target: &Target,
+        batch: &[Bson],
+    ) -> Result<Option<u64>> {
+        let held = intents(odm)
+            .update_one(
+                claimed.filter(Some(intent.seq)),
+                doc! { "$set": { "lease": self.lease_end() }, "$inc": { "batches": 1_i64 } },
+            )
+            .session(&mut *s)
+            .await
+            .map_err(|e| Error::from_driver(INTENTS, e))?;
+        if held.matched_count == 0 {
+            return Ok(None);
+        }
+        // The batch's `_id`s first and alone at the top, so that the server selects by `_id`
+        // (a planner choosing the index on the source's id would scan every dependent of the
+        // source for every batch).
+        let mut filter = crate::literal::is_in("_id", batch.to_vec());
+        filter.insert("$and", vec![target.still.clone()]);
+        let options = UpdateOptions::builder()
+            .array_filters(target.array_filters.clone())
+            .build();
+        let dependent = target.dependent;
+        let result = odm
+            .database()
+            .collection::<Document>(dependent)
+            .update_many(filter.clone(), target.update.clone())
+            .with_options(options)
+            .session(&mut *s)
+            .await
+            .map_err(|e| Error::from_write(dependent, || crate::error::show_filter(&filter), e))?;
+        Ok(Some(result.modified_count))
+    }
+
+    /// Records an intent's own error in it and leaves it for
+    /// [`retry_failed`](CascadeWorker::retry_failed). One `update`.
+    async fn fail(&self, claimed: &Claimed, e: &Error) -> Result<()> {
+        let ms = i64::try_from(self.retry_failed.as_millis()).unwrap_or(i64::MAX / 2);
+        let until = bson::DateTime::from_millis(
+            bson::DateTime::now().timestamp_millis().saturating_add(ms),
+        );
+        intents(&self.odm)
+            .update_one(
+                claimed.filter(None),
+                doc! { "$set": { "error": e.to_string(), "lease": until } },
+            )
+            .await
+            .map_err(|e| Error::from_driver(INTENTS, e))?;
+        Ok(())
+    }
+
+    /// Creates the index the claims sort on (`since`), when missing. One `createIndexes`.
+    pub async fn create_index(&self) -> Result<()> {
+        let model = IndexModel::builder()
+            .keys(doc! { "since": 1 })
+            .options(IndexOptions::builder().name("since_1".to_owned()).build())
+            .build();
+        intents(&self.odm)
+            .create_index(model)
+            .await
+            .map_err(|e| Error::from_driver(INTENTS, e))?;
+        Ok(())
+    }
+}
+
+/// Commits, again while the result is unknown (the server answers for the same transaction).
+async fn commit(
+    s: &mut ClientSession,
+    start: std::time::Instant,
+    deadline: Duration,
+) -> Result<()> {
+    loop {
+        match s.commit_transaction().await {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                let e = Error::from(e);
+                if e.has_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT)
+                    && !e.is_unreachable()
+                    && start.elapsed() < deadline
+                {
+                    continue;
+                }
+                return Err(e);
+            }
+        }
+    }
+}
+
+fn intents(odm: &Odm) -> mongodb::Collection<Document> {
+    odm.database().collection::<Document>(INTENTS)
+}
+
+/// Whether `e` belongs to one intent (recorded in it, the worker goes on) rather than to the
+/// worker (returned).
+fn is_own(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Decode { .. }
+            | Error::Write { .. }
+            | Error::Unsupported(_)
+            | Error::DuplicateKey { .. }
+    )
+}
+
+/// The dependents of one source whose copy differs from its values, and the update that sets
+/// them; every value is matched and written as a value (`$eq`), never read as an operator.
+struct Target {
+    dependent: &'static str,
+    /// `{ <the dependents of the source>, <the copy differs> }`.
+    differs: Document,
+    /// What a batch's dependents must still match: the copy differs (for an array, the
+    /// summary of this source differs; otherwise also still a dependent of this source).
+    still: Document,
+    update: Document,
+    array_filters: Option<Vec<Document>>,
+}
+
+impl Target {
+    fn new(copy: &CopyInfo, id: &Bson, values: &[(String, Bson)]) -> Target {
+        let differs = |prefix: &str| -> Vec<Document> {
+            values
+                .iter()
+                .map(|(to, v)| {
+                    let path = join(prefix, to);
+                    doc! { path: { "$not": { "$eq": v.clone() } } }
+                })
+                .collect()
+        };
+        let of_source = copy.dependents_of(std::slice::from_ref(id));
+        let array = matches!(copy.kind, CopyKind::Summary { array: true, .. });
+        let (which, update, array_filters) = match &copy.kind {
+            CopyKind::Summary {
+                array: true,
+                id: id_field,
+                ..
+            } => {
+                let mut set = Document::new();
+                for (to, v) in values {
+                    set.insert(format!("{}.$[copy].{to}", copy.path), v.clone());
+                }
+                let mut element = crate::literal::eq(id_field, id.clone());
+                element.insert("$or", differs(""));
+                (
+                    doc! { copy.path.as_str(): { "$elemMatch": element } },
+                    doc! { "$set": set },
+                    Some(vec![crate::literal::eq(
+                        &format!("copy.{id_field}"),
+                        id.clone(),
+                    )]),
+                )
+            }
+            _ => {
+                let mut set = Document::new();
+                for (to, v) in values {
+                    set.insert(join(&copy.path, to), v.clone());
+                }
+                (
+                    doc! { "$or": differs(&copy.path) },
+                    doc! { "$set": set },
+                    None,
+                )
+            }
+        };
+        let differs = doc! { "$and": [of_source, which.clone()] };
+        Target {
+            dependent: copy.dependent,
+            still: if array { which } else { differs.clone() },
+            differs,
+            update,
+            array_filters,
+        }
+    }
+}
+
+/// `prefix.to`, or either alone when the other is empty.
+fn join(prefix: &str, to: &str) -> String {
+    match (prefix.is_empty(), to.is_empty()) {
+        (true, _) => to.to_owned(),
+        (_, true) => prefix.to_owned(),
+        _ => format!("{prefix}.{to}"),
+    }
+}
