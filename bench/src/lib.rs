@@ -110,7 +110,8 @@ pub fn show(d: Duration) -> String {
     }
 }
 
-/// `2 (find, find)` or `20001 (find x20001)`.
+/// `2 (find, find)` or `20001 (find x20001)`; in order, runs of one name counted, or totals
+/// per name when there would be more than 12 runs.
 pub fn show_commands(names: &[String]) -> String {
     let mut groups: Vec<(String, usize)> = Vec::new();
     for n in names {
@@ -118,6 +119,17 @@ pub fn show_commands(names: &[String]) -> String {
             Some((last, count)) if last == n => *count += 1,
             _ => groups.push((n.clone(), 1)),
         }
+    }
+    // A long alternation (batches of getMore, update, commit) is shown as totals per name.
+    if groups.len() > 12 {
+        let mut totals: Vec<(String, usize)> = Vec::new();
+        for n in names {
+            match totals.iter_mut().find(|(t, _)| t == n) {
+                Some((_, count)) => *count += 1,
+                None => totals.push((n.clone(), 1)),
+            }
+        }
+        groups = totals;
     }
     let parts: Vec<String> = groups
         .into_iter()
