@@ -85,7 +85,7 @@ pub use path::{Kept, ShardKeyed};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
-pub use reference::{DbRef, PolyRef, Ref};
+pub use reference::{expanded, DbRef, Expanded, PolyRef, Ref};
 pub use relations::{OnDelete, TransactionMode};
 pub use schema::{registered_models, ModelEntry};
 pub use subset::{Subset, SubsetPair, SubsetReport};

@@ -6,9 +6,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub mod dbref;
+mod expand;
 mod target;
 
 pub use dbref::{DbRef, PolyHas, PolyRef};
+pub(crate) use expand::expanding;
+pub use expand::{expanded, Expanded};
 pub use target::{NotAModel, RefTarget};
 
 use crate::model::Model;
@@ -110,8 +113,12 @@ where
 }
 
 impl<T: RefTarget> Serialize for Ref<T> {
+    /// The id, as stored; inside [`expanded`], a populated reference's document.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.id.serialize(serializer)
+        match &self.doc {
+            Some(doc) if expanding() => T::serialize_loaded(doc, serializer),
+            _ => self.id.serialize(serializer),
+        }
     }
 }
 

@@ -201,6 +201,9 @@ pub fn dbref_of<T: Model>(r: &Ref<T>) -> DbRef {
 /// Used by the generated code: writes `r` as a DBRef to `T`'s collection.
 #[doc(hidden)]
 pub fn serialize_ref<T: Model, S: Serializer>(r: &Ref<T>, s: S) -> Result<S::Ok, S::Error> {
+    if let Some(doc) = r.get().filter(|_| super::expanding()) {
+        return doc.serialize(s);
+    }
     let mut m = s.serialize_struct("DBRef", 2)?;
     m.serialize_field("$ref", T::COLLECTION)?;
     m.serialize_field("$id", r.id())?;

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::model::Model;
 
@@ -19,10 +19,28 @@ use crate::model::Model;
 pub trait RefTarget {
     /// What the `Ref` holds: the model's `Id`, or [`NotAModel`].
     type Id: Serialize + DeserializeOwned + Clone + Debug + Send + Sync + 'static;
+
+    /// A populated reference's document, serialized by [`expanded`](crate::expanded). Only a
+    /// model's reference can be populated; the others write nothing but an error.
+    #[doc(hidden)]
+    fn serialize_loaded<S: Serializer>(doc: &Self, serializer: S) -> Result<S::Ok, S::Error>
+    where
+        Self: Sized,
+    {
+        let _ = doc;
+        let _ = serializer;
+        Err(serde::ser::Error::custom(
+            "only a model's reference is populated",
+        ))
+    }
 }
 
 impl<T: Model> RefTarget for T {
     type Id = T::Id;
+
+    fn serialize_loaded<S: Serializer>(doc: &T, serializer: S) -> Result<S::Ok, S::Error> {
+        doc.serialize(serializer)
+    }
 }
 
 /// The "id" of a `Ref` to something that is not a model, which cannot compile past the
