@@ -196,8 +196,8 @@ async fn missing_and_null_values_order_as_mongodb_orders_them() -> odm::Result<(
     for i in 0..24 {
         let mut d = doc! {"_id": i, "title": "t", "year": 2000, "tags": [], "writer": 0};
         match i % 3 {
-            0 => {}                                                  // missing
-            1 => drop(d.insert("subtitle", Bson::Null)),             // null
+            0 => {}                                                 // missing
+            1 => drop(d.insert("subtitle", Bson::Null)),            // null
             _ => drop(d.insert("subtitle", format!("s{}", i % 4))), // a value
         }
         coll.insert_one(d).await?;
@@ -207,10 +207,14 @@ async fn missing_and_null_values_order_as_mongodb_orders_them() -> odm::Result<(
         (Volume::subtitle().desc(), doc! {"subtitle": -1, "_id": 1}),
     ] {
         for size in [1, 2, 5] {
-            let (pages, _) = all_pages(&db, size, |odm| odm.find(Filter::all()).sort(sort.clone()))
-                .await?;
+            let (pages, _) =
+                all_pages(&db, size, |odm| odm.find(Filter::all()).sort(sort.clone())).await?;
             let ids = pages.concat();
-            assert_eq!(ids, raw_order(&db, doc! {}, raw.clone()).await, "{raw} by {size}");
+            assert_eq!(
+                ids,
+                raw_order(&db, doc! {}, raw.clone()).await,
+                "{raw} by {size}"
+            );
             assert_eq!(ids.len(), 24);
         }
     }
@@ -222,7 +226,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, below: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % below
     }
 }
@@ -350,7 +357,11 @@ async fn hostile_tokens_are_refused_before_anything_is_sent() -> odm::Result<()>
         let altered = PageToken::from(String::from_utf8(bytes).expect("ascii"));
         let reason = refused(by_title(db.odm()).page(3).after(altered).await);
         assert!(
-            ["altered, or sealed with another page key", "not a page token"].contains(&reason),
+            [
+                "altered, or sealed with another page key",
+                "not a page token"
+            ]
+            .contains(&reason),
             "{reason}"
         );
     }
@@ -363,9 +374,18 @@ async fn hostile_tokens_are_refused_before_anything_is_sent() -> odm::Result<()>
         "$where".to_owned(),
         "A".repeat(100_000),
     ] {
-        let reason = refused(by_title(db.odm()).page(3).after(PageToken::from(garbage)).await);
+        let reason = refused(
+            by_title(db.odm())
+                .page(3)
+                .after(PageToken::from(garbage))
+                .await,
+        );
         assert!(
-            ["altered, or sealed with another page key", "not a page token"].contains(&reason),
+            [
+                "altered, or sealed with another page key",
+                "not a page token"
+            ]
+            .contains(&reason),
             "{reason}"
         );
     }
@@ -406,7 +426,10 @@ async fn hostile_tokens_are_refused_before_anything_is_sent() -> odm::Result<()>
     );
     assert_eq!(reason, "issued for another collection, filter or sort");
     // Sealed with another key.
-    let keyed = db.odm().clone().with_page_key(b"0123456789abcdef0123456789abcdef");
+    let keyed = db
+        .odm()
+        .clone()
+        .with_page_key(b"0123456789abcdef0123456789abcdef");
     let reason = refused(by_title(&keyed).page(3).after(token.clone()).await);
     assert_eq!(reason, "altered, or sealed with another page key");
     let own = by_title(&keyed).page(3).await?.next;
@@ -463,6 +486,9 @@ async fn a_projection_keeps_the_sort_fields() -> odm::Result<()> {
     let first = by_title(db.odm()).page(2).await?;
     assert_eq!(first.items.iter().map(|v| v.id).collect::<Vec<_>>(), [5, 4]);
     let second = by_title(db.odm()).page(2).after(first.next).await?;
-    assert_eq!(second.items.iter().map(|v| v.id).collect::<Vec<_>>(), [3, 2]);
+    assert_eq!(
+        second.items.iter().map(|v| v.id).collect::<Vec<_>>(),
+        [3, 2]
+    );
     Ok(())
 }

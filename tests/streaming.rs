@@ -214,7 +214,9 @@ async fn dropping_a_stream_kills_its_cursor() -> odm::Result<()> {
         .and_then(|(_, c)| c.get_i64("getMore").ok())
         .expect("a getMore naming the cursor");
     drop(volumes);
-    let killed = killed_cursor(&db).await.expect("killCursors after the drop");
+    let killed = killed_cursor(&db)
+        .await
+        .expect("killCursors after the drop");
     assert_eq!(killed.get_str("killCursors").ok(), Some("volumes"));
     assert_eq!(
         killed.get_array("cursors").ok().cloned(),
@@ -240,7 +242,9 @@ async fn dropping_a_stream_kills_its_cursor() -> odm::Result<()> {
     assert!(more.get_document("lsid").is_ok(), "{more}");
     let cursor = more.get_i64("getMore").expect("the cursor id");
     drop(volumes);
-    let killed = killed_cursor(&db).await.expect("killCursors after the drop");
+    let killed = killed_cursor(&db)
+        .await
+        .expect("killCursors after the drop");
     assert_eq!(
         killed.get_array("cursors").ok().cloned(),
         Some(vec![Bson::Int64(cursor)])
@@ -277,7 +281,10 @@ async fn a_bad_document_is_an_error_in_its_place_and_the_stream_goes_on() -> odm
                     path,
                     ..
                 }) if i == 150 => {
-                    assert_eq!((collection.as_str(), id.as_str()), ("volumes", "{ _id: 150 }"));
+                    assert_eq!(
+                        (collection.as_str(), id.as_str()),
+                        ("volumes", "{ _id: 150 }")
+                    );
                     assert_eq!(path, "title");
                 }
                 Err(e) => panic!("item {i}: {e}"),
@@ -324,15 +331,13 @@ async fn a_stream_in_a_session_reads_in_its_transaction() -> odm::Result<()> {
     assert!(sent.len() >= 6, "{sent:?}");
     for (name, command) in &sent {
         assert!(command.get_document("lsid").is_ok(), "{name} without lsid");
-        assert!(command.contains_key("txnNumber"), "{name} outside the transaction");
+        assert!(
+            command.contains_key("txnNumber"),
+            "{name} outside the transaction"
+        );
     }
     // Outside the session, the uncommitted volume is not there.
-    let outside: Vec<Volume> = db
-        .odm()
-        .find(Filter::all())
-        .stream()
-        .try_collect()
-        .await?;
+    let outside: Vec<Volume> = db.odm().find(Filter::all()).stream().try_collect().await?;
     assert_eq!(outside.len(), 120);
     session.abort_transaction().await?;
     assert_eq!(common::stored(&db, "volumes").await.len(), 120);

@@ -147,11 +147,7 @@ impl<'a> Open<'a> {
     }
 }
 
-type Start<'a> = (
-    Result<Document>,
-    FindOptions,
-    Option<&'a mut ClientSession>,
-);
+type Start<'a> = (Result<Document>, FindOptions, Option<&'a mut ClientSession>);
 
 struct State<'a, T: Model> {
     odm: &'a Odm,

@@ -40,7 +40,12 @@ pub(crate) fn keys(sort: Option<&Document>) -> Vec<Key> {
 /// The sort document sent: the keys in order, `1` or `-1`.
 pub(crate) fn sort_document(keys: &[Key]) -> Document {
     keys.iter()
-        .map(|k| (k.path.clone(), Bson::Int32(if k.ascending { 1 } else { -1 })))
+        .map(|k| {
+            (
+                k.path.clone(),
+                Bson::Int32(if k.ascending { 1 } else { -1 }),
+            )
+        })
         .collect()
 }
 
@@ -49,7 +54,9 @@ pub(crate) fn sort_document(keys: &[Key]) -> Document {
 /// document by its array's smallest (or largest) element, which no "after" filter can follow.
 pub(crate) fn values_of(collection: &str, raw: &RawDocument, keys: &[Key]) -> Result<Vec<Bson>> {
     keys.iter()
-        .map(|k| value_at(raw, &k.path).map_err(|message| decode_error(collection, raw, k, message)))
+        .map(|k| {
+            value_at(raw, &k.path).map_err(|message| decode_error(collection, raw, k, message))
+        })
         .collect()
 }
 
@@ -60,9 +67,11 @@ fn value_at(raw: &RawDocument, path: &str) -> std::result::Result<Bson, String> 
         let value = doc.get(segment).map_err(|e| e.to_string())?;
         match (value, segments.peek().is_some()) {
             (Some(RawBsonRef::Array(_)), _) => {
-                return Err("a sort key of keyset pagination holds an array; MongoDB sorts it \
+                return Err(
+                    "a sort key of keyset pagination holds an array; MongoDB sorts it \
                             by one of its elements, which a page cannot start after"
-                    .to_owned())
+                        .to_owned(),
+                )
             }
             (Some(RawBsonRef::Document(d)), true) => doc = d,
             (Some(v), false) => return Bson::try_from(v).map_err(|e| e.to_string()),
@@ -216,7 +225,11 @@ mod tests {
     #[test]
     fn values_at_paths() {
         let raw = bson::rawdoc! { "_id": 1, "author": { "name": "Woolf" }, "tags": ["a"] };
-        let keys = [key("author.name", true), key("subtitle", true), key("author.x.y", true)];
+        let keys = [
+            key("author.name", true),
+            key("subtitle", true),
+            key("author.x.y", true),
+        ];
         assert_eq!(
             values_of("books", &raw, &keys).ok(),
             Some(vec![Bson::from("Woolf"), Bson::Null, Bson::Null])

@@ -170,16 +170,16 @@ fn keep_sort_fields(options: &mut FindOptions, keys: &[keyset::Key]) {
     let Some(projection) = options.projection.as_mut() else {
         return;
     };
-    let excluded = |v: &Bson| matches!(v, Bson::Int32(0) | Bson::Int64(0) | Bson::Boolean(false))
-        || matches!(v, Bson::Double(d) if *d == 0.0);
-    let inclusion = projection
-        .iter()
-        .any(|(k, v)| k != "_id" && !excluded(v));
+    let excluded = |v: &Bson| {
+        matches!(v, Bson::Int32(0) | Bson::Int64(0) | Bson::Boolean(false))
+            || matches!(v, Bson::Double(d) if *d == 0.0)
+    };
+    let inclusion = projection.iter().any(|(k, v)| k != "_id" && !excluded(v));
     for key in keys {
         if inclusion {
-            let covered = projection.keys().any(|p| {
-                key.path == *p || key.path.starts_with(&format!("{p}."))
-            });
+            let covered = projection
+                .keys()
+                .any(|p| key.path == *p || key.path.starts_with(&format!("{p}.")));
             if !covered {
                 projection.insert(key.path.clone(), 1);
             }
