@@ -357,6 +357,18 @@ pub enum Error {
         detail: String,
     },
 
+    /// A [page token](crate::PageToken) given to [`Paged::after`](crate::paging::Paged::after)
+    /// that is not one, was altered, was issued for another collection, filter or sort, or
+    /// was sealed with another [page key](crate::Odm::with_page_key). Nothing was sent.
+    #[error("invalid page token for collection `{collection}`: {reason}; nothing was sent")]
+    InvalidPageToken {
+        /// Collection of the query the token was given to.
+        collection: String,
+        /// What is wrong with it: `not a page token`, `altered, or sealed with another page
+        /// key`, or `issued for another collection, filter or sort`.
+        reason: &'static str,
+    },
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),

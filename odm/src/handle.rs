@@ -28,6 +28,8 @@ pub struct Odm {
     db: Database,
     transactions: Arc<OnceCell<bool>>,
     retry_deadline: Duration,
+    /// The key sealing page tokens (`Odm::with_page_key`); `None`: the built-in one.
+    pub(crate) page_key: Option<Arc<[u8]>>,
 }
 
 impl Odm {
@@ -39,6 +41,7 @@ impl Odm {
             db,
             transactions: Arc::default(),
             retry_deadline: default_deadline(None),
+            page_key: None,
         }
     }
 

@@ -3,11 +3,14 @@
 mod bounds;
 mod in_session;
 mod read;
+mod stream;
 mod write;
 
 pub use in_session::InSession;
-pub(crate) use read::{find_decoded, find_documents};
+pub(crate) use read::{find_decoded, find_documents, FindParts};
 pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
+pub(crate) use stream::Open;
+pub use stream::{FindStream, DEFAULT_STREAM_BATCH};
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
 
 /// Implements `IntoFuture` for a builder by boxing its `run` method.

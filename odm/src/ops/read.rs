@@ -101,6 +101,17 @@ impl<'a, T: Model> Find<'a, T> {
         }
     }
 
+    /// The builder's parts, for the stream and page builders (`ops::stream`, `paging`).
+    pub(crate) fn into_parts(self) -> FindParts<'a, T> {
+        FindParts {
+            odm: self.odm,
+            filter: self.filter,
+            options: self.options,
+            session: self.session,
+            populate: self.populate,
+        }
+    }
+
     async fn fetch<U: DeserializeOwned>(
         odm: &Odm,
         filter: Filter<T>,
@@ -121,6 +132,16 @@ impl<'a, T: Model> Find<'a, T> {
 }
 
 into_future!(Find => Vec<T>);
+
+/// What a [`Find`] was built with: the query, its options, the caller's session and the
+/// populate steps.
+pub(crate) struct FindParts<'a, T> {
+    pub(crate) odm: &'a Odm,
+    pub(crate) filter: Filter<T>,
+    pub(crate) options: FindOptions,
+    pub(crate) session: Option<&'a mut ClientSession>,
+    pub(crate) populate: Vec<Box<dyn Step<T>>>,
+}
 
 /// One `find` on the collection of `T` (plus its `getMore`s), every document decoded into `U`
 /// straight from the reply's bytes; errors name the collection, the `_id` and the field.
