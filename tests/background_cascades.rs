@@ -492,7 +492,9 @@ async fn applying_an_intent_twice_is_harmless() -> odm::Result<()> {
         .await
         .expect("raw insert");
     let second = db.odm().cascade_worker().run_until_idle().await?;
-    assert_eq!((second.applied, second.written, second.batches), (1, 0, 0));
+    // A first pass walks every dependent of the source: one batch, whose update skips the
+    // copies already equal and so writes nothing.
+    assert_eq!((second.applied, second.written, second.batches), (1, 0, 1));
     assert_eq!(holding(&db, "p1", "v2").await, 300);
     Ok(())
 }

@@ -19,6 +19,9 @@ pub(super) struct Intent {
     pub(super) copies: Vec<CopyInfo>,
     /// When the first write not yet applied was recorded.
     pub(super) since: Option<bson::DateTime>,
+    /// Whether batches of it were written already (by a worker that was killed, paused, or
+    /// overtaken by a newer write): some copies may be written, others not.
+    pub(super) resumed: bool,
 }
 
 fn malformed(key: Option<&Bson>, path: &str, message: impl Into<String>) -> Error {
@@ -121,12 +124,15 @@ impl Intent {
                 ))
             }
         };
+        let resumed = matches!(doc.get("batches"), Some(Bson::Int64(n)) if *n > 0)
+            || matches!(doc.get("batches"), Some(Bson::Int32(n)) if *n > 0);
         Ok(Intent {
             source,
             id: id.clone(),
             seq,
             copies,
             since,
+            resumed,
         })
     }
 }

@@ -20,10 +20,12 @@ use crate::{Error, Odm, Result};
 ///
 /// Commands, per intent: one `findAndModify` claiming it (the oldest unclaimed, or whose lease
 /// expired), one `find` of the source's current values, then per copy one `find` cursor of
-/// the dependents whose copy differs from the source (their `_id`s only, one `getMore` per
-/// batch) and per batch one transaction: an `update` of the intent (still ours, same `seq`,
+/// the dependents (their `_id`s only, one `getMore` per batch; on a first pass every dependent
+/// of the source, on a resumed pass only those whose copy still differs) and per batch one
+/// transaction: an `update` of the intent (still ours, same `seq`,
 /// lease extended), one `update` of at most [`batch_size`](CascadeWorker::batch_size)
-/// dependents (`_id` `$in` the batch, with array filters for arrays of summaries),
+/// dependents whose copy differs (`_id` `$in` the batch, with array filters for arrays of
+/// summaries),
 /// `commitTransaction`; finally one `delete` of the intent. A worker holds at most one batch of
 /// `_id`s in memory, whatever the number of copies.
 #[derive(Debug)]
@@ -353,6 +355,14 @@ impl CascadeWorker {
         report: &mut WorkerReport,
     ) -> Result<Pass> {
         let target = Target::new(copy, &intent.id, values);
+        // A first pass walks the source's dependents by the index on the reference alone (a
+        // condition on the copy's values in the cursor costs more than every write it
+        // saves); the batch's update skips the copies already equal. A resumed pass walks
+        // only the copies that still differ, so that it reads and writes only what is left.
+        let walk = match intent.resumed {
+            true => &target.differs,
+            false => &target.of_source,
+        };
         let options = FindOptions::builder()
             .projection(doc! { "_id": 1 })
             .batch_size(u32::try_from(self.batch).unwrap_or(u32::MAX))
@@ -360,7 +370,7 @@ impl CascadeWorker {
         let coll = self.odm.database().collection::<Document>(copy.dependent);
         let error = |e| Error::from_driver(copy.dependent, e);
         let mut cursor = coll
-            .find(target.differs.clone())
+            .find(walk.clone())
             .with_options(options)
             .await
             .map_err(error)?;
@@ -553,6 +563,8 @@ struct Target {
     dependent: &'static str,
     /// `{ <the dependents of the source>, <the copy differs> }`.
     differs: Document,
+    /// The dependents of the source.
+    of_source: Document,
     /// What a batch's dependents must still match: the copy differs (for an array, the
     /// summary of this source differs; otherwise also still a dependent of this source).
     still: Document,
@@ -606,11 +618,12 @@ impl Target {
                 )
             }
         };
-        let differs = doc! { "$and": [of_source, which.clone()] };
+        let differs = doc! { "$and": [of_source.clone(), which.clone()] };
         Target {
             dependent: copy.dependent,
             still: if array { which } else { differs.clone() },
             differs,
+            of_source,
             update,
             array_filters,
         }
