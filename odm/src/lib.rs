@@ -68,7 +68,9 @@ pub mod shard;
 pub mod subset;
 mod sweep;
 pub mod tree;
+mod transaction;
 mod update;
+pub mod versioning;
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -81,12 +83,13 @@ pub use keyed::{Keyed, MapKey};
 pub use model::{Embed, Model};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use path::{Elements, Matched, Queryable};
-pub use path::{Kept, ShardKeyed};
+pub use path::{Kept, ShardKeyed, Stamped};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
 pub use reference::{DbRef, PolyRef, Ref};
 pub use relations::{OnDelete, TransactionMode};
+pub use retry::Tx;
 pub use schema::{registered_models, ModelEntry};
 pub use subset::{Subset, SubsetPair, SubsetReport};
 pub use update::Update;
@@ -288,6 +291,8 @@ pub mod __private {
     pub use crate::model::{Embed, Model};
     pub use crate::path::Kept;
     pub use crate::path::ShardKeyed;
+    pub use crate::path::Stamped;
+    pub use crate::versioning::{StampDate, Stamps, VersionNumber};
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
