@@ -33,23 +33,26 @@ pub fn stamp_items(cont: &Container<'_>) -> Option<StampItems> {
         stored(Stamp::CreatedAt),
         stored(Stamp::UpdatedAt),
     );
+    // The version's type is checked by this call, at the field's type: a type that is not an
+    // integer is one error there.
     let document_version = field_of(cont, Stamp::Version).map(|f| {
-        let ident = f.ident;
+        let (ident, ty) = (f.ident, f.ty);
+        let to_i64 = quote_spanned! {ty.span()=>
+            <#ty as ::odm::__private::VersionNumber>::to_i64(&self.#ident)
+        };
         quote! {
             fn document_version(&self) -> ::odm::__private::Option<i64> {
-                ::odm::__private::Option::Some(
-                    ::odm::__private::VersionNumber::to_i64(&self.#ident),
-                )
+                ::odm::__private::Option::Some(#to_i64)
             }
         }
     });
     let checks = cont.stored_fields().filter_map(|f| {
         let (stamp, _) = f.stamp?;
+        if stamp == Stamp::Version {
+            return None;
+        }
         let ty = f.ty;
-        let bound = match stamp {
-            Stamp::Version => quote!(::odm::__private::VersionNumber),
-            Stamp::CreatedAt | Stamp::UpdatedAt => quote!(::odm::__private::StampDate),
-        };
+        let bound = quote!(::odm::__private::StampDate);
         Some(quote_spanned! {ty.span()=>
             const _: fn() = || {
                 fn kept<T: ?Sized + #bound>() {}
