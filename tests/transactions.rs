@@ -79,7 +79,10 @@ fn balances(docs: &[Document]) -> Vec<(i32, i64)> {
 async fn two_accounts(db: &TestDb) -> odm::Result<()> {
     db.odm()
         .insert_many(&[
-            Account { id: 1, balance: 100 },
+            Account {
+                id: 1,
+                balance: 100,
+            },
             Account { id: 2, balance: 0 },
         ])
         .await?;
@@ -109,10 +112,7 @@ async fn a_body_commits_its_writes_together() -> odm::Result<()> {
     // ANCHOR_END: transfer
     assert_eq!(moved, 30);
     assert_eq!(sent(&db), ["update", "update", "commitTransaction"]);
-    assert_eq!(
-        balances(&stored(&db, "accounts").await),
-        [(1, 70), (2, 30)]
-    );
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 70), (2, 30)]);
     Ok(())
 }
 
@@ -128,9 +128,12 @@ async fn a_body_error_aborts_and_nothing_lands() -> odm::Result<()> {
             odm.update_by_id::<Account>(1, Account::balance().inc(-500))
                 .session(tx.session())
                 .await?;
-            odm.insert_one(&Account { id: 3, balance: 500 })
-                .session(tx.session())
-                .await?;
+            odm.insert_one(&Account {
+                id: 3,
+                balance: 500,
+            })
+            .session(tx.session())
+            .await?;
             let left = odm.get::<Account>(1).session(tx.session()).await?;
             if left.is_some_and(|a| a.balance < 0) {
                 return Err(Error::Unsupported("insufficient funds".into()));
@@ -145,10 +148,7 @@ async fn a_body_error_aborts_and_nothing_lands() -> odm::Result<()> {
     // Not retried: the error is not transient.
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(sent(&db), ["update", "insert", "find", "abortTransaction"]);
-    assert_eq!(
-        balances(&stored(&db, "accounts").await),
-        [(1, 100), (2, 0)]
-    );
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 100), (2, 0)]);
     Ok(())
 }
 
@@ -174,8 +174,8 @@ async fn a_write_conflict_runs_the_body_again_and_both_land_once() -> odm::Resul
         if tx.attempt() == 1 {
             first_wrote.notify_one();
             // Holds the document until the other has met it (bounded: never a hang).
-            let _ = tokio::time::timeout(Duration::from_secs(5), second_conflicted.notified())
-                .await;
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), second_conflicted.notified()).await;
         }
         Ok(())
     });
@@ -202,7 +202,10 @@ async fn a_write_conflict_runs_the_body_again_and_both_land_once() -> odm::Resul
     a?;
     b?;
     assert_eq!(first_runs.load(Ordering::SeqCst), 1);
-    assert!(second_runs.load(Ordering::SeqCst) >= 2, "the second was not run again");
+    assert!(
+        second_runs.load(Ordering::SeqCst) >= 2,
+        "the second was not run again"
+    );
     assert_eq!(
         balances(&stored(&db, "accounts").await),
         [(1, 100), (2, 2), (10, 1), (20, 1)]
@@ -243,10 +246,7 @@ async fn a_body_that_always_conflicts_stops_at_the_deadline() -> odm::Result<()>
     assert!(runs.load(Ordering::SeqCst) >= 2, "never retried");
     assert!(took >= deadline / 2, "gave up early: {took:?}");
     assert!(took < deadline + Duration::from_secs(2), "{took:?}");
-    assert_eq!(
-        balances(&stored(&db, "accounts").await),
-        [(1, 100), (2, 0)]
-    );
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 100), (2, 0)]);
     Ok(())
 }
 
@@ -258,6 +258,7 @@ async fn the_context_form_runs_in_a_spawned_task() -> odm::Result<()> {
     two_accounts(&db).await?;
     let odm = db.odm().clone();
     let done = tokio::spawn(async move {
+        // ANCHOR: transaction_with
         odm.transaction_with(&(odm.clone(), 25_i64), |tx, (odm, amount)| {
             Box::pin(async move {
                 odm.update_by_id::<Account>(1, Account::balance().inc(-amount))
@@ -270,12 +271,10 @@ async fn the_context_form_runs_in_a_spawned_task() -> odm::Result<()> {
             })
         })
         .await
+        // ANCHOR_END: transaction_with
     });
     done.await.expect("task")?;
-    assert_eq!(
-        balances(&stored(&db, "accounts").await),
-        [(1, 75), (2, 25)]
-    );
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 75), (2, 25)]);
     Ok(())
 }
 
@@ -321,7 +320,11 @@ async fn operations_with_transactions_of_their_own_join_the_callers() -> odm::Re
             parts: vec![Ref::new(bolt.id)],
         };
         odm.insert_one(&kit).await?;
-        odm.insert_one(&Brand { id: 1, name: "Old".into() }).await?;
+        odm.insert_one(&Brand {
+            id: 1,
+            name: "Old".into(),
+        })
+        .await?;
         odm.insert_one(&Gadget {
             id: 1,
             brand: Some(Ref::new(1)),

@@ -88,7 +88,14 @@ async fn an_insert_stores_version_zero_and_both_timestamps() -> odm::Result<()> 
         let keys: Vec<&str> = d.keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["_id", "title", "available", "version", "created_at", "updated_at"]
+            [
+                "_id",
+                "title",
+                "available",
+                "version",
+                "created_at",
+                "updated_at"
+            ]
         );
     }
     Ok(())
@@ -119,7 +126,8 @@ async fn a_replacement_of_the_loaded_version_increments_it() -> odm::Result<()> 
     let q = update.get_array("updates").unwrap()[0]
         .as_document()
         .unwrap()
-        .get_document("q").unwrap()
+        .get_document("q")
+        .unwrap()
         .clone();
     assert_eq!(q, doc! { "_id": { "$eq": 1 }, "version": 1_i64 });
     assert_eq!(version(&stored_one(&db, "books", 1).await.unwrap()), 2);
@@ -156,8 +164,15 @@ async fn a_stale_replacement_is_a_conflict_and_writes_nothing() -> odm::Result<(
     assert_eq!(stored_one(&db, "books", 1).await.unwrap(), after_theirs);
 
     // Upserting does not turn a conflict into a second document or a duplicate key.
-    let e = odm.replace_one(&mine).upsert(true).await.expect_err("stale");
-    assert!(matches!(e, Error::VersionConflict { found: 1, .. }), "{e:?}");
+    let e = odm
+        .replace_one(&mine)
+        .upsert(true)
+        .await
+        .expect_err("stale");
+    assert!(
+        matches!(e, Error::VersionConflict { found: 1, .. }),
+        "{e:?}"
+    );
     assert_eq!(stored_one(&db, "books", 1).await.unwrap(), after_theirs);
 
     // A document deleted since it was loaded: nothing matched, as without a version.
@@ -180,12 +195,23 @@ async fn every_update_increments_the_version_and_sets_updated_at() -> odm::Resul
     let u = update.get_array("updates").unwrap()[0]
         .as_document()
         .unwrap()
-        .get_document("u").unwrap()
+        .get_document("u")
+        .unwrap()
         .clone();
-    assert_eq!(u.get_document("$inc").unwrap(), &doc! { "available": -1, "version": 1_i64 });
-    assert!(u.get_document("$set").unwrap().get_datetime("updated_at").is_ok());
-    odm.update_many(Book::title().eq("Dune".to_owned()), Book::available().inc(1))
-        .await?;
+    assert_eq!(
+        u.get_document("$inc").unwrap(),
+        &doc! { "available": -1, "version": 1_i64 }
+    );
+    assert!(u
+        .get_document("$set")
+        .unwrap()
+        .get_datetime("updated_at")
+        .is_ok());
+    odm.update_many(
+        Book::title().eq("Dune".to_owned()),
+        Book::available().inc(1),
+    )
+    .await?;
     odm.find_one_and_update(Book::id_field().eq(1), Book::available().inc(1))
         .await?;
     let d = stored_one(&db, "books", 1).await.unwrap();
@@ -222,7 +248,14 @@ async fn update_document_requires_the_loaded_version() -> odm::Result<()> {
         .await
         .expect_err("stale");
     assert!(
-        matches!(e, Error::VersionConflict { expected: 0, found: 1, .. }),
+        matches!(
+            e,
+            Error::VersionConflict {
+                expected: 0,
+                found: 1,
+                ..
+            }
+        ),
         "{e:?}"
     );
     assert_eq!(sent(&db), ["update", "find"]);
@@ -246,7 +279,10 @@ async fn a_raw_update_of_a_kept_field_is_refused() -> odm::Result<()> {
             .update_by_id::<Book>(1, Update::raw(raw))
             .await
             .expect_err("refused");
-        assert!(matches!(&e, Error::Unsupported(m) if m.contains("kept by odm")), "{e:?}");
+        assert!(
+            matches!(&e, Error::Unsupported(m) if m.contains("kept by odm")),
+            "{e:?}"
+        );
     }
     assert!(sent(&db).is_empty());
     Ok(())
@@ -262,7 +298,8 @@ async fn a_model_without_kept_fields_sends_what_it_always_sent() -> odm::Result<
     let u = update.get_array("updates").unwrap()[0]
         .as_document()
         .unwrap()
-        .get_document("u").unwrap()
+        .get_document("u")
+        .unwrap()
         .clone();
     assert_eq!(u, doc! { "$inc": { "n": 1 } });
     odm.replace_one(&Plain { id: 1, n: 5 }).await?;
@@ -376,7 +413,11 @@ async fn concurrent_writers_lose_no_update() -> odm::Result<()> {
     assert_eq!(per_round, [1; ROUNDS], "one save wins per round");
     let d = stored_one(&db, "books", 1).await.unwrap();
     assert_eq!(version(&d), ROUNDS as i64);
-    assert_eq!(d.get_i32("available").unwrap(), 3 + ROUNDS as i32, "no update lost");
+    assert_eq!(
+        d.get_i32("available").unwrap(),
+        3 + ROUNDS as i32,
+        "no update lost"
+    );
     Ok(())
 }
 
@@ -388,7 +429,8 @@ async fn a_conflict_inside_a_transaction_aborts_it() -> odm::Result<()> {
     let odm = db.odm();
     odm.insert_many(&[book(1), book(2)]).await?;
     let stale = odm.get::<Book>(2).await?.unwrap();
-    odm.update_by_id::<Book>(2, Book::available().inc(-1)).await?;
+    odm.update_by_id::<Book>(2, Book::available().inc(-1))
+        .await?;
     let outcome = odm
         .transaction(async |tx| {
             let mut first = odm.get::<Book>(1).session(tx.session()).await?.unwrap();
@@ -398,7 +440,10 @@ async fn a_conflict_inside_a_transaction_aborts_it() -> odm::Result<()> {
             Ok(())
         })
         .await;
-    assert!(matches!(outcome, Err(Error::VersionConflict { .. })), "{outcome:?}");
+    assert!(
+        matches!(outcome, Err(Error::VersionConflict { .. })),
+        "{outcome:?}"
+    );
     let d = stored_one(&db, "books", 1).await.unwrap();
     assert_eq!((d.get_i32("available").unwrap(), version(&d)), (3, 0));
     Ok(())

@@ -67,8 +67,8 @@ mod schema;
 pub mod shard;
 pub mod subset;
 mod sweep;
-pub mod tree;
 mod transaction;
+pub mod tree;
 mod update;
 pub mod versioning;
 
@@ -212,6 +212,15 @@ pub use update::Update;
 ///   `#[allow(deprecated)]` on the copying struct or field accepts the cost. Not on `_id` or a
 ///   field serde skips.
 ///
+/// - <a id="version"></a>`#[odm(version)]` on an integer field (`u64`, `i64`, `u32`, `i32`):
+///   optimistic concurrency. Inserts store 0, every update increments it, and
+///   [`Odm::replace_one`] and [`Odm::update_document`] write a loaded document only over the
+///   version it was loaded at ([`Error::VersionConflict`] otherwise, nothing written). See
+///   [`versioning`].
+/// - <a id="timestamps"></a>`#[odm(created_at)]`, `#[odm(updated_at)]` on a `bson::DateTime`
+///   (or `Option` of one) field: set by every write of the ODM (the client's clock). See
+///   [`versioning`].
+///
 /// serde's `rename` and `rename_all` are applied to every generated path.
 ///
 /// # Kinds
@@ -292,7 +301,6 @@ pub mod __private {
     pub use crate::path::Kept;
     pub use crate::path::ShardKeyed;
     pub use crate::path::Stamped;
-    pub use crate::versioning::{StampDate, Stamps, VersionNumber};
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
@@ -304,10 +312,12 @@ pub mod __private {
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
     pub use crate::schema::ModelEntry;
+    pub use crate::schema::Stamps;
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
+    pub use crate::versioning::{StampDate, VersionNumber};
 
     /// Adds the shard key's index to a model's indexes, unless one of them has its name or
     /// the key is `{_id: 1}` (the `_id` index serves it).

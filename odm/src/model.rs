@@ -39,9 +39,9 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     const SHARD_KEY: Option<crate::schema::ShardKey> = None;
 
     /// The fields the ODM keeps on every write (`#[odm(version)]`, `#[odm(created_at)]`,
-    /// `#[odm(updated_at)]`), by stored name; see [`crate::versioning`].
+    /// `#[odm(updated_at)]`), by stored name; see the `versioning` module.
     #[doc(hidden)]
-    const STAMPS: crate::versioning::Stamps = crate::versioning::Stamps::NONE;
+    const STAMPS: crate::schema::Stamps = crate::schema::Stamps::NONE;
 
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;

@@ -97,7 +97,12 @@ where
     T: Send,
     F: for<'s> FnMut(&'s Odm, &'s mut ClientSession, &'s C) -> BoxFuture<'s, Result<T>>,
 {
-    transaction_loop!(odm, "this operation", |tx| body(odm, &mut tx.session, context).await)
+    transaction_loop!(odm, "this operation", |tx| body(
+        odm,
+        &mut tx.session,
+        context
+    )
+    .await)
 }
 
 /// One attempt of a transaction: a session with a transaction started, handed to the body of
@@ -141,11 +146,15 @@ impl Tx {
 pub(crate) fn unsupported(operation: &str, e: Error) -> Error {
     use mongodb::error::ErrorKind;
     let message = e.driver_error().and_then(|d| match &*d.kind {
-        ErrorKind::Transaction { message, .. } if message.contains("not supported by this deployment") => {
+        ErrorKind::Transaction { message, .. }
+            if message.contains("not supported by this deployment") =>
+        {
             Some(message.clone())
         }
         ErrorKind::Command(c)
-            if c.code == 20 && c.message.contains("only allowed on a replica set member or mongos") =>
+            if c.code == 20
+                && c.message
+                    .contains("only allowed on a replica set member or mongos") =>
         {
             Some(c.message.clone())
         }

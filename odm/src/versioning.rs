@@ -27,35 +27,7 @@ use mongodb::ClientSession;
 
 use crate::{Error, Model, Odm, Result};
 
-/// The stored names of a model's kept fields (`#[odm(version)]`, `#[odm(created_at)]`,
-/// `#[odm(updated_at)]`); none for most models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[doc(hidden)]
-pub struct Stamps {
-    pub version: Option<&'static str>,
-    pub created_at: Option<&'static str>,
-    pub updated_at: Option<&'static str>,
-}
-
-impl Stamps {
-    /// A model without kept fields.
-    pub const NONE: Stamps = Stamps {
-        version: None,
-        created_at: None,
-        updated_at: None,
-    };
-
-    /// Whether the model keeps any field.
-    pub const fn is_none(&self) -> bool {
-        self.version.is_none() && self.created_at.is_none() && self.updated_at.is_none()
-    }
-
-    fn paths(&self) -> impl Iterator<Item = &'static str> {
-        [self.version, self.created_at, self.updated_at]
-            .into_iter()
-            .flatten()
-    }
-}
+pub use crate::schema::Stamps;
 
 /// The integer types a version field may have.
 #[diagnostic::on_unimplemented(
@@ -176,7 +148,10 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
         };
         for path in fields.keys() {
             let kept = stamps.paths().find(|k| {
-                path == k || path.strip_prefix(k).is_some_and(|rest| rest.starts_with('.'))
+                path == k
+                    || path
+                        .strip_prefix(k)
+                        .is_some_and(|rest| rest.starts_with('.'))
             });
             if let Some(kept) = kept {
                 return Err(Error::Unsupported(format!(
@@ -188,7 +163,10 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
     }
     let now = Bson::DateTime(bson::DateTime::now());
     let mut add = |op: &str, path: &str, value: Bson| -> Result<()> {
-        match update.entry(op.to_owned()).or_insert_with(|| Document::new().into()) {
+        match update
+            .entry(op.to_owned())
+            .or_insert_with(|| Document::new().into())
+        {
             Bson::Document(d) => {
                 d.insert(path, value);
                 Ok(())

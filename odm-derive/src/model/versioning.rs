@@ -117,7 +117,9 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
         }
     }
     for f in cont.fields.iter() {
-        let Some((stamp, span)) = f.stamp else { continue };
+        let Some((stamp, span)) = f.stamp else {
+            continue;
+        };
         let other = if f.is_id() {
             Some("the `_id`")
         } else if f.skipped {
