@@ -369,6 +369,31 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A write of a loaded document of a versioned model (`#[odm(version)]`) found the stored
+    /// document at another version than the one loaded: someone else wrote it in between.
+    /// Nothing was written; load the document again, apply the change, and write it again.
+    #[error("document {id} in collection `{collection}` is at version {found}, not {expected} as loaded: it was written since; nothing was written")]
+    VersionConflict {
+        /// The document's collection.
+        collection: String,
+        /// The document's `_id` as the shell prints it.
+        id: String,
+        /// The version the document held when it was loaded (the value of its version field).
+        expected: i64,
+        /// The version stored now.
+        found: i64,
+    },
+
+    /// A transaction was asked of a deployment that has none (a standalone server): MongoDB runs
+    /// transactions on replica sets and sharded clusters only. Nothing was sent in it.
+    #[error("{operation} needs a transaction, and this deployment has none (a standalone server; transactions need a replica set or a sharded cluster): {message}")]
+    TransactionsUnsupported {
+        /// What asked for the transaction (`Odm::transaction`, `reassign`, ...).
+        operation: String,
+        /// What the driver or the server said.
+        message: String,
+    },
+
     /// The local test server could not be found or started (feature `testing`).
     #[error("test server: {0}")]
     TestServer(String),

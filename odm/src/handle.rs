@@ -30,6 +30,8 @@ pub struct Odm {
     retry_deadline: Duration,
     /// The key sealing page tokens (`Odm::with_page_key`); `None`: the built-in one.
     pub(crate) page_key: Option<Arc<[u8]>>,
+    /// [`Odm::without_transactions`]: `Auto` takes the deployment to have none.
+    fixed_order: bool,
 }
 
 impl Odm {
@@ -42,6 +44,7 @@ impl Odm {
             transactions: Arc::default(),
             retry_deadline: default_deadline(None),
             page_key: None,
+            fixed_order: false,
         }
     }
 
@@ -73,13 +76,22 @@ impl Odm {
     /// Operations told [`TransactionMode::Always`](crate::relations::TransactionMode::Always),
     /// or run in a caller's session, are not changed.
     pub fn without_transactions(mut self) -> Self {
-        self.transactions = Arc::new(OnceCell::new_with(Some(false)));
+        self.fixed_order = true;
         self
     }
 
     /// Whether the deployment runs transactions (a replica set or a sharded cluster). Sends one
     /// `hello` the first time it is asked, per `Odm` (and its clones); none afterwards.
     pub async fn supports_transactions(&self) -> Result<bool> {
+        if self.fixed_order {
+            return Ok(false);
+        }
+        self.deployment_has_transactions().await
+    }
+
+    /// Whether the deployment runs transactions, whatever [`Odm::without_transactions`] says:
+    /// one `hello` the first time it is asked, per `Odm` (and its clones).
+    pub(crate) async fn deployment_has_transactions(&self) -> Result<bool> {
         self.transactions
             .get_or_try_init(|| async {
                 let hello = self.db.run_command(bson::doc! { "hello": 1 }).await?;

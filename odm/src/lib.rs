@@ -68,8 +68,10 @@ mod schema;
 pub mod shard;
 pub mod subset;
 mod sweep;
+mod transaction;
 pub mod tree;
 mod update;
+pub mod versioning;
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -83,12 +85,13 @@ pub use model::{Embed, Model};
 pub use paging::{Page, PageToken};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use path::{Elements, Matched, Queryable};
-pub use path::{Kept, ShardKeyed};
+pub use path::{Kept, ShardKeyed, Stamped};
 pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
 pub use reference::{expanded, DbRef, Expanded, PolyRef, Ref};
 pub use relations::{OnDelete, TransactionMode};
+pub use retry::Tx;
 pub use schema::{registered_models, ModelEntry};
 pub use subset::{Subset, SubsetPair, SubsetReport};
 pub use update::Update;
@@ -216,6 +219,15 @@ pub use update::Update;
 ///   `#[allow(deprecated)]` on the copying struct or field accepts the cost. Not on `_id` or a
 ///   field serde skips.
 ///
+/// - <a id="version"></a>`#[odm(version)]` on an integer field (`u64`, `i64`, `u32`, `i32`):
+///   optimistic concurrency. Inserts store 0, every update increments it, and
+///   [`Odm::replace_one`] and [`Odm::update_document`] write a loaded document only over the
+///   version it was loaded at ([`Error::VersionConflict`] otherwise, nothing written). See
+///   [`versioning`].
+/// - <a id="timestamps"></a>`#[odm(created_at)]`, `#[odm(updated_at)]` on a `bson::DateTime`
+///   (or `Option` of one) field: set by every write of the ODM (the client's clock). See
+///   [`versioning`].
+///
 /// serde's `rename` and `rename_all` are applied to every generated path.
 ///
 /// # Kinds
@@ -295,6 +307,7 @@ pub mod __private {
     pub use crate::model::{Embed, Model};
     pub use crate::path::Kept;
     pub use crate::path::ShardKeyed;
+    pub use crate::path::Stamped;
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
@@ -306,10 +319,12 @@ pub mod __private {
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
     pub use crate::schema::ModelEntry;
+    pub use crate::schema::Stamps;
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
+    pub use crate::versioning::{StampDate, VersionNumber};
 
     /// Adds the shard key's index to a model's indexes, unless one of them has its name or
     /// the key is `{_id: 1}` (the `_id` index serves it).

@@ -38,8 +38,20 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// of a loaded document add to their filters (see [`crate::shard`]).
     const SHARD_KEY: Option<crate::schema::ShardKey> = None;
 
+    /// The fields the ODM keeps on every write (`#[odm(version)]`, `#[odm(created_at)]`,
+    /// `#[odm(updated_at)]`), by stored name; see the `versioning` module.
+    #[doc(hidden)]
+    const STAMPS: crate::schema::Stamps = crate::schema::Stamps::NONE;
+
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;
+
+    /// The version the document was loaded at (its `#[odm(version)]` field); `None` for a
+    /// model without one.
+    #[doc(hidden)]
+    fn document_version(&self) -> Option<i64> {
+        None
+    }
 
     /// The path of `_id`, for filters: `Book::id_field().eq(7)`.
     fn id_field() -> Field<Self, Self::Id> {

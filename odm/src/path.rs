@@ -56,6 +56,12 @@ pub enum Kept {}
 #[derive(Debug, Clone, Copy)]
 pub enum ShardKeyed {}
 
+/// Marker: the field is a version or a timestamp (`#[odm(version)]`, `#[odm(created_at)]`,
+/// `#[odm(updated_at)]`), which every write of the ODM keeps: it can be queried, sorted and
+/// projected, but not written. See [`crate::versioning`].
+#[derive(Debug, Clone, Copy)]
+pub enum Stamped {}
+
 /// A typed path to a field of the model `Root`, holding values of type `T`.
 ///
 /// `M` is [`Single`] for a path that addresses one value per document, [`Each`] for a path
@@ -239,7 +245,8 @@ impl<T> Optional for Option<T> {}
     note = "`Each`: the path goes through an array of embedded documents and matches each element, not one value; write the array field itself (`set` the whole array, or `push` / `pull` elements), or name the elements to write: `matched()` (`$`), `each()` (`$[]`), `each_where(...)` (`$[e0]`)",
     note = "`Copied`: the field is a denormalized copy kept by odm; write its source, or the reference the copy follows, and odm updates the copy",
     note = "`Kept`: the field is a tree's parent or ancestors, kept by odm; move the node with `odm.tree::<Model>().move_under(..)`",
-    note = "`ShardKeyed`: the field is part of the shard key, and writing it would move the document to another shard; replace the document, or declare `shard_key(.., mutable)`"
+    note = "`ShardKeyed`: the field is part of the shard key, and writing it would move the document to another shard; replace the document, or declare `shard_key(.., mutable)`",
+    note = "`Stamped`: the field is a version or a timestamp that every write of odm keeps (`#[odm(version)]`, `#[odm(created_at)]`, `#[odm(updated_at)]`); write the other fields"
 )]
 pub trait Writable {}
 impl Writable for Single {}
@@ -259,6 +266,7 @@ impl Queryable for Each {}
 impl Queryable for Copied {}
 impl Queryable for Kept {}
 impl Queryable for ShardKeyed {}
+impl Queryable for Stamped {}
 
 macro_rules! numeric {
     ($($t:ty),*) => { $(

@@ -16,7 +16,6 @@
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, Instant};
 
-use mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT;
 use mongodb::ClientSession;
 
 use crate::populate::BoxFuture;
@@ -26,9 +25,64 @@ use crate::{Error, Odm, Result};
 const BACKOFF_INITIAL: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_millis(500);
 
+/// The retry loop of every transaction the ODM runs, its own and the caller's
+/// ([`Odm::transaction`]): a fresh session and transaction per attempt, the whole body again on
+/// a transient error, the commit alone again on an unknown commit result, until the deadline.
+///
+/// A macro rather than a function taking the body, so that each use is one plain `async fn`:
+/// the caller's body is an async closure whose future cannot be named, and so could not be
+/// boxed as `Send` by a function; expanded in place, its `Send`-ness is the body's own.
+///
+/// `$tx` (a [`Tx`]: the attempt's session, with a transaction started) is in scope of `$body`,
+/// an expression giving the attempt's `Result`.
+macro_rules! transaction_loop {
+    ($odm:expr, $operation:expr, |$tx:ident| $body:expr) => {{
+        let odm: &$crate::Odm = $odm;
+        let start = ::std::time::Instant::now();
+        let deadline = odm.retry_deadline();
+        let mut attempt: u32 = 0;
+        'transaction: loop {
+            attempt += 1;
+            let mut $tx = $crate::retry::Tx::begin(odm, $operation, attempt).await?;
+            let value = match $body {
+                Ok(value) => value,
+                Err(e) => {
+                    let e = $crate::retry::unsupported($operation, e);
+                    if $crate::retry::worth_aborting(&e) {
+                        let _ = $tx.session.abort_transaction().await;
+                    }
+                    if e.is_transient() && $crate::retry::wait(start, deadline, attempt).await {
+                        continue 'transaction;
+                    }
+                    break 'transaction Err(e);
+                }
+            };
+            loop {
+                let e = match $tx.session.commit_transaction().await {
+                    Ok(()) => break 'transaction Ok(value),
+                    Err(e) => $crate::Error::from(e),
+                };
+                if e.has_label(::mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT)
+                    && !e.is_unreachable()
+                    && start.elapsed() < deadline
+                {
+                    // The commit may or may not have landed: committing again is safe (the
+                    // server answers for the same transaction) and decides it.
+                    continue;
+                }
+                if e.is_transient() && $crate::retry::wait(start, deadline, attempt).await {
+                    continue 'transaction;
+                }
+                break 'transaction Err(e);
+            }
+        }
+    }};
+}
+pub(crate) use transaction_loop;
+
 /// Runs `body` in a transaction of its own and commits it, running the whole transaction again
 /// on transient errors (write conflicts) and the commit again on an unknown commit result,
-/// until [`Odm::retry_deadline`] has passed.
+/// until [`Odm::retry_deadline`] has passed (see [`transaction_loop`]).
 ///
 /// `body` gets the session and `context` (whatever it needs from the caller, borrowed for
 /// the attempt): a closure capturing borrows could not hand them to a future that also
@@ -36,56 +90,89 @@ const BACKOFF_MAX: Duration = Duration::from_millis(500);
 ///
 /// Commands: per attempt, those of `body` then `commitTransaction` (or `abortTransaction`
 /// after an error of `body`, unless the server could not be reached or the connection broke).
+/// On a deployment without transactions, [`Error::TransactionsUnsupported`] before any.
 pub(crate) async fn in_transaction<C, T, F>(odm: &Odm, context: &C, mut body: F) -> Result<T>
 where
     C: Sync + ?Sized,
     T: Send,
     F: for<'s> FnMut(&'s Odm, &'s mut ClientSession, &'s C) -> BoxFuture<'s, Result<T>>,
 {
-    let start = Instant::now();
-    let deadline = odm.retry_deadline();
-    let mut attempt: u32 = 0;
-    'transaction: loop {
-        attempt += 1;
+    transaction_loop!(odm, "this operation", |tx| body(
+        odm,
+        &mut tx.session,
+        context
+    )
+    .await)
+}
+
+/// One attempt of a transaction: a session with a transaction started, handed to the body of
+/// [`Odm::transaction`]. Give [`Tx::session`] to every operation of the body
+/// (`.session(tx.session())`), so that it runs in the transaction; an operation that would
+/// open a transaction of its own (a `reassign`, a delete with rules, a tree move, ...) runs its
+/// commands in this one instead.
+#[derive(Debug)]
+pub struct Tx {
+    pub(crate) session: ClientSession,
+    attempt: u32,
+}
+
+impl Tx {
+    /// A session with a transaction started. Sends no command (the driver sends the
+    /// transaction's options with its first command); a deployment without transactions is
+    /// [`Error::TransactionsUnsupported`] (the driver tells it from the server's `hello`).
+    pub(crate) async fn begin(odm: &Odm, operation: &str, attempt: u32) -> Result<Tx> {
         let mut session = odm.client().start_session().await?;
-        session.start_transaction().await?;
-        let value = match body(odm, &mut session, context).await {
-            Ok(value) => value,
-            Err(e) => {
-                if worth_aborting(&e) {
-                    let _ = session.abort_transaction().await;
-                }
-                if e.is_transient() && wait(start, deadline, attempt).await {
-                    continue 'transaction;
-                }
-                return Err(e);
-            }
-        };
-        loop {
-            let e = match session.commit_transaction().await {
-                Ok(()) => return Ok(value),
-                Err(e) => Error::from(e),
-            };
-            if e.has_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
-                && !e.is_unreachable()
-                && start.elapsed() < deadline
-            {
-                // The commit may or may not have landed: committing again is safe (the server
-                // answers for the same transaction) and decides it.
-                continue;
-            }
-            if e.is_transient() && wait(start, deadline, attempt).await {
-                continue 'transaction;
-            }
-            return Err(e);
+        match session.start_transaction().await {
+            Ok(()) => Ok(Tx { session, attempt }),
+            Err(e) => Err(unsupported(operation, Error::from(e))),
         }
+    }
+
+    /// The attempt's session, in which the transaction runs: pass it to each operation with
+    /// `.session(tx.session())`.
+    pub fn session(&mut self) -> &mut ClientSession {
+        &mut self.session
+    }
+
+    /// Which attempt this is: 1 for the first, 2 after one transient error, ...
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+}
+
+/// [`Error::TransactionsUnsupported`] for the driver's refusal to start a transaction on a
+/// standalone server (or the server's own, code 20, when the driver took it for a replica set
+/// member); any other error as it is.
+pub(crate) fn unsupported(operation: &str, e: Error) -> Error {
+    use mongodb::error::ErrorKind;
+    let message = e.driver_error().and_then(|d| match &*d.kind {
+        ErrorKind::Transaction { message, .. }
+            if message.contains("not supported by this deployment") =>
+        {
+            Some(message.clone())
+        }
+        ErrorKind::Command(c)
+            if c.code == 20
+                && c.message
+                    .contains("only allowed on a replica set member or mongos") =>
+        {
+            Some(c.message.clone())
+        }
+        _ => None,
+    });
+    match message {
+        Some(message) => Error::TransactionsUnsupported {
+            operation: operation.to_owned(),
+            message,
+        },
+        None => e,
     }
 }
 
 /// Whether to send `abortTransaction` after `e`: not when the server could not be reached or
 /// the connection broke, where it would only wait for a server again (the driver still aborts
 /// the dropped session's transaction in the background, and the server times it out anyway).
-fn worth_aborting(e: &Error) -> bool {
+pub(crate) fn worth_aborting(e: &Error) -> bool {
     use mongodb::error::ErrorKind;
     !e.driver_error().is_some_and(|d| {
         matches!(
@@ -99,7 +186,7 @@ fn worth_aborting(e: &Error) -> bool {
 
 /// Sleeps the backoff of `attempt` and returns true, or returns false when sleeping would pass
 /// the deadline.
-async fn wait(start: Instant, deadline: Duration, attempt: u32) -> bool {
+pub(crate) async fn wait(start: Instant, deadline: Duration, attempt: u32) -> bool {
     let backoff = backoff(attempt);
     if start.elapsed() + backoff >= deadline {
         return false;

@@ -14,6 +14,7 @@ mod references;
 mod shard;
 mod subset;
 mod tree;
+mod versioning;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -145,6 +146,9 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         },
         None => indexes,
     };
+    let (stamp_const, stamp_items) = versioning::stamp_items(cont)
+        .map(|s| (s.model_items, s.items))
+        .unzip();
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
     let counters = counters::counters_impl(cont);
@@ -197,6 +201,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
 
         #tree_items
         #shard_items
+        #stamp_items
 
         #[automatically_derived]
         impl ::odm::__private::Model for #ident {
@@ -205,6 +210,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             #kind
             #tree_const
             #shard_const
+            #stamp_const
 
             fn document_id(&self) -> ::odm::__private::Option<&#id_ty> {
                 #id_expr

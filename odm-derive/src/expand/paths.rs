@@ -181,6 +181,9 @@ pub fn accessor_parts_from(
     } else if crate::model::tree::is_tree_field(cont, f) {
         // A tree's parent and ancestors are written by its moves only.
         quote!(::odm::__private::Kept)
+    } else if f.stamp.is_some() {
+        // A version or timestamp is written by every write of odm, never by hand.
+        quote!(::odm::__private::Stamped)
     } else if crate::model::shard::is_fixed_key_field(cont, f) {
         // Writing a shard key field moves the document to another shard.
         quote!(::odm::__private::ShardKeyed)

@@ -140,6 +140,8 @@ pub struct FieldAttrs {
     pub frequently_updated: Option<TokenStream>,
     /// `#[allow(deprecated)]` on the field (see [`ContainerAttrs::allow_deprecated`]).
     pub allow_deprecated: bool,
+    /// `#[odm(version)]`, `#[odm(created_at)]`, `#[odm(updated_at)]`: a field the ODM keeps.
+    pub stamp: Option<(super::versioning::Stamp, Span)>,
 }
 
 /// `#[denormalize(from = "Part", fields = "name", ...)]` on a field: a copy of fields of
@@ -547,10 +549,7 @@ impl FieldAttrs {
                     out.index = Some(index);
                 }
             } else if path.is_ident("odm") {
-                cx.error_spanned_by(
-                    attr,
-                    "`#[odm(...)]` goes on the struct; field attributes are `#[index(...)]`, `#[embed]`, `#[reference(...)]`, `#[parent(...)]`, `#[denormalize(...)]` and `#[frequently_updated]`",
-                );
+                super::versioning::parse_field(cx, attr, derive, &mut out.stamp);
             }
         }
         out

@@ -46,6 +46,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     super::tree::check(cx, cont);
     super::shard::check(cx, cont);
     super::subset::check(cx, cont);
+    super::versioning::check(cx, cont);
 }
 
 /// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a

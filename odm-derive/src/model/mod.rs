@@ -9,6 +9,7 @@ pub mod counters;
 pub mod shard;
 pub mod subset;
 pub mod tree;
+pub mod versioning;
 
 use syn::{
     Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility,
@@ -81,6 +82,8 @@ pub struct Field<'a> {
     pub allow_deprecated: bool,
     /// `#[serde(with = "odm::dbref")]`: the reference is stored as DBRefs.
     pub dbref: Option<proc_macro2::Span>,
+    /// `#[odm(version)]`, `#[odm(created_at)]` or `#[odm(updated_at)]`, at its key.
+    pub stamp: Option<(versioning::Stamp, proc_macro2::Span)>,
 }
 
 impl<'a> Field<'a> {
@@ -221,6 +224,7 @@ impl<'a> Container<'a> {
                     frequently_updated: attrs.frequently_updated,
                     allow_deprecated: attrs.allow_deprecated,
                     dbref: attrs.serde_dbref,
+                    stamp: attrs.stamp,
                 }
             })
             .collect();

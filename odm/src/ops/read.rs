@@ -493,9 +493,10 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         if !array_filters.is_empty() {
             options.array_filters = Some(array_filters);
         }
-        let (update, taken, latest) =
+        let (mut update, taken, latest) =
             super::write::prepare_update(self.odm, &base, self.update, session.as_deref_mut())
                 .await?;
+        crate::versioning::stamp_update::<T>(&mut update, options.upsert == Some(true))?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
         let coll = self.odm.raw_collection::<T>();

@@ -353,7 +353,8 @@ impl<'a, T: Model> InsertOne<'a, T> {
     }
 
     async fn run(self) -> Result<T::Id> {
-        let (raw, id) = encode_document(self.doc)?;
+        let (mut raw, id) = encode_document(self.doc)?;
+        crate::versioning::stamp_insert::<T>(&mut raw)?;
         if let Some(tree) = T::TREE {
             crate::tree::insert_nodes::<T>(
                 self.odm,
@@ -416,7 +417,8 @@ impl<'a, T: Model> InsertMany<'a, T> {
         let mut raws = Vec::with_capacity(self.docs.len());
         let mut ids = Vec::with_capacity(self.docs.len());
         for doc in &self.docs {
-            let (raw, id) = encode_document(*doc)?;
+            let (mut raw, id) = encode_document(*doc)?;
+            crate::versioning::stamp_insert::<T>(&mut raw)?;
             raws.push(raw);
             ids.push(id);
         }
@@ -476,6 +478,9 @@ pub struct UpdateOp<'a, T> {
     upsert: bool,
     mode: crate::relations::TransactionMode,
     session: Option<&'a mut ClientSession>,
+    /// `update_document` of a versioned model: the document's `_id` and the version it was
+    /// loaded at, required in the filter.
+    loaded: Option<(Bson, i64)>,
 }
 
 impl<'a, T: Model> UpdateOp<'a, T> {
@@ -488,6 +493,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             upsert: false,
             mode: crate::relations::TransactionMode::Never,
             session: None,
+            loaded: None,
         }
     }
 
@@ -534,7 +540,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     /// The result, the copies to settle, and for a bounded `update_many` whose write matched
     /// fewer documents than had room when counted, the error saying so.
     async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken, Option<Error>)> {
-        let base = super::model_filter(self.filter)?;
+        let mut base = super::model_filter(self.filter)?;
+        crate::versioning::expect_version::<T>(&mut base, self.loaded.as_ref().map(|l| l.1));
         // The server could not tell which shard a new document belongs to.
         if let (true, Some(key)) = (self.upsert, T::SHARD_KEY) {
             crate::shard::check_upsert(T::COLLECTION, &base, &key, "upsert")?;
@@ -543,8 +550,9 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
         let mut session = self.session;
         let array_filters = self.update.array_filters();
-        let (update, taken, latest) =
+        let (mut update, taken, latest) =
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
+        crate::versioning::stamp_update::<T>(&mut update, self.upsert)?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
         // The cascade re-sends the update in commands of its own, without array filters. No
@@ -599,6 +607,15 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
         };
         if result.matched_count == 0 && result.upserted_id.is_none() {
+            if let Some((id, expected)) = &self.loaded {
+                crate::versioning::check_conflict::<T>(
+                    self.odm,
+                    id,
+                    *expected,
+                    session.as_deref_mut(),
+                )
+                .await?;
+            }
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
         }
         latest.run(self.odm, session).await?;
@@ -672,6 +689,8 @@ impl<'a, T: Model> Replace<'a, T> {
         if let Some(key) = T::SHARD_KEY {
             crate::shard::pin_key(&mut filter, &raw, &key);
         }
+        // A versioned document is written only over the version it was loaded at.
+        let expected = crate::versioning::stamp_replace(self.doc, &mut filter, &mut raw)?;
         // A tree's node keeps its place: the replacement's parent and ancestors must be the
         // stored ones.
         let tree = match T::TREE {
@@ -724,7 +743,7 @@ impl<'a, T: Model> Replace<'a, T> {
             .flatten()
             .and_then(|v| Bson::try_from(v).ok())
             .unwrap_or(Bson::Null);
-        let result = if copies_from.is_empty() {
+        let written = if copies_from.is_empty() {
             let coll = self.odm.raw_collection::<T>();
             let options = ReplaceOptions::builder().upsert(self.upsert).build();
             let action = coll.replace_one(filter, raw).with_options(options);
@@ -732,7 +751,7 @@ impl<'a, T: Model> Replace<'a, T> {
                 None => action.await,
                 Some(s) => action.session(s).await,
             }
-            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e))?
+            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e))
         } else {
             let replacement = Document::try_from(raw.as_ref()).map_err(encode_error)?;
             crate::denormalize::replace_source::<T>(
@@ -743,7 +762,21 @@ impl<'a, T: Model> Replace<'a, T> {
                 copies_from,
                 session.as_deref_mut(),
             )
-            .await?
+            .await
+        };
+        // Matching nothing (or, upserting, inserting a second `_id`) may be a newer version.
+        let result = match (expected, written) {
+            (Some(v), Ok(r)) if r.matched_count == 0 && r.upserted_id.is_none() => {
+                crate::versioning::check_conflict::<T>(self.odm, &id, v, session.as_deref_mut())
+                    .await?;
+                r
+            }
+            (Some(v), Err(e)) if self.upsert && e.is_duplicate_key() => {
+                crate::versioning::check_conflict::<T>(self.odm, &id, v, session.as_deref_mut())
+                    .await?;
+                return Err(e);
+            }
+            (_, written) => written?,
         };
         if let (Some((tree, given)), 0) = (&tree, result.matched_count) {
             crate::tree::replace_missed::<T>(self.odm, *tree, &id, given, session.as_deref_mut())
@@ -861,11 +894,35 @@ impl<'a, T: Model> Delete<'a, T> {
 into_future!(Delete => u64);
 
 impl Odm {
+    /// Updates one loaded document: `update` by its `_id` (and for a sharded model its shard
+    /// key values, as [`Odm::delete_document`]), otherwise as [`Odm::update_by_id`]: same
+    /// commands.
+    ///
+    /// For a versioned model (`#[odm(version)]`) the filter also requires the version `doc` was
+    /// loaded at, and the update increments it: when the stored document is at another
+    /// version, nothing is written and, after one more `find` (of the stored version), the
+    /// result is [`Error::VersionConflict`]. The caller's `doc` is not changed: load the
+    /// document again to write it again.
+    pub fn update_document<'a, T: Model>(&'a self, doc: &T, update: Update<T>) -> UpdateOp<'a, T> {
+        let filter = self.document_filter(doc);
+        let mut op = UpdateOp::new(self, filter, update, false);
+        if let (Some(id), Some(v)) = (doc.document_id(), doc.document_version()) {
+            op.loaded = Some((bson::serialize_to_bson(id).unwrap_or(Bson::Null), v));
+        }
+        op
+    }
+
     /// Deletes one loaded document: `delete` by its `_id`, and for a sharded model by its shard
     /// key values too, so that the command is routed to the document's shard. Otherwise as
     /// [`Odm::delete_one`] (delete rules, tree rules): same commands.
     pub fn delete_document<'a, T: Model>(&'a self, doc: &T) -> Delete<'a, T> {
-        let filter = match doc.document_id() {
+        Delete::new(self, self.document_filter(doc), false)
+    }
+
+    /// The filter of one loaded document: its `_id`, and its shard key values for a sharded
+    /// model.
+    fn document_filter<T: Model>(&self, doc: &T) -> Filter<T> {
+        match doc.document_id() {
             None => Filter::from_parts(
                 Document::new(),
                 Some(crate::query::Deferred {
@@ -894,7 +951,6 @@ impl Odm {
                     },
                 }
             }
-        };
-        Delete::new(self, filter, false)
+        }
     }
 }

@@ -7,12 +7,14 @@ mod copies;
 mod index;
 mod references;
 mod shard;
+mod stamps;
 mod tree;
 
 pub use copies::{all_copies, copies_from, copies_into, sub_path, CopyInfo, CopyKind, ValueCheck};
 pub use index::{IndexKey, IndexSpec};
 pub use references::{references_to, OnDelete, RefKind, ReferenceInfo};
 pub use shard::{shard_key_of, sharded_models, Segment, ShardEntry, ShardKey, ShardOrder};
+pub use stamps::Stamps;
 pub use tree::{DeleteRule, TreeInfo};
 
 /// What the registry knows of each model linked into the program.

@@ -1,0 +1,249 @@
+//! Optimistic concurrency and timestamps: the fields `#[odm(version)]`, `#[odm(created_at)]`
+//! and `#[odm(updated_at)]` of a model, kept by every write of the ODM.
+//!
+//! - An insert stores version 0 and both timestamps (the client's clock, one value for both).
+//! - An update (`update_one`, `update_many`, `update_by_id`, `update_document`,
+//!   `find_one_and_update`) adds `$inc: {version: 1}` and `$set: {updated_at: now}`, and with
+//!   `upsert` `$setOnInsert: {created_at: now}` (an upserted document starts at version 1:
+//!   the update that created it counts).
+//! - A write of a *loaded* document (`replace_one`, `update_document`) also requires the
+//!   stored version to be the loaded one: the filter names it, and a write that matches
+//!   nothing is told apart from a missing document by one `find` of the stored version:
+//!   [`Error::VersionConflict`] when it differs, nothing written. A replacement stores the
+//!   loaded version + 1 and `updated_at: now`, and keeps the loaded `created_at` (set to now
+//!   when it holds none: an upsert inserting).
+//! - The follow-up writes of the ODM (copies cascaded from their sources, latest-N arrays
+//!   recomputed, a tree's descendants moved, inverse arrays, delete rules) change neither the
+//!   version nor `updated_at`: they keep data derived from other documents in line, which a
+//!   writer of the document does not race with (a replacement retakes its copies from their
+//!   sources, and a tree's fields are guarded).
+//!
+//! Timestamps are the writing client's clock (`bson::DateTime::now()`), not the server's: an
+//! insert has no `$currentDate`, and one clock for every write keeps `created_at <=
+//! updated_at` on one client. The version is stored as a 64-bit integer.
+
+use bson::{doc, Bson, Document, RawDocumentBuf};
+use mongodb::ClientSession;
+
+use crate::{Error, Model, Odm, Result};
+
+pub use crate::schema::Stamps;
+
+/// The integer types a version field may have.
+#[diagnostic::on_unimplemented(
+    message = "a `#[odm(version)]` field is an integer, not `{Self}`",
+    label = "not `i32`, `i64`, `u32` or `u64`",
+    note = "the version counts the writes of the document: declare it `version: u64` (or `i64`, `i32`, `u32`)"
+)]
+pub trait VersionNumber {
+    /// The value as stored.
+    fn to_i64(&self) -> i64;
+}
+
+macro_rules! version_number {
+    ($($t:ty),*) => { $(
+        impl VersionNumber for $t {
+            fn to_i64(&self) -> i64 {
+                // A version past i64::MAX is never reached by counting writes.
+                i64::try_from(*self).unwrap_or(i64::MAX)
+            }
+        }
+    )* };
+}
+version_number!(i32, i64, u32, u64);
+
+/// The types a `#[odm(created_at)]` or `#[odm(updated_at)]` field may have.
+#[diagnostic::on_unimplemented(
+    message = "a timestamp field is a `bson::DateTime`, not `{Self}`",
+    label = "not `bson::DateTime` or `Option<bson::DateTime>`",
+    note = "`#[odm(created_at)]` and `#[odm(updated_at)]` hold BSON dates: declare the field `bson::DateTime` (or `Option<bson::DateTime>`)"
+)]
+pub trait StampDate {}
+impl StampDate for bson::DateTime {}
+impl StampDate for Option<bson::DateTime> {}
+
+fn encode_error<T: Model>(e: bson::error::Error) -> Error {
+    Error::Encode {
+        collection: T::COLLECTION.to_owned(),
+        what: "document".to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// Sets `key` in `doc`, in place when it is there (serde wrote every field), so that the
+/// document keeps its order.
+fn put(doc: &mut Document, key: &str, value: Bson) {
+    doc.insert(key, value);
+}
+
+fn rebuild<T: Model>(raw: &mut RawDocumentBuf, edit: impl FnOnce(&mut Document)) -> Result<()> {
+    let mut doc = Document::try_from(raw.as_ref()).map_err(encode_error::<T>)?;
+    edit(&mut doc);
+    *raw = RawDocumentBuf::try_from(&doc).map_err(encode_error::<T>)?;
+    Ok(())
+}
+
+/// An inserted document: version 0, both timestamps now. Nothing for a model without kept
+/// fields (the document is not touched).
+pub(crate) fn stamp_insert<T: Model>(raw: &mut RawDocumentBuf) -> Result<()> {
+    let stamps = T::STAMPS;
+    if stamps.is_none() {
+        return Ok(());
+    }
+    let now = Bson::DateTime(bson::DateTime::now());
+    rebuild::<T>(raw, |doc| {
+        if let Some(v) = stamps.version {
+            put(doc, v, Bson::Int64(0));
+        }
+        for at in [stamps.created_at, stamps.updated_at].into_iter().flatten() {
+            put(doc, at, now.clone());
+        }
+    })
+}
+
+/// A replacement of a loaded document: the filter requires the loaded version (returned, for
+/// the conflict check), the replacement stores the next one and `updated_at: now`, and
+/// `created_at: now` when the loaded document held none.
+pub(crate) fn stamp_replace<T: Model>(
+    doc: &T,
+    filter: &mut Document,
+    raw: &mut RawDocumentBuf,
+) -> Result<Option<i64>> {
+    let stamps = T::STAMPS;
+    if stamps.is_none() {
+        return Ok(None);
+    }
+    let expected = stamps.version.and(doc.document_version());
+    if let (Some(path), Some(v)) = (stamps.version, expected) {
+        filter.insert(path, Bson::Int64(v));
+    }
+    let now = Bson::DateTime(bson::DateTime::now());
+    rebuild::<T>(raw, |doc| {
+        if let (Some(path), Some(v)) = (stamps.version, expected) {
+            put(doc, path, Bson::Int64(v.saturating_add(1)));
+        }
+        if let Some(at) = stamps.updated_at {
+            put(doc, at, now.clone());
+        }
+        if let Some(at) = stamps.created_at {
+            if matches!(doc.get(at), None | Some(Bson::Null)) {
+                put(doc, at, now.clone());
+            }
+        }
+    })?;
+    Ok(expected)
+}
+
+/// An update: refused when it writes a kept field itself (a raw update: typed ones cannot),
+/// then `$inc` of the version, `$set` of `updated_at` and, for an upsert, `$setOnInsert` of
+/// `created_at`.
+pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Result<()> {
+    let stamps = T::STAMPS;
+    if stamps.is_none() {
+        return Ok(());
+    }
+    for (op, fields) in update.iter() {
+        let Bson::Document(fields) = fields else {
+            continue;
+        };
+        for path in fields.keys() {
+            let kept = stamps.paths().find(|k| {
+                path == k
+                    || path
+                        .strip_prefix(k)
+                        .is_some_and(|rest| rest.starts_with('.'))
+            });
+            if let Some(kept) = kept {
+                return Err(Error::Unsupported(format!(
+                    "this update of `{}` writes `{path}` with `{op}`, but `{kept}` is kept by odm (a version or timestamp field): every write updates it; nothing was written",
+                    T::COLLECTION
+                )));
+            }
+        }
+    }
+    let now = Bson::DateTime(bson::DateTime::now());
+    let mut add = |op: &str, path: &str, value: Bson| -> Result<()> {
+        match update
+            .entry(op.to_owned())
+            .or_insert_with(|| Document::new().into())
+        {
+            Bson::Document(d) => {
+                d.insert(path, value);
+                Ok(())
+            }
+            other => Err(Error::Unsupported(format!(
+                "this update of `{}` holds `{op}: {other}`, not a document of fields",
+                T::COLLECTION
+            ))),
+        }
+    };
+    if let Some(v) = stamps.version {
+        add("$inc", v, Bson::Int64(1))?;
+    }
+    if let Some(at) = stamps.updated_at {
+        add("$set", at, now.clone())?;
+    }
+    if let (true, Some(at)) = (upsert, stamps.created_at) {
+        add("$setOnInsert", at, now)?;
+    }
+    Ok(())
+}
+
+/// Requires the loaded version in an update's filter (`update_document`).
+pub(crate) fn expect_version<T: Model>(filter: &mut Document, expected: Option<i64>) {
+    if let (Some(path), Some(v)) = (T::STAMPS.version, expected) {
+        filter.insert(path, Bson::Int64(v));
+    }
+}
+
+/// After a write of a loaded document at version `expected` matched nothing: one `find` of the
+/// stored version (by `_id`), and [`Error::VersionConflict`] when it is another. `Ok` when the
+/// document is gone (the write matched nothing, as for an unversioned model) or is at the
+/// expected version (something else in the filter did not match).
+pub(crate) async fn check_conflict<T: Model>(
+    odm: &Odm,
+    id: &Bson,
+    expected: i64,
+    session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let Some(path) = T::STAMPS.version else {
+        return Ok(());
+    };
+    let coll = odm.raw_collection::<T>();
+    let action = coll
+        .find_one(crate::literal::eq("_id", id.clone()))
+        .projection(doc! { path: 1 });
+    let stored = match session {
+        None => action.await,
+        Some(s) => action.session(s).await,
+    }
+    .map_err(Odm::driver_error::<T>)?;
+    let Some(stored) = stored else {
+        return Ok(());
+    };
+    let found = match stored.get(path) {
+        Ok(Some(bson::RawBsonRef::Int64(v))) => v,
+        Ok(Some(bson::RawBsonRef::Int32(v))) => i64::from(v),
+        Ok(Some(bson::RawBsonRef::Double(v))) if v.fract() == 0.0 => v as i64,
+        other => {
+            return Err(Error::Decode {
+                collection: T::COLLECTION.to_owned(),
+                id: crate::error::show_id(Some(id)),
+                path: path.to_owned(),
+                message: format!(
+                    "the version is not an integer: {:?}",
+                    other.ok().flatten().and_then(|v| Bson::try_from(v).ok())
+                ),
+            })
+        }
+    };
+    if found == expected {
+        return Ok(());
+    }
+    Err(Error::VersionConflict {
+        collection: T::COLLECTION.to_owned(),
+        id: crate::error::show_id(Some(id)),
+        expected,
+        found,
+    })
+}

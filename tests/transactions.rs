@@ -1,0 +1,503 @@
+//! The caller's transactions (`Odm::transaction`): every write of the body lands together or
+//! not at all, a write conflict runs the body again (within the retry deadline), operations
+//! that open transactions of their own join the caller's, and a deployment without
+//! transactions is a typed error. What landed is read back with the raw driver.
+
+#[path = "common/catalog.rs"]
+mod catalog;
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use catalog::*;
+use common::{sent, stored, stored_one};
+use odm::bson::{doc, DateTime, Document};
+use odm::counters::Hours;
+use odm::prelude::*;
+use odm::testing::TestDb;
+use odm::{Error, TransactionMode};
+
+/// An account whose balance transfers move.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "accounts")]
+struct Account {
+    #[serde(rename = "_id")]
+    id: i32,
+    balance: i64,
+}
+
+/// A brand's name copied into its gadgets: an update of the name cascades.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "brands")]
+struct Brand {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "gadgets")]
+struct Gadget {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(on_delete = "nullify")]
+    brand: Option<Ref<Brand>>,
+    #[denormalize(from = "Brand", via = "brand", fields = "name")]
+    #[serde(default)]
+    brand_name: String,
+}
+
+/// A tree: a move rewrites a subtree in a transaction of its own when run alone.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "subjects", tree(on_delete = "lift"))]
+struct Subject {
+    #[serde(rename = "_id")]
+    id: String,
+    parent: Option<Ref<Subject>>,
+    ancestors: Vec<Ref<Subject>>,
+}
+
+/// Counters: one upsert per event, returned as an `InSession`.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(collection = "visits", counters(key = "page", day = "day"))]
+struct Visits {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    page: i32,
+    day: DateTime,
+    total: i64,
+    hour: Hours,
+}
+
+fn balances(docs: &[Document]) -> Vec<(i32, i64)> {
+    docs.iter()
+        .map(|d| (d.get_i32("_id").unwrap(), d.get_i64("balance").unwrap()))
+        .collect()
+}
+
+async fn two_accounts(db: &TestDb) -> odm::Result<()> {
+    db.odm()
+        .insert_many(&[
+            Account {
+                id: 1,
+                balance: 100,
+            },
+            Account { id: 2, balance: 0 },
+        ])
+        .await?;
+    // The `hello` that tells a replica set, sent once per `Odm`, is not counted below.
+    assert!(db.odm().supports_transactions().await?);
+    sent(db);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_body_commits_its_writes_together() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    two_accounts(&db).await?;
+    // ANCHOR: transfer
+    let moved = odm
+        .transaction(async |tx| {
+            odm.update_by_id::<Account>(1, Account::balance().inc(-30))
+                .session(tx.session())
+                .await?;
+            odm.update_by_id::<Account>(2, Account::balance().inc(30))
+                .session(tx.session())
+                .await?;
+            Ok(30)
+        })
+        .await?;
+    // ANCHOR_END: transfer
+    assert_eq!(moved, 30);
+    assert_eq!(sent(&db), ["update", "update", "commitTransaction"]);
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 70), (2, 30)]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_body_error_aborts_and_nothing_lands() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    two_accounts(&db).await?;
+    let runs = AtomicU32::new(0);
+    let refused = odm
+        .transaction(async |tx| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            odm.update_by_id::<Account>(1, Account::balance().inc(-500))
+                .session(tx.session())
+                .await?;
+            odm.insert_one(&Account {
+                id: 3,
+                balance: 500,
+            })
+            .session(tx.session())
+            .await?;
+            let left = odm.get::<Account>(1).session(tx.session()).await?;
+            if left.is_some_and(|a| a.balance < 0) {
+                return Err(Error::Unsupported("insufficient funds".into()));
+            }
+            Ok(())
+        })
+        .await;
+    assert!(
+        matches!(&refused, Err(Error::Unsupported(m)) if m == "insufficient funds"),
+        "{refused:?}"
+    );
+    // Not retried: the error is not transient.
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(sent(&db), ["update", "insert", "find", "abortTransaction"]);
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 100), (2, 0)]);
+    Ok(())
+}
+
+/// Two transactions increment the same document; the second writes while the first holds it,
+/// conflicts, and runs again after the first commits. Both increments and both log entries
+/// land exactly once.
+#[tokio::test]
+async fn a_write_conflict_runs_the_body_again_and_both_land_once() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    two_accounts(&db).await?;
+    let first_wrote = tokio::sync::Notify::new();
+    let second_conflicted = tokio::sync::Notify::new();
+    let (first_runs, second_runs) = (AtomicU32::new(0), AtomicU32::new(0));
+    let first = odm.transaction(async |tx| {
+        first_runs.fetch_add(1, Ordering::SeqCst);
+        odm.update_by_id::<Account>(2, Account::balance().inc(1))
+            .session(tx.session())
+            .await?;
+        odm.insert_one(&Account { id: 10, balance: 1 })
+            .session(tx.session())
+            .await?;
+        if tx.attempt() == 1 {
+            first_wrote.notify_one();
+            // Holds the document until the other has met it (bounded: never a hang).
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), second_conflicted.notified()).await;
+        }
+        Ok(())
+    });
+    let second = odm.transaction(async |tx| {
+        second_runs.fetch_add(1, Ordering::SeqCst);
+        if tx.attempt() == 1 {
+            first_wrote.notified().await;
+        }
+        odm.insert_one(&Account { id: 20, balance: 1 })
+            .session(tx.session())
+            .await?;
+        let wrote = odm
+            .update_by_id::<Account>(2, Account::balance().inc(1))
+            .session(tx.session())
+            .await;
+        if let Err(e) = &wrote {
+            assert!(e.is_transient(), "{e:?}");
+            second_conflicted.notify_one();
+        }
+        wrote?;
+        Ok(())
+    });
+    let (a, b) = tokio::join!(first, second);
+    a?;
+    b?;
+    assert_eq!(first_runs.load(Ordering::SeqCst), 1);
+    assert!(
+        second_runs.load(Ordering::SeqCst) >= 2,
+        "the second was not run again"
+    );
+    assert_eq!(
+        balances(&stored(&db, "accounts").await),
+        [(1, 100), (2, 2), (10, 1), (20, 1)]
+    );
+    Ok(())
+}
+
+/// A body that conflicts every time (another transaction holds the document and never
+/// commits) returns the last transient error once the deadline has passed.
+#[tokio::test]
+async fn a_body_that_always_conflicts_stops_at_the_deadline() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    two_accounts(&db).await?;
+    let deadline = Duration::from_millis(400);
+    let odm = db.odm().clone().with_retry_deadline(deadline);
+    let mut holder = db.raw().client().start_session().await?;
+    holder.start_transaction().await?;
+    db.raw()
+        .collection::<Document>("accounts")
+        .update_one(doc! {"_id": 2}, doc! {"$inc": {"balance": 1000}})
+        .session(&mut holder)
+        .await?;
+    let runs = AtomicU32::new(0);
+    let start = Instant::now();
+    let outcome = odm
+        .transaction(async |tx| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            odm.update_by_id::<Account>(2, Account::balance().inc(1))
+                .session(tx.session())
+                .await?;
+            Ok(())
+        })
+        .await;
+    let took = start.elapsed();
+    holder.abort_transaction().await?;
+    let e = outcome.expect_err("the document stayed held");
+    assert!(e.is_transient(), "{e:?}");
+    assert!(runs.load(Ordering::SeqCst) >= 2, "never retried");
+    assert!(took >= deadline / 2, "gave up early: {took:?}");
+    assert!(took < deadline + Duration::from_secs(2), "{took:?}");
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 100), (2, 0)]);
+    Ok(())
+}
+
+/// A body may be run again: what it captures is borrowed, never consumed, and the context form
+/// gives a future that is `Send` (spawned here).
+#[tokio::test]
+async fn the_context_form_runs_in_a_spawned_task() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    two_accounts(&db).await?;
+    let odm = db.odm().clone();
+    let done = tokio::spawn(async move {
+        // ANCHOR: transaction_with
+        odm.transaction_with(&(odm.clone(), 25_i64), |tx, (odm, amount)| {
+            Box::pin(async move {
+                odm.update_by_id::<Account>(1, Account::balance().inc(-amount))
+                    .session(tx.session())
+                    .await?;
+                odm.update_by_id::<Account>(2, Account::balance().inc(*amount))
+                    .session(tx.session())
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
+        // ANCHOR_END: transaction_with
+    });
+    done.await.expect("task")?;
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 75), (2, 25)]);
+    Ok(())
+}
+
+/// Every operation that opens a transaction of its own when run alone (reassign, a delete
+/// with rules, a tree move, a cascade told `Always`) joins the caller's: one
+/// `commitTransaction` for all, and an abort takes all of them back; populate and counters
+/// read and write in it too.
+#[tokio::test]
+async fn operations_with_transactions_of_their_own_join_the_callers() -> odm::Result<()> {
+    for commit in [false, true] {
+        let db = TestDb::new().await?;
+        let odm = db.odm();
+        let (ann, bob) = (person("Ann"), person("Bob"));
+        odm.insert_many(&[ann.clone(), bob.clone()]).await?;
+        let task = Task {
+            id: ObjectId::new(),
+            description: "write".into(),
+            due_date: DateTime::from_millis(0),
+            owner: Ref::new(ann.id),
+        };
+        odm.insert_one(&task).await?;
+        let acme = Supplier {
+            id: ObjectId::new(),
+            name: "Acme".into(),
+            country: "FR".into(),
+        };
+        odm.insert_one(&acme).await?;
+        let bolt = Part {
+            id: ObjectId::new(),
+            partno: "b-1".into(),
+            name: "bolt".into(),
+            qty: 1,
+            cost: 0.0,
+            price: 0.0,
+            supplier: Some(Ref::new(acme.id)),
+        };
+        odm.insert_one(&bolt).await?;
+        let kit = Product {
+            id: ObjectId::new(),
+            name: "kit".into(),
+            manufacturer: "m".into(),
+            catalog_number: 1,
+            parts: vec![Ref::new(bolt.id)],
+        };
+        odm.insert_one(&kit).await?;
+        odm.insert_one(&Brand {
+            id: 1,
+            name: "Old".into(),
+        })
+        .await?;
+        odm.insert_one(&Gadget {
+            id: 1,
+            brand: Some(Ref::new(1)),
+            brand_name: String::new(),
+        })
+        .await?;
+        for (id, parent) in [("a", None), ("b", None), ("c", Some("a"))] {
+            odm.insert_one(&Subject {
+                id: id.into(),
+                parent: parent.map(|p: &str| Ref::new(p.to_owned())),
+                ancestors: vec![],
+            })
+            .await?;
+        }
+        sent(&db);
+
+        let outcome = odm
+            .transaction(async |tx| {
+                odm.reassign(Task::owner(), task.id, bob.id)
+                    .session(tx.session())
+                    .await?;
+                odm.delete_one(Supplier::id_field().eq(acme.id))
+                    .session(tx.session())
+                    .await?;
+                odm.tree::<Subject>()
+                    .move_under("c".to_owned(), "b".to_owned())
+                    .session(tx.session())
+                    .await?;
+                odm.update_by_id::<Brand>(1, Brand::name().set("New".to_owned()))
+                    .transaction(TransactionMode::Always)
+                    .session(tx.session())
+                    .await?;
+                let kits = odm
+                    .find(Product::id_field().eq(kit.id))
+                    .populate(Product::parts())
+                    .session(tx.session())
+                    .await?;
+                assert_eq!(kits.len(), 1);
+                odm.counters::<Visits>()
+                    .record(7, DateTime::from_millis(0))
+                    .session(tx.session())
+                    .await?;
+                if commit {
+                    Ok(())
+                } else {
+                    Err(Error::Unsupported("changed my mind".into()))
+                }
+            })
+            .await;
+        let commands = sent(&db);
+        let count = |name: &str| commands.iter().filter(|c| *c == name).count();
+        if commit {
+            outcome?;
+            assert_eq!(count("commitTransaction"), 1, "{commands:?}");
+            assert_eq!(count("abortTransaction"), 0, "{commands:?}");
+        } else {
+            assert!(matches!(outcome, Err(Error::Unsupported(_))));
+            assert_eq!(count("commitTransaction"), 0, "{commands:?}");
+            assert_eq!(count("abortTransaction"), 1, "{commands:?}");
+        }
+        let owner = stored_one(&db, "tasks", task.id).await.expect("task");
+        let supplier = stored_one(&db, "suppliers", acme.id).await;
+        let part = stored_one(&db, "parts", bolt.id).await.expect("part");
+        let c = stored_one(&db, "subjects", "c").await.expect("c");
+        let gadget = stored_one(&db, "gadgets", 1).await.expect("gadget");
+        let visits = stored(&db, "visits").await;
+        if commit {
+            assert_eq!(owner.get_object_id("owner").unwrap(), bob.id);
+            assert!(supplier.is_none());
+            assert!(part.get("supplier").is_some_and(|s| s.as_null().is_some()));
+            assert_eq!(c.get_str("parent").unwrap(), "b");
+            assert_eq!(gadget.get_str("brand_name").unwrap(), "New");
+            assert_eq!(visits.len(), 1);
+        } else {
+            assert_eq!(owner.get_object_id("owner").unwrap(), ann.id);
+            assert!(supplier.is_some());
+            assert_eq!(part.get_object_id("supplier").unwrap(), acme.id);
+            assert_eq!(c.get_str("parent").unwrap(), "a");
+            assert_eq!(gadget.get_str("brand_name").unwrap(), "Old");
+            assert!(visits.is_empty());
+        }
+    }
+    Ok(())
+}
+
+fn person(name: &str) -> Person {
+    Person {
+        id: ObjectId::new(),
+        name: name.into(),
+        tasks: vec![],
+    }
+}
+
+/// A standalone server (no replica set) runs no transactions: the typed error, before the
+/// body runs.
+#[tokio::test]
+async fn a_standalone_server_is_a_typed_error() -> odm::Result<()> {
+    let server = Standalone::start();
+    let odm = Odm::connect(&server.uri, "standalone_txn").await?;
+    let runs = AtomicU32::new(0);
+    let outcome = odm
+        .transaction(async |tx| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            odm.insert_one(&Account { id: 1, balance: 0 })
+                .session(tx.session())
+                .await?;
+            Ok(())
+        })
+        .await;
+    assert!(
+        matches!(&outcome, Err(Error::TransactionsUnsupported { operation, .. }) if operation == "Odm::transaction"),
+        "{outcome:?}"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    Ok(())
+}
+
+/// The project's server started with `--standalone`, killed when dropped.
+struct Standalone {
+    child: std::process::Child,
+    dir: std::path::PathBuf,
+    uri: String,
+}
+
+impl Standalone {
+    fn start() -> Standalone {
+        use std::io::BufRead;
+        let binary = odm::testing::find_binary().expect("server binary");
+        let dir = std::env::temp_dir().join(format!("odm-standalone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let mut child = std::process::Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", "0", "--standalone"])
+            .arg("--storage-path")
+            .arg(&dir)
+            .args(["--log-file-max", "2MB", "--cache-size", "64M"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if !sent {
+                    if let Some(port) = line
+                        .split_once("listening on ")
+                        .and_then(|(_, a)| a.trim().rsplit(':').next()?.parse::<u16>().ok())
+                    {
+                        let _ = tx.send(port);
+                        sent = true;
+                    }
+                }
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the standalone server reports its port");
+        Standalone {
+            child,
+            dir,
+            uri: format!("mongodb://127.0.0.1:{port}/?directConnection=true"),
+        }
+    }
+}
+
+impl Drop for Standalone {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
