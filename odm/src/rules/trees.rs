@@ -28,12 +28,13 @@ pub const fn tree_ref<Node, Target: SameTree<Node>>() {}
 /// Used by the generated code: `Held` is `Id`.
 pub const fn tree_id<Node, Id, Held: TreeId<Node, Id>>() {}
 
-/// Path markers whose fields another model may copy (`#[denormalize]`): all but a tree's kept
-/// links, which a move rewrites for a whole subtree in one update that no cascade follows.
+/// Path markers whose fields another model may copy (`#[denormalize]`): all but the fields odm
+/// keeps itself by writes that no cascade follows (a tree's links, versions and timestamps).
 #[diagnostic::on_unimplemented(
     message = "a field marked `{Self}` cannot be copied by `#[denormalize]`",
-    label = "a tree's parent or ancestors: a move rewrites them for the whole subtree, and no cascade follows it",
-    note = "keep a `Ref` to the node instead and populate it, or copy a field of the node that the application writes (its name)"
+    label = "kept by odm itself, by writes that no cascade follows",
+    note = "`Kept`: a tree's parent or ancestors, which a move rewrites for the whole subtree in one update; keep a `Ref` to the node instead and populate it, or copy a field of the node that the application writes (its name)",
+    note = "`Stamped`: a version or a timestamp, which each document keeps for itself; populate a `Ref` to read the source's"
 )]
 pub trait Copyable {}
 impl Copyable for Single {}
