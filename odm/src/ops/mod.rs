@@ -8,6 +8,8 @@ mod write;
 pub use in_session::InSession;
 pub(crate) use read::{find_decoded, find_documents};
 pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
+#[cfg(feature = "testing")]
+pub(crate) use write::encode_document;
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
 
 /// Implements `IntoFuture` for a builder by boxing its `run` method.
