@@ -4,6 +4,7 @@
 //! server named by `MONGODB_URI`).
 
 pub mod latency;
+pub mod odm_perf;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

@@ -1,13 +1,14 @@
 //! Refusing keys that MongoDB would read as operators or paths.
 
 use bson::raw::{RawBsonRef, RawDocument};
+use bson::spec::ElementType;
 
 use crate::{Error, Result};
 
 /// Checks every key of `doc`, at any depth: a key must not start with `$` (except the DBRef
 /// keys `$ref`, `$id`, `$db`) and must not contain `.`.
 pub(crate) fn check_document(collection: &str, doc: &RawDocument) -> Result<()> {
-    check_level(collection, doc, &mut String::new())
+    check_level(collection, doc, &mut Vec::new())
 }
 
 /// Checks the keys of a value about to be written at `path` (an id written as a reference,
@@ -20,7 +21,7 @@ pub(crate) fn check_value(collection: &str, path: &str, value: &bson::Bson) -> R
     };
     let one = |d: &bson::Document, at: String| -> Result<()> {
         let raw = bson::RawDocumentBuf::try_from(d).map_err(encode_error)?;
-        check_level(collection, &raw, &mut { at })
+        check_level(collection, &raw, &mut vec![Step::Key(&at)])
     };
     match value {
         bson::Bson::Document(d) => one(d, path.to_owned()),
@@ -32,56 +33,80 @@ pub(crate) fn check_value(collection: &str, path: &str, value: &bson::Bson) -> R
     }
 }
 
-fn check_level(collection: &str, doc: &RawDocument, path: &mut String) -> Result<()> {
-    for element in doc {
-        let (key, value) = element.map_err(|e| Error::Encode {
-            collection: collection.to_owned(),
-            what: "document".to_owned(),
-            message: e.to_string(),
-        })?;
-        let key = key.as_str();
-        let dbref =
-            matches!(key, "$ref" | "$id" | "$db") && doc.get("$ref").ok().flatten().is_some();
-        if (key.starts_with('$') && !dbref) || key.contains('.') {
-            return Err(Error::InvalidKey {
-                collection: collection.to_owned(),
-                path: if path.is_empty() {
-                    ".".to_owned()
-                } else {
-                    path.clone()
-                },
-                key: key.to_owned(),
-            });
+/// A step of the path to the level being checked, for error messages only: the hot path
+/// builds no string.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn show_path(path: &[Step<'_>]) -> String {
+    if path.is_empty() {
+        return ".".to_owned();
+    }
+    let mut out = String::new();
+    for (i, step) in path.iter().enumerate() {
+        if i > 0 {
+            out.push('.');
         }
-        let len = path.len();
-        match value {
-            RawBsonRef::Document(d) => {
-                push(path, key);
-                check_level(collection, d, path)?;
+        match step {
+            Step::Key(k) => out.push_str(k),
+            Step::Index(n) => out.push_str(&n.to_string()),
+        }
+    }
+    out
+}
+
+/// Walks the elements of `doc` without decoding their values (no string is read, only the
+/// keys and the bounds of each element), descending into documents and arrays.
+fn check_level<'a>(collection: &str, doc: &'a RawDocument, path: &mut Vec<Step<'a>>) -> Result<()> {
+    let malformed = |e: bson::error::Error| Error::Encode {
+        collection: collection.to_owned(),
+        what: "document".to_owned(),
+        message: e.to_string(),
+    };
+    for element in doc.iter_elements() {
+        let element = element.map_err(malformed)?;
+        let key = element.key().as_str();
+        if key.starts_with('$') || key.contains('.') {
+            let dbref =
+                matches!(key, "$ref" | "$id" | "$db") && doc.get("$ref").ok().flatten().is_some();
+            if !dbref {
+                return Err(Error::InvalidKey {
+                    collection: collection.to_owned(),
+                    path: show_path(path),
+                    key: key.to_owned(),
+                });
             }
-            RawBsonRef::Array(a) => {
-                for (i, item) in a.into_iter().enumerate() {
-                    if let Ok(RawBsonRef::Document(d)) = item {
-                        push(path, key);
-                        path.push('.');
-                        path.push_str(&i.to_string());
-                        check_level(collection, d, path)?;
-                        path.truncate(len);
+        }
+        match element.element_type() {
+            ElementType::EmbeddedDocument => {
+                if let RawBsonRef::Document(d) = element.value().map_err(malformed)? {
+                    path.push(Step::Key(key));
+                    check_level(collection, d, path)?;
+                    path.pop();
+                }
+            }
+            ElementType::Array => {
+                if let RawBsonRef::Array(a) = element.value().map_err(malformed)? {
+                    path.push(Step::Key(key));
+                    for (i, item) in a.iter_elements().enumerate() {
+                        let item = item.map_err(malformed)?;
+                        if item.element_type() == ElementType::EmbeddedDocument {
+                            if let RawBsonRef::Document(d) = item.value().map_err(malformed)? {
+                                path.push(Step::Index(i));
+                                check_level(collection, d, path)?;
+                                path.pop();
+                            }
+                        }
                     }
+                    path.pop();
                 }
             }
             _ => {}
         }
-        path.truncate(len);
     }
     Ok(())
-}
-
-fn push(path: &mut String, key: &str) {
-    if !path.is_empty() {
-        path.push('.');
-    }
-    path.push_str(key);
 }
 
 #[cfg(test)]

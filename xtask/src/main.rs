@@ -7,6 +7,8 @@
 //!   and the examples. This is what CI runs.
 //! - `bench [name]`: runs the benchmarks (release build) against the dev server, or the server
 //!   named by `MONGODB_URI`; each prints its medians, ratios and command counts.
+//! - `derive-time`: compile time of 100 generated models deriving `Model` with relations
+//!   against the same structs deriving serde's traits only (see `derive_time.rs`).
 //! - `install`: only the installs.
 //!
 //! Installs go to a per-user cache directory keyed by version, so a fresh clone reuses them.
@@ -14,6 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
+
+mod derive_time;
 
 #[path = "../../odm/src/testing/location.rs"]
 #[allow(dead_code)]
@@ -30,8 +34,9 @@ fn main() -> ExitCode {
         Some("examples") => install_server().and_then(|server| run_examples(&server)),
         Some("test") => run_all(),
         Some("install") => install_all().map(|_| ()),
+        Some("derive-time") => derive_time::run(),
         Some("bench") => install_server().and_then(|server| run_benches(&server, args.get(1))),
-        _ => Err("usage: cargo xtask <examples|test|bench [name]|install>".to_owned()),
+        _ => Err("usage: cargo xtask <examples|test|bench [name]|derive-time|install>".to_owned()),
     };
     match result {
         Ok(()) => {

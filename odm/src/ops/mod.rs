@@ -11,6 +11,8 @@ pub(crate) use read::{find_decoded, find_documents, FindParts};
 pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
 pub(crate) use stream::Open;
 pub use stream::{FindStream, DEFAULT_STREAM_BATCH};
+#[cfg(feature = "testing")]
+pub(crate) use write::encode_document;
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
 
 /// Implements `IntoFuture` for a builder by boxing its `run` method.

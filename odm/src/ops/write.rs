@@ -12,7 +12,7 @@ use crate::{Error, Model, Odm, Result};
 
 /// Encodes a model document for writing: keys checked, `_id` present (generated when the type
 /// allows). Returns the document and its id.
-fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
+pub(crate) fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
     let encode_error = |e: bson::error::Error| Error::Encode {
         collection: T::COLLECTION.to_owned(),
         what: "document".to_owned(),
@@ -46,16 +46,43 @@ fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
     let id = T::generate_id().ok_or_else(|| Error::MissingId {
         collection: T::COLLECTION.to_owned(),
     })?;
-    // Rare path (an `Option` id left empty): rebuild with `_id` first, as the server would.
-    let mut with_id = Document::new();
-    with_id.insert("_id", bson::serialize_to_bson(&id).map_err(encode_error)?);
-    let mut rest = Document::try_from(raw.as_ref()).map_err(encode_error)?;
-    rest.remove("_id");
-    with_id.extend(rest);
-    Ok((
-        RawDocumentBuf::try_from(&with_id).map_err(encode_error)?,
-        id,
-    ))
+    // An `Option` id left empty: `_id` first, as the server would put it.
+    let raw = with_id_first(&raw, &id).map_err(|message| Error::Encode {
+        collection: T::COLLECTION.to_owned(),
+        what: "document".to_owned(),
+        message,
+    })?;
+    Ok((raw, id))
+}
+
+/// `raw` with `_id: id` as its first element and the `_id` it held, if any (a null), left out:
+/// spliced from the bytes, nothing decoded or serialized again but the id.
+fn with_id_first<I: serde::Serialize>(
+    raw: &RawDocumentBuf,
+    id: &I,
+) -> std::result::Result<RawDocumentBuf, String> {
+    let value = bson::serialize_to_bson(id).map_err(|e| e.to_string())?;
+    let value = bson::RawBson::try_from(value).map_err(|e| e.to_string())?;
+    let mut out = bson::rawdoc! { "_id": value }.into_bytes();
+    // The head's terminating null goes: the document's elements follow.
+    out.pop();
+    let bytes = raw.as_bytes();
+    out.reserve(bytes.len());
+    let mut at = 4;
+    for element in raw.iter_elements() {
+        let element = element.map_err(|e| e.to_string())?;
+        let key = element.key().as_str();
+        // Type byte, key, its null, value.
+        let len = 1 + key.len() + 1 + element.size();
+        if key != "_id" {
+            out.extend_from_slice(&bytes[at..at + len]);
+        }
+        at += len;
+    }
+    out.push(0);
+    let total = i32::try_from(out.len()).map_err(|_| "the document is too large".to_owned())?;
+    out[..4].copy_from_slice(&total.to_le_bytes());
+    RawDocumentBuf::from_bytes(out).map_err(|e| e.to_string())
 }
 
 /// A kind's document carries its discriminator: appended when the struct does not store it,
@@ -951,6 +978,41 @@ impl Odm {
                     },
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::{doc, oid::ObjectId};
+
+    #[test]
+    fn the_generated_id_goes_first_and_the_rest_is_kept_byte_for_byte() {
+        let id = ObjectId::new();
+        let rest = doc! {
+            "name": "a string", "n": 3_i64, "nested": { "k": [1, { "deep": "x" }] },
+            "bin": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![1, 2, 3] },
+        };
+        for held in [None, Some(Bson::Null)] {
+            let mut d = Document::new();
+            if let Some(v) = &held {
+                d.insert("_id", v.clone());
+            }
+            d.extend(rest.clone());
+            let raw = RawDocumentBuf::try_from(&d).unwrap();
+            let out = with_id_first(&raw, &id).unwrap();
+            let mut want = doc! { "_id": id };
+            want.extend(rest.clone());
+            assert_eq!(
+                Document::try_from(out.as_ref()).unwrap(),
+                want,
+                "held: {held:?}"
+            );
+            assert_eq!(
+                out.as_bytes(),
+                RawDocumentBuf::try_from(&want).unwrap().as_bytes()
+            );
         }
     }
 }

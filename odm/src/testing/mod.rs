@@ -27,6 +27,7 @@
 //!
 //! Set `ODM_KEEP_TEST_DB=1` to keep the databases for inspection.
 
+pub mod hooks;
 mod location;
 mod server;
 

@@ -1,0 +1,24 @@
+//! The client-side steps of the hot paths, without a server, for benchmarks that measure what
+//! the ODM adds to the driver's own work.
+
+use bson::{RawDocument, RawDocumentBuf};
+
+use crate::{Model, Result};
+
+/// The document `insert_one` would send for `doc`: serialized once, keys checked, `_id` added
+/// when the library generates it. Sends nothing.
+pub fn encode_for_insert<T: Model>(doc: &T) -> Result<RawDocumentBuf> {
+    crate::ops::encode_document(doc).map(|(raw, _)| raw)
+}
+
+/// `raw` decoded as `find` decodes a document of `T` read from `database`. Sends nothing.
+pub fn decode<T: Model>(database: &str, raw: &RawDocument) -> Result<T> {
+    crate::decode::decode(
+        &crate::decode::Reading {
+            collection: T::COLLECTION,
+            database,
+            kinds: T::KINDS,
+        },
+        raw,
+    )
+}
