@@ -23,6 +23,12 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 #[doc(hidden)]
 pub struct Fetched(Box<dyn Any + Send>);
 
+impl Fetched {
+    pub(super) fn new<T: Send + Sync + 'static>(by_id: ById<T>) -> Self {
+        Fetched(Box::new(by_id))
+    }
+}
+
 impl std::fmt::Debug for Fetched {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Fetched")
@@ -43,6 +49,22 @@ pub trait Step<Root>: Send + Sync {
     ) -> BoxFuture<'a, Result<Fetched>>;
     /// Puts the fetched documents into the references.
     fn attach(&self, docs: &mut [Root], fetched: Fetched) -> Result<()>;
+    /// The stages of the lookup plan that load this path (and its next levels) into the
+    /// `index`'th looked-up field.
+    fn lookup_stages(&self, index: usize) -> Result<Vec<Document>>;
+    /// Puts the documents the lookup plan loaded under `field` of each of `raws` (one per
+    /// document of `docs`) into the references.
+    fn attach_looked_up(
+        &self,
+        odm: &Odm,
+        docs: &mut [Root],
+        raws: &[&bson::RawDocument],
+        field: &str,
+    ) -> Result<()>;
+    /// Levels of this path: 1, plus the deepest of its next levels.
+    fn levels(&self) -> usize;
+    /// Relations of this path and its next levels.
+    fn relations(&self) -> usize;
 }
 
 /// Runs every step on `docs`: ids collected, all steps fetched (concurrently, unless a session
@@ -83,8 +105,8 @@ pub(crate) async fn populate_all<Root: Model>(
 }
 
 /// The fetched documents by id, with their rank in the requested sort order.
-struct ById<T> {
-    docs: HashMap<IdKey, (usize, Arc<T>)>,
+pub(super) struct ById<T> {
+    pub(super) docs: HashMap<IdKey, (usize, Arc<T>)>,
 }
 
 /// The ids in chunks under the command limits, and under the caller's batch size if any.
@@ -151,7 +173,7 @@ impl<Root: Model, T: Model> Populate<Root, T> {
 }
 
 /// A projection that keeps `_id` (needed to match documents to references).
-fn with_id(mut projection: Document) -> Document {
+pub(super) fn with_id(mut projection: Document) -> Document {
     let excluding = projection.iter().any(|(k, v)| {
         k != "_id" && matches!(v, Bson::Int32(0) | Bson::Int64(0) | Bson::Boolean(false))
     });
@@ -244,6 +266,28 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
             }
             Ok(Fetched(Box::new(ById { docs: by_id })))
         })
+    }
+
+    fn lookup_stages(&self, index: usize) -> Result<Vec<Document>> {
+        super::lookup::lookup_stages(self, index)
+    }
+
+    fn attach_looked_up(
+        &self,
+        odm: &Odm,
+        docs: &mut [Root],
+        raws: &[&bson::RawDocument],
+        field: &str,
+    ) -> Result<()> {
+        super::lookup::attach_looked_up(self, odm, docs, raws, field)
+    }
+
+    fn levels(&self) -> usize {
+        1 + self.children.iter().map(|c| c.levels()).max().unwrap_or(0)
+    }
+
+    fn relations(&self) -> usize {
+        1 + self.children.iter().map(|c| c.relations()).sum::<usize>()
     }
 
     fn attach(&self, docs: &mut [Root], fetched: Fetched) -> Result<()> {
