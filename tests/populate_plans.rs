@@ -4,9 +4,9 @@
 //! the commands each sends; the cost rule of `Plan::Auto`; what happens when the server refuses
 //! the lookup.
 
+mod common;
 #[path = "common/feed.rs"]
 mod feed;
-mod common;
 
 use common::sent;
 use feed::*;
@@ -107,7 +107,9 @@ async fn random_catalog(db: &TestDb, seed: u64) -> odm::Result<()> {
         .map(|i| Product {
             id: i,
             name: format!("product {i}"),
-            parts: (0..rng.below(7)).map(|_| Ref::new(id(&mut rng, 30))).collect(),
+            parts: (0..rng.below(7))
+                .map(|_| Ref::new(id(&mut rng, 30)))
+                .collect(),
             main: (rng.below(3) != 0).then(|| Ref::new(id(&mut rng, 30))),
         })
         .collect();
@@ -206,7 +208,10 @@ async fn both_plans_give_the_same_documents_on_random_catalogs() -> odm::Result<
                 .populate(Part::supplier().populate().then(Supplier::region()))
                 .populate_plan(plan)),
         ];
-        dangling += outcomes.iter().filter(|o| o.starts_with("dangling")).count();
+        dangling += outcomes
+            .iter()
+            .filter(|o| o.starts_with("dangling"))
+            .count();
         assert!(outcomes[2].contains("region "), "three levels loaded");
     }
     assert!(dangling > 0, "the data has dangling references");
@@ -366,10 +371,7 @@ async fn the_lookup_plan_loads_three_levels_in_one_aggregate() -> odm::Result<()
         pipeline[0].as_document().unwrap(),
         &doc! {"$match": {"_id": {"$eq": 1}}}
     );
-    assert_eq!(
-        pipeline[1].as_document().unwrap(),
-        &doc! {"$limit": 1i64}
-    );
+    assert_eq!(pipeline[1].as_document().unwrap(), &doc! {"$limit": 1i64});
     // What loaded is what is stored, read back with the raw driver.
     let region = common::stored_one(&db, "regions", 1).await.unwrap();
     for (r, id) in product.parts.iter().zip([1, 2]) {
@@ -397,21 +399,30 @@ async fn auto_chooses_by_the_cost_rule() -> odm::Result<()> {
     let db = TestDb::new().await?;
     small_chain(&db).await?;
     let odm = db.odm().clone().with_populate_plan(Plan::Auto);
-    // One document (a limit of 1): the lookup, one round trip instead of four.
-    odm.get::<Product>(1).populate(three_levels()).await?;
+    // One document (a limit of 1), one level without options: the lookup, one round trip
+    // instead of two.
+    odm.get::<Product>(1).populate(Product::parts()).await?;
     assert_eq!(sent(&db), ["aggregate"]);
     // A page of at most 1,000: the lookup.
     odm.find::<Product>(Filter::all())
         .limit(odm::populate::LOOKUP_MAX_PARENTS)
-        .populate(three_levels())
+        .populate(Product::parts())
+        .populate(Product::main())
         .await?;
     assert_eq!(sent(&db), ["aggregate"]);
-    // More, or no limit: the shared targets would come back once per parent; `$in`.
+    // Next levels, or options, need sub-pipelines: `$in`.
+    odm.get::<Product>(1).populate(three_levels()).await?;
+    assert_eq!(sent(&db), ["find", "find", "find", "find"]);
+    odm.get::<Product>(1)
+        .populate(Product::parts().populate().sort(Part::name().asc()))
+        .await?;
+    assert_eq!(sent(&db), ["find", "find"]);
+    // More parents, or no limit: the shared targets would come back once per parent; `$in`.
     odm.find::<Product>(Filter::all())
         .limit(odm::populate::LOOKUP_MAX_PARENTS + 1)
-        .populate(three_levels())
+        .populate(Product::parts())
         .await?;
-    assert_eq!(sent(&db), ["find", "find", "find", "find"]);
+    assert_eq!(sent(&db), ["find", "find"]);
     odm.find::<Product>(Filter::all())
         .populate(Product::parts())
         .await?;
@@ -463,15 +474,18 @@ async fn oversized(db: &TestDb) -> odm::Result<()> {
     odm.insert_many(&big).await?;
     db.raw()
         .collection::<Document>("products")
-        .update_one(doc! {"_id": 1}, doc! {"$set": {"parts": (10..30).collect::<Vec<i32>>()}})
+        .update_one(
+            doc! {"_id": 1},
+            doc! {"$set": {"parts": (10..30).collect::<Vec<i32>>()}},
+        )
         .await?;
     db.commands().clear();
     Ok(())
 }
 
 #[tokio::test]
-async fn a_refused_lookup_is_a_typed_error_when_forced_and_falls_back_under_auto(
-) -> odm::Result<()> {
+async fn a_refused_lookup_is_a_typed_error_when_forced_and_falls_back_under_auto() -> odm::Result<()>
+{
     let db = TestDb::new().await?;
     oversized(&db).await?;
     let err = db
@@ -510,8 +524,7 @@ async fn a_refused_lookup_is_a_typed_error_when_forced_and_falls_back_under_auto
 }
 
 #[tokio::test]
-async fn a_malformed_document_met_by_a_lookup_names_collection_id_and_field() -> odm::Result<()>
-{
+async fn a_malformed_document_met_by_a_lookup_names_collection_id_and_field() -> odm::Result<()> {
     let db = TestDb::new().await?;
     small_chain(&db).await?;
     db.raw()

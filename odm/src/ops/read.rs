@@ -138,6 +138,10 @@ impl<'a, T: Model> Find<'a, T> {
                     .map(i64::unsigned_abs),
                 sharded: self.odm.is_sharded(),
                 in_session: self.session.is_some(),
+                sub_pipelines: self.populate.iter().enumerate().any(|(i, s)| {
+                    s.lookup_stages(i)
+                        .map_or(true, |st| crate::populate::has_sub_pipeline(&st))
+                }),
             }),
             plan => plan,
         }

@@ -79,29 +79,37 @@ pub struct Shape {
     pub sharded: bool,
     /// Inside the caller's session, where a refused `aggregate` would abort its transaction.
     pub in_session: bool,
+    /// Some `$lookup` of the lookup plan needs a sub-pipeline (a projection, filter, sort,
+    /// kind or next level).
+    pub sub_pipelines: bool,
 }
 
-/// Parents under which [`Plan::Auto`] uses the lookup plan for one level.
+/// Parents under which [`Plan::Auto`] uses the lookup plan.
 pub const LOOKUP_MAX_PARENTS: u64 = 1_000;
 
-/// The cost rule of [`Plan::Auto`]; the `$in` plan costs `1 + levels` round trips (the
+/// The cost rule of [`Plan::Auto`]. The `$in` plan costs `1 + levels` round trips (the
 /// relations of a level run concurrently) and sends each distinct id once; the lookup plan
-/// costs one round trip but returns a referenced document once per parent that references it,
-/// so its bytes grow with parents × references where the `$in` plan's grow with distinct ids.
-/// The distinct ids are only known once the parents are read, so the rule bounds them by the
-/// parents the query can return:
+/// costs one round trip, but returns a referenced document once per parent that references it
+/// (its bytes grow with parents × references, the `$in` plan's with distinct ids), and a
+/// `$lookup` with a sub-pipeline (a projection, filter, sort, kind or next level inside it)
+/// was measured 35 times slower than the `$in` plan on the development server, which runs such
+/// a sub-pipeline without the `_id` index (`cargo xtask bench populate_plans`). The distinct ids
+/// are only known once the parents are read, so the rule bounds them by the parents the query
+/// can return:
 ///
-/// 1. sharded cluster → `In` (`$lookup` into a sharded collection runs its sub-pipeline on the
-///    shards for every parent, scatter-gather; the `$in` finds are routed by `_id` or
-///    scattered once per relation);
+/// 1. sharded cluster → `In` (`$lookup` into a sharded collection runs on the shards for every
+///    parent, scatter-gather; the `$in` finds are routed by `_id` or scattered once per
+///    relation);
 /// 2. inside a session → `In` (a lookup the server refused could not be retried: the refusal
 ///    aborts the transaction);
-/// 3. no `limit` → `In` (nothing bounds the copies of a shared target);
-/// 4. `limit` ≤ [`LOOKUP_MAX_PARENTS`] (a page, `find_one`) → `Lookup`: one round trip instead
-///    of `1 + levels`, with at most `limit` copies of any target;
-/// 5. otherwise `In`.
+/// 3. no `limit`, or one above [`LOOKUP_MAX_PARENTS`] → `In` (nothing bounds the copies of a
+///    shared target);
+/// 4. a sub-pipeline in any `$lookup` → `In`;
+/// 5. otherwise (a page or `find_one`, relations of one level without options) → `Lookup`:
+///    one round trip instead of two, measured 0.64 of the `$in` plan's time for 100 parents ×
+///    20 references.
 pub fn choose(shape: &Shape) -> Plan {
-    if shape.relations == 0 || shape.sharded || shape.in_session {
+    if shape.relations == 0 || shape.sharded || shape.in_session || shape.sub_pipelines {
         return Plan::In;
     }
     match shape.parents {
@@ -198,6 +206,14 @@ pub(crate) fn lookup_stages<Root: Model, T: Model>(
         stages.push(doc! { "$project": { local: 0 } });
     }
     Ok(stages)
+}
+
+/// Whether any `$lookup` of `stages` has a sub-pipeline.
+pub(crate) fn has_sub_pipeline(stages: &[Document]) -> bool {
+    stages.iter().any(|s| {
+        s.get_document("$lookup")
+            .is_ok_and(|l| l.contains_key("pipeline"))
+    })
 }
 
 /// `raw` without the fields the pipeline added (borrowed as is when it has none).
@@ -387,6 +403,7 @@ mod tests {
             parents,
             sharded: false,
             in_session: false,
+            sub_pipelines: false,
         }
     }
 
@@ -406,6 +423,11 @@ mod tests {
             ..shape(Some(1))
         };
         assert_eq!(choose(&session), Plan::In);
+        let nested = Shape {
+            sub_pipelines: true,
+            ..shape(Some(1))
+        };
+        assert_eq!(choose(&nested), Plan::In);
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub use engine::Step;
 pub(crate) use engine::{populate_all, BoxFuture};
 pub(crate) use key::IdKey;
 pub use lookup::{choose, Plan, Shape, LOOKUP_MAX_PARENTS};
-pub(crate) use lookup::{find_with_lookup, is_refusal, refused, LookupError};
+pub(crate) use lookup::{find_with_lookup, has_sub_pipeline, is_refusal, refused, LookupError};
 pub use poly::{PolyContainer, PolyPart, PolyPath, PolyPopulate, PolySlots, PolyTargets};
 
 use std::fmt;
