@@ -265,11 +265,14 @@ struct LSupplier {
 
 /// The same by hand with one `aggregate`: nested `$lookup`s, decoded as nested vectors.
 async fn hand_lookup(bench: &Bench, n: i64, levels: usize) -> odm::Result<usize> {
+    // Without a sub-pipeline when there is nothing to nest: the server's fast path.
     let lookup = |from: &str, local: &str, inner: Vec<Document>| {
-        doc! { "$lookup": {
-            "from": from, "localField": local, "foreignField": "_id",
-            "pipeline": inner, "as": "looked",
-        }}
+        let mut stage = doc! { "from": from, "localField": local, "foreignField": "_id" };
+        if !inner.is_empty() {
+            stage.insert("pipeline", inner);
+        }
+        stage.insert("as", "looked");
+        doc! { "$lookup": stage }
     };
     let mut parts_pipeline = Vec::new();
     if levels >= 2 {
