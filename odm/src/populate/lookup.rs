@@ -26,8 +26,8 @@ use bson::{doc, Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
-use super::engine::{with_id, ById, Fetched, Step};
 use super::key::IdKey;
+use super::step::{with_id, ById, Fetched, Step};
 use super::Populate;
 use crate::decode::{decode, Reading};
 use crate::model::Model;

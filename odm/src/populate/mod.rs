@@ -16,6 +16,7 @@ mod engine;
 mod key;
 mod lookup;
 mod poly;
+mod step;
 
 pub use children::{Children, ChildrenOf};
 pub use engine::Step;
