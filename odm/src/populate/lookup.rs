@@ -93,7 +93,7 @@ pub const LOOKUP_MAX_PARENTS: u64 = 1_000;
 /// costs one round trip, but returns a referenced document once per parent that references it
 /// (its bytes grow with parents × references, the `$in` plan's with distinct ids), and a
 /// `$lookup` with a sub-pipeline (a projection, filter, sort, kind or next level inside it)
-/// was measured 35 times slower than the `$in` plan on the development server, which runs such
+/// was measured 40 to 50 times slower than the `$in` plan on the development server, which runs such
 /// a sub-pipeline without the `_id` index (`cargo xtask bench populate_plans`). The distinct ids
 /// are only known once the parents are read, so the rule bounds them by the parents the query
 /// can return:
@@ -108,7 +108,7 @@ pub const LOOKUP_MAX_PARENTS: u64 = 1_000;
 /// 4. a sub-pipeline in any `$lookup`, or ids computed by an `$addFields` (DBRefs, paths
 ///    through embedded documents; not measured) → `In`;
 /// 5. otherwise (a page or `find_one`, relations of one level without options) → `Lookup`:
-///    one round trip instead of two, measured 0.64 of the `$in` plan's time for 100 parents ×
+///    one round trip instead of two, measured 0.58 of the `$in` plan's time for 100 parents ×
 ///    20 references.
 pub fn choose(shape: &Shape) -> Plan {
     if shape.relations == 0 || shape.sharded || shape.in_session || shape.sub_pipelines {
