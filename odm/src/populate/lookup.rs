@@ -93,8 +93,9 @@ pub const LOOKUP_MAX_PARENTS: u64 = 1_000;
 /// costs one round trip, but returns a referenced document once per parent that references it
 /// (its bytes grow with parents × references, the `$in` plan's with distinct ids), and a
 /// `$lookup` with a sub-pipeline (a projection, filter, sort, kind or next level inside it)
-/// was measured 40 to 50 times slower than the `$in` plan on the development server, which runs such
-/// a sub-pipeline without the `_id` index (`cargo xtask bench populate_plans`). The distinct ids
+/// was measured 40 to 50 times slower than the `$in` plan on the development server, which
+/// runs such a sub-pipeline without the `_id` index (`cargo xtask bench populate_plans`).
+/// The distinct ids
 /// are only known once the parents are read, so the rule bounds them by the parents the query
 /// can return:
 ///
