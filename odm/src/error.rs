@@ -231,6 +231,21 @@ pub enum Error {
         what: String,
     },
 
+    /// The server refused the `aggregate` of a populate forced to the lookup plan
+    /// ([`Plan::Lookup`](crate::populate::Plan::Lookup)): a stage or operator it does not
+    /// know, or a document past its size limit with everything it references. Nothing was
+    /// populated; [`Plan::Auto`](crate::populate::Plan::Auto) falls back to the `$in` plan
+    /// instead.
+    #[error("the server refused the $lookup plan of a populate on `{collection}` (code {code}): {message}; use Plan::In or Plan::Auto")]
+    LookupRefused {
+        /// Collection of the queried documents.
+        collection: String,
+        /// The server's error code.
+        code: i32,
+        /// The server's message.
+        message: String,
+    },
+
     /// An operation `odm` refuses rather than do it wrongly; the message says what to do.
     #[error("{0}")]
     Unsupported(String),

@@ -32,6 +32,9 @@ pub struct Odm {
     pub(crate) page_key: Option<Arc<[u8]>>,
     /// [`Odm::without_transactions`]: `Auto` takes the deployment to have none.
     fixed_order: bool,
+    populate_plan: crate::populate::Plan,
+    /// Whether `hello` said `mongos`, once a `hello` was sent.
+    mongos: Arc<std::sync::OnceLock<bool>>,
 }
 
 impl Odm {
@@ -45,6 +48,8 @@ impl Odm {
             retry_deadline: default_deadline(None),
             page_key: None,
             fixed_order: false,
+            populate_plan: crate::populate::Plan::Auto,
+            mongos: Arc::default(),
         }
     }
 
@@ -80,6 +85,26 @@ impl Odm {
         self
     }
 
+    /// The same handle with another default [populate plan](crate::populate::Plan) for its
+    /// queries (default [`Plan::Auto`](crate::populate::Plan::Auto)); a query's own
+    /// [`populate_plan`](crate::ops::Find::populate_plan) wins over it.
+    pub fn with_populate_plan(mut self, plan: crate::populate::Plan) -> Self {
+        self.populate_plan = plan;
+        self
+    }
+
+    /// Connected to a sharded cluster, as far as this handle knows: its `hello` (sent by
+    /// [`Odm::supports_transactions`], which operations that may run a transaction call) said
+    /// `mongos`. Sends nothing.
+    pub(crate) fn is_sharded(&self) -> bool {
+        self.mongos.get().copied().unwrap_or(false)
+    }
+
+    /// The default populate plan of this handle's queries.
+    pub fn populate_plan(&self) -> crate::populate::Plan {
+        self.populate_plan
+    }
+
     /// Whether the deployment runs transactions (a replica set or a sharded cluster). Sends one
     /// `hello` the first time it is asked, per `Odm` (and its clones); none afterwards.
     pub async fn supports_transactions(&self) -> Result<bool> {
@@ -97,6 +122,7 @@ impl Odm {
                 let hello = self.db.run_command(bson::doc! { "hello": 1 }).await?;
                 let replica_set = hello.get_str("setName").is_ok();
                 let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
+                let _ = self.mongos.set(mongos);
                 Ok::<bool, Error>(replica_set || mongos)
             })
             .await

@@ -121,3 +121,67 @@ where
     let client = odm::mongodb::Client::with_options(options)?;
     Ok((odm::Odm::new(client.database(db.name())), armed))
 }
+
+/// Whether every populate of this run is forced to the lookup plan
+/// (`ODM_TEST_POPULATE_PLAN=lookup`): the populate tests run once under each plan, and their
+/// checks of the `$in` plan's commands become checks of the one `aggregate` of the lookup plan.
+pub fn lookup_plan() -> bool {
+    odm::testing::populate_plan().expect("a valid populate plan") == odm::populate::Plan::Lookup
+}
+
+/// Asserts the commands a populate sent (and empties the log): `in_plan`, in any order, under
+/// the `$in` plan; one `aggregate` under the lookup plan.
+pub fn assert_populate_sent(db: &TestDb, in_plan: &[&str]) {
+    let mut names = sent(db);
+    if lookup_plan() {
+        assert_eq!(names, ["aggregate"], "the lookup plan: one aggregate");
+    } else {
+        names.sort();
+        let mut expected: Vec<&str> = in_plan.to_vec();
+        expected.sort();
+        assert_eq!(names, expected);
+    }
+}
+
+/// The `$lookup` stages of the last `aggregate` sent, at every depth, keyed by the collection
+/// they look into (empties the log).
+pub fn last_lookups(db: &TestDb) -> Vec<(String, Document)> {
+    fn walk(stages: &[odm::bson::Bson], out: &mut Vec<(String, Document)>) {
+        for stage in stages.iter().filter_map(|s| s.as_document()) {
+            if let Ok(lookup) = stage.get_document("$lookup") {
+                let from = lookup.get_str("from").unwrap_or_default().to_owned();
+                out.push((from, lookup.clone()));
+                if let Ok(inner) = lookup.get_array("pipeline") {
+                    walk(inner, out);
+                }
+            }
+        }
+    }
+    let aggregate = last_command(db, "aggregate");
+    let mut out = Vec::new();
+    walk(
+        aggregate.get_array("pipeline").expect("a pipeline"),
+        &mut out,
+    );
+    out
+}
+
+/// The `$lookup` into `from` in the last `aggregate` (empties the log).
+pub fn last_lookup_into(db: &TestDb, from: &str) -> Document {
+    last_lookups(db)
+        .into_iter()
+        .find(|(f, _)| f == from)
+        .map(|(_, l)| l)
+        .unwrap_or_else(|| panic!("no $lookup into `{from}`"))
+}
+
+/// The stage named `name` (`$match`, `$project`, `$sort`) of a `$lookup`'s sub-pipeline.
+pub fn sub_stage(lookup: &Document, name: &str) -> Document {
+    lookup
+        .get_array("pipeline")
+        .expect("a sub-pipeline")
+        .iter()
+        .filter_map(|s| s.as_document())
+        .find_map(|s| s.get_document(name).ok().cloned())
+        .unwrap_or_else(|| panic!("no {name} in {lookup}"))
+}

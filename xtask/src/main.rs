@@ -404,6 +404,16 @@ fn check_disk() {
     }
 }
 
+/// The integration tests that populate, run a second time under the lookup plan.
+const POPULATE_TESTS: [&str; 6] = [
+    "populate",
+    "populate_plans",
+    "poly",
+    "kinds",
+    "kinds_rules",
+    "hostile",
+];
+
 fn run_all() -> Result {
     check_disk();
     let (server, mdbook) = install_all()?;
@@ -423,6 +433,13 @@ fn run_all() -> Result {
         &[],
     )?;
     run("cargo", &["test", "--workspace", "--all-targets"], &env)?;
+    // The populate tests again, every populate forced to the lookup plan.
+    let lookup = [env[0], ("ODM_TEST_POPULATE_PLAN", "lookup")];
+    let mut populate_tests = vec!["test", "-p", "odm-tests"];
+    for name in POPULATE_TESTS {
+        populate_tests.extend(["--test", name]);
+    }
+    run("cargo", &populate_tests, &lookup)?;
     run("cargo", &["test", "--workspace", "--doc"], &env)?;
     run(
         "cargo",

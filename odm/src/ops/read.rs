@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::into_future;
 use crate::decode::decode;
-use crate::populate::{populate_all, IntoPopulate, Step};
+use crate::populate::{populate_all, IntoPopulate, Plan, Step};
 use crate::query::{Filter, Projection, Sort};
 use crate::update::Update;
 use crate::{Model, Odm, Result};
@@ -24,6 +24,7 @@ pub struct Find<'a, T> {
     options: FindOptions,
     session: Option<&'a mut ClientSession>,
     populate: Vec<Box<dyn Step<T>>>,
+    plan: Option<Plan>,
 }
 
 impl<T> std::fmt::Debug for Find<'_, T> {
@@ -44,6 +45,7 @@ impl<'a, T: Model> Find<'a, T> {
             options: FindOptions::default(),
             session: None,
             populate: Vec::new(),
+            plan: None,
         }
     }
 
@@ -92,6 +94,16 @@ impl<'a, T: Model> Find<'a, T> {
         self
     }
 
+    /// How the populate loads the references (default: the handle's,
+    /// [`Odm::with_populate_plan`], itself [`Plan::Auto`] by default). [`Plan::Lookup`] sends
+    /// the query and every level as ONE `aggregate` (plus `getMore`s) instead of one `find` plus
+    /// one `find` per relation and level; see [`crate::populate::Plan`] and the cost rule of
+    /// [`crate::populate::choose`].
+    pub fn populate_plan(mut self, plan: Plan) -> Self {
+        self.plan = Some(plan);
+        self
+    }
+
     /// Decodes the results into `U` instead (a view with fewer fields, typically used with a
     /// projection). A view is not populated.
     pub fn into_type<U: DeserializeOwned + Send + 'a>(self) -> FindAs<'a, T, U> {
@@ -121,7 +133,66 @@ impl<'a, T: Model> Find<'a, T> {
         find_decoded::<T, U>(odm, super::model_filter(filter)?, options, session).await
     }
 
+    /// The plan this query runs with: the one asked for, or the cost rule's.
+    fn plan(&self) -> Plan {
+        if self.populate.is_empty() {
+            return Plan::In;
+        }
+        match self.plan.unwrap_or(self.odm.populate_plan()) {
+            Plan::Auto => crate::populate::choose(&crate::populate::Shape {
+                levels: self.populate.iter().map(|s| s.levels()).max().unwrap_or(0),
+                relations: self.populate.iter().map(|s| s.relations()).sum(),
+                parents: self
+                    .options
+                    .limit
+                    .filter(|l| *l != 0)
+                    .map(i64::unsigned_abs),
+                sharded: self.odm.is_sharded(),
+                in_session: self.session.is_some(),
+                sub_pipelines: self.populate.iter().enumerate().any(|(i, s)| {
+                    s.lookup_stages(i)
+                        .map_or(true, |st| crate::populate::has_sub_pipeline(&st))
+                }),
+            }),
+            plan => plan,
+        }
+    }
+
     async fn run(self) -> Result<Vec<T>> {
+        let plan = self.plan();
+        if plan == Plan::Lookup {
+            let filter = super::model_filter(self.filter.clone())?;
+            let forced = self.plan.unwrap_or(self.odm.populate_plan()) == Plan::Lookup;
+            let mut session = self.session;
+            let found = crate::populate::find_with_lookup::<T>(
+                self.odm,
+                filter,
+                &self.options,
+                &self.populate,
+                session.as_deref_mut(),
+            )
+            .await;
+            return match found {
+                Ok(docs) => {
+                    crate::denormalize::record_reads(T::COLLECTION, docs.len());
+                    Ok(docs)
+                }
+                Err(crate::populate::LookupError::Failed(e)) => Err(e),
+                Err(crate::populate::LookupError::Refused(e))
+                    if forced || !crate::populate::is_refusal(&e) =>
+                {
+                    Err(crate::populate::refused::<T>(e))
+                }
+                Err(crate::populate::LookupError::Refused(_)) => {
+                    Find { session, ..self }.run_in().await
+                }
+            };
+        }
+        self.run_in().await
+    }
+
+    /// The `$in` plan: the query, then one `find` per relation and level.
+    async fn run_in(self) -> Result<Vec<T>> {
         let mut session = self.session;
         let mut docs =
             Self::fetch(self.odm, self.filter, self.options, session.as_deref_mut()).await?;
@@ -280,6 +351,13 @@ impl<'a, T: Model> FindOne<'a, T> {
     pub fn populate(self, path: impl IntoPopulate<T>) -> Self {
         FindOne {
             inner: self.inner.populate(path),
+        }
+    }
+
+    /// How the populate loads the references; see [`Find::populate_plan`].
+    pub fn populate_plan(self, plan: Plan) -> Self {
+        FindOne {
+            inner: self.inner.populate_plan(plan),
         }
     }
 

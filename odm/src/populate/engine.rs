@@ -1,10 +1,7 @@
 //! The populate engine: collect ids, fetch them with one `$in` query per relation and level,
 //! attach the documents.
 
-use std::any::Any;
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use bson::{doc, Bson, Document};
@@ -12,38 +9,12 @@ use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::key::IdKey;
+pub(crate) use super::step::BoxFuture;
+pub use super::step::Step;
+use super::step::{with_id, ById, Fetched};
 use super::{Dangling, Populate, RefSlots};
 use crate::model::Model;
 use crate::{Error, Odm, Result};
-
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// The documents one step fetched, type-erased so that steps on different targets can be
-/// fetched together.
-#[doc(hidden)]
-pub struct Fetched(Box<dyn Any + Send>);
-
-impl std::fmt::Debug for Fetched {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Fetched")
-    }
-}
-
-/// One populate path, as the engine sees it.
-#[doc(hidden)]
-pub trait Step<Root>: Send + Sync {
-    /// The distinct ids the documents reference, in first-seen order.
-    fn collect(&self, docs: &mut [Root]) -> Result<Vec<Bson>>;
-    /// Fetches (and populates the next levels of) the referenced documents.
-    fn fetch<'a>(
-        &'a self,
-        odm: &'a Odm,
-        ids: Vec<Bson>,
-        session: Option<&'a mut ClientSession>,
-    ) -> BoxFuture<'a, Result<Fetched>>;
-    /// Puts the fetched documents into the references.
-    fn attach(&self, docs: &mut [Root], fetched: Fetched) -> Result<()>;
-}
 
 /// Runs every step on `docs`: ids collected, all steps fetched (concurrently, unless a session
 /// is given, which serialises them), then attached.
@@ -80,11 +51,6 @@ pub(crate) async fn populate_all<Root: Model>(
         step.attach(docs, fetched)?;
     }
     Ok(())
-}
-
-/// The fetched documents by id, with their rank in the requested sort order.
-struct ById<T> {
-    docs: HashMap<IdKey, (usize, Arc<T>)>,
 }
 
 /// The ids in chunks under the command limits, and under the caller's batch size if any.
@@ -148,19 +114,6 @@ impl<Root: Model, T: Model> Populate<Root, T> {
                 .map_or_else(|_| format!("{missing:?}"), |b| b.to_string()),
         }
     }
-}
-
-/// A projection that keeps `_id` (needed to match documents to references).
-fn with_id(mut projection: Document) -> Document {
-    let excluding = projection.iter().any(|(k, v)| {
-        k != "_id" && matches!(v, Bson::Int32(0) | Bson::Int64(0) | Bson::Boolean(false))
-    });
-    if !excluding {
-        projection.insert("_id", 1);
-    } else {
-        projection.remove("_id");
-    }
-    projection
 }
 
 impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
@@ -244,6 +197,28 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
             }
             Ok(Fetched(Box::new(ById { docs: by_id })))
         })
+    }
+
+    fn lookup_stages(&self, index: usize) -> Result<Vec<Document>> {
+        super::lookup::lookup_stages(self, index)
+    }
+
+    fn attach_looked_up(
+        &self,
+        odm: &Odm,
+        docs: &mut [Root],
+        raws: &[&bson::RawDocument],
+        field: &str,
+    ) -> Result<()> {
+        super::lookup::attach_looked_up(self, odm, docs, raws, field)
+    }
+
+    fn levels(&self) -> usize {
+        1 + self.children.iter().map(|c| c.levels()).max().unwrap_or(0)
+    }
+
+    fn relations(&self) -> usize {
+        1 + self.children.iter().map(|c| c.relations()).sum::<usize>()
     }
 
     fn attach(&self, docs: &mut [Root], fetched: Fetched) -> Result<()> {

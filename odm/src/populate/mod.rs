@@ -14,12 +14,16 @@
 mod children;
 mod engine;
 mod key;
+mod lookup;
 mod poly;
+mod step;
 
 pub use children::{Children, ChildrenOf};
 pub use engine::Step;
 pub(crate) use engine::{populate_all, BoxFuture};
 pub(crate) use key::IdKey;
+pub use lookup::{choose, Plan, Shape, LOOKUP_MAX_PARENTS};
+pub(crate) use lookup::{find_with_lookup, has_sub_pipeline, is_refusal, refused, LookupError};
 pub use poly::{PolyContainer, PolyPart, PolyPath, PolyPopulate, PolySlots, PolyTargets};
 
 use std::fmt;
@@ -218,10 +222,12 @@ impl<Root: 'static, W, T: Model> RefPath<Root, W, T> {
     /// A populate of this path with options: `.select(...)`, `.filter(...)`, `.sort(...)`,
     /// `.dangling(...)`, `.then(...)` for the next level.
     pub fn populate(&self) -> Populate<Root, T> {
-        Populate::with_slots(
+        let mut p = Populate::with_slots(
             self.field.path().to_owned(),
             std::sync::Arc::new(self.slots),
-        )
+        );
+        p.dbref = self.dbref;
+        p
     }
 }
 
@@ -237,6 +243,7 @@ impl<Root, T: Model> Populate<Root, T> {
             dangling: Dangling::default(),
             batch_size: None,
             children: Vec::new(),
+            dbref: false,
         }
     }
 }
@@ -286,6 +293,8 @@ pub struct Populate<Root, T: Model> {
     pub(crate) dangling: Dangling,
     pub(crate) batch_size: Option<usize>,
     pub(crate) children: Vec<Box<dyn Step<T>>>,
+    /// The references are stored as DBRefs (their ids at `path.$id`).
+    pub(crate) dbref: bool,
 }
 
 impl<Root, T: Model> fmt::Debug for Populate<Root, T> {

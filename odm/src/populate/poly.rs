@@ -183,7 +183,10 @@ impl<Root: Model> PolyPart<Root> {
         });
         PolyPart {
             target: TypeId::of::<T>(),
-            part: Box::new(Populate::with_slots(path.to_owned(), Arc::new(each))),
+            part: Box::new(Populate {
+                dbref: true,
+                ..Populate::with_slots(path.to_owned(), Arc::new(each))
+            }),
         }
     }
 }

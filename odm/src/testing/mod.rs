@@ -25,7 +25,9 @@
 //! }
 //! ```
 //!
-//! Set `ODM_KEEP_TEST_DB=1` to keep the databases for inspection.
+//! Set `ODM_KEEP_TEST_DB=1` to keep the databases for inspection, and
+//! `ODM_TEST_POPULATE_PLAN=in|lookup|auto` to run every populate of the tests under one plan
+//! (see [`populate_plan`]).
 
 pub mod hooks;
 mod location;
@@ -48,6 +50,23 @@ pub fn test_uri() -> Result<String> {
     match std::env::var("MONGODB_URI") {
         Ok(uri) if !uri.is_empty() => Ok(uri),
         _ => Ok(local_server()?.uri().to_owned()),
+    }
+}
+
+/// The variable that sets the populate plan of every [`TestDb`]'s handle: `in`, `lookup` or
+/// `auto` (the default), so that a suite runs under each plan.
+pub const POPULATE_PLAN_ENV: &str = "ODM_TEST_POPULATE_PLAN";
+
+/// The populate plan [`POPULATE_PLAN_ENV`] names ([`Plan::Auto`](crate::populate::Plan::Auto)
+/// when unset).
+pub fn populate_plan() -> Result<crate::populate::Plan> {
+    match std::env::var(POPULATE_PLAN_ENV) {
+        Ok(name) if !name.is_empty() => crate::populate::Plan::parse(&name).ok_or_else(|| {
+            crate::Error::Unsupported(format!(
+                "{POPULATE_PLAN_ENV}={name}: expected `in`, `lookup` or `auto`"
+            ))
+        }),
+        _ => Ok(crate::populate::Plan::Auto),
     }
 }
 
@@ -83,7 +102,7 @@ impl TestDb {
         );
         let unlogged = Client::with_options(ClientOptions::parse(&uri).await?)?;
         Ok(TestDb {
-            odm: Odm::new(client.database(&name)),
+            odm: Odm::new(client.database(&name)).with_populate_plan(populate_plan()?),
             raw: unlogged.database(&name),
             uri,
             log,
