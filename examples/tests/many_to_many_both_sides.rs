@@ -45,7 +45,7 @@ async fn library(db: &TestDb) -> odm::Result<()> {
 
 // ANCHOR: queries
 #[tokio::test]
-async fn each_side_reads_the_other_with_one_find() -> odm::Result<()> {
+async fn each_side_reads_the_other_with_one_command() -> odm::Result<()> {
     let db = TestDb::new().await?;
     library(&db).await?;
     let odm = db.odm();
@@ -62,7 +62,14 @@ async fn each_side_reads_the_other_with_one_find() -> odm::Result<()> {
     let authors = odm.find(Author::books().refers_to(1)).await?;
     assert_eq!(authors.len(), 2);
 
-    assert_eq!(db.commands().names(), ["find", "find", "find"]);
+    // The author with their books: one `aggregate` with a `$lookup` (the plan `Plan::Auto`
+    // takes for one document), or a `find` and a `$in` find of the books under `Plan::In`;
+    // then one `find` of the authors.
+    let names = db.commands().names();
+    assert!(
+        names == ["aggregate", "find"] || names == ["find", "find", "find"],
+        "{names:?}"
+    );
     Ok(())
 }
 // ANCHOR_END: queries

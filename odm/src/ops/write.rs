@@ -617,7 +617,6 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                 .upsert(self.upsert)
                 .array_filters((!array_filters.is_empty()).then_some(array_filters))
                 .build();
-            let target = crate::error::show_filter(&filter);
             if self.many {
                 let action = coll.update_many(filter, update).with_options(options);
                 match session.as_deref_mut() {
@@ -631,7 +630,9 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                     Some(s) => action.session(s).await,
                 }
             }
-            .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
+            // The filter is shown only when the write fails (formatting it costs more than
+            // building the whole command).
+            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e))?
         };
         if result.matched_count == 0 && result.upserted_id.is_none() {
             if let Some((id, expected)) = &self.loaded {
