@@ -110,7 +110,9 @@ pub fn count<C>() -> Acc<C, i64> {
 
 /// A `$group` stage over the documents of shape `C`, whose results decode as `Out`.
 ///
-/// Written with [`group!`](crate::group); the methods are what it expands to.
+/// Written with [`group!`](crate::group), which expands to a function adding the key and the
+/// fields to the group that [`Aggregate::group`](super::Aggregate::group) starts, so that the
+/// documents' type is known before the key and the accumulators are checked against it.
 pub struct Group<C, Out> {
     id: Bson,
     fields: Document,
@@ -149,7 +151,7 @@ impl<C, Out> Group<C, Out> {
 
     /// Groups by `key`, whose value lands in `_id`: the view's field reached by `_field`
     /// holds it (`#[serde(rename = "_id")]`).
-    pub fn by<K>(mut self, key: impl IntoExpr<C, K>, _field: fn(&Out) -> &K) -> Self {
+    pub fn by<K>(mut self, _field: fn(&Out) -> &K, key: impl IntoExpr<C, K>) -> Self {
         let key = key.into_expr();
         self.keep(key.error);
         self.id = key.value;
@@ -161,8 +163,8 @@ impl<C, Out> Group<C, Out> {
     pub fn by_part<K>(
         mut self,
         name: &'static str,
-        key: impl IntoExpr<C, K>,
         _field: fn(&Out) -> &K,
+        key: impl IntoExpr<C, K>,
     ) -> Self {
         let key = key.into_expr();
         self.keep(key.error);
@@ -177,7 +179,7 @@ impl<C, Out> Group<C, Out> {
 
     /// Adds the output field `name`, computed by `acc`, held by the view's field reached by
     /// `_field`.
-    pub fn field<O>(mut self, name: &'static str, acc: Acc<C, O>, _field: fn(&Out) -> &O) -> Self {
+    pub fn field<O>(mut self, name: &'static str, _field: fn(&Out) -> &O, acc: Acc<C, O>) -> Self {
         self.keep(acc.error);
         self.fields.insert(name, acc.value);
         self
@@ -193,7 +195,8 @@ impl<C, Out> Group<C, Out> {
 /// A `$project` stage over the documents of shape `C` into the view `V`: each of its fields
 /// from a field of `C` (`{title: "$title"}`), `_id` left out unless the view names it.
 ///
-/// Written with [`project!`](crate::project); the methods are what it expands to.
+/// Written with [`project!`](crate::project), which expands to a function adding the fields
+/// to the projection that [`Aggregate::project`](super::Aggregate::project) starts.
 pub struct Project<C, V> {
     fields: Document,
     error: Option<Deferred>,
@@ -226,8 +229,8 @@ impl<C, V> Project<C, V> {
     pub fn field<O>(
         mut self,
         name: &'static str,
-        value: impl IntoExpr<C, O>,
         _field: fn(&V) -> &O,
+        value: impl IntoExpr<C, O>,
     ) -> Self {
         let value = value.into_expr();
         if self.error.is_none() {
@@ -266,18 +269,18 @@ impl<C, V> Project<C, V> {
 #[macro_export]
 macro_rules! group {
     ($out:ty { by $key:ident : { $($part:ident : $pe:expr),+ $(,)? } $(, $f:ident : $a:expr)* $(,)? }) => {
-        $crate::aggregate::Group::<_, $out>::new()
-            $(.by_part(::core::stringify!($part), $pe, |__v: &$out| &__v.$key.$part))+
-            $(.field(::core::stringify!($f), $a, |__v: &$out| &__v.$f))*
+        |g: $crate::aggregate::Group<_, $out>| g
+            $(.by_part(::core::stringify!($part), $crate::aggregate::slot(|v: &$out| &v.$key.$part), $pe))+
+            $(.field(::core::stringify!($f), $crate::aggregate::slot(|v: &$out| &v.$f), $a))*
     };
     ($out:ty { by $key:ident : $ke:expr $(, $f:ident : $a:expr)* $(,)? }) => {
-        $crate::aggregate::Group::<_, $out>::new()
-            .by($ke, |__v: &$out| &__v.$key)
-            $(.field(::core::stringify!($f), $a, |__v: &$out| &__v.$f))*
+        |g: $crate::aggregate::Group<_, $out>| g
+            .by($crate::aggregate::slot(|v: &$out| &v.$key), $ke)
+            $(.field(::core::stringify!($f), $crate::aggregate::slot(|v: &$out| &v.$f), $a))*
     };
     ($out:ty { $($f:ident : $a:expr),* $(,)? }) => {
-        $crate::aggregate::Group::<_, $out>::new()
-            $(.field(::core::stringify!($f), $a, |__v: &$out| &__v.$f))*
+        |g: $crate::aggregate::Group<_, $out>| g
+            $(.field(::core::stringify!($f), $crate::aggregate::slot(|v: &$out| &v.$f), $a))*
     };
 }
 
@@ -290,8 +293,8 @@ macro_rules! group {
 #[macro_export]
 macro_rules! project {
     ($out:ty { $($f:ident : $e:expr),* $(,)? }) => {
-        $crate::aggregate::Project::<_, $out>::new()
-            $(.field(::core::stringify!($f), $e, |__v: &$out| &__v.$f))*
+        |p: $crate::aggregate::Project<_, $out>| p
+            $(.field(::core::stringify!($f), $crate::aggregate::slot(|v: &$out| &v.$f), $e))*
     };
 }
 
@@ -306,13 +309,13 @@ macro_rules! view_field {
     ($view:ty, $first:ident $(. $rest:ident)* as $stored:literal) => {
         $crate::aggregate::view_field::<$view, _>(
             $stored,
-            |__v: &$view| &__v.$first $(.$rest)*,
+            |v: &$view| &v.$first $(.$rest)*,
         )
     };
     ($view:ty, $first:ident $(. $rest:ident)*) => {
         $crate::aggregate::view_field::<$view, _>(
             ::core::concat!(::core::stringify!($first) $(, ".", ::core::stringify!($rest))*),
-            |__v: &$view| &__v.$first $(.$rest)*,
+            |v: &$view| &v.$first $(.$rest)*,
         )
     };
 }

@@ -36,6 +36,13 @@ pub use expr::{lit, month, year, Expr, IntoExpr, Shape};
 pub use group::{add_to_set, avg, count, first, last, max, min, push, sum};
 pub use group::{Acc, Group, Project, Summable};
 
+/// A view's field, reached by `field`: what [`group!`](crate::group) and
+/// [`project!`](crate::project) name each output field with.
+#[doc(hidden)]
+pub fn slot<V, O>(field: fn(&V) -> &O) -> fn(&V) -> &O {
+    field
+}
+
 /// The path of a view's field; what [`view_field!`](crate::view_field) expands to.
 #[doc(hidden)]
 pub fn view_field<V, X>(path: &'static str, _field: fn(&V) -> &X) -> Field<V, X> {
@@ -139,14 +146,20 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
     }
 
     /// `{$group: ..}` written with [`group!`](crate::group): the documents become `Out`s.
-    pub fn group<Out>(self, group: Group<C, Out>) -> Aggregate<'a, T, Out> {
-        let (stage, error) = group.into_stage();
+    pub fn group<Out>(
+        self,
+        group: impl FnOnce(Group<C, Out>) -> Group<C, Out>,
+    ) -> Aggregate<'a, T, Out> {
+        let (stage, error) = group(Group::new()).into_stage();
         self.push(stage, error).reshape()
     }
 
     /// `{$project: ..}` written with [`project!`](crate::project): the documents become `V`s.
-    pub fn project<V>(self, project: Project<C, V>) -> Aggregate<'a, T, V> {
-        let (stage, error) = project.into_stage();
+    pub fn project<V>(
+        self,
+        project: impl FnOnce(Project<C, V>) -> Project<C, V>,
+    ) -> Aggregate<'a, T, V> {
+        let (stage, error) = project(Project::new()).into_stage();
         self.push(stage, error).reshape()
     }
 
