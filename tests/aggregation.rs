@@ -628,3 +628,49 @@ async fn a_kind_sees_its_own_documents_only() -> odm::Result<()> {
     assert_eq!(names, ["hammer", "kite"]);
     Ok(())
 }
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "loans")]
+struct Loan {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference]
+    tool: Ref<Tool>,
+    #[reference]
+    #[serde(with = "odm::dbref")]
+    product: Ref<Product>,
+}
+
+#[derive(Deserialize, Debug)]
+struct LoanOf<R> {
+    joined: Vec<R>,
+}
+
+#[tokio::test]
+async fn a_lookup_that_cannot_join_is_refused_before_sending() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let into_kind = db
+        .odm()
+        .aggregate::<Loan>()
+        .lookup(&Loan::tool(), odm::view_field!(LoanOf<Tool>, joined))
+        .await
+        .expect_err("a kind sharing its collection");
+    assert!(
+        matches!(&into_kind, odm::Error::Encode { collection, what, .. }
+            if collection == "loans" && what.contains("`tool`")),
+        "{into_kind}"
+    );
+    let through_dbrefs = db
+        .odm()
+        .aggregate::<Loan>()
+        .lookup(&Loan::product(), odm::view_field!(LoanOf<Product>, joined))
+        .await
+        .expect_err("DBRefs");
+    assert!(
+        matches!(&through_dbrefs, odm::Error::Encode { what, message, .. }
+            if what.contains("`product`") && message.contains("DBRefs")),
+        "{through_dbrefs}"
+    );
+    assert!(sent(&db).is_empty());
+    Ok(())
+}
