@@ -674,3 +674,31 @@ async fn a_lookup_that_cannot_join_is_refused_before_sending() -> odm::Result<()
     assert!(sent(&db).is_empty());
     Ok(())
 }
+
+#[tokio::test]
+async fn count_what_a_pipeline_yields() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    catalog(&db).await?;
+    let tags = db
+        .odm()
+        .aggregate::<Part>()
+        .unwind(&Part::tags(), odm::view_field!(Tagged, tag))
+        .count()
+        .await?;
+    assert_eq!(tags, 5);
+    let command = last_command(&db, "aggregate");
+    assert_eq!(
+        command.get_array("pipeline").expect("a pipeline").last(),
+        Some(&Bson::Document(doc! { "$count": "count" }))
+    );
+    // Nothing to count: the server returns no document at all.
+    let none = db
+        .odm()
+        .aggregate::<Part>()
+        .filter(Part::name().eq("anvil"))
+        .count()
+        .await?;
+    assert_eq!(none, 0);
+    assert_eq!(sent(&db), ["aggregate"]);
+    Ok(())
+}

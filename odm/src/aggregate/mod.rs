@@ -227,6 +227,13 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
         self.push(stage, None)
     }
 
+    /// The number of documents the pipeline yields (`{$count: "count"}` at its end; `0` when
+    /// it yields none, for which the server returns no document). One `aggregate`.
+    pub fn count(self) -> impl std::future::Future<Output = Result<u64>> + Send + 'a {
+        let counted = self.stage(doc! { "$count": "count" }).output::<Counted>();
+        async move { Ok(counted.await?.first().map_or(0, |c| c.count)) }
+    }
+
     /// Decodes the pipeline's documents as `U` from here on (after [`Aggregate::stage`]).
     pub fn output<U>(self) -> Aggregate<'a, T, U> {
         self.reshape()
@@ -258,6 +265,12 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
         }
         stages
     }
+}
+
+/// What `{$count: "count"}` yields.
+#[derive(serde::Deserialize)]
+struct Counted {
+    count: u64,
 }
 
 /// The reason a `$lookup` along this reference is refused, if it is.
