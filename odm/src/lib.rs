@@ -39,6 +39,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod aggregate;
 mod array_filters;
 pub mod batch;
 pub mod bucket;

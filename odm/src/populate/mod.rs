@@ -165,6 +165,11 @@ impl<Root, W, T: RefTarget> RefPath<Root, W, T> {
         }
     }
 
+    /// Whether the references are stored as DBRefs.
+    pub(crate) fn is_dbref(&self) -> bool {
+        self.dbref
+    }
+
     /// Used by the generated accessors of two-way references: the stored path of the field on
     /// `T` that points back (computed lazily, as the two accessors name each other).
     #[doc(hidden)]

@@ -1,0 +1,52 @@
+use odm::aggregate::{count, sum};
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "products")]
+struct Product {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "parts")]
+struct Part {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+    quantity: i32,
+    #[reference]
+    product: Ref<Product>,
+}
+
+#[derive(Model, Serialize, Deserialize)]
+#[odm(collection = "reviews")]
+struct Review {
+    #[serde(rename = "_id")]
+    id: i32,
+    stars: i32,
+    #[reference]
+    product: Ref<Product>,
+}
+
+#[derive(Deserialize)]
+struct PerProduct {
+    #[serde(rename = "_id")]
+    product: Ref<Product>,
+    parts: i64,
+    stock: i64,
+}
+
+// `PerProduct` has no field `stok`.
+#[allow(dead_code)]
+async fn per_product(odm: &Odm) -> odm::Result<Vec<PerProduct>> {
+    odm.aggregate::<Part>()
+        .group(odm::group!(PerProduct {
+            by product: Part::product(),
+            parts: count(),
+            stok: sum(Part::quantity()),
+        }))
+        .await
+}
+
+fn main() {}
