@@ -68,7 +68,14 @@ async fn the_authors_of_a_book_and_the_books_of_an_author() -> odm::Result<()> {
         .await?;
     assert_eq!(by_fitzgerald.len(), 2);
 
-    assert_eq!(db.commands().names(), ["find", "find", "find"]);
+    // The book with its authors: one `aggregate` with a `$lookup` (the plan `Plan::Auto` takes
+    // for one document), or a `find` and a `$in` find of the authors under `Plan::In`; then
+    // one `find` of the books.
+    let sent = db.commands().names();
+    assert!(
+        sent == ["aggregate", "find"] || sent == ["find", "find", "find"],
+        "{sent:?}"
+    );
     Ok(())
 }
 // ANCHOR_END: queries
