@@ -61,6 +61,7 @@ pub mod populate;
 pub mod positional;
 pub mod query;
 mod reference;
+mod refusal;
 pub mod relations;
 mod retry;
 pub mod rules;
@@ -70,6 +71,8 @@ pub mod subset;
 mod sweep;
 pub mod tree;
 mod update;
+pub mod validator;
+pub mod versions;
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -92,6 +95,8 @@ pub use relations::{OnDelete, TransactionMode};
 pub use schema::{registered_models, ModelEntry};
 pub use subset::{Subset, SubsetPair, SubsetReport};
 pub use update::Update;
+pub use validator::{BsonSchema, Validated};
+pub use versions::{Migrations, SchemaVersion};
 
 /// Derives [`Model`] for a struct stored in a collection, or for an enum of kinds (see
 /// [Kinds](#kinds)).
@@ -310,6 +315,11 @@ pub mod __private {
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
+    pub use crate::validator::{kinds_schema, BsonSchema, Validated};
+    pub use crate::validator::{
+        KnownSchema, ObjectSchema, SchemaOf, UnknownSchema, ValidatorEntry,
+    };
+    pub use crate::versions::SchemaVersion;
 
     /// Adds the shard key's index to a model's indexes, unless one of them has its name or
     /// the key is `{_id: 1}` (the `_id` index serves it).

@@ -38,6 +38,10 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// of a loaded document add to their filters (see [`crate::shard`]).
     const SHARD_KEY: Option<crate::schema::ShardKey> = None;
 
+    /// For a model with `#[odm(schema_version = N)]`: the version its documents are written
+    /// with (`_v`), and the upgrade of older ones on read.
+    const SCHEMA_VERSION: Option<crate::versions::SchemaVersion> = None;
+
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;
 
