@@ -80,11 +80,27 @@ fn first_failure(d: &Document, path: &mut Vec<String>) -> Option<String> {
             .unwrap_or_default();
         return Some(format!("{op}: {reason}{found}"));
     }
+    // Of the branches of an `anyOf`/`oneOf` (an `Option`'s `null` and its value, the kinds),
+    // the one that got furthest into the document says best what is wrong.
+    if let Ok(branches) = d.get_array("schemasNotSatisfied") {
+        let mut best: Option<(Vec<String>, String)> = None;
+        for item in branches.iter().filter_map(Bson::as_document) {
+            let mut p = path.clone();
+            if let Some(r) = first_failure(item, &mut p) {
+                if best.as_ref().is_none_or(|(b, _)| p.len() > b.len()) {
+                    best = Some((p, r));
+                }
+            }
+        }
+        if let Some((p, r)) = best {
+            *path = p;
+            return Some(r);
+        }
+    }
     for key in [
         "schemaRulesNotSatisfied",
         "propertiesNotSatisfied",
         "details",
-        "schemasNotSatisfied",
     ] {
         if let Ok(items) = d.get_array(key) {
             for item in items.iter().filter_map(Bson::as_document) {
