@@ -399,3 +399,42 @@ async fn runners_starting_together_apply_each_migration_exactly_once() -> odm::R
         .all(|r| r.get_i32("attempts").unwrap() == 1));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_migration_stores_every_old_document_at_the_current_version() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.raw()
+        .collection::<Document>("people")
+        .insert_many([
+            doc! {"_id": 1, "name": "Ada Lovelace"},
+            doc! {"_id": 2, "first": "Alan", "last": "Turing", "_v": 2},
+        ])
+        .await
+        .unwrap();
+    let odm = db.odm();
+    // ANCHOR: migration
+    let report = odm
+        .migrations()
+        .add(1, "store every person at version 3", |odm| async move {
+            // Idempotent: run again, it finds nothing older.
+            let old = Filter::raw(doc! {"$or": [{"_v": {"$exists": false}}, {"_v": {"$lt": 3}}]});
+            let people: Vec<Person> = odm.find(old).await?; // upgraded as they are read
+            for person in &people {
+                odm.replace_one(person).await?; // stored in the current shape, with `_v: 3`
+            }
+            Ok(())
+        })
+        .await?;
+    // ANCHOR_END: migration
+    assert_eq!(report.applied.len(), 1);
+    let raw = stored(&db, "people").await;
+    assert_eq!(
+        raw[0],
+        doc! {"_id": 1, "first": "Ada", "last": "Lovelace", "born": null, "_v": 3}
+    );
+    assert_eq!(
+        raw[1],
+        doc! {"_id": 2, "first": "Alan", "last": "Turing", "born": null, "_v": 3}
+    );
+    Ok(())
+}

@@ -25,6 +25,7 @@ enum Format {
     Paperback,
 }
 
+// ANCHOR: model
 #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[odm(collection = "books")]
 struct Book {
@@ -60,6 +61,7 @@ struct Review {
     user: String,
     stars: u8,
 }
+// ANCHOR_END: model
 
 /// Several kinds in one collection.
 #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -229,7 +231,9 @@ async fn a_differing_validator_is_reported_and_replaced_only_when_asked() -> odm
         .await
         .expect("create");
     db.commands().clear();
+    // ANCHOR: differs
     let report = db.odm().sync_validators_of::<Book>().await?;
+    println!("{report}");
     let Some(ValidatorOutcome::Differs {
         differences,
         replaced,
@@ -238,6 +242,7 @@ async fn a_differing_validator_is_reported_and_replaced_only_when_asked() -> odm
         panic!("not reported as differing: {report}");
     };
     assert!(!replaced);
+    // ANCHOR_END: differs
     assert!(
         differences.contains(
             &"$jsonSchema.properties.title.bsonType: declared \"string\", found \"int\"".to_owned()

@@ -317,7 +317,7 @@ pub mod __private {
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
     pub use crate::validator::{kinds_schema, BsonSchema, Validated};
     pub use crate::validator::{
-        KnownSchema, ObjectSchema, SchemaOf, UnknownSchema, ValidatorEntry,
+        KnownSchema, ObjectSchema, RefIdOf, SchemaOf, UnknownSchema, ValidatorEntry,
     };
     pub use crate::versions::SchemaVersion;
 

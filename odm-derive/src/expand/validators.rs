@@ -3,7 +3,7 @@
 //! model's `SCHEMA_VERSION`.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::DeriveInput;
 
@@ -41,12 +41,23 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
     let fields = cont.fields.iter().filter(|f| !f.skipped).map(|f| {
         let name = &f.stored;
         let required = !matches!(f.shape, Shape::Option(_)) && !maybe_absent(input, f.ident);
-        let ty = f.ty;
+        // A reference's schema is its target's id's, named without `Ref<T>`'s bound.
+        let ty = match f.ref_target() {
+            Some(target) => {
+                let id = quote!(::odm::__private::RefIdOf<#target>);
+                match f.shape {
+                    Shape::Plain => id,
+                    Shape::Option(_) => quote!(::odm::__private::Option<#id>),
+                    Shape::Vec(_) => quote!(::odm::__private::Vec<#id>),
+                }
+            }
+            None => f.ty.to_token_stream(),
+        };
         // DBRefs (polymorphic references, `odm::dbref`) are objects the id's schema is not.
         let schema = if f.is_poly() || f.dbref.is_some() {
             quote!(::odm::__private::Option::None)
         } else {
-            quote_spanned! {ty.span()=> {
+            quote_spanned! {f.ty.span()=> {
                 #[allow(unused_imports)]
                 use ::odm::__private::{KnownSchema as _, UnknownSchema as _};
                 (&::odm::__private::SchemaOf::<#ty>::NEW).schema()

@@ -105,6 +105,21 @@ where
     }
 }
 
+/// The schema of a `Ref<T>` named without `Ref`'s bound, so that a reference to a type that is
+/// not a model (already an error at the field) has no schema rather than a second error.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct RefIdOf<T: ?Sized>(PhantomData<T>);
+
+impl<T: RefTarget> BsonSchema for RefIdOf<T>
+where
+    T::Id: BsonSchema,
+{
+    fn bson_schema() -> Document {
+        T::Id::bson_schema()
+    }
+}
+
 /// `schema` or `null`.
 pub fn nullable(mut schema: Document) -> Document {
     match schema.get("bsonType").cloned() {
