@@ -232,10 +232,13 @@ fn bound(schema: &mut Document, max: u32) {
     schema.insert("maxItems", i64::from(max));
 }
 
+/// A kind's discriminator value and the function returning its schema.
+pub type KindSchema = (&'static str, fn() -> Document);
+
 /// The schema of an enum of kinds: the discriminator is one of the kinds' values and the
 /// document matches exactly one kind's schema (`oneOf`, each branch pinning its value). With a
 /// catch-all variant (`#[serde(other)]`) any value is read, so only a string is required.
-pub fn kinds_schema(tag: &str, other: bool, kinds: &[(&str, fn() -> Document)]) -> Document {
+pub fn kinds_schema(tag: &str, other: bool, kinds: &[KindSchema]) -> Document {
     if other {
         return doc! {
             "bsonType": "object",
