@@ -438,3 +438,41 @@ async fn a_migration_stores_every_old_document_at_the_current_version() -> odm::
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn runners_finding_an_expired_lease_together_take_it_over_once() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.raw()
+        .collection::<Document>("odm_migrations")
+        .insert_one(doc! {
+            "_id": 1i64, "name": "first", "owner": odm::bson::oid::ObjectId::new(),
+            "started": DateTime::now(), "lease_until": DateTime::from_millis(0), "attempts": 1,
+        })
+        .await
+        .unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut runners = Vec::new();
+    for _ in 0..4 {
+        let (odm, ran) = (db.odm().clone(), ran.clone());
+        runners.push(tokio::spawn(async move {
+            odm.migrations()
+                .poll_interval(Duration::from_millis(10))
+                .add(1, "first", move |_| {
+                    let ran = ran.clone();
+                    async move {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                        Ok(())
+                    }
+                })
+                .await
+        }));
+    }
+    for r in runners {
+        r.await.expect("runner")?;
+    }
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    let record = stored_one(&db, "odm_migrations", 1i64).await.unwrap();
+    assert_eq!(record.get_i32("attempts").unwrap(), 2);
+    Ok(())
+}
