@@ -140,6 +140,16 @@ pub use versions::{Migrations, SchemaVersion};
 ///   delete), loads the details of many movies with one `$in`, and finds and repairs details
 ///   left without their movie. See [`subset`] for the commands.
 ///
+/// - <a id="schema-version"></a>`#[odm(schema_version = 2, upgrade = "upgrade_person")]`: every
+///   insert and replacement stores `_v: 2` (a document without `_v` is version 1); a document
+///   read with an older `_v` goes through `fn upgrade_person(from: u32, doc: &mut
+///   bson::Document) -> Result<(), String>` once per version before it is decoded, in memory
+///   (nothing is written back; a failure is [`Error::Decode`] at `_v`). See
+///   [`versions`] and [`Odm::migrations`] for rewriting old documents.
+///
+/// Every model also implements [`Validated`]: its documents as a `$jsonSchema`, which
+/// [`Odm::sync_validators`] installs (see [`validator`]).
+///
 /// # Field attributes
 ///
 /// - `#[serde(rename = "_id")]` (or a field named `_id`): the id. Required.
