@@ -114,3 +114,43 @@ fn first_failure(d: &Document, path: &mut Vec<String>) -> Option<String> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::first_failure;
+    use bson::doc;
+
+    #[test]
+    fn the_deepest_branch_names_the_field() {
+        // What the server explains for `{publisher: {town: 7}}` against an `Option<Publisher>`.
+        let details = doc! {"operatorName": "$jsonSchema", "schemaRulesNotSatisfied": [{
+            "operatorName": "properties", "propertiesNotSatisfied": [{
+                "propertyName": "publisher", "details": [{
+                    "operatorName": "anyOf", "schemasNotSatisfied": [
+                        {"index": 0, "details": [{"operatorName": "bsonType", "reason": "type did not match"}]},
+                        {"index": 1, "details": [{"operatorName": "properties", "propertiesNotSatisfied": [{
+                            "propertyName": "town", "details": [{
+                                "operatorName": "bsonType", "reason": "type did not match", "consideredValue": 7,
+                            }],
+                        }]}]},
+                    ],
+                }],
+            }],
+        }]};
+        let mut path = Vec::new();
+        let reason = first_failure(&details, &mut path).unwrap();
+        assert_eq!(path, ["publisher", "town"]);
+        assert_eq!(reason, "bsonType: type did not match (found 7)");
+    }
+
+    #[test]
+    fn a_missing_field_is_named() {
+        let details = doc! {"operatorName": "$jsonSchema", "schemaRulesNotSatisfied": [{
+            "operatorName": "required", "missingProperties": ["title"],
+        }]};
+        let mut path = Vec::new();
+        let reason = first_failure(&details, &mut path).unwrap();
+        assert_eq!(path, ["title"]);
+        assert_eq!(reason, "missing required field(s): title");
+    }
+}

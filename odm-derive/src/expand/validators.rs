@@ -111,8 +111,12 @@ pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
             }
         }
     });
-    // Time-series collections take no validator; kinds are registered by their enum.
-    let register = (cont.kind_of.is_none() && cont.time_series.is_none()).then(|| {
+    // Kinds are registered by their enum. Time-series collections take no validator, and the
+    // documents of buckets and counters are built by upserts, field by field, which a schema
+    // requiring every field would refuse half-built: `sync_validators_of` still installs theirs
+    // when asked.
+    let upserted = cont.time_series.is_some() || cont.bucket.is_some() || cont.counters.is_some();
+    let register = (cont.kind_of.is_none() && !upserted).then(|| {
         let type_name = ident.to_string();
         let collection = cont.collection_expr();
         quote! {
