@@ -359,3 +359,58 @@ async fn a_document_the_validator_refuses_is_a_typed_error() -> odm::Result<()> 
     assert!(matches!(err, odm::Error::DocumentInvalid { .. }), "{err:?}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_moderate_validator_lets_documents_stored_before_it_be_updated() -> odm::Result<()> {
+    use odm::validator::ValidationLevel;
+    let db = TestDb::new().await?;
+    let books = db.raw().collection::<Document>("books");
+    books.insert_one(doc! {"_id": 5, "title": 1}).await.unwrap();
+    let report = db
+        .odm()
+        .sync_validators_of::<Book>()
+        .validation_level(ValidationLevel::Moderate)
+        .await?;
+    assert_eq!(report.outcome("books"), Some(&ValidatorOutcome::Installed));
+    let listed = db
+        .raw()
+        .run_command(doc! {"listCollections": 1, "filter": {"name": "books"}})
+        .await
+        .unwrap();
+    let options = listed
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_document("options")
+        .unwrap()
+        .clone();
+    assert_eq!(options.get_str("validationLevel").unwrap(), "moderate");
+    // The document stored before the validator can still be updated; a new one is checked.
+    books
+        .update_one(doc! {"_id": 5}, doc! {"$set": {"note": "old"}})
+        .await
+        .unwrap();
+    assert!(books.insert_one(doc! {"_id": 6, "title": 1}).await.is_err());
+    // The level is compared only when one is set.
+    assert!(db.odm().sync_validators_of::<Book>().await?.is_in_sync());
+    let strict = db
+        .odm()
+        .sync_validators_of::<Book>()
+        .validation_level(ValidationLevel::Strict)
+        .await?;
+    let Some(ValidatorOutcome::Differs {
+        differences,
+        replaced: false,
+    }) = strict.outcome("books")
+    else {
+        panic!("{strict}");
+    };
+    assert_eq!(
+        differences,
+        &["validationLevel: declared strict, found moderate"]
+    );
+    Ok(())
+}

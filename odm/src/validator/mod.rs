@@ -18,7 +18,7 @@ use bson::{doc, Document};
 pub use schema::{kinds_schema, nullable, BsonSchema, ObjectSchema};
 #[doc(hidden)]
 pub use schema::{KnownSchema, RefIdOf, SchemaOf, UnknownSchema};
-pub use sync::{SyncValidators, ValidatorOutcome, ValidatorReport, ValidatorSync};
+pub use sync::{SyncValidators, ValidationLevel, ValidatorOutcome, ValidatorReport, ValidatorSync};
 
 /// A model whose documents the derive describes as a `$jsonSchema`; implemented by
 /// `#[derive(Model)]`.

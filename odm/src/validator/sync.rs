@@ -24,6 +24,7 @@ impl Odm {
             odm: self,
             targets,
             replace_differing: false,
+            level: None,
         }
     }
 
@@ -34,6 +35,7 @@ impl Odm {
             odm: self,
             targets: vec![(T::COLLECTION.to_owned(), T::validator())],
             replace_differing: false,
+            level: None,
         }
     }
 }
@@ -45,15 +47,36 @@ impl Odm {
 /// no validator, nothing when the stored validator equals the declared one (numbers compared by
 /// value, keys in any order). A validator that differs is reported with each difference and
 /// left as it is, unless [`replace_differing`](Self::replace_differing) asks for a `collMod`.
-/// The validation level and action are the server's defaults (`strict`, `error`): every insert
-/// and update is checked, and a document that fails is refused with
-/// [`Error::DocumentInvalid`].
+/// The validation action is the server's default, `error`: a document that fails is refused
+/// with [`Error::DocumentInvalid`]. The level is the server's default, `strict` (every insert
+/// and update is checked), unless [`validation_level`](Self::validation_level) sends one; a
+/// stored level other than the one set is reported as a difference.
 #[must_use = "the sync runs when awaited"]
 #[derive(Debug)]
 pub struct SyncValidators<'a> {
     odm: &'a Odm,
     targets: Vec<(String, Document)>,
     replace_differing: bool,
+    level: Option<ValidationLevel>,
+}
+
+/// Which writes the server checks against the validator (`validationLevel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValidationLevel {
+    /// Every insert and update (the server's default).
+    Strict,
+    /// Inserts, and updates of documents that already pass: documents stored before the
+    /// validator (older schema versions) can still be updated until a migration rewrites them.
+    Moderate,
+}
+
+impl ValidationLevel {
+    fn name(self) -> &'static str {
+        match self {
+            ValidationLevel::Strict => "strict",
+            ValidationLevel::Moderate => "moderate",
+        }
+    }
 }
 
 impl<'a> SyncValidators<'a> {
@@ -73,13 +96,26 @@ impl<'a> SyncValidators<'a> {
         self
     }
 
+    /// Sets the validation level sent with the validator and compared with the stored one
+    /// (default: none sent, the server's `strict`).
+    pub fn validation_level(mut self, level: ValidationLevel) -> Self {
+        self.level = Some(level);
+        self
+    }
+
     async fn run(self) -> Result<ValidatorReport> {
         let mut targets = self.targets;
         targets.sort_by(|a, b| a.0.cmp(&b.0));
         let mut report = ValidatorReport::default();
         for (collection, validator) in targets {
-            let outcome =
-                sync_one(self.odm, &collection, validator, self.replace_differing).await?;
+            let outcome = sync_one(
+                self.odm,
+                &collection,
+                validator,
+                self.level,
+                self.replace_differing,
+            )
+            .await?;
             report.collections.push(ValidatorSync {
                 collection,
                 outcome,
@@ -101,6 +137,7 @@ async fn sync_one(
     odm: &Odm,
     collection: &str,
     validator: Document,
+    level: Option<ValidationLevel>,
     replace: bool,
 ) -> Result<ValidatorOutcome> {
     let db = odm.database();
@@ -116,27 +153,40 @@ async fn sync_one(
         .and_then(Bson::as_document)
         .cloned();
     let Some(listed) = listed else {
-        db.run_command(doc! { "create": collection, "validator": validator })
+        let mut create = doc! { "create": collection, "validator": validator };
+        if let Some(level) = level {
+            create.insert("validationLevel", level.name());
+        }
+        db.run_command(create)
             .await
             .map_err(|e| Error::from_driver(collection, e))?;
         return Ok(ValidatorOutcome::Created);
     };
-    let found = listed
-        .get_document("options")
-        .ok()
+    let options = listed.get_document("options").ok();
+    let found_level = options
+        .and_then(|o| o.get_str("validationLevel").ok())
+        .unwrap_or("strict");
+    let found = options
         .and_then(|o| o.get_document("validator").ok())
         .filter(|v| !v.is_empty())
         .cloned();
     let Some(found) = found else {
-        coll_mod(odm, collection, validator).await?;
+        coll_mod(odm, collection, validator, level).await?;
         return Ok(ValidatorOutcome::Installed);
     };
-    let differences = diff::differences(&Bson::Document(validator.clone()), &Bson::Document(found));
+    let mut differences =
+        diff::differences(&Bson::Document(validator.clone()), &Bson::Document(found));
+    if let Some(level) = level.filter(|l| l.name() != found_level) {
+        differences.push(format!(
+            "validationLevel: declared {}, found {found_level}",
+            level.name()
+        ));
+    }
     if differences.is_empty() {
         return Ok(ValidatorOutcome::Unchanged);
     }
     if replace {
-        coll_mod(odm, collection, validator).await?;
+        coll_mod(odm, collection, validator, level).await?;
     }
     Ok(ValidatorOutcome::Differs {
         differences,
@@ -144,9 +194,18 @@ async fn sync_one(
     })
 }
 
-async fn coll_mod(odm: &Odm, collection: &str, validator: Document) -> Result<()> {
+async fn coll_mod(
+    odm: &Odm,
+    collection: &str,
+    validator: Document,
+    level: Option<ValidationLevel>,
+) -> Result<()> {
+    let mut command = doc! { "collMod": collection, "validator": validator };
+    if let Some(level) = level {
+        command.insert("validationLevel", level.name());
+    }
     odm.database()
-        .run_command(doc! { "collMod": collection, "validator": validator })
+        .run_command(command)
         .await
         .map(|_| ())
         .map_err(|e| Error::from_driver(collection, e))
