@@ -17,6 +17,15 @@ pub(crate) fn decode<T: DeserializeOwned>(
     from: &Reading<'_>,
     raw: &RawDocument,
 ) -> crate::Result<T> {
+    if let Some(version) = from.version {
+        if let Some(current) = crate::versions::upgraded(from.collection, version, raw)? {
+            let from = Reading {
+                version: None,
+                ..*from
+            };
+            return decode(&from, &current);
+        }
+    }
     crate::reference::dbref::reading_from(from.database, || {
         match bson::deserialize_from_slice::<T>(raw.as_bytes()) {
             Ok(v) => Ok(v),
@@ -37,6 +46,8 @@ pub(crate) struct Reading<'a> {
     pub(crate) database: &'a str,
     /// The kinds of a polymorphic model, whose discriminator names one of them.
     pub(crate) kinds: Option<Kinds>,
+    /// The model's schema version, whose upgrade an older document goes through first.
+    pub(crate) version: Option<crate::versions::SchemaVersion>,
 }
 
 impl<'a> Reading<'a> {
@@ -45,6 +56,7 @@ impl<'a> Reading<'a> {
             collection: T::COLLECTION,
             database: odm.database().name(),
             kinds: T::KINDS,
+            version: T::SCHEMA_VERSION,
         }
     }
 }

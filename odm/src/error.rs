@@ -92,6 +92,35 @@ pub enum Error {
         source: Box<mongodb::error::Error>,
     },
 
+    /// The server refused a write because the document fails the collection's validator
+    /// (code 121; see [`Odm::sync_validators`](crate::Odm::sync_validators)).
+    #[error("document {id} refused by the validator of collection `{collection}` at field `{path}`: {reason}")]
+    DocumentInvalid {
+        /// Collection written to.
+        collection: String,
+        /// The refused document's `_id` as the shell prints it, or `<no _id>`.
+        id: String,
+        /// Dotted path of the first field that fails the schema, or `.` for the document.
+        path: String,
+        /// The rule that fails, in the server's words.
+        reason: String,
+        /// The driver's error, for the full server reply.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
+    /// A migration failed, or cannot run (added twice, or its version is recorded under another
+    /// name); see [`Odm::migrations`](crate::Odm::migrations). Nothing after it ran.
+    #[error("migration {version} `{name}`: {message}")]
+    Migration {
+        /// The migration's version.
+        version: u32,
+        /// Its name.
+        name: String,
+        /// What went wrong: the step's own error, as text.
+        message: String,
+    },
+
     /// A document or update value has a key that MongoDB would read as an operator or a path
     /// (a key starting with `$` or containing `.`). The write is refused before it is sent.
     #[error("refusing to write key `{key}` at `{path}` in collection `{collection}`: keys must not start with `$` or contain `.`")]
@@ -479,6 +508,15 @@ impl Error {
     /// operation was on.
     pub(crate) fn from_driver(collection: &str, err: mongodb::error::Error) -> Self {
         use mongodb::error::{ErrorKind, WriteFailure};
+        if let Some(r) = crate::refusal::refusal(&err) {
+            return Error::DocumentInvalid {
+                collection: collection.to_owned(),
+                id: show_id(r.id.as_ref()),
+                path: r.path,
+                reason: r.reason,
+                source: Box::new(err),
+            };
+        }
         let dup = match &*err.kind {
             ErrorKind::Write(WriteFailure::WriteError(we)) if we.code == DUPLICATE_KEY => {
                 Some(we.message.clone())
@@ -536,7 +574,9 @@ impl Error {
     pub fn driver_error(&self) -> Option<&mongodb::error::Error> {
         match self {
             Error::Driver(e) => Some(e),
-            Error::DuplicateKey { source, .. } | Error::Write { source, .. } => Some(source),
+            Error::DuplicateKey { source, .. }
+            | Error::Write { source, .. }
+            | Error::DocumentInvalid { source, .. } => Some(source),
             _ => None,
         }
     }

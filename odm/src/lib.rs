@@ -62,6 +62,7 @@ pub mod populate;
 pub mod positional;
 pub mod query;
 mod reference;
+mod refusal;
 pub mod relations;
 mod retry;
 pub mod rules;
@@ -73,6 +74,8 @@ mod transaction;
 pub mod tree;
 mod update;
 pub mod versioning;
+pub mod validator;
+pub mod versions;
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -96,6 +99,8 @@ pub use retry::Tx;
 pub use schema::{registered_models, ModelEntry};
 pub use subset::{Subset, SubsetPair, SubsetReport};
 pub use update::Update;
+pub use validator::{BsonSchema, Validated};
+pub use versions::{Migrations, SchemaVersion};
 
 /// Derives [`Model`] for a struct stored in a collection, or for an enum of kinds (see
 /// [Kinds](#kinds)).
@@ -138,6 +143,16 @@ pub use update::Update;
 ///   transaction when the deployment has them, else details first on insert and last on
 ///   delete), loads the details of many movies with one `$in`, and finds and repairs details
 ///   left without their movie. See [`subset`] for the commands.
+///
+/// - <a id="schema-version"></a>`#[odm(schema_version = 2, upgrade = "upgrade_person")]`: every
+///   insert and replacement stores `_v: 2` (a document without `_v` is version 1); a document
+///   read with an older `_v` goes through `fn upgrade_person(from: u32, doc: &mut
+///   bson::Document) -> Result<(), String>` once per version before it is decoded, in memory
+///   (nothing is written back; a failure is [`Error::Decode`] at `_v`). See
+///   [`versions`] and [`Odm::migrations`] for rewriting old documents.
+///
+/// Every model also implements [`Validated`]: its documents as a `$jsonSchema`, which
+/// [`Odm::sync_validators`] installs (see [`validator`]).
 ///
 /// # Field attributes
 ///
@@ -326,6 +341,11 @@ pub mod __private {
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
     pub use crate::versioning::{StampDate, VersionNumber};
+    pub use crate::validator::{kinds_schema, BsonSchema, Validated};
+    pub use crate::validator::{
+        KnownSchema, ObjectSchema, RefIdOf, SchemaOf, UnknownSchema, ValidatorEntry,
+    };
+    pub use crate::versions::SchemaVersion;
 
     /// Adds the shard key's index to a model's indexes, unless one of them has its name or
     /// the key is `{_id: 1}` (the `_id` index serves it).

@@ -55,6 +55,12 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                     const COLLECTION: &'static str = "";
                     #names
                 }
+
+                impl ::odm::__private::Validated for #ident {
+                    fn json_schema() -> ::odm::bson::Document {
+                        ::odm::bson::Document::new()
+                    }
+                }
             }
         }
         Derive::Embed => {

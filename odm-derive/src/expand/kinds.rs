@@ -135,6 +135,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         unreachable!("called for enums")
     };
     let attrs = ContainerAttrs::parse(&cx, &input.attrs, Derive::Model);
+    attrs.versions.refuse_on_enum(&cx);
     if !input.generics.params.is_empty() {
         cx.error_spanned_by(
             &input.generics,
@@ -353,6 +354,11 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
     let type_name = ident.unraw().to_string();
     let own_indexes = base_indexes(ident, &attrs.indexes, &common);
     let copy_source = copy_source(input, first, &common);
+    let kind_schemas: Vec<(&str, &Type)> = kinds
+        .iter()
+        .filter_map(|v| Some((v.value.as_str(), v.ty?)))
+        .collect();
+    let validator = super::validators::kinds_items(ident, &collection, &tag, other, &kind_schemas);
     let body = quote! {
         impl ::odm::__private::KindBase for #ident {}
         #(#kind_of)*
@@ -409,6 +415,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
 
         #accessors
         #copy_source
+        #validator
 
         /// The base's own indexes, on common fields: over every kind.
         fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {

@@ -15,6 +15,7 @@ mod shard;
 mod subset;
 mod tree;
 mod versioning;
+mod validators;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -53,10 +54,12 @@ fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
     };
     match (cx.check(), cont) {
         (Ok(()), Some(cont)) => {
-            let body = wrap(match derive {
+            let validator = validators::items(&cont, input);
+            let inner = match derive {
                 Derive::Model => model_impl(&cont),
                 Derive::Embed => embed_impl(&cont),
-            });
+            };
+            let body = wrap(quote! { #inner #validator });
             let checks = (derive == Derive::Model).then(|| name_checks(&cont));
             quote! { #body #frequently_updated #checks }
         }
@@ -153,6 +156,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let kind_items = kinds::kind_items(cont);
     let counters = counters::counters_impl(cont);
     let subset = subset::subset_items(cont);
+    let version = validators::version_const(cont);
     let (kind, indexes, copies, references) = match &kind_const {
         Some(_) => (
             quote! {
@@ -211,6 +215,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             #tree_const
             #shard_const
             #stamp_const
+            #version
 
             fn document_id(&self) -> ::odm::__private::Option<&#id_ty> {
                 #id_expr

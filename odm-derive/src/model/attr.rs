@@ -12,7 +12,7 @@ use super::Derive;
 use crate::ctxt::Ctxt;
 
 const CONTAINER_KEYS: &str =
-    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`";
+    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -44,6 +44,8 @@ pub struct ContainerAttrs {
     pub shard_key: Option<super::shard::ShardAttr>,
     /// `subset_of = "Movie"`: the model holds the details of `Movie` (the subset pattern).
     pub subset_of: Option<(syn::Type, LitStr)>,
+    /// `schema_version = N`, `upgrade = "..."`.
+    pub versions: super::versions::VersionAttrs,
 }
 
 /// One key of a compound index: a field path (dotted into `#[embed]` fields), maybe descending.
@@ -282,6 +284,10 @@ impl ContainerAttrs {
                         super::tree::TreeAttr::parse(cx, &meta, &mut out.tree)?;
                     } else if meta.path.is_ident("shard_key") {
                         super::shard::ShardAttr::parse(cx, &meta, &mut out.shard_key)?;
+                    } else if meta.path.is_ident("schema_version") {
+                        out.versions.parse_version(cx, &meta)?;
+                    } else if meta.path.is_ident("upgrade") {
+                        out.versions.parse_upgrade(cx, &meta)?;
                     } else if meta.path.is_ident("subset_of") {
                         super::subset::parse(cx, &meta, &mut out.subset_of)?;
                     } else if meta.path.is_ident("common") {

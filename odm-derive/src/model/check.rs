@@ -10,6 +10,7 @@ use crate::ctxt::Ctxt;
 
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_id(cx, cont);
+    super::versions::check(cx, cont);
     check_collection_name(cx, cont);
     check_index_not_on_id(cx, cont);
     check_index_options(cx, cont);

@@ -10,6 +10,7 @@ pub mod shard;
 pub mod subset;
 pub mod tree;
 pub mod versioning;
+pub mod versions;
 
 use syn::{
     Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility,
@@ -53,6 +54,8 @@ pub struct Container<'a> {
     pub shard_key: Option<shard::ShardAttr>,
     /// `#[odm(subset_of = "Movie")]`: the main model whose details this one holds.
     pub subset_of: Option<(Type, LitStr)>,
+    /// `#[odm(schema_version = N, upgrade = "...")]`.
+    pub versions: versions::VersionAttrs,
 }
 
 /// How a field holds its value.
@@ -243,6 +246,7 @@ impl<'a> Container<'a> {
             tree: container_attrs.tree,
             shard_key: container_attrs.shard_key,
             subset_of: container_attrs.subset_of,
+            versions: container_attrs.versions,
         })
     }
 

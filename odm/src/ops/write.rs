@@ -32,6 +32,9 @@ pub(crate) fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::I
     if let Some(kind) = T::KIND {
         store_kind::<T>(&mut raw, kind)?;
     }
+    if let Some(v) = T::SCHEMA_VERSION {
+        raw.append(bson::raw::cstr!("_v"), v.current as i32);
+    }
     if let Some(key) = T::SHARD_KEY {
         crate::shard::fill_segment(T::COLLECTION, &mut raw, &key)?;
     }

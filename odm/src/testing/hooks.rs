@@ -18,6 +18,7 @@ pub fn decode<T: Model>(database: &str, raw: &RawDocument) -> Result<T> {
             collection: T::COLLECTION,
             database,
             kinds: T::KINDS,
+            version: T::SCHEMA_VERSION,
         },
         raw,
     )

@@ -1,0 +1,191 @@
+//! The generated side of validators and schema versions: the object schema of a struct (for a
+//! model, `Validated` and its registration; for an embedded type, `BsonSchema`), and the
+//! model's `SCHEMA_VERSION`.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::DeriveInput;
+
+use crate::model::{Container, Derive, Shape};
+
+/// Whether serde may leave the field out of a stored document: `skip_serializing_if`, or
+/// `skip_serializing` alone.
+fn maybe_absent(input: &DeriveInput, field: &syn::Ident) -> bool {
+    let syn::Data::Struct(s) = &input.data else {
+        return false;
+    };
+    let Some(f) = s.fields.iter().find(|f| f.ident.as_ref() == Some(field)) else {
+        return false;
+    };
+    let mut absent = false;
+    for attr in f.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("skip_serializing_if") || meta.path.is_ident("skip_serializing") {
+                absent = true;
+            }
+            if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<syn::Expr>()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|_| Ok(()))?;
+            }
+            Ok(())
+        });
+    }
+    absent
+}
+
+/// `fn __json_schema() -> Document`: the struct's stored fields, each `required` unless serde
+/// may leave it out, typed by its Rust type where that has a schema, bounded by its `max`.
+fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
+    let fields = cont.fields.iter().filter(|f| !f.skipped).map(|f| {
+        let name = &f.stored;
+        let required = !matches!(f.shape, Shape::Option(_)) && !maybe_absent(input, f.ident);
+        // A reference's schema is its target's id's, named without `Ref<T>`'s bound.
+        let ty = match f.ref_target() {
+            Some(target) => {
+                let id = quote!(::odm::__private::RefIdOf<#target>);
+                match f.shape {
+                    Shape::Plain => id,
+                    Shape::Option(_) => quote!(::odm::__private::Option<#id>),
+                    Shape::Vec(_) => quote!(::odm::__private::Vec<#id>),
+                }
+            }
+            None => f.ty.to_token_stream(),
+        };
+        // DBRefs (polymorphic references, `odm::dbref`) are objects the id's schema is not.
+        let schema = if f.is_poly() || f.dbref.is_some() {
+            quote!(::odm::__private::Option::None)
+        } else {
+            quote_spanned! {f.ty.span()=> {
+                #[allow(unused_imports)]
+                use ::odm::__private::{KnownSchema as _, UnknownSchema as _};
+                (&::odm::__private::SchemaOf::<#ty>::NEW).schema()
+            }}
+        };
+        let max = f.bound().and_then(|b| b.max.map(|(n, _)| n)).or_else(|| {
+            f.denormalize
+                .as_ref()
+                .and_then(|d| d.latest.map(|(n, _, _)| n))
+        });
+        let max = match (f.shape, max) {
+            (Shape::Vec(_), Some(n)) => quote!(::odm::__private::Option::Some(#n)),
+            _ => quote!(::odm::__private::Option::None),
+        };
+        quote! { .field(#name, #required, #schema, #max) }
+    });
+    let version = cont.versions.schema_version.map(|(n, _)| {
+        let n = n as i32;
+        // Not required: documents written before the model had a version have none.
+        quote! { .field("_v", false, ::odm::__private::Option::Some(::odm::bson::doc! { "bsonType": ["int", "long"], "minimum": 1i32, "maximum": #n }), ::odm::__private::Option::None) }
+    });
+    quote! {
+        fn __json_schema() -> ::odm::bson::Document {
+            ::odm::__private::ObjectSchema::new()
+                #(#fields)*
+                #version
+                .finish()
+        }
+    }
+}
+
+/// The validator items of a struct deriving `Model` or `Embed`.
+pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
+    let ident = cont.ident;
+    let schema = object_schema(cont, input);
+    if cont.derive == Derive::Embed {
+        return quote! {
+            #schema
+            impl ::odm::__private::BsonSchema for #ident {
+                fn bson_schema() -> ::odm::bson::Document {
+                    __json_schema()
+                }
+            }
+        };
+    }
+    // A kind's collection holds every kind: its validator is its enum's.
+    let validator = cont.kind_of.as_ref().map(|(base, _)| {
+        quote! {
+            fn validator() -> ::odm::bson::Document {
+                <#base as ::odm::__private::Validated>::validator()
+            }
+        }
+    });
+    // Kinds are registered by their enum. Time-series collections take no validator, and the
+    // documents of buckets and counters are built by upserts, field by field, which a schema
+    // requiring every field would refuse half-built: `sync_validators_of` still installs theirs
+    // when asked.
+    let upserted = cont.time_series.is_some() || cont.bucket.is_some() || cont.counters.is_some();
+    let register = (cont.kind_of.is_none() && !upserted).then(|| {
+        let type_name = ident.to_string();
+        let collection = cont.collection_expr();
+        quote! {
+            ::odm::__private::inventory::submit! {
+                ::odm::__private::ValidatorEntry {
+                    type_name: #type_name,
+                    collection: #collection,
+                    validator: <#ident as ::odm::__private::Validated>::validator,
+                }
+            }
+        }
+    });
+    quote! {
+        #schema
+        impl ::odm::__private::Validated for #ident {
+            fn json_schema() -> ::odm::bson::Document {
+                __json_schema()
+            }
+            #validator
+        }
+        #register
+    }
+}
+
+/// `const SCHEMA_VERSION` in the `Model` impl, when the model declares one.
+pub fn version_const(cont: &Container<'_>) -> TokenStream {
+    let Some((n, _)) = cont.versions.schema_version else {
+        return TokenStream::new();
+    };
+    let upgrade = match &cont.versions.upgrade {
+        Some((path, lit)) => quote_spanned! {lit.span()=>
+            ::odm::__private::Option::Some(#path)
+        },
+        None => quote!(::odm::__private::Option::None),
+    };
+    quote! {
+        const SCHEMA_VERSION: ::odm::__private::Option<::odm::__private::SchemaVersion> =
+            ::odm::__private::Option::Some(::odm::__private::SchemaVersion {
+                current: #n,
+                upgrade: #upgrade,
+            });
+    }
+}
+
+/// The enum of kinds' validator: a `oneOf` over its kinds, keyed by the discriminator.
+pub fn kinds_items(
+    ident: &syn::Ident,
+    collection: &str,
+    tag: &str,
+    other: bool,
+    kinds: &[(&str, &syn::Type)],
+) -> TokenStream {
+    let type_name = ident.to_string();
+    let values = kinds.iter().map(|(v, _)| v);
+    let types = kinds.iter().map(|(_, t)| t);
+    quote! {
+        impl ::odm::__private::Validated for #ident {
+            fn json_schema() -> ::odm::bson::Document {
+                ::odm::__private::kinds_schema(#tag, #other, &[
+                    #((#values, <#types as ::odm::__private::Validated>::json_schema as fn() -> ::odm::bson::Document)),*
+                ])
+            }
+        }
+        ::odm::__private::inventory::submit! {
+            ::odm::__private::ValidatorEntry {
+                type_name: #type_name,
+                collection: #collection,
+                validator: <#ident as ::odm::__private::Validated>::validator,
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! `#[odm(schema_version = N, upgrade = "path")]`: the version a model's documents are
+//! written with (`_v`), and the function that upgrades older ones on read.
+
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::{Lit, LitStr};
+
+use super::attr::string_value;
+use super::Container;
+use crate::ctxt::Ctxt;
+
+/// The stored field of the version, which the struct itself may not have.
+pub const VERSION_FIELD: &str = "_v";
+
+#[derive(Default)]
+pub struct VersionAttrs {
+    /// `schema_version = N`, and where it is written.
+    pub schema_version: Option<(u32, Span)>,
+    /// `upgrade = "path::to::fn"`.
+    pub upgrade: Option<(syn::Path, LitStr)>,
+}
+
+impl VersionAttrs {
+    /// Parses `schema_version = N`.
+    pub fn parse_version(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let lit: Lit = meta.value()?.parse()?;
+        let value = match &lit {
+            Lit::Int(i) => i.base10_parse::<u32>().ok(),
+            _ => None,
+        };
+        match value {
+            _ if self.schema_version.is_some() => {
+                cx.error_spanned_by(&meta.path, "duplicate odm attribute `schema_version`")
+            }
+            Some(0) => cx.error_spanned_by(
+                &lit,
+                "schema versions start at 1: a stored document without `_v` is version 1",
+            ),
+            Some(n) => self.schema_version = Some((n, lit.span())),
+            None => cx.error_spanned_by(&lit, "expected an integer from 1: `schema_version = 2`"),
+        }
+        Ok(())
+    }
+
+    /// Parses `upgrade = "path::to::fn"`.
+    pub fn parse_upgrade(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let Some(lit) = string_value(cx, meta, "upgrade", "upgrade_book")? else {
+            return Ok(());
+        };
+        if self.upgrade.is_some() {
+            cx.error_spanned_by(&meta.path, "duplicate odm attribute `upgrade`");
+            return Ok(());
+        }
+        match lit.parse::<syn::Path>() {
+            Ok(path) => self.upgrade = Some((path, lit)),
+            Err(_) => cx.error_spanned_by(
+                &lit,
+                "`upgrade` names a function `fn(from: u32, doc: &mut bson::Document) -> Result<(), String>`: `upgrade = \"upgrade_book\"`",
+            ),
+        }
+        Ok(())
+    }
+
+    /// On an enum of kinds, which the ODM reads and writes through its kinds.
+    pub fn refuse_on_enum(&self, cx: &Ctxt) {
+        if let Some((_, span)) = self.schema_version {
+            cx.error_at(span, "`schema_version` is not supported on an enum of kinds yet: version the documents with a field of each kind");
+        }
+        if let Some((_, lit)) = &self.upgrade {
+            cx.error_spanned_by(lit, "`upgrade` is not supported on an enum of kinds yet");
+        }
+    }
+}
+
+pub fn check(cx: &Ctxt, cont: &Container<'_>) {
+    let v = &cont.versions;
+    if let (None, Some((_, lit))) = (v.schema_version, &v.upgrade) {
+        cx.error_spanned_by(
+            lit,
+            "`upgrade` brings old documents to the current schema version: declare it with `schema_version = N`",
+        );
+    }
+    let Some((_, span)) = v.schema_version else {
+        return;
+    };
+    if cont.kind_of.is_some() {
+        cx.error_at(
+            span,
+            "a kind is read and written through its enum of kinds, which has no schema version: remove `schema_version` here",
+        );
+    }
+    let upserted = [
+        cont.bucket.as_ref().map(|_| "bucket"),
+        cont.counters.as_ref().map(|_| "counters"),
+        cont.time_series.as_ref().map(|_| "time_series"),
+    ];
+    if let Some(what) = upserted.into_iter().flatten().next() {
+        cx.error_at(
+            span,
+            format!("`schema_version` is for documents the ODM inserts and replaces whole; the documents of `{what}` are written by upserts, which would not store `_v`"),
+        );
+    }
+    for f in cont
+        .fields
+        .iter()
+        .filter(|f| f.stored == VERSION_FIELD && !f.skipped)
+    {
+        cx.error_at(
+            f.ident.span(),
+            "the ODM stores the schema version in `_v`: the struct cannot have a field stored as `_v` as well",
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! Ordered, recorded, once-only migrations, safe with several processes starting at once.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bson::oid::ObjectId;
+use bson::{doc, DateTime, Document};
+use mongodb::Collection;
+
+use crate::{Error, Odm, Result};
+
+/// The collection recording the migrations: one document per version.
+pub const MIGRATIONS_COLLECTION: &str = "odm_migrations";
+
+type Step = Arc<dyn Fn(Odm) -> Pin<Box<dyn Future<Output = Result<()>> + Send>> + Send + Sync>;
+
+/// Migrations on the handle.
+impl Odm {
+    /// A set of migrations to run, in version order, each at most once per database; add them
+    /// with [`Migrations::add`] and `.await` it (at start-up, or from a command of the
+    /// application's). See [`Migrations`] for what it records and sends.
+    pub fn migrations(&self) -> Migrations<'_> {
+        Migrations {
+            odm: self,
+            steps: Vec::new(),
+            lease: Duration::from_secs(600),
+            poll: Duration::from_millis(100),
+        }
+    }
+}
+
+/// Builder returned by [`Odm::migrations`]; `.await` it.
+///
+/// Each migration has a version (its order) and a name. They are recorded in the collection
+/// `odm_migrations`, one document per version: `{_id: version, name, owner, started,
+/// lease_until, attempts, finished}` (`finished` once it succeeded, `error` when it failed).
+/// For each migration, in version order:
+///
+/// - one `insert` of its record claims it; the process whose insert succeeds runs it, and one
+///   `update` (filtered on its `owner`) sets `finished`;
+/// - when the record exists (duplicate key): one `find` reads it. A finished migration is
+///   skipped; one whose lease has expired (its process died, or it failed) is taken over with
+///   one `update` filtered on the lease read, so that one process only takes it, and run
+///   again: migrations are *resumable*, so each must be idempotent (re-running a half-done
+///   step must finish it, not do it twice); one that another process is running is waited for,
+///   reading it again every poll interval (100 ms), until it is finished or its lease expires.
+///
+/// So two processes starting together run each migration exactly once between them, and
+/// neither goes past a migration before it is finished. A migration that fails releases its
+/// lease, records `error`, and stops the run with [`Error::Migration`]: the next run starts
+/// it again. A migration that runs longer than the lease (default 10 minutes) may be started
+/// by another process: give [`lease`](Self::lease) more than the longest step. A recorded
+/// version whose name is not the one added is refused with [`Error::Migration`] before
+/// anything runs past it.
+#[must_use = "the migrations run when awaited"]
+pub struct Migrations<'a> {
+    odm: &'a Odm,
+    steps: Vec<(u32, String, Step)>,
+    lease: Duration,
+    poll: Duration,
+}
+
+impl std::fmt::Debug for Migrations<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let steps: Vec<(u32, &str)> = self
+            .steps
+            .iter()
+            .map(|(v, n, _)| (*v, n.as_str()))
+            .collect();
+        f.debug_struct("Migrations")
+            .field("steps", &steps)
+            .field("lease", &self.lease)
+            .finish()
+    }
+}
+
+/// What a run of [`Migrations`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MigrationReport {
+    /// The migrations this process ran, `(version, name)`, in order.
+    pub applied: Vec<(u32, String)>,
+    /// Those already finished (by an earlier run or another process), `(version, name)`.
+    pub already: Vec<(u32, String)>,
+}
+
+impl<'a> Migrations<'a> {
+    /// Adds the migration `version` named `name`; `run` receives a clone of the handle.
+    pub fn add<F, Fut>(mut self, version: u32, name: impl Into<String>, run: F) -> Self
+    where
+        F: Fn(Odm) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<()>> + Send + 'static,
+    {
+        let step: Step = Arc::new(move |odm| Box::pin(run(odm)));
+        self.steps.push((version, name.into(), step));
+        self
+    }
+
+    /// How long a claim holds before another process may take the migration over (default 10
+    /// minutes).
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// How often a process waiting for another's migration reads its record (default 100 ms).
+    pub fn poll_interval(mut self, every: Duration) -> Self {
+        self.poll = every;
+        self
+    }
+
+    async fn run(self) -> Result<MigrationReport> {
+        let mut steps = self.steps;
+        steps.sort_by_key(|(v, _, _)| *v);
+        if let Some(w) = steps.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::Migration {
+                version: w[0].0,
+                name: w[1].1.clone(),
+                message: format!(
+                    "version {} is added twice (`{}` and `{}`)",
+                    w[0].0, w[0].1, w[1].1
+                ),
+            });
+        }
+        let records: Collection<Document> = self.odm.database().collection(MIGRATIONS_COLLECTION);
+        let owner = ObjectId::new();
+        let mut report = MigrationReport::default();
+        for (version, name, step) in steps {
+            let fail = |message: String| Error::Migration {
+                version,
+                name: name.clone(),
+                message,
+            };
+            let driver = |e: mongodb::error::Error| Error::from_driver(MIGRATIONS_COLLECTION, e);
+            let lease_ms = i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX);
+            let until = || {
+                DateTime::from_millis(DateTime::now().timestamp_millis().saturating_add(lease_ms))
+            };
+            // Claim it, or learn who has it.
+            let mine = loop {
+                let claim = records
+                    .insert_one(doc! {
+                        "_id": i64::from(version),
+                        "name": &name,
+                        "owner": owner,
+                        "started": DateTime::now(),
+                        "lease_until": until(),
+                        "attempts": 1,
+                    })
+                    .await;
+                match claim.map_err(driver) {
+                    Ok(_) => break true,
+                    Err(e) if e.is_duplicate_key() => {}
+                    Err(e) => return Err(e),
+                }
+                let Some(record) = records
+                    .find_one(doc! { "_id": i64::from(version) })
+                    .await
+                    .map_err(driver)?
+                else {
+                    continue; // deleted in between: claim again
+                };
+                let recorded = record.get_str("name").unwrap_or_default();
+                if recorded != name {
+                    return Err(fail(format!(
+                        "version {version} is recorded in `{MIGRATIONS_COLLECTION}` as `{recorded}`"
+                    )));
+                }
+                if record.contains_key("finished") {
+                    break false;
+                }
+                let lease = record.get_datetime("lease_until").ok().copied();
+                if lease.is_none_or(|l| l <= DateTime::now()) {
+                    let mut filter =
+                        doc! { "_id": i64::from(version), "finished": { "$exists": false } };
+                    if let Some(l) = lease {
+                        filter.insert("lease_until", l);
+                    }
+                    let taken = records
+                        .update_one(
+                            filter,
+                            doc! {
+                                "$set": { "owner": owner, "lease_until": until(), "resumed": DateTime::now() },
+                                "$inc": { "attempts": 1 },
+                                "$unset": { "error": "" },
+                            },
+                        )
+                        .await
+                        .map_err(driver)?;
+                    if taken.modified_count == 1 {
+                        break true;
+                    }
+                    continue;
+                }
+                tokio::time::sleep(self.poll).await;
+            };
+            if !mine {
+                report.already.push((version, name));
+                continue;
+            }
+            match step(self.odm.clone()).await {
+                Ok(()) => {
+                    let done = records
+                        .update_one(
+                            doc! { "_id": i64::from(version), "owner": owner },
+                            doc! { "$set": { "finished": DateTime::now() } },
+                        )
+                        .await
+                        .map_err(driver)?;
+                    if done.matched_count != 1 {
+                        return Err(fail(
+                            "its lease expired while it ran and another process took it over"
+                                .to_owned(),
+                        ));
+                    }
+                    report.applied.push((version, name));
+                }
+                Err(e) => {
+                    records
+                        .update_one(
+                            doc! { "_id": i64::from(version), "owner": owner },
+                            doc! { "$set": { "lease_until": DateTime::now(), "error": e.to_string() } },
+                        )
+                        .await
+                        .map_err(driver)?;
+                    return Err(fail(e.to_string()));
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+impl<'a> IntoFuture for Migrations<'a> {
+    type Output = Result<MigrationReport>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

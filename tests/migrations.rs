@@ -1,0 +1,478 @@
+//! Schema versions and migrations against the server: `_v` written by every insert and
+//! replacement, old documents upgraded on read (and not written back), migrations run in
+//! order, once, recorded in `odm_migrations`, resumed after a failure or a dead process, and
+//! applied exactly once by runners starting together.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{sent, stored, stored_one};
+use odm::bson::{doc, Bson, DateTime, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+use odm::Validated;
+
+// ANCHOR: versioned
+/// Version 1 stored `name: "Ada Lovelace"`; version 2 split it; version 3 added `born`.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "people", schema_version = 3, upgrade = "upgrade_person")]
+struct Person {
+    #[serde(rename = "_id")]
+    id: i32,
+    first: String,
+    last: String,
+    born: Option<i32>,
+}
+
+/// Brings a stored person from version `from` to `from + 1`.
+fn upgrade_person(from: u32, doc: &mut Document) -> Result<(), String> {
+    match from {
+        1 => {
+            let name = doc.get_str("name").map_err(|_| "no `name`")?.to_owned();
+            let (first, last) = name.split_once(' ').ok_or("`name` has no space")?;
+            doc.insert("first", first);
+            doc.insert("last", last);
+            doc.remove("name");
+        }
+        2 => {
+            doc.insert("born", Bson::Null);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+// ANCHOR_END: versioned
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "notes")]
+struct Note {
+    #[serde(rename = "_id")]
+    id: i32,
+    text: String,
+}
+
+fn ada() -> Person {
+    Person {
+        id: 1,
+        first: "Ada".into(),
+        last: "Lovelace".into(),
+        born: Some(1815),
+    }
+}
+
+#[tokio::test]
+async fn inserts_and_replacements_store_the_version() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().insert_one(&ada()).await?;
+    let stored = stored_one(&db, "people", 1).await.unwrap();
+    assert_eq!(stored.get_i32("_v").unwrap(), 3);
+    db.raw()
+        .collection::<Document>("people")
+        .update_one(doc! {"_id": 1}, doc! {"$set": {"_v": 2}})
+        .await
+        .unwrap();
+    db.odm().replace_one(&ada()).await?;
+    assert_eq!(
+        stored_one(&db, "people", 1)
+            .await
+            .unwrap()
+            .get_i32("_v")
+            .unwrap(),
+        3
+    );
+    // A model without a version stores none.
+    db.odm()
+        .insert_one(&Note {
+            id: 1,
+            text: "x".into(),
+        })
+        .await?;
+    assert!(!stored_one(&db, "notes", 1)
+        .await
+        .unwrap()
+        .contains_key("_v"));
+    // The validator knows `_v`, without requiring it (older documents have none).
+    let schema = Person::json_schema();
+    assert!(schema
+        .get_document("properties")
+        .unwrap()
+        .contains_key("_v"));
+    assert!(!schema
+        .get_array("required")
+        .unwrap()
+        .contains(&Bson::from("_v")));
+    Ok(())
+}
+
+#[tokio::test]
+async fn old_documents_are_upgraded_on_read_and_not_written_back() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let people = db.raw().collection::<Document>("people");
+    people
+        .insert_many([
+            doc! {"_id": 1, "name": "Ada Lovelace"},
+            doc! {"_id": 2, "first": "Alan", "last": "Turing", "_v": 2},
+            doc! {"_id": 3, "first": "Grace", "last": "Hopper", "born": 1906, "_v": 3},
+        ])
+        .await
+        .unwrap();
+    db.commands().clear();
+    let all: Vec<Person> = db
+        .odm()
+        .find(Filter::all())
+        .sort(Person::id_field().asc())
+        .await?;
+    assert_eq!(sent(&db), ["find"]);
+    let names: Vec<(&str, &str, Option<i32>)> = all
+        .iter()
+        .map(|p| (p.first.as_str(), p.last.as_str(), p.born))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("Ada", "Lovelace", None),
+            ("Alan", "Turing", None),
+            ("Grace", "Hopper", Some(1906))
+        ]
+    );
+    // Reading writes nothing: the stored documents keep their old shape.
+    let raw = stored(&db, "people").await;
+    assert_eq!(raw[0], doc! {"_id": 1, "name": "Ada Lovelace"});
+    assert_eq!(raw[1].get_i32("_v").unwrap(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_document_that_cannot_be_upgraded_is_a_decode_error_naming_it() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.raw()
+        .collection::<Document>("people")
+        .insert_one(doc! {"_id": 7, "name": "Plato"})
+        .await
+        .unwrap();
+    let err = db
+        .odm()
+        .find_one(Person::id_field().eq(7))
+        .await
+        .expect_err("cannot upgrade");
+    let odm::Error::Decode {
+        collection,
+        id,
+        path,
+        message,
+    } = &err
+    else {
+        panic!("not a decode error: {err:?}");
+    };
+    assert_eq!(
+        (collection.as_str(), id.as_str(), path.as_str()),
+        ("people", "{ _id: 7 }", "_v")
+    );
+    assert!(
+        message.contains("from schema version 1 to 2: `name` has no space"),
+        "{message}"
+    );
+    Ok(())
+}
+
+async fn records(db: &TestDb) -> Vec<Document> {
+    stored(db, "odm_migrations").await
+}
+
+#[tokio::test]
+async fn migrations_run_in_order_once_and_are_recorded() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    fn migrations(odm: &Odm, order: Arc<std::sync::Mutex<Vec<u32>>>) -> odm::Migrations<'_> {
+        let (a, b) = (order.clone(), order);
+        odm.migrations()
+            .add(2, "second", move |_| {
+                let b = b.clone();
+                async move {
+                    b.lock().unwrap().push(2);
+                    Ok(())
+                }
+            })
+            .add(1, "first", move |odm| {
+                let a = a.clone();
+                async move {
+                    a.lock().unwrap().push(1);
+                    odm.insert_one(&Note {
+                        id: 1,
+                        text: "seed".into(),
+                    })
+                    .await?;
+                    Ok(())
+                }
+            })
+    }
+    let report = migrations(db.odm(), order.clone()).await?;
+    assert_eq!(
+        report.applied,
+        [(1, "first".to_owned()), (2, "second".to_owned())]
+    );
+    assert_eq!(*order.lock().unwrap(), [1, 2]);
+    let recorded = records(&db).await;
+    assert_eq!(recorded.len(), 2);
+    for (r, name) in recorded.iter().zip(["first", "second"]) {
+        assert_eq!(r.get_str("name").unwrap(), name);
+        assert!(r.get_datetime("started").is_ok() && r.get_datetime("finished").is_ok());
+        assert_eq!(r.get_i32("attempts").unwrap(), 1);
+    }
+    db.commands().clear();
+    let again = migrations(db.odm(), order.clone()).await?;
+    assert!(again.applied.is_empty());
+    assert_eq!(again.already.len(), 2);
+    assert_eq!(*order.lock().unwrap(), [1, 2]);
+    // Per finished migration: the claim refused as a duplicate, and one read of the record.
+    assert_eq!(sent(&db), ["insert", "find", "insert", "find"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failed_migration_stops_the_run_and_is_resumed_by_the_next() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let tries = Arc::new(AtomicUsize::new(0));
+    let third = Arc::new(AtomicUsize::new(0));
+    fn run(odm: &Odm, tries: Arc<AtomicUsize>, third: Arc<AtomicUsize>) -> odm::Migrations<'_> {
+        odm.migrations()
+            .add(1, "first", |_| async { Ok(()) })
+            .add(2, "flaky", move |_| {
+                let tries = tries.clone();
+                async move {
+                    if tries.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Err(odm::Error::Migration {
+                            version: 2,
+                            name: "flaky".into(),
+                            message: "disk full".into(),
+                        });
+                    }
+                    Ok(())
+                }
+            })
+            .add(3, "third", move |_| {
+                let third = third.clone();
+                async move {
+                    third.fetch_add(1, Ordering::SeqCst);
+                    Ok(())
+                }
+            })
+    }
+    let err = run(db.odm(), tries.clone(), third.clone())
+        .await
+        .expect_err("the second fails");
+    assert!(
+        matches!(&err, odm::Error::Migration { version: 2, name, .. } if name == "flaky"),
+        "{err:?}"
+    );
+    assert_eq!(third.load(Ordering::SeqCst), 0);
+    let flaky = stored_one(&db, "odm_migrations", 2i64).await.unwrap();
+    assert!(!flaky.contains_key("finished"));
+    assert!(flaky.get_str("error").unwrap().contains("disk full"));
+    let report = run(db.odm(), tries.clone(), third.clone()).await?;
+    assert_eq!(
+        report.applied,
+        [(2, "flaky".to_owned()), (3, "third".to_owned())]
+    );
+    let flaky = stored_one(&db, "odm_migrations", 2i64).await.unwrap();
+    assert_eq!(flaky.get_i32("attempts").unwrap(), 2);
+    assert!(flaky.get_datetime("finished").is_ok() && !flaky.contains_key("error"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_migration_left_by_a_dead_process_is_taken_over_when_its_lease_expires() -> odm::Result<()>
+{
+    let db = TestDb::new().await?;
+    db.raw()
+        .collection::<Document>("odm_migrations")
+        .insert_one(doc! {
+            "_id": 1i64, "name": "first", "owner": odm::bson::oid::ObjectId::new(),
+            "started": DateTime::now(), "lease_until": DateTime::from_millis(DateTime::now().timestamp_millis() + 300),
+            "attempts": 1,
+        })
+        .await
+        .unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = ran.clone();
+    let report = db
+        .odm()
+        .migrations()
+        .poll_interval(Duration::from_millis(20))
+        .add(1, "first", move |_| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }
+        })
+        .await?;
+    assert_eq!(report.applied.len(), 1);
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    let record = stored_one(&db, "odm_migrations", 1i64).await.unwrap();
+    assert_eq!(record.get_i32("attempts").unwrap(), 2);
+    assert!(record.get_datetime("finished").is_ok());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_recorded_version_under_another_name_is_refused() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm()
+        .migrations()
+        .add(1, "first", |_| async { Ok(()) })
+        .await?;
+    let err = db
+        .odm()
+        .migrations()
+        .add(1, "renamed", |_| async { Ok(()) })
+        .await
+        .expect_err("refused");
+    assert!(
+        err.to_string()
+            .contains("recorded in `odm_migrations` as `first`"),
+        "{err}"
+    );
+    let twice = db
+        .odm()
+        .migrations()
+        .add(4, "a", |_| async { Ok(()) })
+        .add(4, "b", |_| async { Ok(()) })
+        .await
+        .expect_err("refused");
+    assert!(twice.to_string().contains("added twice"), "{twice}");
+    assert_eq!(records(&db).await.len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn runners_starting_together_apply_each_migration_exactly_once() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let applied: Arc<Vec<AtomicUsize>> = Arc::new((0..3).map(|_| AtomicUsize::new(0)).collect());
+    let mut runners = Vec::new();
+    for _ in 0..4 {
+        let odm = db.odm().clone();
+        let applied = applied.clone();
+        runners.push(tokio::spawn(async move {
+            let mut m = odm.migrations().poll_interval(Duration::from_millis(10));
+            for v in 0..3u32 {
+                let applied = applied.clone();
+                m = m.add(v + 1, format!("step {v}"), move |odm| {
+                    let applied = applied.clone();
+                    async move {
+                        applied[v as usize].fetch_add(1, Ordering::SeqCst);
+                        // Long enough for the others to find it running and wait.
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                        odm.database()
+                            .collection::<Document>("counts")
+                            .update_one(doc! {"_id": v}, doc! {"$inc": {"n": 1}})
+                            .upsert(true)
+                            .await?;
+                        Ok(())
+                    }
+                });
+            }
+            m.await
+        }));
+    }
+    let mut applied_total = 0;
+    for r in runners {
+        let report = r.await.expect("runner")?;
+        applied_total += report.applied.len();
+        assert_eq!(report.applied.len() + report.already.len(), 3);
+    }
+    assert_eq!(applied_total, 3);
+    for a in applied.iter() {
+        assert_eq!(a.load(Ordering::SeqCst), 1);
+    }
+    let counts = stored(&db, "counts").await;
+    assert!(
+        counts.iter().all(|c| c.get_i32("n").unwrap() == 1),
+        "{counts:?}"
+    );
+    assert!(records(&db)
+        .await
+        .iter()
+        .all(|r| r.get_i32("attempts").unwrap() == 1));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_migration_stores_every_old_document_at_the_current_version() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.raw()
+        .collection::<Document>("people")
+        .insert_many([
+            doc! {"_id": 1, "name": "Ada Lovelace"},
+            doc! {"_id": 2, "first": "Alan", "last": "Turing", "_v": 2},
+        ])
+        .await
+        .unwrap();
+    let odm = db.odm();
+    // ANCHOR: migration
+    let report = odm
+        .migrations()
+        .add(1, "store every person at version 3", |odm| async move {
+            // Idempotent: run again, it finds nothing older.
+            let old = Filter::raw(doc! {"$or": [{"_v": {"$exists": false}}, {"_v": {"$lt": 3}}]});
+            let people: Vec<Person> = odm.find(old).await?; // upgraded as they are read
+            for person in &people {
+                odm.replace_one(person).await?; // stored in the current shape, with `_v: 3`
+            }
+            Ok(())
+        })
+        .await?;
+    // ANCHOR_END: migration
+    assert_eq!(report.applied.len(), 1);
+    let raw = stored(&db, "people").await;
+    assert_eq!(
+        raw[0],
+        doc! {"_id": 1, "first": "Ada", "last": "Lovelace", "born": null, "_v": 3}
+    );
+    assert_eq!(
+        raw[1],
+        doc! {"_id": 2, "first": "Alan", "last": "Turing", "born": null, "_v": 3}
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn runners_finding_an_expired_lease_together_take_it_over_once() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.raw()
+        .collection::<Document>("odm_migrations")
+        .insert_one(doc! {
+            "_id": 1i64, "name": "first", "owner": odm::bson::oid::ObjectId::new(),
+            "started": DateTime::now(), "lease_until": DateTime::from_millis(0), "attempts": 1,
+        })
+        .await
+        .unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut runners = Vec::new();
+    for _ in 0..4 {
+        let (odm, ran) = (db.odm().clone(), ran.clone());
+        runners.push(tokio::spawn(async move {
+            odm.migrations()
+                .poll_interval(Duration::from_millis(10))
+                .add(1, "first", move |_| {
+                    let ran = ran.clone();
+                    async move {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                        Ok(())
+                    }
+                })
+                .await
+        }));
+    }
+    for r in runners {
+        r.await.expect("runner")?;
+    }
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    let record = stored_one(&db, "odm_migrations", 1i64).await.unwrap();
+    assert_eq!(record.get_i32("attempts").unwrap(), 2);
+    Ok(())
+}
