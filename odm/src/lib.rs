@@ -68,6 +68,7 @@ mod schema;
 pub mod shard;
 pub mod subset;
 mod sweep;
+pub mod trace;
 pub mod tree;
 mod update;
 
