@@ -27,6 +27,7 @@
 //!
 //! Set `ODM_KEEP_TEST_DB=1` to keep the databases for inspection.
 
+mod explain;
 mod location;
 mod server;
 
@@ -35,6 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
+pub use explain::{explain_sent, Explained, IndexReport, Plan};
 pub use location::{install_command, server_binary, SERVER_CRATE, SERVER_VERSION};
 pub use server::{find_binary, local_server, TestServer};
 
@@ -108,6 +110,14 @@ impl TestDb {
     /// The commands this test's client has sent.
     pub fn commands(&self) -> &CommandLog {
         &self.log
+    }
+
+    /// Explains the queries this test's client sent since the log was last taken or cleared,
+    /// and empties the log: see [`explain_sent`]. Sends one `explain` per query, through the
+    /// unlogged client. Assert with [`IndexReport::is_clean`] (printing the report on failure
+    /// lists each query and its plan).
+    pub async fn explain_sent(&self) -> Result<IndexReport> {
+        explain_sent(&self.raw, &self.log.take()).await
     }
 }
 
