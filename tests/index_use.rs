@@ -87,6 +87,7 @@ fn part(n: usize, product: Option<ObjectId>) -> Part {
     }
 }
 
+// ANCHOR: assert_indexed
 /// The queries sent since the last call, explained, asserted to use indexes only, and to be
 /// at least `explained` of them.
 async fn assert_indexed(db: &TestDb, what: &str, explained: usize) -> odm::Result<()> {
@@ -98,6 +99,7 @@ async fn assert_indexed(db: &TestDb, what: &str, explained: usize) -> odm::Resul
     );
     Ok(())
 }
+// ANCHOR_END: assert_indexed
 
 #[tokio::test]
 async fn the_parts_catalog_queries_use_indexes() -> odm::Result<()> {
@@ -179,12 +181,14 @@ async fn the_parts_catalog_queries_use_indexes() -> odm::Result<()> {
         .await?;
     assert_indexed(&db, "cascades", 5).await?;
 
+    // ANCHOR: catalog_deletes
     // Delete rules: a part's summaries pulled, a product's references nullified, a host's
     // messages deleted with it.
     odm.delete_one(Part::id_field().eq(parts[2].id)).await?;
     odm.delete_one(Product::id_field().eq(fan.id)).await?;
     odm.delete_one(Host::id_field().eq(host.id)).await?;
     assert_indexed(&db, "delete rules", 3).await?;
+    // ANCHOR_END: catalog_deletes
     Ok(())
 }
 
@@ -252,6 +256,7 @@ async fn a_query_on_a_field_without_an_index_is_reported() -> odm::Result<()> {
     odm.sync_indexes().await?;
     odm.insert_many(&[part(1, None), part(2, None)]).await?;
     db.commands().clear();
+    // ANCHOR: scan
     odm.find(Part::name().eq("part 1")).await?;
     odm.update_many(Part::qty().gt(0), Part::qty().inc(1))
         .await?;
@@ -265,6 +270,7 @@ async fn a_query_on_a_field_without_an_index_is_reported() -> odm::Result<()> {
     assert_eq!(scans, [("find", "parts"), ("update", "parts")], "{report}");
     let first = report.scans().next().unwrap();
     assert_eq!(first.query, doc! { "name": { "$eq": "part 1" } });
+    // ANCHOR_END: scan
     assert_eq!(report.explained[2].plan, Plan::Indexed(vec!["_id_".into()]));
     Ok(())
 }

@@ -151,6 +151,7 @@ async fn an_update_with_a_cascade_is_one_span_with_the_cascade_under_it() -> odm
     odm.insert_many(&parts).await?;
     db.commands().clear();
 
+    // ANCHOR: cascade
     let capture = Capture::default();
     let _guard = tracing::subscriber::set_default(capture.clone());
     odm.update_by_id(screws.id, Product::name().set("Bolts"))
@@ -181,6 +182,7 @@ async fn an_update_with_a_cascade_is_one_span_with_the_cascade_under_it() -> odm
     assert!(cascade.number("commands") >= 2, "{cascade:?}");
     assert!(cascade.number("commands") <= update.number("commands"));
     cascade.number("duration_us");
+    // ANCHOR_END: cascade
 
     // What the cascade wrote.
     for p in &parts {
@@ -295,5 +297,41 @@ async fn latest_n_delete_rules_and_populate_nest_under_their_operation() -> odm:
     assert_eq!(spans[roots[2]].field("collection"), Some("hosts"));
     // The cascade of the host's delete removed its message.
     assert!(stored_one(&db, "logmsg", msg.id).await.is_none());
+    Ok(())
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_client_built_by_hand_counts_commands_and_keeps_its_own_handler() -> odm::Result<()> {
+    use odm::mongodb::options::ClientOptions;
+    use odm::mongodb::Client;
+    use odm::monitor::CommandLog;
+
+    let db = TestDb::new().await?;
+    let theirs = CommandLog::new();
+    // ANCHOR: count_commands
+    let mut options = ClientOptions::parse(odm::testing::test_uri()?).await?;
+    // The application's own handler (here a log of command names) stays.
+    theirs.attach(&mut options);
+    odm::trace::count_commands(&mut options);
+    let odm = Odm::new(Client::with_options(options)?.database(db.name()));
+    // ANCHOR_END: count_commands
+
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let screws = product("Screws");
+    odm.insert_one(&screws).await?;
+    odm.insert_one(&part(1, Some(screws.id))).await?;
+    odm.get::<Part>(ObjectId::new()).await?;
+    let spans = capture.spans();
+    let roots: Vec<&Captured> = spans.iter().filter(|s| s.parent.is_none()).collect();
+    let commands: Vec<u64> = roots.iter().map(|s| s.number("commands")).collect();
+    // The part's insert: the product read for its copies, the insert, the re-read.
+    assert_eq!(commands, [1, 3, 1], "{spans:#?}");
+    // The application's handler saw every command.
+    assert_eq!(theirs.count(), 5);
+    assert_eq!(
+        roots.iter().map(|s| s.name).collect::<Vec<_>>(),
+        ["insert_one", "insert_one", "find_one"]
+    );
     Ok(())
 }

@@ -47,7 +47,6 @@ impl CommandLog {
         let log = self.clone();
         options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
             if let CommandEvent::Started(started) = ev {
-                crate::trace::command_started();
                 let sent = SentCommand {
                     name: started.command_name,
                     db: started.db,

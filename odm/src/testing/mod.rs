@@ -72,6 +72,7 @@ impl TestDb {
         let mut options = ClientOptions::parse(&uri).await?;
         let log = CommandLog::with_documents();
         log.attach(&mut options);
+        crate::trace::count_commands(&mut options);
         let client = Client::with_options(options)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

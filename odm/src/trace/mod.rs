@@ -39,8 +39,10 @@ thread_local! {
 }
 
 /// Counts a command the driver is starting, for the `commands` field of the span being
-/// polled. [`CommandLog::attach`](crate::monitor::CommandLog::attach) calls it for each
-/// command; so does the handler [`count_commands`] installs.
+/// polled. The handler [`count_commands`] installs calls it; a handler of your own may instead,
+/// synchronously, for each `CommandEvent::Started` (the driver calls a callback handler from
+/// inside the poll of the operation that sends the command, which is how the count finds its
+/// span).
 pub fn command_started() {
     STARTED.with(|s| s.set(s.get().wrapping_add(1)));
 }
@@ -53,8 +55,9 @@ fn started() -> u64 {
 /// event handler on `options` that counts each started command (keeping the handler already
 /// there, which is called after the count).
 ///
-/// Without it (or a [`CommandLog`](crate::monitor::CommandLog) attached), spans record
-/// `commands = 0`: the driver only tells an event handler. A handler makes the driver build
+/// Without it, spans record `commands = 0`: the driver only tells an event handler. The test
+/// harness (`odm::testing::TestDb`, feature `testing`) installs it after its
+/// command log. A handler makes the driver build
 /// an event for each command it sends (the command document is copied into it), which is
 /// why this is not installed by [`Odm::connect`](crate::Odm::connect).
 pub fn count_commands(options: &mut ClientOptions) {
