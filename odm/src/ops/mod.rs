@@ -23,6 +23,10 @@ macro_rules! into_future {
                 ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
                 let span = $crate::trace::operation_span!($name, T::COLLECTION);
+                // Untraced, the future is the one it would be without tracing.
+                if span.is_disabled() {
+                    return Box::pin(self.run());
+                }
                 Box::pin($crate::trace::traced(span, self.run(), $documents))
             }
         }
@@ -36,6 +40,10 @@ macro_rules! into_future {
                 ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
                 let span = $crate::trace::operation_span!($name, T::COLLECTION);
+                // Untraced, the future is the one it would be without tracing.
+                if span.is_disabled() {
+                    return Box::pin(self.run());
+                }
                 Box::pin($crate::trace::traced(span, self.run(), $documents))
             }
         }
