@@ -4,16 +4,16 @@
 //!
 //! Spans have the target `odm` and level `INFO`. An operation's span is named after the
 //! operation (`find`, `find_one`, `insert_one`, `update`, `delete`, `move_under`, ...), a
-//! step's after the step (`fill`, `cascade`, `latest`, `delete_rules`, `populate`, ...). Both
-//! carry:
+//! step's after the step (`fill`, `cascade`, `latest`, `delete_rules`, `tree_delete`,
+//! `populate`). Both carry:
 //!
 //! - `collection`: the model's collection;
 //! - `operation` (operations only): the operation's name again, for subscribers that index
 //!   fields rather than names;
 //! - `commands`: the commands sent while the span ran, its steps' included (see
 //!   [`count_commands`]), recorded when it ends;
-//! - `documents`: the documents returned, inserted, modified or deleted (operations; a
-//!   `populate` step: the documents it populated), recorded when it ends;
+//! - `documents` (operations): the documents returned, inserted, modified (an update's
+//!   `modified_count`) or deleted, a count's result; recorded when it succeeds;
 //! - `duration_us`: the wall-clock time from the first poll to the end, in microseconds;
 //! - `error`: the error's message, when the operation or step fails.
 //!
