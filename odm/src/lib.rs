@@ -70,11 +70,12 @@ mod schema;
 pub mod shard;
 pub mod subset;
 mod sweep;
+pub mod trace;
 mod transaction;
 pub mod tree;
 mod update;
-pub mod versioning;
 pub mod validator;
+pub mod versioning;
 pub mod versions;
 
 #[cfg(feature = "testing")]
@@ -340,11 +341,11 @@ pub mod __private {
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
-    pub use crate::versioning::{StampDate, VersionNumber};
     pub use crate::validator::{kinds_schema, BsonSchema, Validated};
     pub use crate::validator::{
         KnownSchema, ObjectSchema, RefIdOf, SchemaOf, UnknownSchema, ValidatorEntry,
     };
+    pub use crate::versioning::{StampDate, VersionNumber};
     pub use crate::versions::SchemaVersion;
 
     /// Adds the shard key's index to a model's indexes, unless one of them has its name or

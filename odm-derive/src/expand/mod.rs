@@ -14,8 +14,8 @@ mod references;
 mod shard;
 mod subset;
 mod tree;
-mod versioning;
 mod validators;
+mod versioning;
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -154,7 +154,9 @@ pub(crate) async fn fill_copies(
             }
         }
     }
-    let (sources, taken) = wanted.fetch(odm, session).await?;
+    let dependent = copies.first().map_or("", |c| c.dependent);
+    let (sources, taken) =
+        crate::trace::step!("fill", dependent, wanted.fetch(odm, session)).await?;
     for doc in docs.iter_mut() {
         for copy in &copies {
             if copy.applies_to(doc) {

@@ -301,7 +301,8 @@ impl LatestRefresh {
         mut session: Option<&mut ClientSession>,
     ) -> Result<()> {
         for (copy, parents) in self.copies.iter().zip(self.parents) {
-            refresh(odm, copy, parents, session.as_deref_mut()).await?;
+            let refresh = refresh(odm, copy, parents, session.as_deref_mut());
+            crate::trace::step!("latest", copy.dependent, refresh).await?;
         }
         Ok(())
     }

@@ -226,7 +226,8 @@ pub(crate) async fn fill_update(
     for (i, id) in &ids {
         wanted.add(&copies[*i], id);
     }
-    let (sources, taken) = wanted.fetch(odm, session).await?;
+    let (sources, taken) =
+        crate::trace::step!("fill", collection, wanted.fetch(odm, session)).await?;
     let dangling = |copy: &CopyInfo, id: &Bson| Error::DanglingReference {
         collection: collection.to_owned(),
         id: "(the documents this update matches)".to_owned(),

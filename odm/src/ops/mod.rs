@@ -15,19 +15,25 @@ pub use stream::{FindStream, DEFAULT_STREAM_BATCH};
 pub(crate) use write::encode_document;
 pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
 
-/// Implements `IntoFuture` for a builder by boxing its `run` method.
+/// Implements `IntoFuture` for a builder by boxing its `run` method, traced as the operation
+/// `$name` (see [`crate::trace`]); `$documents` gives the `documents` field from the output.
 macro_rules! into_future {
-    ($ty:ident => $out:ty) => {
+    ($ty:ident => $out:ty, $name:literal, $documents:expr) => {
         impl<'a, T: $crate::Model> ::std::future::IntoFuture for $ty<'a, T> {
             type Output = $crate::Result<$out>;
             type IntoFuture =
                 ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
-                Box::pin(self.run())
+                let span = $crate::trace::operation_span!($name, T::COLLECTION);
+                // Untraced, the future is the one it would be without tracing.
+                if span.is_disabled() {
+                    return Box::pin(self.run());
+                }
+                Box::pin($crate::trace::traced(span, self.run(), $documents))
             }
         }
     };
-    ($ty:ident<U> => $out:ty) => {
+    ($ty:ident<U> => $out:ty, $name:literal, $documents:expr) => {
         impl<'a, T: $crate::Model, U: ::serde::de::DeserializeOwned + Send + 'a>
             ::std::future::IntoFuture for $ty<'a, T, U>
         {
@@ -35,7 +41,12 @@ macro_rules! into_future {
             type IntoFuture =
                 ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
-                Box::pin(self.run())
+                let span = $crate::trace::operation_span!($name, T::COLLECTION);
+                // Untraced, the future is the one it would be without tracing.
+                if span.is_disabled() {
+                    return Box::pin(self.run());
+                }
+                Box::pin($crate::trace::traced(span, self.run(), $documents))
             }
         }
     };

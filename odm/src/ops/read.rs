@@ -202,7 +202,7 @@ impl<'a, T: Model> Find<'a, T> {
     }
 }
 
-into_future!(Find => Vec<T>);
+into_future!(Find => Vec<T>, "find", |v: &Vec<T>| Some(v.len() as u64));
 
 /// What a [`Find`] was built with: the query, its options, the caller's session and the
 /// populate steps.
@@ -297,7 +297,7 @@ impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindAs<'a, T, U> {
     }
 }
 
-into_future!(FindAs<U> => Vec<U>);
+into_future!(FindAs<U> => Vec<U>, "find", |v: &Vec<U>| Some(v.len() as u64));
 
 /// Builder returned by [`Odm::find_one`] and [`Odm::get`]. Sends one `find`, plus what
 /// [`FindOne::populate`] adds.
@@ -373,7 +373,7 @@ impl<'a, T: Model> FindOne<'a, T> {
     }
 }
 
-into_future!(FindOne => Option<T>);
+into_future!(FindOne => Option<T>, "find_one", |v: &Option<T>| Some(v.is_some().into()));
 
 /// Builder returned by [`FindOne::into_type`]; `.await` it for an `Option<U>`.
 #[must_use = "the query runs when awaited"]
@@ -393,7 +393,7 @@ impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindOneAs<'a, T, U> {
     }
 }
 
-into_future!(FindOneAs<U> => Option<U>);
+into_future!(FindOneAs<U> => Option<U>, "find_one", |v: &Option<U>| Some(v.is_some().into()));
 
 /// Builder returned by [`Odm::find_id`]: the `_id` of the first match, projecting only `_id`
 /// (the seed's `db.hosts.findOne({ipaddr: ip}, {_id: 1})`). Sends one `find`.
@@ -442,7 +442,7 @@ impl<'a, T: Model> FindId<'a, T> {
     }
 }
 
-into_future!(FindId => Option<T::Id>);
+into_future!(FindId => Option<T::Id>, "find_id", |v: &Option<T::Id>| Some(v.is_some().into()));
 
 /// Builder returned by [`Odm::count`]. Sends one `aggregate`.
 #[must_use = "the count runs when awaited"]
@@ -487,7 +487,7 @@ impl<'a, T: Model> Count<'a, T> {
     }
 }
 
-into_future!(Count => u64);
+into_future!(Count => u64, "count", |n: &u64| Some(*n));
 
 /// Builder returned by [`Odm::find_one_and_update`]. Sends one `findAndModify`.
 ///
@@ -617,15 +617,15 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
                     })?),
                     false => None,
                 };
-                crate::denormalize::cascade_source_write(
+                let cascade = crate::denormalize::cascade_source_write(
                     self.odm,
                     T::COLLECTION,
                     id,
                     after,
                     touched,
                     session.as_deref_mut(),
-                )
-                .await?;
+                );
+                crate::trace::step!("cascade", T::COLLECTION, cascade).await?;
             }
             Some(_) => {}
         }
@@ -639,4 +639,4 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     }
 }
 
-into_future!(FindOneAndUpdate => Option<T>);
+into_future!(FindOneAndUpdate => Option<T>, "find_one_and_update", |v: &Option<T>| Some(v.is_some().into()));

@@ -339,7 +339,8 @@ async fn insert_raw<T: Model>(
     }
     .map_err(|e| Error::from_write(T::COLLECTION, target, e))?;
     if !latest.is_empty() {
-        crate::denormalize::push_latest(odm, &latest, &docs, session).await?;
+        let push = crate::denormalize::push_latest(odm, &latest, &docs, session);
+        crate::trace::step!("latest", T::COLLECTION, push).await?;
     }
     if !in_session {
         taken.settle(odm).await?;
@@ -403,7 +404,7 @@ impl<'a, T: Model> InsertOne<'a, T> {
     }
 }
 
-into_future!(InsertOne => T::Id);
+into_future!(InsertOne => T::Id, "insert_one", |_: &T::Id| Some(1));
 
 /// Builder returned by [`Odm::insert_many`]; resolves to the ids, in order.
 ///
@@ -469,7 +470,7 @@ impl<'a, T: Model> InsertMany<'a, T> {
     }
 }
 
-into_future!(InsertMany => Vec<T::Id>);
+into_future!(InsertMany => Vec<T::Id>, "insert_many", |v: &Vec<T::Id>| Some(v.len() as u64));
 
 /// Builder returned by [`Odm::update_one`], [`Odm::update_many`] and [`Odm::update_by_id`].
 /// Sends one `update`; resolves to the driver's `UpdateResult` (matched, modified, upserted id).
@@ -604,7 +605,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
         }
         let result = if !touched.is_empty() && !self.upsert {
-            crate::denormalize::cascade_update::<T>(
+            let cascade = crate::denormalize::cascade_update::<T>(
                 self.odm,
                 filter,
                 update,
@@ -612,8 +613,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                 self.many,
                 self.mode,
                 session.as_deref_mut(),
-            )
-            .await?
+            );
+            crate::trace::step!("cascade", T::COLLECTION, cascade).await?
         } else {
             let coll = self.odm.raw_collection::<T>();
             let options = UpdateOptions::builder()
@@ -666,7 +667,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     }
 }
 
-into_future!(UpdateOp => UpdateResult);
+into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modified_count));
 
 /// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`; for
 /// a sharded model by `_id` and the replacement's shard key values, so that it is routed to one
@@ -785,15 +786,15 @@ impl<'a, T: Model> Replace<'a, T> {
             .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e))
         } else {
             let replacement = Document::try_from(raw.as_ref()).map_err(encode_error)?;
-            crate::denormalize::replace_source::<T>(
+            let cascade = crate::denormalize::replace_source::<T>(
                 self.odm,
                 filter,
                 replacement,
                 self.upsert,
                 copies_from,
                 session.as_deref_mut(),
-            )
-            .await
+            );
+            crate::trace::step!("cascade", T::COLLECTION, cascade).await
         };
         // Matching nothing (or, upserting, inserting a second `_id`) may be a newer version.
         let result = match (expected, written) {
@@ -819,13 +820,13 @@ impl<'a, T: Model> Replace<'a, T> {
             .iter()
             .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
         {
-            crate::denormalize::refresh_latest(
+            let refresh = crate::denormalize::refresh_latest(
                 self.odm,
                 copy,
                 vec![id.clone()],
                 session.as_deref_mut(),
-            )
-            .await?;
+            );
+            crate::trace::step!("latest", copy.dependent, refresh).await?;
         }
         if !in_session {
             taken.settle(self.odm).await?;
@@ -834,7 +835,7 @@ impl<'a, T: Model> Replace<'a, T> {
     }
 }
 
-into_future!(Replace => UpdateResult);
+into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.modified_count));
 
 /// Builder returned by [`Odm::delete_one`] and [`Odm::delete_many`]; resolves to the number of
 /// documents deleted. Sends one `delete` when nothing references the model and nothing keeps a
@@ -881,25 +882,25 @@ impl<'a, T: Model> Delete<'a, T> {
             });
         let rules = summarized || !crate::relations::references_to(T::COLLECTION).is_empty();
         if let Some(tree) = T::TREE {
-            return crate::tree::delete_nodes::<T>(
+            let nodes = crate::tree::delete_nodes::<T>(
                 self.odm,
                 tree,
                 filter,
                 self.many,
                 rules,
                 self.session,
-            )
-            .await;
+            );
+            return crate::trace::step!("tree_delete", T::COLLECTION, nodes).await;
         }
         if rules {
-            return crate::relations::delete_with_rules(
+            let rules = crate::relations::delete_with_rules(
                 self.odm,
                 T::COLLECTION,
                 filter,
                 self.many,
                 self.session,
-            )
-            .await;
+            );
+            return crate::trace::step!("delete_rules", T::COLLECTION, rules).await;
         }
         let coll = self.odm.raw_collection::<T>();
         let target = crate::error::show_filter(&filter);
@@ -922,7 +923,7 @@ impl<'a, T: Model> Delete<'a, T> {
     }
 }
 
-into_future!(Delete => u64);
+into_future!(Delete => u64, "delete", |n: &u64| Some(*n));
 
 impl Odm {
     /// Updates one loaded document: `update` by its `_id` (and for a sharded model its shard

@@ -359,6 +359,10 @@ impl<'a, C: Model, P: Model> std::future::IntoFuture for Children<'a, C, P> {
     type Output = Result<ChildrenOf<P, C>>;
     type IntoFuture = super::engine::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let span = crate::trace::operation_span!("children", C::COLLECTION);
+        if span.is_disabled() {
+            return Box::pin(self.run());
+        }
+        Box::pin(crate::trace::traced(span, self.run(), |_| None))
     }
 }

@@ -16,6 +16,11 @@ use super::{Dangling, Populate, RefSlots};
 use crate::model::Model;
 use crate::{Error, Odm, Result};
 
+/// A path's fetch (its next levels nested) traced as a `populate` step of `Root`.
+async fn populate_step<Root: Model>(fetch: BoxFuture<'_, Result<Fetched>>) -> Result<Fetched> {
+    crate::trace::step!("populate", Root::COLLECTION, fetch).await
+}
+
 /// Runs every step on `docs`: ids collected, all steps fetched (concurrently, unless a session
 /// is given, which serialises them), then attached.
 pub(crate) async fn populate_all<Root: Model>(
@@ -36,13 +41,13 @@ pub(crate) async fn populate_all<Root: Model>(
             let futures = steps
                 .iter()
                 .zip(ids)
-                .map(|(step, ids)| step.fetch(odm, ids, None));
+                .map(|(step, ids)| populate_step::<Root>(step.fetch(odm, ids, None)));
             futures_util::future::try_join_all(futures).await?
         }
         Some(session) => {
             let mut out = Vec::with_capacity(steps.len());
             for (step, ids) in steps.iter().zip(ids) {
-                out.push(step.fetch(odm, ids, Some(&mut *session)).await?);
+                out.push(populate_step::<Root>(step.fetch(odm, ids, Some(&mut *session))).await?);
             }
             out
         }

@@ -510,6 +510,10 @@ impl<'a, C: Model, P: Model> std::future::IntoFuture for Reassign<'a, C, P> {
     type Output = Result<Reassigned<P>>;
     type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let span = crate::trace::operation_span!("reassign", C::COLLECTION);
+        if span.is_disabled() {
+            return Box::pin(self.run());
+        }
+        Box::pin(crate::trace::traced(span, self.run(), |_| Some(1)))
     }
 }

@@ -29,6 +29,7 @@
 //! `ODM_TEST_POPULATE_PLAN=in|lookup|auto` to run every populate of the tests under one plan
 //! (see [`populate_plan`]).
 
+mod explain;
 pub mod hooks;
 mod location;
 mod server;
@@ -38,6 +39,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
+pub use explain::{explain_sent, Explained, IndexReport, Plan};
 pub use location::{install_command, server_binary, SERVER_CRATE, SERVER_VERSION};
 pub use server::{find_binary, local_server, TestServer};
 
@@ -90,6 +92,7 @@ impl TestDb {
         let mut options = ClientOptions::parse(&uri).await?;
         let log = CommandLog::with_documents();
         log.attach(&mut options);
+        crate::trace::count_commands(&mut options);
         let client = Client::with_options(options)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -128,6 +131,14 @@ impl TestDb {
     /// The commands this test's client has sent.
     pub fn commands(&self) -> &CommandLog {
         &self.log
+    }
+
+    /// Explains the queries this test's client sent since the log was last taken or cleared,
+    /// and empties the log: see [`explain_sent`]. Sends one `explain` per query, through the
+    /// unlogged client. Assert with [`IndexReport::is_clean`] (printing the report on failure
+    /// lists each query and its plan).
+    pub async fn explain_sent(&self) -> Result<IndexReport> {
+        explain_sent(&self.raw, &self.log.take()).await
     }
 }
 

@@ -173,14 +173,14 @@ impl Job {
                 ] };
             }
             deleted += if self.rules {
-                crate::relations::delete_with_rules(
+                let rules = crate::relations::delete_with_rules(
                     odm,
                     T::COLLECTION,
                     filter,
                     true,
                     session.as_deref_mut(),
-                )
-                .await?
+                );
+                crate::trace::step!("delete_rules", T::COLLECTION, rules).await?
             } else {
                 let target = crate::error::show_filter(&filter);
                 let action = coll.delete_many(filter);

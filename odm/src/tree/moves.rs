@@ -264,6 +264,11 @@ impl<'a, T: TreeModel> std::future::IntoFuture for MoveNode<'a, T> {
     type Output = Result<Moved<T>>;
     type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let span = crate::trace::operation_span!("move_under", T::COLLECTION);
+        if span.is_disabled() {
+            return Box::pin(self.run());
+        }
+        let moved = |m: &Moved<T>| Some(u64::from(m.changed) + m.descendants);
+        Box::pin(crate::trace::traced(span, self.run(), moved))
     }
 }
