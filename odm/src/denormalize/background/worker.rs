@@ -471,7 +471,9 @@ impl CascadeWorker {
         // (a planner choosing the index on the source's id would scan every dependent of the
         // source for every batch).
         let mut filter = crate::literal::is_in("_id", batch.to_vec());
-        filter.insert("$and", vec![target.still.clone()]);
+        if !target.still.is_empty() {
+            filter.insert("$and", vec![target.still.clone()]);
+        }
         let options = UpdateOptions::builder()
             .array_filters(target.array_filters.clone())
             .build();
@@ -565,8 +567,9 @@ struct Target {
     differs: Document,
     /// The dependents of the source.
     of_source: Document,
-    /// What a batch's dependents must still match: the copy differs (for an array, the
-    /// summary of this source differs; otherwise also still a dependent of this source).
+    /// What a batch's dependents must still match: for a flat copy, still a dependent of this
+    /// source whose copy differs; for an array of summaries nothing (the array filter picks
+    /// this source's summaries, and one already equal is not modified).
     still: Document,
     update: Document,
     array_filters: Option<Vec<Document>>,
@@ -621,7 +624,15 @@ impl Target {
         let differs = doc! { "$and": [of_source.clone(), which.clone()] };
         Target {
             dependent: copy.dependent,
-            still: if array { which } else { differs.clone() },
+            // An array's summaries are picked by the array filter on the source's id, and a
+            // summary already equal is left as it is by the server (not counted as modified):
+            // the batch needs no condition on the values. A flat copy must still follow this
+            // source (its reference may have moved since the cursor read it).
+            still: if array {
+                Document::new()
+            } else {
+                differs.clone()
+            },
             differs,
             of_source,
             update,
