@@ -273,6 +273,13 @@ impl LatestRefresh {
         session: Option<&mut ClientSession>,
     ) -> Result<LatestRefresh> {
         let copies = latest_touched(source, paths);
+        // Most updates touch no latest-N array: no copy of their filter.
+        if copies.is_empty() {
+            return Ok(LatestRefresh {
+                copies,
+                parents: Vec::new(),
+            });
+        }
         let parents = parents_of(odm, source, filter.clone(), &copies, session).await?;
         Ok(LatestRefresh { copies, parents })
     }

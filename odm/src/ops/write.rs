@@ -144,8 +144,9 @@ pub(crate) fn checked_update<T>(collection: &str, update: Update<T>) -> Result<D
         for fields in doc.values() {
             if let Bson::Document(fields) = fields {
                 for value in fields.values() {
-                    let wrapped = bson::doc! { "v": value.clone() };
+                    // Only documents and arrays can hold keys to check.
                     if matches!(value, Bson::Document(_) | Bson::Array(_)) {
+                        let wrapped = bson::doc! { "v": value.clone() };
                         let raw =
                             RawDocumentBuf::try_from(&wrapped).map_err(|e| Error::Encode {
                                 collection: collection.to_owned(),
