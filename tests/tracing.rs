@@ -335,3 +335,48 @@ async fn a_client_built_by_hand_counts_commands_and_keeps_its_own_handler() -> o
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn streams_pages_syncs_and_sweeps_are_spans_of_their_own() -> odm::Result<()> {
+    use futures_util::TryStreamExt;
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    for n in 0..3 {
+        odm.insert_one(&part(n, None)).await?;
+    }
+    db.commands().clear();
+
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let streamed: Vec<Part> = odm
+        .find(Part::qty().eq(1))
+        .batch_size(2)
+        .stream()
+        .try_collect()
+        .await?;
+    assert_eq!(streamed.len(), 3);
+    let page = odm.find(Part::qty().eq(1)).page(2).await?;
+    assert_eq!(page.items.len(), 2);
+    odm.sync_indexes_of::<Part>().await?;
+    odm.verify_copies().await?;
+    let sent = db.commands().count();
+
+    let spans = capture.spans();
+    let roots: Vec<&Captured> = spans.iter().filter(|s| s.parent.is_none()).collect();
+    let names: Vec<&str> = roots.iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        ["stream", "page", "sync_indexes", "verify_copies"],
+        "{spans:#?}"
+    );
+    // The stream: a `find` and a `getMore` for three documents in batches of two.
+    assert_eq!(roots[0].number("commands"), 2, "{spans:#?}");
+    assert_eq!(roots[0].number("documents"), 3);
+    assert_eq!(roots[0].field("collection"), Some("parts"));
+    assert_eq!(roots[1].number("documents"), 2);
+    assert_eq!(roots[2].field("collection"), Some("*"));
+    // Every command sent is counted by exactly one operation.
+    let total: u64 = roots.iter().map(|s| s.number("commands")).sum();
+    assert_eq!(total as usize, sent, "{spans:#?}");
+    Ok(())
+}

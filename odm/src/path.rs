@@ -187,15 +187,24 @@ pub trait Value<T> {
     fn to_bson(&self) -> Result<Bson, bson::error::Error>;
 }
 
-impl<T: Serialize> Value<T> for T {
-    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
-        bson::serialize_to_bson(self)
+/// Encodes `value`: an `ObjectId` directly (through serde it is written as hex and parsed
+/// back, which costs more than the rest of a filter), anything else through serde.
+fn encode_value<V: Serialize + 'static>(value: &V) -> Result<Bson, bson::error::Error> {
+    match (value as &dyn std::any::Any).downcast_ref::<bson::oid::ObjectId>() {
+        Some(id) => Ok(Bson::ObjectId(*id)),
+        None => bson::serialize_to_bson(value),
     }
 }
 
-impl<T: Serialize> Value<T> for &T {
+impl<T: Serialize + 'static> Value<T> for T {
     fn to_bson(&self) -> Result<Bson, bson::error::Error> {
-        bson::serialize_to_bson(*self)
+        encode_value(self)
+    }
+}
+
+impl<T: Serialize + 'static> Value<T> for &T {
+    fn to_bson(&self) -> Result<Bson, bson::error::Error> {
+        encode_value(*self)
     }
 }
 
@@ -205,9 +214,9 @@ impl Value<String> for &str {
     }
 }
 
-impl<T: Serialize> Value<Option<T>> for T {
+impl<T: Serialize + 'static> Value<Option<T>> for T {
     fn to_bson(&self) -> Result<Bson, bson::error::Error> {
-        bson::serialize_to_bson(self)
+        encode_value(self)
     }
 }
 
@@ -225,7 +234,7 @@ impl Value<Option<String>> for &str {
 )]
 pub trait Numeric {
     /// The type of an increment: the number itself, also for an `Option` field.
-    type By: Serialize;
+    type By: Serialize + 'static;
 }
 
 /// Field types that may be missing from a document: `Option`s, which read back as `None`.

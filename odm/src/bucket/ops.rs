@@ -108,7 +108,10 @@ impl<'a, B: Bucket> Buckets<'a, B> {
     /// after one `find` of the key's buckets for the period.
     pub fn add(self, key: impl Value<B::Key>, item: &B::Item) -> InSession<'a, Added> {
         let (key, item) = (key.to_bson(), bson::serialize_to_bson(item));
-        InSession::new(move |session| Box::pin(self.add_in(key, item, session)))
+        InSession::new(
+            crate::trace::operation_span!("bucket_add", B::COLLECTION),
+            move |session| Box::pin(self.add_in(key, item, session)),
+        )
     }
 
     async fn add_in(
@@ -201,7 +204,10 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         time: Option<DateTime>,
     ) -> InSession<'a, bool> {
         let (key, id) = (key.to_bson(), bson::serialize_to_bson(&id));
-        InSession::new(move |session| Box::pin(self.remove_in(key, id, time, session)))
+        InSession::new(
+            crate::trace::operation_span!("bucket_remove", B::COLLECTION),
+            move |session| Box::pin(self.remove_in(key, id, time, session)),
+        )
     }
 
     async fn remove_in(
@@ -260,7 +266,10 @@ impl<'a, B: Bucket> Buckets<'a, B> {
     /// A bucket that does not decode as `B` is [`Error::Decode`] naming it and the field.
     pub fn newest(self, key: impl Value<B::Key>, n: usize) -> InSession<'a, Vec<B::Item>> {
         let key = key.to_bson();
-        InSession::new(move |session| Box::pin(self.newest_in(key, n, session)))
+        InSession::new(
+            crate::trace::operation_span!("bucket_newest", B::COLLECTION),
+            move |session| Box::pin(self.newest_in(key, n, session)),
+        )
     }
 
     async fn newest_in(

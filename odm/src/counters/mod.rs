@@ -136,7 +136,10 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// race could leave two documents for the day.
     pub fn record_n(self, key: impl Value<T::Key>, at: DateTime, n: i64) -> InSession<'a, ()> {
         let key = key.to_bson();
-        InSession::new(move |session| Box::pin(self.record_in(key, at, n, session)))
+        InSession::new(
+            crate::trace::operation_span!("counter_record", T::COLLECTION),
+            move |session| Box::pin(self.record_in(key, at, n, session)),
+        )
     }
 
     async fn record_in(
@@ -173,7 +176,10 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// calls, exactly one does (with the unique index on `(key, day)` synced).
     pub fn preallocate(self, key: impl Value<T::Key>, day: DateTime) -> InSession<'a, bool> {
         let key = key.to_bson();
-        InSession::new(move |session| Box::pin(self.preallocate_in(key, day, session)))
+        InSession::new(
+            crate::trace::operation_span!("counter_preallocate", T::COLLECTION),
+            move |session| Box::pin(self.preallocate_in(key, day, session)),
+        )
     }
 
     async fn preallocate_in(
@@ -210,23 +216,29 @@ impl<'a, T: Counted> Counters<'a, T> {
     /// One `find` (`{key: {$eq: key}, day: {$eq: <midnight>}}`, limit 1, on the unique index).
     pub fn day(self, key: impl Value<T::Key>, day: DateTime) -> InSession<'a, Option<T>> {
         let key = key.to_bson();
-        InSession::new(move |session| {
-            Box::pin(async move {
-                let filter = Self::day_filter(self.key(key)?, day_start(day));
-                let find = self.odm.find_one(crate::Filter::raw(filter));
-                match session {
-                    Some(s) => find.session(s).await,
-                    None => find.await,
-                }
-            })
-        })
+        InSession::new(
+            crate::trace::operation_span!("counter_day", T::COLLECTION),
+            move |session| {
+                Box::pin(async move {
+                    let filter = Self::day_filter(self.key(key)?, day_start(day));
+                    let find = self.odm.find_one(crate::Filter::raw(filter));
+                    match session {
+                        Some(s) => find.session(s).await,
+                        None => find.await,
+                    }
+                })
+            },
+        )
     }
 
     /// The counters of `key`'s hour holding the instant `at` (zero when nothing was recorded
     /// then). One `find` projecting only `hour.<H>` of the day's document.
     pub fn hour(self, key: impl Value<T::Key>, at: DateTime) -> InSession<'a, Hour> {
         let key = key.to_bson();
-        InSession::new(move |session| Box::pin(self.hour_in(key, at, session)))
+        InSession::new(
+            crate::trace::operation_span!("counter_hour", T::COLLECTION),
+            move |session| Box::pin(self.hour_in(key, at, session)),
+        )
     }
 
     async fn hour_in(
@@ -263,22 +275,25 @@ impl<'a, T: Counted> Counters<'a, T> {
         last: DateTime,
     ) -> InSession<'a, Vec<T>> {
         let key = key.to_bson();
-        InSession::new(move |session| {
-            Box::pin(async move {
-                let paths = T::COUNTERS;
-                let mut filter = crate::literal::eq(paths.key, self.key(key)?);
-                filter.insert(
-                    paths.day,
-                    doc! { "$gte": day_start(first), "$lte": day_start(last) },
-                );
-                let day: Field<T, DateTime> = Field::trusted(paths.day);
-                let find = self.odm.find(crate::Filter::raw(filter)).sort(day.asc());
-                match session {
-                    Some(s) => find.session(s).await,
-                    None => find.await,
-                }
-            })
-        })
+        InSession::new(
+            crate::trace::operation_span!("counter_days", T::COLLECTION),
+            move |session| {
+                Box::pin(async move {
+                    let paths = T::COUNTERS;
+                    let mut filter = crate::literal::eq(paths.key, self.key(key)?);
+                    filter.insert(
+                        paths.day,
+                        doc! { "$gte": day_start(first), "$lte": day_start(last) },
+                    );
+                    let day: Field<T, DateTime> = Field::trusted(paths.day);
+                    let find = self.odm.find(crate::Filter::raw(filter)).sort(day.asc());
+                    match session {
+                        Some(s) => find.session(s).await,
+                        None => find.await,
+                    }
+                })
+            },
+        )
     }
 
     fn key(&self, key: EncodeResult) -> Result<Bson> {

@@ -70,7 +70,10 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
         let item_bson = self.item(&item);
         let id_doc = T::id_field().eq(id).into_document(T::COLLECTION);
         let push = self.given.push(item);
-        InSession::new(move |session| Box::pin(self.take_in(odm, id_doc, item_bson, push, session)))
+        InSession::new(
+            crate::trace::operation_span!("quota_take", T::COLLECTION),
+            move |session| Box::pin(self.take_in(odm, id_doc, item_bson, push, session)),
+        )
     }
 
     async fn take_in(
@@ -126,21 +129,24 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
     ) -> InSession<'a, bool> {
         let item = self.item(&item);
         let id = T::id_field().eq(id);
-        InSession::new(move |session| {
-            Box::pin(async move {
-                let item = item?;
-                let (remaining, given) = (self.remaining.path(), self.given.path());
-                let filter = id & Filter::raw(crate::literal::eq(given, item.clone()));
-                let mut update: Document = crate::literal::pull_all(given, vec![item]);
-                update.insert("$inc", doc! { remaining: 1 });
-                let op = odm.update_one(filter, Update::raw(update));
-                let result = match session {
-                    Some(s) => op.session(s).await,
-                    None => op.await,
-                }?;
-                Ok(result.matched_count == 1)
-            })
-        })
+        InSession::new(
+            crate::trace::operation_span!("quota_give_back", T::COLLECTION),
+            move |session| {
+                Box::pin(async move {
+                    let item = item?;
+                    let (remaining, given) = (self.remaining.path(), self.given.path());
+                    let filter = id & Filter::raw(crate::literal::eq(given, item.clone()));
+                    let mut update: Document = crate::literal::pull_all(given, vec![item]);
+                    update.insert("$inc", doc! { remaining: 1 });
+                    let op = odm.update_one(filter, Update::raw(update));
+                    let result = match session {
+                        Some(s) => op.session(s).await,
+                        None => op.await,
+                    }?;
+                    Ok(result.matched_count == 1)
+                })
+            },
+        )
     }
 
     fn item(&self, item: &impl Value<E>) -> Result<Bson> {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Mutex, PoisonError};
 
-use super::{all_copies, CopyInfo};
+use super::CopyInfo;
 
 type Key = (&'static str, String);
 
@@ -20,11 +20,8 @@ pub(crate) fn record_reads(collection: &str, docs: usize) {
     if docs == 0 {
         return;
     }
-    let mut copies = all_copies()
-        .iter()
-        .filter(|c| c.dependent == collection)
-        .peekable();
-    if copies.peek().is_none() {
+    let copies = super::copies_into(collection);
+    if copies.is_empty() {
         return;
     }
     with_counters(|c| {

@@ -48,6 +48,11 @@ pub(crate) struct Taken {
 }
 
 impl Taken {
+    /// Whether no copy was taken: nothing to settle.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
     /// Once the write has landed (outside a caller's session): re-reads the sources copied
     /// and, for any a concurrent update changed since it was read, updates the copies until
     /// they hold what the source holds. One `find` per source collection; more only when a

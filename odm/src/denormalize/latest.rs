@@ -74,7 +74,7 @@ pub(super) fn push_sort(copy: &CopyInfo, sort: &Document) -> Document {
 /// a sort field, or the reference to the parent.
 pub(crate) fn latest_touched(source: &str, paths: &[&str]) -> Vec<CopyInfo> {
     super::copies_from(source)
-        .into_iter()
+        .iter()
         .filter(|c| match &c.kind {
             CopyKind::Latest { via, sort, .. } => {
                 let overlaps = |a: &str, b: &str| {
@@ -90,6 +90,7 @@ pub(crate) fn latest_touched(source: &str, paths: &[&str]) -> Vec<CopyInfo> {
             }
             _ => false,
         })
+        .cloned()
         .collect()
 }
 

@@ -133,7 +133,7 @@ pub(crate) fn touched_by(
 ) -> Vec<CopyInfo> {
     let paths = written_by(update);
     copies_from(source)
-        .into_iter()
+        .iter()
         // An update of one kind changes no copy taken from another kind.
         .filter(|c| match (kind, c.source_kind) {
             (Some(k), Some(from)) => k == from,
@@ -141,6 +141,7 @@ pub(crate) fn touched_by(
         })
         .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
         .filter(|c| paths.iter().any(|p| c.is_touched_by(p)))
+        .cloned()
         .collect()
 }
 

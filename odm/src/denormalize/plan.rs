@@ -60,16 +60,16 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
     let mut on_insert = Vec::new();
     for copy in copies_from(T::COLLECTION) {
         if matches!(copy.kind, CopyKind::Latest { .. }) {
-            on_insert.push(copy);
+            on_insert.push(copy.clone());
             continue;
         }
         for (from, to) in &copy.fields {
-            let Some(mut step) = step(&copy, from, to, "<ids>") else {
+            let Some(mut step) = step(copy, from, to, "<ids>") else {
                 continue;
             };
             step.field = from.clone();
             let mut group = vec![step];
-            deeper(&copy, from, 2, &mut group);
+            deeper(copy, from, 2, &mut group);
             groups.push(((from.clone(), copy.dependent), group));
         }
     }

@@ -565,6 +565,9 @@ impl<'a> std::future::IntoFuture for VerifyCopies<'a> {
     type Output = Result<CopyReport>;
     type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let span = crate::trace::operation_span!("verify_copies", "*");
+        Box::pin(crate::trace::traced(span, self.run(), |r: &CopyReport| {
+            Some(r.documents_checked)
+        }))
     }
 }

@@ -244,7 +244,10 @@ impl<'a> IntoFuture for SyncIndexes<'a> {
     type Output = Result<SyncReport>;
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let span = crate::trace::operation_span!("sync_indexes", "*");
+        Box::pin(crate::trace::traced(span, self.run(), |r: &SyncReport| {
+            Some(r.collections.len() as u64)
+        }))
     }
 }
 

@@ -19,6 +19,7 @@ type Run<'a, R> =
 /// operation documents the commands it sends; the builder adds none.
 #[must_use = "the operation runs when awaited"]
 pub struct InSession<'a, R> {
+    span: tracing::Span,
     run: Run<'a, R>,
     session: Option<&'a mut ClientSession>,
 }
@@ -32,10 +33,13 @@ impl<R> fmt::Debug for InSession<'_, R> {
 }
 
 impl<'a, R> InSession<'a, R> {
+    /// The operation `run`, traced in `span` (see [`crate::trace`]).
     pub(crate) fn new(
+        span: tracing::Span,
         run: impl FnOnce(Option<&'a mut ClientSession>) -> BoxFuture<'a, Result<R>> + Send + 'a,
     ) -> Self {
         InSession {
+            span,
             run: Box::new(run),
             session: None,
         }
@@ -54,6 +58,10 @@ impl<'a, R: 'a> IntoFuture for InSession<'a, R> {
     type IntoFuture = BoxFuture<'a, Result<R>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        (self.run)(self.session)
+        let run = (self.run)(self.session);
+        if self.span.is_disabled() {
+            return run;
+        }
+        Box::pin(crate::trace::traced(self.span, run, |_| None))
     }
 }

@@ -159,36 +159,43 @@ impl<'a, T: Model> Find<'a, T> {
     }
 
     async fn run(self) -> Result<Vec<T>> {
-        let plan = self.plan();
-        if plan == Plan::Lookup {
-            let filter = super::model_filter(self.filter.clone())?;
-            let forced = self.plan.unwrap_or(self.odm.populate_plan()) == Plan::Lookup;
-            let mut session = self.session;
-            let found = crate::populate::find_with_lookup::<T>(
-                self.odm,
-                filter,
-                &self.options,
-                &self.populate,
-                session.as_deref_mut(),
-            )
-            .await;
-            return match found {
-                Ok(docs) => {
-                    crate::denormalize::record_reads(T::COLLECTION, docs.len());
-                    Ok(docs)
-                }
-                Err(crate::populate::LookupError::Failed(e)) => Err(e),
-                Err(crate::populate::LookupError::Refused(e))
-                    if forced || !crate::populate::is_refusal(&e) =>
-                {
-                    Err(crate::populate::refused::<T>(e))
-                }
-                Err(crate::populate::LookupError::Refused(_)) => {
-                    Find { session, ..self }.run_in().await
-                }
-            };
+        // The populating paths are boxed: a plain query awaits a future the size of the
+        // driver's.
+        if self.plan() == Plan::Lookup {
+            return Box::pin(self.run_lookup()).await;
         }
         self.run_in().await
+    }
+
+    /// The `$lookup` plan, falling back to the `$in` plan when the server refuses it and the
+    /// plan was chosen rather than forced.
+    async fn run_lookup(self) -> Result<Vec<T>> {
+        let filter = super::model_filter(self.filter.clone())?;
+        let forced = self.plan.unwrap_or(self.odm.populate_plan()) == Plan::Lookup;
+        let mut session = self.session;
+        let found = crate::populate::find_with_lookup::<T>(
+            self.odm,
+            filter,
+            &self.options,
+            &self.populate,
+            session.as_deref_mut(),
+        )
+        .await;
+        match found {
+            Ok(docs) => {
+                crate::denormalize::record_reads(T::COLLECTION, docs.len());
+                Ok(docs)
+            }
+            Err(crate::populate::LookupError::Failed(e)) => Err(e),
+            Err(crate::populate::LookupError::Refused(e))
+                if forced || !crate::populate::is_refusal(&e) =>
+            {
+                Err(crate::populate::refused::<T>(e))
+            }
+            Err(crate::populate::LookupError::Refused(_)) => {
+                Find { session, ..self }.run_in().await
+            }
+        }
     }
 
     /// The `$in` plan: the query, then one `find` per relation and level.
@@ -197,7 +204,9 @@ impl<'a, T: Model> Find<'a, T> {
         let mut docs =
             Self::fetch(self.odm, self.filter, self.options, session.as_deref_mut()).await?;
         crate::denormalize::record_reads(T::COLLECTION, docs.len());
-        populate_all(self.odm, &mut docs, &self.populate, session).await?;
+        if !self.populate.is_empty() {
+            Box::pin(populate_all(self.odm, &mut docs, &self.populate, session)).await?;
+        }
         Ok(docs)
     }
 }

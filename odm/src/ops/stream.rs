@@ -31,6 +31,7 @@ pub const DEFAULT_STREAM_BATCH: u32 = 100;
 #[must_use = "streams do nothing unless polled"]
 pub struct FindStream<'a, T> {
     inner: Pin<Box<dyn Stream<Item = Result<T>> + Send + 'a>>,
+    span: crate::trace::StreamSpan,
 }
 
 impl<T> fmt::Debug for FindStream<'_, T> {
@@ -43,7 +44,9 @@ impl<T> Stream for FindStream<'_, T> {
     type Item = Result<T>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<T>>> {
-        self.inner.as_mut().poll_next(cx)
+        let this = &mut *self;
+        let inner = &mut this.inner;
+        this.span.poll(|| inner.as_mut().poll_next(cx))
     }
 }
 
@@ -93,6 +96,10 @@ impl<'a, T: Model> Find<'a, T> {
         };
         FindStream {
             inner: Box::pin(stream::unfold(state, State::next)),
+            span: crate::trace::StreamSpan::new(crate::trace::operation_span!(
+                "stream",
+                T::COLLECTION
+            )),
         }
     }
 }

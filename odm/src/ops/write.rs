@@ -64,23 +64,31 @@ fn with_id_first<I: serde::Serialize>(
     raw: &RawDocumentBuf,
     id: &I,
 ) -> std::result::Result<RawDocumentBuf, String> {
-    let value = bson::serialize_to_bson(id).map_err(|e| e.to_string())?;
-    let value = bson::RawBson::try_from(value).map_err(|e| e.to_string())?;
-    let mut out = bson::rawdoc! { "_id": value }.into_bytes();
+    #[derive(serde::Serialize)]
+    struct Head<'a, I> {
+        #[serde(rename = "_id")]
+        id: &'a I,
+    }
+    let mut out = bson::serialize_to_raw_document_buf(&Head { id })
+        .map_err(|e| e.to_string())?
+        .into_bytes();
     // The head's terminating null goes: the document's elements follow.
     out.pop();
     let bytes = raw.as_bytes();
     out.reserve(bytes.len());
+    let mut elements = crate::keys::Elements::new(bytes);
+    // Type byte, key, its null, value: everything from the type byte to the value's end.
     let mut at = 4;
-    for element in raw.iter_elements() {
-        let element = element.map_err(|e| e.to_string())?;
-        let key = element.key().as_str();
-        // Type byte, key, its null, value.
-        let len = 1 + key.len() + 1 + element.size();
-        if key != "_id" {
-            out.extend_from_slice(&bytes[at..at + len]);
+    for element in elements.by_ref() {
+        let (_, key, value) = element.ok_or("malformed document")?;
+        let end = value.as_ptr() as usize - bytes.as_ptr() as usize + value.len();
+        if key != b"_id" {
+            out.extend_from_slice(&bytes[at..end]);
         }
-        at += len;
+        at = end;
+    }
+    if !elements.finished() {
+        return Err("malformed document".to_owned());
     }
     out.push(0);
     let total = i32::try_from(out.len()).map_err(|_| "the document is too large".to_owned())?;
@@ -180,25 +188,35 @@ pub(crate) async fn prepare_update<T: Model>(
         crate::tree::refuse_tree_writes(T::COLLECTION, tree, &update)?;
     }
     // A raw update is refused on copies too: raw is for operators, not for writing copies.
-    let taken = crate::denormalize::fill_update(
-        odm,
-        T::COLLECTION,
-        crate::denormalize::Writes::of::<T>(),
-        &mut update,
-        true,
-        session.as_deref_mut(),
-    )
-    .await?;
+    // The follow-up work is boxed, and only built when there is some: an update of a model
+    // without copies awaits a future the size of the driver's.
+    let taken = if crate::denormalize::copies_into(T::COLLECTION).is_empty() {
+        crate::denormalize::Taken::default()
+    } else {
+        Box::pin(crate::denormalize::fill_update(
+            odm,
+            T::COLLECTION,
+            crate::denormalize::Writes::of::<T>(),
+            &mut update,
+            true,
+            session.as_deref_mut(),
+        ))
+        .await?
+    };
     // The paths as sent, copies taken included: a latest-N array holding a copy this update
     // refills (through the reference it follows) is recomputed too.
-    let mut latest = crate::denormalize::LatestRefresh::before(
-        odm,
-        T::COLLECTION,
-        filter,
-        &crate::denormalize::written_by(&update),
-        session,
-    )
-    .await?;
+    let mut latest = if crate::denormalize::copies_from(T::COLLECTION).is_empty() {
+        crate::denormalize::LatestRefresh::default()
+    } else {
+        Box::pin(crate::denormalize::LatestRefresh::before(
+            odm,
+            T::COLLECTION,
+            filter,
+            &crate::denormalize::written_by(&update),
+            session,
+        ))
+        .await?
+    };
     if let Ok(set) = update.get_document("$set") {
         latest.add_written(set);
     }
@@ -291,8 +309,9 @@ async fn insert_raw<T: Model>(
     };
     let copies_in = crate::denormalize::copies_into(T::COLLECTION);
     let latest: Vec<_> = crate::denormalize::copies_from(T::COLLECTION)
-        .into_iter()
+        .iter()
         .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
+        .cloned()
         .collect();
     let in_session = session.is_some();
     let mut taken = crate::denormalize::Taken::default();
@@ -304,8 +323,14 @@ async fn insert_raw<T: Model>(
             .collect::<Result<_>>()?;
     }
     if !copies_in.is_empty() {
-        taken = crate::denormalize::fill_copies(odm, &copies_in, &mut docs, session.as_deref_mut())
-            .await?;
+        // Boxed, like every follow-up: a plain insert awaits a future the size of the driver's.
+        taken = Box::pin(crate::denormalize::fill_copies(
+            odm,
+            copies_in,
+            &mut docs,
+            session.as_deref_mut(),
+        ))
+        .await?;
         raws = docs
             .iter()
             .map(|d| RawDocumentBuf::try_from(d).map_err(encode_error))
@@ -341,10 +366,10 @@ async fn insert_raw<T: Model>(
     .map_err(|e| Error::from_write(T::COLLECTION, target, e))?;
     if !latest.is_empty() {
         let push = crate::denormalize::push_latest(odm, &latest, &docs, session);
-        crate::trace::step!("latest", T::COLLECTION, push).await?;
+        Box::pin(crate::trace::step!("latest", T::COLLECTION, push)).await?;
     }
-    if !in_session {
-        taken.settle(odm).await?;
+    if !in_session && !taken.is_empty() {
+        Box::pin(taken.settle(odm)).await?;
     }
     Ok(n)
 }
@@ -388,14 +413,14 @@ impl<'a, T: Model> InsertOne<'a, T> {
         let (mut raw, id) = encode_document(self.doc)?;
         crate::versioning::stamp_insert::<T>(&mut raw)?;
         if let Some(tree) = T::TREE {
-            crate::tree::insert_nodes::<T>(
+            Box::pin(crate::tree::insert_nodes::<T>(
                 self.odm,
                 tree,
                 vec![raw],
                 true,
                 self.session,
                 insert_boxed::<T>,
-            )
+            ))
             .await?;
             return Ok(id);
         }
@@ -560,8 +585,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         let odm = self.odm;
         let in_session = self.session.is_some();
         let (result, taken, short) = self.write().await?;
-        if !in_session {
-            taken.settle(odm).await?;
+        if !in_session && !taken.is_empty() {
+            Box::pin(taken.settle(odm)).await?;
         }
         match short {
             Some(full) => Err(full),
@@ -601,9 +626,21 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             // Count the documents with room, then refuse the whole update, before writing, if
             // any is full: one that fills up after the count is found full by the check, one
             // that fills up after the check is missing from the update's matches: reported.
-            with_room =
-                Some(guards::count::<T>(self.odm, filter.clone(), session.as_deref_mut()).await?);
-            guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
+            with_room = Some(
+                Box::pin(guards::count::<T>(
+                    self.odm,
+                    filter.clone(),
+                    session.as_deref_mut(),
+                ))
+                .await?,
+            );
+            Box::pin(guards::refuse_full::<T>(
+                self.odm,
+                &base,
+                &guards,
+                session.as_deref_mut(),
+            ))
+            .await?;
         }
         let result = if !touched.is_empty() && !self.upsert {
             let cascade = crate::denormalize::cascade_update::<T>(
@@ -615,13 +652,16 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                 self.mode,
                 session.as_deref_mut(),
             );
-            crate::trace::step!("cascade", T::COLLECTION, cascade).await?
+            Box::pin(crate::trace::step!("cascade", T::COLLECTION, cascade)).await?
         } else {
             let coll = self.odm.raw_collection::<T>();
-            let options = UpdateOptions::builder()
-                .upsert(self.upsert)
-                .array_filters((!array_filters.is_empty()).then_some(array_filters))
-                .build();
+            // No options unless they say something: the statement is then the driver's own.
+            let options = (self.upsert || !array_filters.is_empty()).then(|| {
+                UpdateOptions::builder()
+                    .upsert(self.upsert)
+                    .array_filters((!array_filters.is_empty()).then_some(array_filters))
+                    .build()
+            });
             if self.many {
                 let action = coll.update_many(filter, update).with_options(options);
                 match session.as_deref_mut() {
@@ -641,17 +681,27 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         };
         if result.matched_count == 0 && result.upserted_id.is_none() {
             if let Some((id, expected)) = &self.loaded {
-                crate::versioning::check_conflict::<T>(
+                Box::pin(crate::versioning::check_conflict::<T>(
                     self.odm,
                     id,
                     *expected,
                     session.as_deref_mut(),
-                )
+                ))
                 .await?;
             }
-            guards::refuse_full::<T>(self.odm, &base, &guards, session.as_deref_mut()).await?;
+            if !guards.is_empty() {
+                Box::pin(guards::refuse_full::<T>(
+                    self.odm,
+                    &base,
+                    &guards,
+                    session.as_deref_mut(),
+                ))
+                .await?;
+            }
         }
-        latest.run(self.odm, session).await?;
+        if latest.is_active() {
+            Box::pin(latest.run(self.odm, session)).await?;
+        }
         let short = with_room
             .filter(|n| result.matched_count < *n)
             .map(|n| Error::BoundExceeded {
@@ -747,7 +797,7 @@ impl<'a, T: Model> Replace<'a, T> {
             let mut docs = [Document::try_from(raw.as_ref()).map_err(encode_error)?];
             taken = crate::denormalize::fill_copies(
                 self.odm,
-                &copies_in,
+                copies_in,
                 &mut docs,
                 session.as_deref_mut(),
             )
@@ -756,8 +806,9 @@ impl<'a, T: Model> Replace<'a, T> {
         }
         // Copies taken from this document follow the replacement.
         let copies_from = crate::denormalize::copies_from(T::COLLECTION)
-            .into_iter()
+            .iter()
             .filter(|c| !matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
+            .cloned()
             .collect::<Vec<_>>();
         let mut latest = crate::denormalize::LatestRefresh::before(
             self.odm,
@@ -891,7 +942,7 @@ impl<'a, T: Model> Delete<'a, T> {
                 rules,
                 self.session,
             );
-            return crate::trace::step!("tree_delete", T::COLLECTION, nodes).await;
+            return Box::pin(crate::trace::step!("tree_delete", T::COLLECTION, nodes)).await;
         }
         if rules {
             let rules = crate::relations::delete_with_rules(
@@ -901,10 +952,11 @@ impl<'a, T: Model> Delete<'a, T> {
                 self.many,
                 self.session,
             );
-            return crate::trace::step!("delete_rules", T::COLLECTION, rules).await;
+            return Box::pin(crate::trace::step!("delete_rules", T::COLLECTION, rules)).await;
         }
         let coll = self.odm.raw_collection::<T>();
-        let target = crate::error::show_filter(&filter);
+        // Shown only when the delete fails (a copy costs less than formatting it).
+        let shown = filter.clone();
         let result = if self.many {
             let action = coll.delete_many(filter);
             match self.session {
@@ -919,7 +971,7 @@ impl<'a, T: Model> Delete<'a, T> {
             }
         };
         Ok(result
-            .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
+            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&shown), e))?
             .deleted_count)
     }
 }

@@ -203,7 +203,13 @@ impl<'a, T: Model> IntoFuture for Paged<'a, T> {
     type IntoFuture = BoxFuture<'a, Result<Page<T>>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let span = crate::trace::operation_span!("page", T::COLLECTION);
+        if span.is_disabled() {
+            return Box::pin(self.run());
+        }
+        Box::pin(crate::trace::traced(span, self.run(), |p: &Page<T>| {
+            Some(p.items.len() as u64)
+        }))
     }
 }
 

@@ -492,7 +492,7 @@ fn plan_level<'a>(
                             odm,
                             &collection,
                             crate::literal::is_in("_id", chunk),
-                            std::slice::from_ref(&copy),
+                            std::slice::from_ref(copy),
                             session.as_deref_mut(),
                         )
                         .await?;
@@ -503,7 +503,7 @@ fn plan_level<'a>(
                         }
                     }
                     if !parents.is_empty() {
-                        plan.latest.push((copy, parents));
+                        plan.latest.push((copy.clone(), parents));
                     }
                 }
                 _ => {}

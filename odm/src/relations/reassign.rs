@@ -494,9 +494,9 @@ pub(crate) fn resolve_inverse<C: Model, P: Model>(
         return Ok(f());
     }
     super::references_to(C::COLLECTION)
-        .into_iter()
+        .iter()
         .find(|r| r.from == P::COLLECTION && r.inverse.as_deref() == Some(link_path))
-        .map(|r| Inverse::from_info(&r))
+        .map(Inverse::from_info)
         .ok_or_else(|| {
             Error::Unsupported(format!(
                 "`{link_path}` of `{}` is not one side of a two-way reference: declare `inverse` on it or on the array of `{}` that lists the children",

@@ -205,20 +205,36 @@ pub fn all_copies() -> &'static [CopyInfo] {
     })
 }
 
-/// Every copy taken from `source`.
-pub fn copies_from(source: &str) -> Vec<CopyInfo> {
-    all_copies()
-        .iter()
-        .filter(|c| c.source == source)
-        .cloned()
-        .collect()
+/// The registered copies by source and by dependent collection, built once.
+struct ByCollection {
+    from: std::collections::HashMap<&'static str, Vec<CopyInfo>>,
+    into: std::collections::HashMap<&'static str, Vec<CopyInfo>>,
 }
 
-/// Every copy held by documents of `dependent`.
-pub fn copies_into(dependent: &str) -> Vec<CopyInfo> {
-    all_copies()
-        .iter()
-        .filter(|c| c.dependent == dependent)
-        .cloned()
-        .collect()
+fn by_collection() -> &'static ByCollection {
+    static BY: std::sync::OnceLock<ByCollection> = std::sync::OnceLock::new();
+    BY.get_or_init(|| {
+        let mut by = ByCollection {
+            from: std::collections::HashMap::new(),
+            into: std::collections::HashMap::new(),
+        };
+        for c in all_copies() {
+            by.from.entry(c.source).or_default().push(c.clone());
+            by.into.entry(c.dependent).or_default().push(c.clone());
+        }
+        by
+    })
+}
+
+/// Every copy taken from `source` (one lookup: the registry is indexed once).
+pub fn copies_from(source: &str) -> &'static [CopyInfo] {
+    by_collection().from.get(source).map_or(&[], Vec::as_slice)
+}
+
+/// Every copy held by documents of `dependent` (one lookup: the registry is indexed once).
+pub fn copies_into(dependent: &str) -> &'static [CopyInfo] {
+    by_collection()
+        .into
+        .get(dependent)
+        .map_or(&[], Vec::as_slice)
 }

@@ -125,11 +125,21 @@ impl ReferenceInfo {
     }
 }
 
-/// Every registered reference into `collection`.
-pub fn references_to(collection: &str) -> Vec<ReferenceInfo> {
-    registered_models()
-        .into_iter()
-        .flat_map(|m| (m.references)())
-        .filter(|r| r.to == collection)
-        .collect()
+/// Every registered reference into `collection` (one lookup: the registry is indexed once,
+/// it does not change while the program runs).
+pub fn references_to(collection: &str) -> &'static [ReferenceInfo] {
+    type ByTarget = std::collections::HashMap<&'static str, Vec<ReferenceInfo>>;
+    static BY: std::sync::OnceLock<ByTarget> = std::sync::OnceLock::new();
+    BY.get_or_init(|| {
+        let mut by = ByTarget::new();
+        for r in registered_models()
+            .into_iter()
+            .flat_map(|m| (m.references)())
+        {
+            by.entry(r.to).or_default().push(r);
+        }
+        by
+    })
+    .get(collection)
+    .map_or(&[], Vec::as_slice)
 }

@@ -3,11 +3,14 @@
 //! it as child spans.
 //!
 //! Spans have the target `odm` and level `INFO`. An operation's span is named after the
-//! operation (`find`, `find_one`, `insert_one`, `update`, `delete`, `move_under`, ...), a
-//! step's after the step (`fill`, `cascade`, `latest`, `delete_rules`, `tree_delete`,
-//! `populate`). Both carry:
+//! operation (`find`, `find_one`, `insert_one`, `update`, `delete`, `move_under`, `page`,
+//! `stream`, `bucket_add`, `counter_record`, `quota_take`, `sync_indexes`, `verify_copies`,
+//! `cascade_worker`, ...; a `stream`'s span covers its polls and is recorded when it ends or
+//! is dropped), a step's after the step (`fill`, `cascade`, `latest`, `delete_rules`,
+//! `tree_delete`, `populate`). Both carry:
 //!
-//! - `collection`: the model's collection;
+//! - `collection`: the model's collection (`*` for the work that spans every registered model:
+//!   `sync_indexes`, `sync_validators`, `verify_copies`, `cascade_worker`);
 //! - `operation` (operations only): the operation's name again, for subscribers that index
 //!   fields rather than names;
 //! - `commands`: the commands sent while the span ran, its steps' included (see
@@ -124,6 +127,78 @@ where
         u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
     );
     out
+}
+
+/// The span of a stream of results: entered at each poll, it records the commands sent while
+/// polled, the documents yielded (`documents`), the first error yielded, and `duration_us`
+/// from the first poll, when the stream ends or is dropped.
+pub(crate) struct StreamSpan {
+    span: Span,
+    start: Option<Instant>,
+    commands: u64,
+    documents: u64,
+    failed: bool,
+    finished: bool,
+}
+
+impl StreamSpan {
+    pub(crate) fn new(span: Span) -> Self {
+        StreamSpan {
+            span,
+            start: None,
+            commands: 0,
+            documents: 0,
+            failed: false,
+            finished: false,
+        }
+    }
+
+    /// Polls the stream through `poll`, inside the span.
+    pub(crate) fn poll<T>(
+        &mut self,
+        poll: impl FnOnce() -> std::task::Poll<Option<crate::Result<T>>>,
+    ) -> std::task::Poll<Option<crate::Result<T>>> {
+        use std::task::Poll;
+        if self.span.is_disabled() {
+            return poll();
+        }
+        self.start.get_or_insert_with(Instant::now);
+        let out = {
+            let _entered = self.span.enter();
+            let before = started();
+            let out = poll();
+            self.commands += started().wrapping_sub(before);
+            out
+        };
+        match &out {
+            Poll::Ready(Some(Ok(_))) => self.documents += 1,
+            Poll::Ready(Some(Err(e))) if !self.failed => {
+                self.failed = true;
+                self.span.record("error", tracing::field::display(e));
+            }
+            Poll::Ready(None) => self.finish(),
+            _ => {}
+        }
+        out
+    }
+
+    fn finish(&mut self) {
+        if self.finished || self.span.is_disabled() {
+            return;
+        }
+        self.finished = true;
+        self.span.record("commands", self.commands);
+        self.span.record("documents", self.documents);
+        let elapsed = self.start.map_or(0, |s| s.elapsed().as_micros());
+        self.span
+            .record("duration_us", u64::try_from(elapsed).unwrap_or(u64::MAX));
+    }
+}
+
+impl Drop for StreamSpan {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 /// The span of an operation named `$name` (a literal) on `$collection`.

@@ -129,7 +129,8 @@ impl<'a> IntoFuture for SyncValidators<'a> {
     type Output = Result<ValidatorReport>;
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+        let span = crate::trace::operation_span!("sync_validators", "*");
+        Box::pin(crate::trace::traced(span, self.run(), |_| None))
     }
 }
 

@@ -58,7 +58,8 @@ pub(crate) fn any(copies: &[CopyInfo]) -> bool {
 /// The background copies taken from `source`, by name.
 fn background_copies(source: &str) -> Vec<CopyInfo> {
     super::copies_from(source)
-        .into_iter()
+        .iter()
         .filter(|c| c.background)
+        .cloned()
         .collect()
 }

@@ -179,6 +179,16 @@ impl CascadeWorker {
     /// batches, keeping its claim: the next call goes on where this one stopped (a job with a
     /// time slice; a test stopping between batches).
     pub async fn run_batches(&mut self, budget: usize) -> Result<WorkerReport> {
+        let span = crate::trace::operation_span!("cascade_worker", "*");
+        crate::trace::traced(
+            span,
+            self.run_batches_untraced(budget),
+            |r: &WorkerReport| Some(r.written),
+        )
+        .await
+    }
+
+    async fn run_batches_untraced(&mut self, budget: usize) -> Result<WorkerReport> {
         let mut session = match self.session.take() {
             Some(s) => s,
             None => self.odm.client().start_session().await?,
