@@ -1,6 +1,8 @@
 //! `Ref<T>`: a reference to another model's document, stored exactly as its `_id`.
 
+use std::any::Any;
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -30,13 +32,29 @@ use crate::model::Model;
 /// anything else is one compile error, at the field, rather than one per use of the type.
 pub struct Ref<T: RefTarget> {
     id: T::Id,
-    doc: Option<Arc<T>>,
+    /// The populated document (only a model's `Ref` is ever loaded, and always with a `T`),
+    /// held without its type: a `Ref` is then `Send` and `Sync` through its id alone, and the
+    /// compiler proving a model `Send` does not follow its references from model to model (a
+    /// chain of a hundred models referencing the next overflows its recursion limit).
+    doc: Option<Arc<dyn Any + Send + Sync>>,
+    _target: PhantomData<fn() -> T>,
+}
+
+impl<T: RefTarget> Ref<T> {
+    /// The populated document, if any.
+    fn document(&self) -> Option<&T> {
+        self.doc.as_deref().and_then(|d| d.downcast_ref::<T>())
+    }
 }
 
 impl<T: Model> Ref<T> {
     /// A reference to the document with this id (not loaded).
     pub fn new(id: T::Id) -> Self {
-        Ref { id, doc: None }
+        Ref {
+            id,
+            doc: None,
+            _target: PhantomData,
+        }
     }
 
     /// A reference to `doc`, loaded with it. `None` when `doc` has no id yet.
@@ -45,6 +63,7 @@ impl<T: Model> Ref<T> {
         Some(Ref {
             id,
             doc: Some(Arc::new(doc)),
+            _target: PhantomData,
         })
     }
 
@@ -55,18 +74,16 @@ impl<T: Model> Ref<T> {
 
     /// The referenced document, if this reference was populated.
     pub fn get(&self) -> Option<&T> {
-        self.doc.as_deref()
+        self.document()
     }
 
     /// The referenced document, or an error naming the collection and the id when this
     /// reference was not populated.
     pub fn loaded(&self) -> crate::Result<&T> {
-        self.doc
-            .as_deref()
-            .ok_or_else(|| crate::Error::NotPopulated {
-                collection: T::COLLECTION.to_owned(),
-                id: format!("{:?}", self.id),
-            })
+        self.document().ok_or_else(|| crate::Error::NotPopulated {
+            collection: T::COLLECTION.to_owned(),
+            id: format!("{:?}", self.id),
+        })
     }
 
     /// Whether the referenced document is loaded.
@@ -89,13 +106,14 @@ impl<T: Model> Clone for Ref<T> {
         Ref {
             id: self.id.clone(),
             doc: self.doc.clone(),
+            _target: PhantomData,
         }
     }
 }
 
 impl<T: RefTarget + fmt::Debug> fmt::Debug for Ref<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.doc {
+        match self.document() {
             Some(doc) => f.debug_tuple("Ref").field(doc).finish(),
             None => f.debug_tuple("Ref").field(&self.id).finish(),
         }
@@ -115,7 +133,7 @@ where
 impl<T: RefTarget> Serialize for Ref<T> {
     /// The id, as stored; inside [`expanded`], a populated reference's document.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.doc {
+        match self.document() {
             Some(doc) if expanding() => T::serialize_loaded(doc, serializer),
             _ => self.id.serialize(serializer),
         }
@@ -124,6 +142,10 @@ impl<T: RefTarget> Serialize for Ref<T> {
 
 impl<'de, T: RefTarget> Deserialize<'de> for Ref<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::Id::deserialize(deserializer).map(|id| Ref { id, doc: None })
+        T::Id::deserialize(deserializer).map(|id| Ref {
+            id,
+            doc: None,
+            _target: PhantomData,
+        })
     }
 }

@@ -57,17 +57,26 @@ pub struct Model{i} {{
     {embed}
     pub address: Address{i},
     {reference}
-    pub previous: Option<odm::Ref<{prev_mod}::Model{prev}>>,
+    pub previous: Option<{prev_ty}>,
     {many}
-    pub next: Vec<odm::Ref<{next_mod}::Model{next}>>,
+    pub next: Vec<{next_ty}>,
 }}
 ",
         index = attr("#[index]"),
         embed = attr("#[embed]"),
         reference = attr("#[reference]"),
         many = attr("#[reference(many, max = 50)]"),
-        prev_mod = module(prev),
-        next_mod = module(next),
+        // Without odm, a reference is the id it stores.
+        prev_ty = if odm {
+            format!("odm::Ref<{}::Model{prev}>", module(prev))
+        } else {
+            "odm::bson::oid::ObjectId".to_owned()
+        },
+        next_ty = if odm {
+            format!("odm::Ref<{}::Model{next}>", module(next))
+        } else {
+            "odm::bson::oid::ObjectId".to_owned()
+        },
     )
 }
 

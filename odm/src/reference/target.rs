@@ -16,7 +16,7 @@ use crate::model::Model;
 
 /// A type `Ref<T>` can be written with. Only a [`Model`] can be referenced: the others are
 /// here so that a mistaken `Ref` is reported once, as a missing `odm::rules::ReferenceTarget`.
-pub trait RefTarget {
+pub trait RefTarget: 'static {
     /// What the `Ref` holds: the model's `Id`, or [`NotAModel`].
     type Id: Serialize + DeserializeOwned + Clone + Debug + Send + Sync + 'static;
 
@@ -86,24 +86,24 @@ not_models!(
     bson::Regex,
 );
 
-impl<T> RefTarget for Vec<T> {
+impl<T: 'static> RefTarget for Vec<T> {
     type Id = NotAModel;
 }
-impl<T> RefTarget for VecDeque<T> {
+impl<T: 'static> RefTarget for VecDeque<T> {
     type Id = NotAModel;
 }
-impl<T> RefTarget for Option<T> {
+impl<T: 'static> RefTarget for Option<T> {
     type Id = NotAModel;
 }
-impl<K, V, S> RefTarget for HashMap<K, V, S> {
+impl<K: 'static, V: 'static, S: 'static> RefTarget for HashMap<K, V, S> {
     type Id = NotAModel;
 }
-impl<K, V> RefTarget for BTreeMap<K, V> {
+impl<K: 'static, V: 'static> RefTarget for BTreeMap<K, V> {
     type Id = NotAModel;
 }
-impl<T, S> RefTarget for HashSet<T, S> {
+impl<T: 'static, S: 'static> RefTarget for HashSet<T, S> {
     type Id = NotAModel;
 }
-impl<T> RefTarget for BTreeSet<T> {
+impl<T: 'static> RefTarget for BTreeSet<T> {
     type Id = NotAModel;
 }
