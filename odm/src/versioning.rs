@@ -213,11 +213,7 @@ pub(crate) async fn check_conflict<T: Model>(
     let action = coll
         .find_one(crate::literal::eq("_id", id.clone()))
         .projection(doc! { path: 1 });
-    let stored = match session {
-        None => action.await,
-        Some(s) => action.session(s).await,
-    }
-    .map_err(Odm::driver_error::<T>)?;
+    let stored = crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)?;
     let Some(stored) = stored else {
         return Ok(());
     };

@@ -61,11 +61,7 @@ impl<'a, T: Model, X: DeserializeOwned + Send + 'a> Distinct<'a, T, X> {
         let query = crate::ops::model_filter(self.filter)?;
         let command = doc! { "distinct": T::COLLECTION, "key": &self.path, "query": query };
         let action = self.odm.database().run_command(command);
-        let reply = match self.session {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(Odm::driver_error::<T>)?;
+        let reply = crate::ops::send!(action, self.session).map_err(Odm::driver_error::<T>)?;
         let values = match reply.get("values") {
             Some(Bson::Array(values)) => values.clone(),
             _ => Vec::new(),

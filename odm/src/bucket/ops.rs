@@ -158,10 +158,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         loop {
             attempt += 1;
             let action = coll.update_one(filter.clone(), update.clone()).upsert(true);
-            let sent = match session.as_deref_mut() {
-                Some(s) => action.session(s).await,
-                None => action.await,
-            };
+            let sent = crate::ops::send!(action, session.as_deref_mut());
             match sent {
                 Ok(result) => {
                     return Ok(Added {
@@ -234,11 +231,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         };
         let coll = self.odm.raw_collection::<B>();
         let action = coll.update_one(filter, update);
-        let result = match session {
-            Some(s) => action.session(s).await,
-            None => action.await,
-        }
-        .map_err(Odm::driver_error::<B>)?;
+        let result = crate::ops::send!(action, session).map_err(Odm::driver_error::<B>)?;
         Ok(result.modified_count > 0)
     }
 

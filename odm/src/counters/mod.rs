@@ -327,11 +327,7 @@ impl<'a, T: Counted> Counters<'a, T> {
             let action = coll
                 .update_one(filter(), update())
                 .with_options(UpdateOptions::builder().upsert(true).build());
-            let sent = match session.as_deref_mut() {
-                Some(s) => action.session(s).await,
-                None => action.await,
-            }
-            .map_err(|e| {
+            let sent = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter()), e)
             });
             match sent {

@@ -287,11 +287,8 @@ pub(crate) async fn replace_source<T: Model>(
     let action = coll
         .find_one_and_replace(filter.clone(), replacement.clone())
         .with_options(options);
-    let before = match session.as_deref_mut() {
-        None => action.await,
-        Some(s) => action.session(s).await,
-    }
-    .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e))?;
+    let before = crate::ops::send!(action, session.as_deref_mut())
+        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e))?;
     let mut result = UpdateResult::default();
     let Some(before) = before else {
         if upsert {
@@ -411,11 +408,7 @@ pub(super) async fn steps_with<T: Model>(
             // that stopped matching since the read of ids is left alone, as one update would.
             let filter = doc! { "$and": [filter.clone(), crate::literal::is_in("_id", chunk)] };
             let action = coll.update_many(filter.clone(), update.clone());
-            let part = match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| {
+            let part = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e)
             })?;
             result.matched_count += part.matched_count;
@@ -430,11 +423,9 @@ pub(super) async fn steps_with<T: Model>(
         let action = coll
             .find_one_and_update(filter.clone(), update.clone())
             .with_options(options);
-        let found = match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e))?;
+        let found = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+            Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e)
+        })?;
         match found {
             None => return Ok((result, Vec::new())),
             Some(d) => {

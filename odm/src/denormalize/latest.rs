@@ -244,11 +244,7 @@ async fn refresh_in(
             crate::literal::eq("_id", parent.clone()),
             doc! { "$set": { copy.path.as_str(): docs } },
         );
-        match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(|e| {
+        crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
             Error::from_write(copy.dependent, || crate::error::show_id(Some(&parent)), e)
         })?;
     }
@@ -360,11 +356,7 @@ pub(crate) async fn push_latest(
             let mut filter = crate::literal::eq("_id", parent.clone());
             filter.extend(crate::literal::not_in(&format!("{}._id", copy.path), ids));
             let action = coll.update_one(filter.clone(), update);
-            let result = match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| {
+            let result = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
             })?;
             if result.matched_count == 0 {

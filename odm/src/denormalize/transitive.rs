@@ -433,11 +433,7 @@ async fn latest_level(
                 let action = coll
                     .update_many(filter.clone(), update.clone())
                     .with_options(options);
-                let outcome = match session.as_deref_mut() {
-                    None => action.await,
-                    Some(s) => action.session(s).await,
-                }
-                .map_err(|e| {
+                let outcome = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
                     Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
                 });
                 match outcome {
@@ -618,11 +614,7 @@ pub(super) async fn cascade_values(
             let action = coll
                 .update_many(filter.clone(), update)
                 .with_options(options);
-            let outcome = match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| {
+            let outcome = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
             });
             match outcome {

@@ -566,8 +566,6 @@ impl<'a> std::future::IntoFuture for VerifyCopies<'a> {
     type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("verify_copies", "*");
-        Box::pin(crate::trace::traced(span, self.run(), |r: &CopyReport| {
-            Some(r.documents_checked)
-        }))
+        crate::trace::boxed(span, self.run(), |r: &CopyReport| Some(r.documents_checked))
     }
 }

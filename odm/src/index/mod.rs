@@ -245,9 +245,9 @@ impl<'a> IntoFuture for SyncIndexes<'a> {
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("sync_indexes", "*");
-        Box::pin(crate::trace::traced(span, self.run(), |r: &SyncReport| {
+        crate::trace::boxed(span, self.run(), |r: &SyncReport| {
             Some(r.collections.len() as u64)
-        }))
+        })
     }
 }
 

@@ -58,10 +58,9 @@ impl<'a, R: 'a> IntoFuture for InSession<'a, R> {
     type IntoFuture = BoxFuture<'a, Result<R>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let run = (self.run)(self.session);
         if self.span.is_disabled() {
-            return run;
+            return (self.run)(self.session);
         }
-        Box::pin(crate::trace::traced(self.span, run, |_| None))
+        crate::trace::boxed(self.span, (self.run)(self.session), |_| None)
     }
 }

@@ -25,11 +25,7 @@ macro_rules! into_future {
                 ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
                 let span = $crate::trace::operation_span!($name, T::COLLECTION);
-                // Untraced, the future is the one it would be without tracing.
-                if span.is_disabled() {
-                    return Box::pin(self.run());
-                }
-                Box::pin($crate::trace::traced(span, self.run(), $documents))
+                $crate::trace::boxed(span, self.run(), $documents)
             }
         }
     };
@@ -42,16 +38,24 @@ macro_rules! into_future {
                 ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
                 let span = $crate::trace::operation_span!($name, T::COLLECTION);
-                // Untraced, the future is the one it would be without tracing.
-                if span.is_disabled() {
-                    return Box::pin(self.run());
-                }
-                Box::pin($crate::trace::traced(span, self.run(), $documents))
+                $crate::trace::boxed(span, self.run(), $documents)
             }
         }
     };
 }
 pub(crate) use into_future;
+
+/// Awaits the driver's `action`, in `session` when there is one (an `Option<&mut
+/// ClientSession>`): the driver takes a session by a method of each action's own.
+macro_rules! send {
+    ($action:expr, $session:expr) => {
+        match $session {
+            None => $action.await,
+            Some(s) => $action.session(s).await,
+        }
+    };
+}
+pub(crate) use send;
 
 /// The filter document of `filter` on `T`, restricted to `T`'s kind when it is one.
 pub(crate) fn model_filter<T: crate::Model>(

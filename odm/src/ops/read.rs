@@ -488,11 +488,7 @@ impl<'a, T: Model> Count<'a, T> {
         let filter = super::model_filter(self.filter)?;
         let coll = self.odm.raw_collection::<T>();
         let action = coll.count_documents(filter);
-        match self.session {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(Odm::driver_error::<T>)
+        crate::ops::send!(action, self.session).map_err(Odm::driver_error::<T>)
     }
 }
 
@@ -590,11 +586,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         let action = coll
             .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)
             .with_options(options);
-        let found = match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(|e| {
+        let found = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
             crate::Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e)
         })?;
         match &found {

@@ -249,11 +249,7 @@ pub(crate) mod guards {
     ) -> Result<u64> {
         let coll = odm.raw_collection::<T>();
         let action = coll.count_documents(filter);
-        match session {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(Odm::driver_error::<T>)
+        crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)
     }
 
     /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard.
@@ -268,11 +264,8 @@ pub(crate) mod guards {
         for g in guards {
             let full = doc! { "$and": [filter.clone(), { "$nor": [g.filter()] }] };
             let action = coll.count_documents(full);
-            let n = match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(Odm::driver_error::<T>)?;
+            let n = crate::ops::send!(action, session.as_deref_mut())
+                .map_err(Odm::driver_error::<T>)?;
             if n > 0 {
                 return Err(Error::BoundExceeded {
                     collection: T::COLLECTION.to_owned(),
@@ -351,17 +344,11 @@ async fn insert_raw<T: Model>(
     let coll = odm.raw_collection::<T>();
     if n == 1 {
         let action = coll.insert_one(raws.pop().expect("one document"));
-        match session.as_deref_mut() {
-            None => action.await.map(|_| ()),
-            Some(s) => action.session(s).await.map(|_| ()),
-        }
+        crate::ops::send!(action, session.as_deref_mut()).map(|_| ())
     } else {
         let options = InsertManyOptions::builder().ordered(ordered).build();
         let action = coll.insert_many(raws).with_options(options);
-        match session.as_deref_mut() {
-            None => action.await.map(|_| ()),
-            Some(s) => action.session(s).await.map(|_| ()),
-        }
+        crate::ops::send!(action, session.as_deref_mut()).map(|_| ())
     }
     .map_err(|e| Error::from_write(T::COLLECTION, target, e))?;
     if !latest.is_empty() {
@@ -664,16 +651,10 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             });
             if self.many {
                 let action = coll.update_many(filter, update).with_options(options);
-                match session.as_deref_mut() {
-                    None => action.await,
-                    Some(s) => action.session(s).await,
-                }
+                crate::ops::send!(action, session.as_deref_mut())
             } else {
                 let action = coll.update_one(filter, update).with_options(options);
-                match session.as_deref_mut() {
-                    None => action.await,
-                    Some(s) => action.session(s).await,
-                }
+                crate::ops::send!(action, session.as_deref_mut())
             }
             // The filter is shown only when the write fails (formatting it costs more than
             // building the whole command).
@@ -831,11 +812,9 @@ impl<'a, T: Model> Replace<'a, T> {
             let coll = self.odm.raw_collection::<T>();
             let options = ReplaceOptions::builder().upsert(self.upsert).build();
             let action = coll.replace_one(filter, raw).with_options(options);
-            match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e))
+            crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+                Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e)
+            })
         } else {
             let replacement = Document::try_from(raw.as_ref()).map_err(encode_error)?;
             let cascade = crate::denormalize::replace_source::<T>(
@@ -959,16 +938,10 @@ impl<'a, T: Model> Delete<'a, T> {
         let shown = filter.clone();
         let result = if self.many {
             let action = coll.delete_many(filter);
-            match self.session {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
+            crate::ops::send!(action, self.session)
         } else {
             let action = coll.delete_one(filter);
-            match self.session {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
+            crate::ops::send!(action, self.session)
         };
         Ok(result
             .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&shown), e))?

@@ -204,12 +204,7 @@ impl<'a, T: Model> IntoFuture for Paged<'a, T> {
 
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("page", T::COLLECTION);
-        if span.is_disabled() {
-            return Box::pin(self.run());
-        }
-        Box::pin(crate::trace::traced(span, self.run(), |p: &Page<T>| {
-            Some(p.items.len() as u64)
-        }))
+        crate::trace::boxed(span, self.run(), |p: &Page<T>| Some(p.items.len() as u64))
     }
 }
 

@@ -360,9 +360,6 @@ impl<'a, C: Model, P: Model> std::future::IntoFuture for Children<'a, C, P> {
     type IntoFuture = super::engine::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("children", C::COLLECTION);
-        if span.is_disabled() {
-            return Box::pin(self.run());
-        }
-        Box::pin(crate::trace::traced(span, self.run(), |_| None))
+        crate::trace::boxed(span, self.run(), |_| None)
     }
 }

@@ -403,11 +403,7 @@ async fn count(
 ) -> Result<u64> {
     let coll = odm.database().collection::<Document>(collection);
     let action = coll.count_documents(filter);
-    match session {
-        None => action.await,
-        Some(s) => action.session(s).await,
-    }
-    .map_err(|e| Error::from_driver(collection, e))
+    crate::ops::send!(action, session).map_err(|e| Error::from_driver(collection, e))
 }
 
 fn plan_level<'a>(
@@ -610,11 +606,8 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
             let filter = holders.filter(chunk.clone());
             let target = crate::error::show_filter(&filter);
             let action = coll.update_many(filter, change.update(&chunk));
-            match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
+            crate::ops::send!(action, session.as_deref_mut())
+                .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
         }
     }
     for holders in plan.filter_deletes {
@@ -623,11 +616,8 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
             let filter = holders.filter(chunk);
             let target = crate::error::show_filter(&filter);
             let action = coll.delete_many(filter);
-            match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
+            crate::ops::send!(action, session.as_deref_mut())
+                .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
         }
     }
     let mut root_deleted = 0;
@@ -638,11 +628,8 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
             let filter = crate::literal::is_in("_id", chunk);
             let target = crate::error::show_filter(&filter);
             let action = coll.delete_many(filter);
-            let result = match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }
-            .map_err(|e| Error::from_write(&collection, || target, e))?;
+            let result = crate::ops::send!(action, session.as_deref_mut())
+                .map_err(|e| Error::from_write(&collection, || target, e))?;
             if i == 0 {
                 root_deleted += result.deleted_count;
             }

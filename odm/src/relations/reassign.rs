@@ -265,11 +265,8 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             doc! { "$addToSet": { inverse.path.as_str(): child.clone() } },
         );
         let mut session = session;
-        let added = match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(|e| Error::from_write(P::COLLECTION, || crate::error::show_id(Some(to)), e))?;
+        let added = crate::ops::send!(action, session.as_deref_mut())
+            .map_err(|e| Error::from_write(P::COLLECTION, || crate::error::show_id(Some(to)), e))?;
         if added.matched_count > 0 {
             return Ok(());
         }
@@ -511,9 +508,6 @@ impl<'a, C: Model, P: Model> std::future::IntoFuture for Reassign<'a, C, P> {
     type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("reassign", C::COLLECTION);
-        if span.is_disabled() {
-            return Box::pin(self.run());
-        }
-        Box::pin(crate::trace::traced(span, self.run(), |_| Some(1)))
+        crate::trace::boxed(span, self.run(), |_| Some(1))
     }
 }

@@ -172,10 +172,7 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
         let action = self
             .odm
             .delete_many(Filter::<D>::raw(crate::literal::is_in("_id", ids)));
-        match session {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
+        crate::ops::send!(action, session)
     }
 
     /// Deletes the main documents matching `filter` and their details; returns how many main
@@ -217,10 +214,7 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
         for chunk in crate::batch::chunks_of(&ids) {
             let mains = Filter::<D::Main>::raw(crate::literal::is_in("_id", chunk.clone()));
             let action = self.odm.delete_many(mains);
-            deleted += match session.as_deref_mut() {
-                None => action.await,
-                Some(s) => action.session(s).await,
-            }?;
+            deleted += crate::ops::send!(action, session.as_deref_mut())?;
             self.delete_details(chunk, session.as_deref_mut()).await?;
         }
         Ok(deleted)

@@ -201,6 +201,19 @@ impl Drop for StreamSpan {
     }
 }
 
+/// `fut` boxed as an operation's `IntoFuture`, traced in `span`; without a subscriber for it,
+/// the box holds `fut` itself rather than the tracing around it.
+pub(crate) fn boxed<'a, O: 'a>(
+    span: Span,
+    fut: impl Future<Output = crate::Result<O>> + Send + 'a,
+    documents: impl FnOnce(&O) -> Option<u64> + Send + 'a,
+) -> crate::populate::BoxFuture<'a, crate::Result<O>> {
+    if span.is_disabled() {
+        return Box::pin(fut);
+    }
+    Box::pin(traced(span, fut, documents))
+}
+
 /// The span of an operation named `$name` (a literal) on `$collection`.
 macro_rules! operation_span {
     ($name:literal, $collection:expr) => {

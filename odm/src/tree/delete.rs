@@ -100,11 +100,8 @@ impl Job {
                     let mut children = crate::literal::is_in(info.parent, chunk.clone());
                     children.extend(crate::literal::not_in("_id", ids.clone()));
                     let action = coll.count_documents(children);
-                    count += match session.as_deref_mut() {
-                        None => action.await,
-                        Some(s) => action.session(s).await,
-                    }
-                    .map_err(Odm::driver_error::<T>)?;
+                    count += crate::ops::send!(action, session.as_deref_mut())
+                        .map_err(Odm::driver_error::<T>)?;
                 }
                 if count > 0 {
                     return Err(Error::DeleteRestricted(DeleteRestricted {
@@ -126,11 +123,8 @@ impl Job {
                         below,
                         crate::literal::pull_all(info.ancestors, chunk.clone()),
                     );
-                    match session.as_deref_mut() {
-                        None => action.await,
-                        Some(s) => action.session(s).await,
-                    }
-                    .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
+                    crate::ops::send!(action, session.as_deref_mut())
+                        .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
                 }
                 // The deleted nodes are gone from the ancestors: a child's new parent is the
                 // last ancestor it has left.
@@ -142,11 +136,8 @@ impl Job {
                     let children = crate::literal::is_in(info.parent, chunk.clone());
                     let target = crate::error::show_filter(&children);
                     let action = coll.update_many(children, reparent.clone());
-                    match session.as_deref_mut() {
-                        None => action.await,
-                        Some(s) => action.session(s).await,
-                    }
-                    .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
+                    crate::ops::send!(action, session.as_deref_mut())
+                        .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
                 }
                 self.delete::<T>(odm, &chunks, false, session).await
             }
@@ -184,12 +175,9 @@ impl Job {
             } else {
                 let target = crate::error::show_filter(&filter);
                 let action = coll.delete_many(filter);
-                match session.as_deref_mut() {
-                    None => action.await,
-                    Some(s) => action.session(s).await,
-                }
-                .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
-                .deleted_count
+                crate::ops::send!(action, session.as_deref_mut())
+                    .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
+                    .deleted_count
             };
         }
         Ok(deleted)

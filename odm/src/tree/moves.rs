@@ -173,14 +173,11 @@ impl Plan<'_> {
         let action = coll
             .find_one_and_update(crate::literal::eq("_id", self.node.clone()), set)
             .with_options(options);
-        let before = match session.as_deref_mut() {
-            None => action.await,
-            Some(s) => action.session(s).await,
-        }
-        .map_err(|e| {
-            Error::from_write(T::COLLECTION, || crate::error::show_id(Some(self.node)), e)
-        })?
-        .ok_or_else(|| super::not_found::<T>(self.node, "the node"))?;
+        let before = crate::ops::send!(action, session.as_deref_mut())
+            .map_err(|e| {
+                Error::from_write(T::COLLECTION, || crate::error::show_id(Some(self.node)), e)
+            })?
+            .ok_or_else(|| super::not_found::<T>(self.node, "the node"))?;
         let before = node::parse::<T>(info, &before)?;
         let previous = before
             .parent
@@ -253,10 +250,7 @@ pub(crate) async fn rewrite_prefix(
         { "$slice": [field.as_str(), after, { "$max": [1, { "$size": field.as_str() }] }] },
     ] } } }];
     let action = coll.update_many(crate::literal::eq(path, node.clone()), pipeline);
-    let result = match session {
-        None => action.await,
-        Some(s) => action.session(s).await,
-    }?;
+    let result = crate::ops::send!(action, session)?;
     Ok(result.modified_count)
 }
 
@@ -265,10 +259,7 @@ impl<'a, T: TreeModel> std::future::IntoFuture for MoveNode<'a, T> {
     type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("move_under", T::COLLECTION);
-        if span.is_disabled() {
-            return Box::pin(self.run());
-        }
         let moved = |m: &Moved<T>| Some(u64::from(m.changed) + m.descendants);
-        Box::pin(crate::trace::traced(span, self.run(), moved))
+        crate::trace::boxed(span, self.run(), moved)
     }
 }

@@ -110,11 +110,7 @@ pub(crate) async fn read<T: Model>(
     let action = coll
         .find_one(crate::literal::eq("_id", id.clone()))
         .projection(projection(info));
-    let found = match session {
-        None => action.await,
-        Some(s) => action.session(s).await,
-    }
-    .map_err(Odm::driver_error::<T>)?;
+    let found = crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)?;
     found.as_ref().map(|d| parse::<T>(info, d)).transpose()
 }
 

@@ -130,7 +130,7 @@ impl<'a> IntoFuture for SyncValidators<'a> {
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("sync_validators", "*");
-        Box::pin(crate::trace::traced(span, self.run(), |_| None))
+        crate::trace::boxed(span, self.run(), |_| None)
     }
 }
 
