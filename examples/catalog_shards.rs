@@ -19,98 +19,10 @@ use odm::prelude::*;
 use odm::shard::RoutingReport;
 use odm::Error;
 
-// ANCHOR: part
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(collection = "parts")]
-struct Part {
-    #[serde(rename = "_id")]
-    id: i32,
-    partno: String,
-    name: String,
-}
+#[path = "catalog_shards/models.rs"]
+mod models;
 
-#[derive(Embed, Serialize, Deserialize, Debug, Clone)]
-struct PartSummary {
-    id: Ref<Part>,
-    name: String,
-}
-// ANCHOR_END: part
-
-// ANCHOR: product
-/// Products sharded by category: a catalog page reads one shard. The catalog number is unique
-/// within its category (a unique index must start with the shard key).
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(
-    collection = "products",
-    shard_key(keys = "category"),
-    index(keys = "category, catalog_number", unique)
-)]
-struct Product {
-    #[serde(rename = "_id")]
-    id: i32,
-    category: String,
-    name: String,
-    catalog_number: i64,
-    #[denormalize(from = "Part", fields = "name", max = 50)]
-    parts: Vec<PartSummary>,
-}
-// ANCHOR_END: product
-
-// ANCHOR: logs
-/// Hosts, sharded by `_id`: the latest-N push of a message finds its host by `_id`.
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(collection = "hosts", shard_key(keys = "_id"))]
-struct Host {
-    #[serde(rename = "_id")]
-    id: i32,
-    name: String,
-    #[denormalize(
-        from = "LogMsg",
-        via = "host",
-        fields = "time, message",
-        latest = 3,
-        sort = "time"
-    )]
-    logmsgs: Vec<LogSummary>,
-}
-
-#[derive(Embed, Serialize, Deserialize, Debug, Clone)]
-struct LogSummary {
-    time: DateTime,
-    message: String,
-}
-
-/// Log messages, sharded by `{host, time}`: a host's messages of a period are on few shards.
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(collection = "logmsg", shard_key(keys = "host, time"))]
-struct LogMsg {
-    #[serde(rename = "_id")]
-    id: i32,
-    #[parent(on_delete = "cascade")]
-    host: Ref<Host>,
-    time: DateTime,
-    message: String,
-}
-// ANCHOR_END: logs
-
-// ANCHOR: image
-/// Exercise 8: the key is the month of the upload then the MD5 of the data (segmented: the
-/// month's uploads spread over the shards that own its range). The ODM writes `segment` on
-/// every insert and replace, whatever the struct holds.
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(
-    collection = "images",
-    shard_key(keys = "segment", fill = "segment", month = "uploaded", hash = "data")
-)]
-struct Image {
-    #[serde(rename = "_id")]
-    id: i32,
-    uploaded: DateTime,
-    data: Binary,
-    #[serde(default)]
-    segment: String,
-}
-// ANCHOR_END: image
+use models::{Host, Image, LogMsg, Part, PartSummary, Product};
 
 #[tokio::main]
 async fn main() {

@@ -13,89 +13,10 @@ use odm::shard::{shard_collection_command, RouteVerdict, RoutingReport, ShardSyn
 use odm::testing::TestDb;
 use odm::Error;
 
-/// The seed's parts catalog: a part stands alone.
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(collection = "parts")]
-struct Part {
-    #[serde(rename = "_id")]
-    id: i32,
-    name: String,
-}
+#[path = "../examples/catalog_shards/models.rs"]
+mod models;
 
-#[derive(Embed, Serialize, Deserialize, Debug, Clone)]
-struct PartSummary {
-    id: Ref<Part>,
-    name: String,
-}
-
-/// Products sharded by category; the catalog number is unique within a category.
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(
-    collection = "products",
-    shard_key(keys = "category"),
-    index(keys = "category, catalog_number", unique)
-)]
-struct Product {
-    #[serde(rename = "_id")]
-    id: i32,
-    category: String,
-    name: String,
-    catalog_number: i64,
-    #[denormalize(from = "Part", fields = "name", max = 50)]
-    parts: Vec<PartSummary>,
-}
-
-/// Hosts, sharded by their id.
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(collection = "hosts", shard_key(keys = "_id"))]
-struct Host {
-    #[serde(rename = "_id")]
-    id: i32,
-    name: String,
-    #[denormalize(
-        from = "LogMsg",
-        via = "host",
-        fields = "time, message",
-        latest = 3,
-        sort = "time"
-    )]
-    logmsgs: Vec<LogSummary>,
-}
-
-#[derive(Embed, Serialize, Deserialize, Debug, Clone)]
-struct LogSummary {
-    time: DateTime,
-    message: String,
-}
-
-/// Log messages, sharded by `{host, time}`.
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(collection = "logmsg", shard_key(keys = "host, time"))]
-struct LogMsg {
-    #[serde(rename = "_id")]
-    id: i32,
-    #[parent(on_delete = "cascade")]
-    host: Ref<Host>,
-    time: DateTime,
-    message: String,
-}
-
-/// Seed 004's exercise 8: uploaded images, sharded by the month of the upload then the MD5 of
-/// the data (segmented), a key the ODM computes.
-#[derive(Model, Serialize, Deserialize, Debug, Clone)]
-#[odm(
-    collection = "images",
-    shard_key(keys = "segment", fill = "segment", month = "uploaded", hash = "data")
-)]
-struct Image {
-    #[serde(rename = "_id")]
-    id: i32,
-    uploaded: DateTime,
-    data: Binary,
-    /// Filled by the ODM: `"<YYYY-MM>-<md5 of data>"`.
-    #[serde(default)]
-    segment: String,
-}
+use models::{Host, Image, LogMsg, Part, PartSummary, Product};
 
 /// A key that updates may change (`mutable`): its path is writable. (A hashed key is
 /// declared `hashed = "queue"`; the development server has no hashed indexes.)
@@ -240,6 +161,7 @@ async fn saving_and_deleting_a_loaded_document_filter_on_its_shard_key() {
     let odm = db.odm();
     let bolt = Part {
         id: 1,
+        partno: "B-1".into(),
         name: "bolt".into(),
     };
     odm.insert_one(&bolt).await.unwrap();
