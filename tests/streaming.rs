@@ -343,3 +343,61 @@ async fn a_stream_in_a_session_reads_in_its_transaction() -> odm::Result<()> {
     assert_eq!(common::stored(&db, "volumes").await.len(), 120);
     Ok(())
 }
+
+/// A volume's title alone: the view a listing streams.
+#[derive(Deserialize, Debug, PartialEq)]
+struct Title {
+    #[serde(rename = "_id")]
+    id: i32,
+    title: String,
+}
+
+#[tokio::test]
+async fn a_view_streams_decoded_into_its_type_with_its_projection() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    shelf(&db, 250).await?;
+    db.raw()
+        .collection::<Document>("volumes")
+        .update_one(doc! {"_id": 7}, doc! {"$set": {"title": 42}})
+        .await?;
+
+    // ANCHOR: view_stream
+    let items: Vec<odm::Result<Title>> = db
+        .odm()
+        .find::<Volume>(Filter::all())
+        .projection(Projection::include(&Volume::title()))
+        .batch_size(100)
+        .into_type::<Title>()
+        .stream()
+        .collect()
+        .await;
+    // ANCHOR_END: view_stream
+    assert_eq!(items.len(), 250);
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Ok(t) => assert_eq!(
+                t,
+                &Title {
+                    id: i as i32,
+                    title: format!("volume {i:05}")
+                }
+            ),
+            // A stored document the view cannot read is an error in its place, naming it.
+            Err(odm::Error::Decode {
+                collection, path, ..
+            }) if i == 7 => {
+                assert_eq!((collection.as_str(), path.as_str()), ("volumes", "title"));
+            }
+            Err(e) => panic!("item {i}: {e}"),
+        }
+    }
+    // One `find` and two `getMore`s of 100, the projection sent, nothing populated.
+    let sent = commands(&db);
+    let names: Vec<&str> = sent.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["find", "getMore", "getMore"]);
+    assert_eq!(
+        sent[0].1.get_document("projection").ok(),
+        Some(&doc! {"title": 1})
+    );
+    Ok(())
+}

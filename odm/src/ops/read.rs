@@ -300,6 +300,11 @@ impl<T, U> std::fmt::Debug for FindAs<'_, T, U> {
 }
 
 impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindAs<'a, T, U> {
+    /// The query this view reads.
+    pub(crate) fn into_find(self) -> Find<'a, T> {
+        self.find
+    }
+
     async fn run(self) -> Result<Vec<U>> {
         let f = self.find;
         Find::<T>::fetch(f.odm, f.filter, f.options, f.session).await

@@ -11,8 +11,13 @@ use futures_util::stream::{self, Stream};
 use mongodb::options::FindOptions;
 use mongodb::{ClientSession, Cursor, SessionCursor};
 
-use super::read::{Find, FindParts};
+use std::marker::PhantomData;
+
+use serde::de::DeserializeOwned;
+
+use super::read::{Find, FindAs, FindParts};
 use crate::decode::{decode, Reading};
+use crate::populate::BoxFuture;
 use crate::populate::{populate_all, Step};
 use crate::{Model, Odm, Result};
 
@@ -20,8 +25,8 @@ use crate::{Model, Odm, Result};
 /// batch size then, unless [`Find::batch_size`] says otherwise.
 pub const DEFAULT_STREAM_BATCH: u32 = 100;
 
-/// The stream returned by [`Find::stream`]: the query's documents, one at a time, each an
-/// `odm::Result<T>`. Use it with `futures::StreamExt` / `TryStreamExt`
+/// The stream returned by [`Find::stream`] (and [`FindAs::stream`], decoded into a view):
+/// the query's documents, one at a time, each an `odm::Result<T>`. Use it with `futures::StreamExt` / `TryStreamExt`
 /// (`while let Some(book) = books.try_next().await? { .. }`).
 ///
 /// Sends the `find` when first polled, then one `getMore` per further batch, as the driver's
@@ -72,35 +77,95 @@ impl<'a, T: Model> Find<'a, T> {
         let FindParts {
             odm,
             filter,
-            mut options,
+            options,
             session,
             populate,
         } = self.into_parts();
-        let batch = match (populate.is_empty(), options.batch_size) {
-            (true, _) => 1,
-            (false, Some(n)) => n.max(1) as usize,
-            (false, None) => {
-                options.batch_size = Some(DEFAULT_STREAM_BATCH);
-                DEFAULT_STREAM_BATCH as usize
-            }
-        };
-        let state = State {
+        open::<T, T>(odm, filter, options, session, populate, populate_model::<T>)
+    }
+}
+
+impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindAs<'a, T, U> {
+    /// The results, decoded into `U`, as a [`Stream`]: as [`Find::stream`], one document at a
+    /// time from the cursor's batches (a view is not populated). Commands: one `find` when
+    /// first polled, one `getMore` per further batch.
+    pub fn stream(self) -> FindStream<'a, U> {
+        let FindParts {
             odm,
-            start: Some((super::model_filter(filter), options, session)),
-            cursor: None,
-            populate,
-            batch,
-            ready: VecDeque::new(),
-            done: false,
-            unrecorded: 0,
-        };
-        FindStream {
-            inner: Box::pin(stream::unfold(state, State::next)),
-            span: crate::trace::StreamSpan::new(crate::trace::operation_span!(
-                "stream",
-                T::COLLECTION
-            )),
+            filter,
+            options,
+            session,
+            ..
+        } = self.into_find().into_parts();
+        open::<T, U>(
+            odm,
+            filter,
+            options,
+            session,
+            Vec::new(),
+            populate_nothing::<U>,
+        )
+    }
+}
+
+/// Populates a batch of decoded documents: [`populate_all`] for a model, nothing for a view.
+type PopulateBatch<U> = for<'b> fn(
+    &'b Odm,
+    &'b mut [U],
+    &'b [Box<dyn Step<U>>],
+    Option<&'b mut ClientSession>,
+) -> BoxFuture<'b, Result<()>>;
+
+fn populate_model<'b, U: Model>(
+    odm: &'b Odm,
+    docs: &'b mut [U],
+    steps: &'b [Box<dyn Step<U>>],
+    session: Option<&'b mut ClientSession>,
+) -> BoxFuture<'b, Result<()>> {
+    Box::pin(populate_all(odm, docs, steps, session))
+}
+
+fn populate_nothing<'b, U>(
+    _: &'b Odm,
+    _: &'b mut [U],
+    _: &'b [Box<dyn Step<U>>],
+    _: Option<&'b mut ClientSession>,
+) -> BoxFuture<'b, Result<()>> {
+    Box::pin(std::future::ready(Ok(())))
+}
+
+/// The stream of a query on `T`'s collection, its documents decoded into `U`.
+fn open<'a, T: Model, U: DeserializeOwned + Send + 'a>(
+    odm: &'a Odm,
+    filter: crate::Filter<T>,
+    mut options: FindOptions,
+    session: Option<&'a mut ClientSession>,
+    populate: Vec<Box<dyn Step<U>>>,
+    populate_batch: PopulateBatch<U>,
+) -> FindStream<'a, U> {
+    let batch = match (populate.is_empty(), options.batch_size) {
+        (true, _) => 1,
+        (false, Some(n)) => n.max(1) as usize,
+        (false, None) => {
+            options.batch_size = Some(DEFAULT_STREAM_BATCH);
+            DEFAULT_STREAM_BATCH as usize
         }
+    };
+    let state = State::<T, U> {
+        odm,
+        start: Some((super::model_filter(filter), options, session)),
+        cursor: None,
+        populate,
+        populate_batch,
+        batch,
+        ready: VecDeque::new(),
+        done: false,
+        unrecorded: 0,
+        _model: PhantomData,
+    };
+    FindStream {
+        inner: Box::pin(stream::unfold(state, State::next)),
+        span: crate::trace::StreamSpan::new(crate::trace::operation_span!("stream", T::COLLECTION)),
     }
 }
 
@@ -156,24 +221,26 @@ impl<'a> Open<'a> {
 
 type Start<'a> = (Result<Document>, FindOptions, Option<&'a mut ClientSession>);
 
-struct State<'a, T: Model> {
+struct State<'a, T: Model, U> {
     odm: &'a Odm,
     /// The query, until it is sent.
     start: Option<Start<'a>>,
     cursor: Option<Open<'a>>,
-    populate: Vec<Box<dyn Step<T>>>,
+    populate: Vec<Box<dyn Step<U>>>,
+    populate_batch: PopulateBatch<U>,
     /// How many documents are taken from the cursor at once: 1, or the populate batch.
     batch: usize,
     /// Decoded (and populated) documents and decode errors, in the query's order.
-    ready: VecDeque<Result<T>>,
+    ready: VecDeque<Result<U>>,
     /// The cursor is exhausted, or an error ended the stream.
     done: bool,
     /// Documents read and not yet counted by the read/write audit.
     unrecorded: usize,
+    _model: PhantomData<fn() -> T>,
 }
 
-impl<'a, T: Model> State<'a, T> {
-    async fn next(mut self) -> Option<(Result<T>, Self)> {
+impl<'a, T: Model, U: DeserializeOwned> State<'a, T, U> {
+    async fn next(mut self) -> Option<(Result<U>, Self)> {
         loop {
             if let Some(item) = self.ready.pop_front() {
                 return Some((item, self));
@@ -203,7 +270,7 @@ impl<'a, T: Model> State<'a, T> {
         let mut failed = None;
         while taken.len() < self.batch {
             match cursor.advance().await {
-                Ok(true) => taken.push(decode::<T>(&from, cursor.current())),
+                Ok(true) => taken.push(decode::<U>(&from, cursor.current())),
                 Ok(false) => {
                     self.done = true;
                     break;
@@ -235,7 +302,7 @@ impl<'a, T: Model> State<'a, T> {
                     Err(e) => errors.push(Some(e)),
                 }
             }
-            populate_all(self.odm, &mut parents, &self.populate, cursor.session()).await?;
+            (self.populate_batch)(self.odm, &mut parents, &self.populate, cursor.session()).await?;
             let mut parents = parents.into_iter();
             for error in errors {
                 match error {
@@ -249,13 +316,15 @@ impl<'a, T: Model> State<'a, T> {
             None => Ok(()),
         }
     }
+}
 
+impl<T: Model, U> State<'_, T, U> {
     fn record(&mut self) {
         crate::denormalize::record_reads(T::COLLECTION, std::mem::take(&mut self.unrecorded));
     }
 }
 
-impl<T: Model> Drop for State<'_, T> {
+impl<T: Model, U> Drop for State<'_, T, U> {
     fn drop(&mut self) {
         // The read/write audit counts what a stream dropped before its end had read, too.
         self.record();
