@@ -189,7 +189,7 @@ pub trait Value<T> {
 
 /// Encodes `value`: an `ObjectId` directly (through serde it is written as hex and parsed
 /// back, which costs more than the rest of a filter), anything else through serde.
-fn encode_value<V: Serialize + 'static>(value: &V) -> Result<Bson, bson::error::Error> {
+pub(crate) fn encode_value<V: Serialize + 'static>(value: &V) -> Result<Bson, bson::error::Error> {
     match (value as &dyn std::any::Any).downcast_ref::<bson::oid::ObjectId>() {
         Some(id) => Ok(Bson::ObjectId(*id)),
         None => bson::serialize_to_bson(value),

@@ -21,7 +21,8 @@ use crate::{Model, Odm, Result};
 pub struct Find<'a, T> {
     odm: &'a Odm,
     filter: Filter<T>,
-    options: FindOptions,
+    /// Boxed: the driver's options are large, and the builder moves into its future.
+    options: Box<FindOptions>,
     session: Option<&'a mut ClientSession>,
     populate: Vec<Box<dyn Step<T>>>,
     plan: Option<Plan>,
@@ -42,7 +43,7 @@ impl<'a, T: Model> Find<'a, T> {
         Find {
             odm,
             filter,
-            options: FindOptions::default(),
+            options: Box::default(),
             session: None,
             populate: Vec::new(),
             plan: None,
@@ -118,7 +119,7 @@ impl<'a, T: Model> Find<'a, T> {
         FindParts {
             odm: self.odm,
             filter: self.filter,
-            options: self.options,
+            options: *self.options,
             session: self.session,
             populate: self.populate,
         }
@@ -139,21 +140,30 @@ impl<'a, T: Model> Find<'a, T> {
             return Plan::In;
         }
         match self.plan.unwrap_or(self.odm.populate_plan()) {
-            Plan::Auto => crate::populate::choose(&crate::populate::Shape {
-                levels: self.populate.iter().map(|s| s.levels()).max().unwrap_or(0),
-                relations: self.populate.iter().map(|s| s.relations()).sum(),
-                parents: self
-                    .options
-                    .limit
-                    .filter(|l| *l != 0)
-                    .map(i64::unsigned_abs),
-                sharded: self.odm.is_sharded(),
-                in_session: self.session.is_some(),
-                sub_pipelines: self.populate.iter().enumerate().any(|(i, s)| {
+            Plan::Auto => {
+                let mut shape = crate::populate::Shape {
+                    levels: self.populate.iter().map(|s| s.levels()).max().unwrap_or(0),
+                    relations: self.populate.iter().map(|s| s.relations()).sum(),
+                    parents: self
+                        .options
+                        .limit
+                        .filter(|l| *l != 0)
+                        .map(i64::unsigned_abs),
+                    sharded: self.odm.is_sharded(),
+                    in_session: self.session.is_some(),
+                    sub_pipelines: false,
+                };
+                // Sub-pipelines can only turn the `$lookup` plan into the `$in` plan: the
+                // stages are built to find out only when the rest of the shape chose `$lookup`.
+                if crate::populate::choose(&shape) == Plan::In {
+                    return Plan::In;
+                }
+                shape.sub_pipelines = self.populate.iter().enumerate().any(|(i, s)| {
                     s.lookup_stages(i)
                         .map_or(true, |st| crate::populate::has_sub_pipeline(&st))
-                }),
-            }),
+                });
+                crate::populate::choose(&shape)
+            }
             plan => plan,
         }
     }
@@ -202,7 +212,7 @@ impl<'a, T: Model> Find<'a, T> {
     async fn run_in(self) -> Result<Vec<T>> {
         let mut session = self.session;
         let mut docs =
-            Self::fetch(self.odm, self.filter, self.options, session.as_deref_mut()).await?;
+            Self::fetch(self.odm, self.filter, *self.options, session.as_deref_mut()).await?;
         crate::denormalize::record_reads(T::COLLECTION, docs.len());
         if !self.populate.is_empty() {
             Box::pin(populate_all(self.odm, &mut docs, &self.populate, session)).await?;
@@ -307,7 +317,7 @@ impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindAs<'a, T, U> {
 
     async fn run(self) -> Result<Vec<U>> {
         let f = self.find;
-        Find::<T>::fetch(f.odm, f.filter, f.options, f.session).await
+        Find::<T>::fetch(f.odm, f.filter, *f.options, f.session).await
     }
 }
 

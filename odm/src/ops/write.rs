@@ -965,7 +965,7 @@ impl Odm {
         let filter = self.document_filter(doc);
         let mut op = UpdateOp::new(self, filter, update, false);
         if let (Some(id), Some(v)) = (doc.document_id(), doc.document_version()) {
-            op.loaded = Some((bson::serialize_to_bson(id).unwrap_or(Bson::Null), v));
+            op.loaded = Some((crate::path::encode_value(id).unwrap_or(Bson::Null), v));
         }
         op
     }

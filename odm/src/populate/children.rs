@@ -66,7 +66,7 @@ impl<P: Model, C: fmt::Debug> fmt::Debug for ChildrenOf<P, C> {
 
 fn key_of<P: Model>(parent: &P) -> Option<IdKey> {
     let id = parent.document_id()?;
-    bson::serialize_to_bson(id).ok().map(|b| IdKey::of(&b))
+    crate::path::encode_value(id).ok().map(|b| IdKey::of(&b))
 }
 
 impl<P: Model, C> ChildrenOf<P, C> {
@@ -117,7 +117,7 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             link,
             parents
                 .iter()
-                .filter_map(|p| p.document_id().map(bson::serialize_to_bson)),
+                .filter_map(|p| p.document_id().map(crate::path::encode_value)),
         )
     }
 
@@ -336,7 +336,7 @@ fn parent_keys<C: Model, P: Model>(
     wanted: &std::collections::HashSet<IdKey>,
 ) -> Result<Vec<IdKey>> {
     let key = |r: &crate::Ref<P>| -> Result<IdKey> {
-        bson::serialize_to_bson(r.id())
+        crate::path::encode_value(r.id())
             .map(|b| IdKey::of(&b))
             .map_err(|e| Error::Encode {
                 collection: C::COLLECTION.to_owned(),

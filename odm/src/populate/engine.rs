@@ -65,7 +65,7 @@ fn batches(ids: Vec<Bson>, max_ids: Option<usize>) -> Vec<Vec<Bson>> {
 }
 
 fn encode_id<T: Model>(id: &T::Id) -> Result<Bson> {
-    bson::serialize_to_bson(id).map_err(|e| encode_error::<T>(e))
+    crate::path::encode_value(id).map_err(|e| encode_error::<T>(e))
 }
 
 fn key_of<T: Model>(id: &T::Id) -> Result<IdKey> {
@@ -110,12 +110,12 @@ impl<Root: Model, T: Model> Populate<Root, T> {
             id: crate::error::show_id(
                 parent
                     .document_id()
-                    .and_then(|id| bson::serialize_to_bson(id).ok())
+                    .and_then(|id| crate::path::encode_value(id).ok())
                     .as_ref(),
             ),
             path: self.path.clone(),
             target: T::COLLECTION.to_owned(),
-            missing: bson::serialize_to_bson(missing)
+            missing: crate::path::encode_value(missing)
                 .map_or_else(|_| format!("{missing:?}"), |b| b.to_string()),
         }
     }

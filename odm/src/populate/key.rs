@@ -46,7 +46,7 @@ impl IdKey {
         if let Some(s) = any.downcast_ref::<String>() {
             return Ok(IdKey::String(s.clone()));
         }
-        bson::serialize_to_bson(id).map(|b| IdKey::of(&b))
+        crate::path::encode_value(id).map(|b| IdKey::of(&b))
     }
 
     /// The id as BSON, from its key (exact for the common types; `None` for the others).

@@ -193,7 +193,7 @@ pub fn typed<T: Model, E: de::Error>(found: DbRef) -> Result<Ref<T>, E> {
 pub fn dbref_of<T: Model>(r: &Ref<T>) -> DbRef {
     DbRef {
         collection: T::COLLECTION.to_owned(),
-        id: bson::serialize_to_bson(r.id()).unwrap_or(Bson::Null),
+        id: crate::path::encode_value(r.id()).unwrap_or(Bson::Null),
         database: None,
     }
 }

@@ -58,7 +58,7 @@ impl<D> Copy for SubsetPair<'_, D> {}
 /// The `_id` of a document as stored.
 fn stored_id<T: Model>(doc: &T) -> Result<Option<Bson>> {
     doc.document_id()
-        .map(bson::serialize_to_bson)
+        .map(crate::path::encode_value)
         .transpose()
         .map_err(|e| Error::Encode {
             collection: T::COLLECTION.to_owned(),
