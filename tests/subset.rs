@@ -745,6 +745,57 @@ async fn a_rating_change_between_reading_and_writing_a_summary_is_not_lost() -> 
     Ok(())
 }
 
+/// A comment's change and its post's summary land together or not at all. Here a validator
+/// on `posts` refuses a summary holding a rating of 100 or more, so the recomputation fails
+/// after the comment's own update was sent: the transaction both run in is aborted, and the
+/// comment keeps its rating (outside one, it would hold the new rating under a stale summary).
+/// The same for a replacement.
+#[tokio::test]
+async fn a_summary_that_cannot_be_written_takes_the_source_change_back() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    if !db.odm().supports_transactions().await? {
+        return Ok(());
+    }
+    let (post, c) = post_with_comments(&db, &[4, 9, 1, 7]).await?;
+    db.raw()
+        .run_command(doc! {
+            "collMod": "posts",
+            "validator": { "$jsonSchema": { "properties": { "top_comments": {
+                "items": { "properties": { "rating": { "maximum": 99 } } },
+            } } } },
+        })
+        .await
+        .expect("collMod");
+    let before = stored_one(&db, "comments", c[0].id).await;
+    let refused = db
+        .odm()
+        .update_by_id::<Comment>(c[0].id, Comment::rating().set(150))
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    db.commands().take();
+    let mut replaced = c[0].clone();
+    replaced.rating = 150;
+    let refused = db.odm().replace_one(&replaced).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(
+        sent(&db),
+        ["find", "update", "aggregate", "update", "abortTransaction"]
+    );
+    assert_eq!(stored_one(&db, "comments", c[0].id).await, before);
+    assert_eq!(summary(&db, post.id).await, truth(&db, post.id).await);
+    // A rating the validator accepts lands, with its summary.
+    db.odm()
+        .update_by_id::<Comment>(c[0].id, Comment::rating().set(50))
+        .await?;
+    let top = summary(&db, post.id).await;
+    assert_eq!(top, truth(&db, post.id).await);
+    assert_eq!(
+        top[0].as_document().and_then(|d| d.get_i64("rating").ok()),
+        Some(50)
+    );
+    Ok(())
+}
+
 /// The main side once `plot` has moved into it (the schema change of the book's chapter).
 #[derive(Deserialize, Debug, PartialEq)]
 struct MovieWithPlot {

@@ -5,7 +5,9 @@
 //! or given another value of a copied or sort field) recomputes the arrays of the parents
 //! concerned from the sources: one `aggregate` grouping the parents' sources with `$topN`,
 //! then one `update` per parent setting its array. Each summary carries its source's `_id`,
-//! so that the recomputed array is exactly what the pushes would have built.
+//! so that the recomputed array is exactly what the pushes would have built. An update or a
+//! replacement of a source that changes nothing else the ODM maintains runs with these
+//! recomputations in one transaction (see [`crate::ops::UpdateOp`]).
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;

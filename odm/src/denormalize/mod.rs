@@ -39,7 +39,9 @@ pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use cascade::{cascade_source_write, cascade_update, is_too_large, replace_source};
 pub(crate) use fill::{fill_copies, Taken};
-pub(crate) use latest::{parents_of, push_latest, refresh as refresh_latest, LatestRefresh};
+pub(crate) use latest::{
+    latest_touched, parents_of, push_latest, refresh as refresh_latest, LatestRefresh,
+};
 pub use plan::{cascade_plan, CascadePlan, CascadeStep};
 pub use transitive::check_copies;
 pub(crate) use update::{fill_update, Writes};

@@ -504,8 +504,11 @@ into_future!(InsertMany => Vec<T::Id>, "insert_many", |v: &Vec<T::Id>| Some(v.le
 ///   a `findAndModify`, then one `update` per copy and a re-reading `find`; a copy that is
 ///   itself copied adds one `find` and one `update` per copy of it, level after level);
 /// - an update of a source of latest-N arrays touching their reference, a copied or a sort
-///   field: one `find` of the parents before, then one `aggregate` and one `update` per parent
-///   (plus `commitTransaction` when the deployment has transactions).
+///   field: one `find` of the parents before, then one `aggregate` and one `update` per parent.
+///   When the deployment has transactions (and outside a session), the update and all of these
+///   run in one transaction, retried on write conflicts, then `commitTransaction`: the summary
+///   changes with its source or neither does (unless the update also cascades to other copies;
+///   then the recomputation alone is in a transaction).
 ///
 /// Each command that names a list of ids is sent once per [chunk](crate::batch) of ids (at most
 /// 8 MiB of ids, 4 MiB when an array filter repeats them, and 100,000 ids), so that none passes
@@ -570,11 +573,76 @@ impl<'a, T: Model> UpdateOp<'a, T> {
 
     async fn run(self) -> Result<UpdateResult> {
         let odm = self.odm;
+        if self.session.is_none() && self.latest_in_transaction().await? {
+            return Box::pin(self.run_with_latest()).await;
+        }
         let in_session = self.session.is_some();
         let (result, taken, short) = self.write().await?;
         if !in_session && !taken.is_empty() {
             Box::pin(taken.settle(odm)).await?;
         }
+        match short {
+            Some(full) => Err(full),
+            None => Ok(result),
+        }
+    }
+
+    /// Whether this update changes latest-N arrays and nothing else the ODM maintains, on a
+    /// deployment with transactions: then the write and the recomputation of the arrays run in
+    /// one transaction ([`Self::run_with_latest`]). A source field nobody copies, or a model no
+    /// latest-N array summarizes, answers at the first lookup.
+    async fn latest_in_transaction(&self) -> Result<bool> {
+        use crate::denormalize::{
+            copies_from, copies_into, latest_touched, touched_by, written_by,
+        };
+        if copies_from(T::COLLECTION).is_empty() || !copies_into(T::COLLECTION).is_empty() {
+            return Ok(false);
+        }
+        let update = self.update.as_document();
+        if latest_touched(T::COLLECTION, &written_by(update)).is_empty()
+            || !touched_by(T::COLLECTION, T::KIND, update).is_empty()
+        {
+            return Ok(false);
+        }
+        // What is refused before anything is sent stays so: no `hello` first.
+        let base = super::model_filter(self.filter.clone())?;
+        if let (true, Some(key)) = (self.upsert, T::SHARD_KEY) {
+            crate::shard::check_upsert(T::COLLECTION, &base, &key, "upsert")?;
+        }
+        self.odm.supports_transactions().await
+    }
+
+    /// The update and the recomputation of the latest-N arrays it changes, in one transaction
+    /// the ODM opens and retries on write conflicts: the summary changes with the source, or
+    /// neither does. The same commands as outside a transaction, then `commitTransaction`.
+    async fn run_with_latest(self) -> Result<UpdateResult> {
+        let op = (
+            self.filter,
+            self.update,
+            self.many,
+            self.upsert,
+            self.mode,
+            self.loaded,
+        );
+        let (result, short) = crate::retry::in_transaction(self.odm, &op, |odm, session, op| {
+            let (filter, update, many, upsert, mode, loaded) = op;
+            let attempt = UpdateOp {
+                odm,
+                filter: filter.clone(),
+                update: update.clone(),
+                many: *many,
+                upsert: *upsert,
+                mode: *mode,
+                session: Some(session),
+                loaded: loaded.clone(),
+            };
+            Box::pin(async move {
+                // Nothing is taken: the model holds no copies.
+                let (result, _, short) = attempt.write().await?;
+                Ok((result, short))
+            })
+        })
+        .await?;
         match short {
             Some(full) => Err(full),
             None => Ok(result),
@@ -708,7 +776,9 @@ into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modif
 /// When the model holds copies of other models, they are taken from their sources first, as on
 /// insert (one `find` per source collection, and one more after the write outside a session;
 /// inside one, a claiming `update` per source collection before the `find`);
-/// its latest-N arrays are recomputed after it (one `aggregate`, one `update`).
+/// its latest-N arrays are recomputed after it (one `aggregate`, one `update`; in one
+/// transaction with the replacement, then `commitTransaction`, when nothing else copies from
+/// the model, it holds no copies and the deployment has transactions).
 /// When other models copy from this one, the replacement is one `findAndModify` returning the
 /// copied fields as they were, followed by one `update` per copy whose fields changed (and, outside
 /// a session, one `find` re-reading this document).
@@ -744,6 +814,42 @@ impl<'a, T: Model> Replace<'a, T> {
     }
 
     async fn run(self) -> Result<UpdateResult> {
+        if self.session.is_none() && Self::latest_in_transaction(self.odm).await? {
+            // The replacement and the recomputation of the latest-N arrays it may change, in
+            // one transaction retried on write conflicts: the same commands, then the commit.
+            let upsert = self.upsert;
+            let run = crate::retry::in_transaction(self.odm, self.doc, |odm, session, doc| {
+                let attempt = Replace {
+                    odm,
+                    doc,
+                    upsert,
+                    session: Some(session),
+                };
+                Box::pin(attempt.write())
+            });
+            return Box::pin(run).await;
+        }
+        self.write().await
+    }
+
+    /// Whether a replacement changes latest-N arrays and nothing else the ODM maintains (this
+    /// model holds no copies, and none but latest-N arrays copies from it), on a deployment
+    /// with transactions.
+    async fn latest_in_transaction(odm: &Odm) -> Result<bool> {
+        use crate::denormalize::{copies_from, copies_into, CopyKind};
+        let from = copies_from(T::COLLECTION);
+        if from.is_empty()
+            || !copies_into(T::COLLECTION).is_empty()
+            || !from
+                .iter()
+                .all(|c| matches!(c.kind, CopyKind::Latest { .. }))
+        {
+            return Ok(false);
+        }
+        odm.supports_transactions().await
+    }
+
+    async fn write(self) -> Result<UpdateResult> {
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
