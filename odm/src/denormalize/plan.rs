@@ -252,7 +252,7 @@ impl fmt::Display for CascadePlan {
                 let fields: Vec<&str> = copy.fields.iter().map(|(from, _)| from.as_str()).collect();
                 writeln!(
                     f,
-                    "  on delete, or when `{via}` or `{}` changes: 1 find of the parents before, then recompute their {}.{} (1 aggregate with $topN + 1 update per parent, in a transaction when the deployment has them)",
+                    "  on delete, or when `{via}` or `{}` changes: 1 find of the parents before, then recompute their {}.{} (1 aggregate with $topN + 1 update per parent), in one transaction with the write when the deployment has them",
                     fields.join("`, `"),
                     copy.dependent,
                     copy.path

@@ -27,6 +27,9 @@
 //!   different `seq`), and only while the worker's claim stands (a worker whose lease expired
 //!   and was taken over writes nothing more).
 //!
+//! Whatever copies a copy the worker writes (a copy of a copy) follows in the batch's
+//! transaction, level after level, as in a synchronous cascade (see `transitive`).
+//!
 //! The lag is reported by [`Odm::cascade_status`](crate::Odm::cascade_status) and by each
 //! worker run ([`WorkerReport::lag`]); [`Odm::verify_copies`](crate::Odm::verify_copies)
 //! remains the safety net for writes made behind the ODM's back.

@@ -496,6 +496,15 @@ impl CascadeWorker {
             .session(&mut *s)
             .await
             .map_err(|e| Error::from_write(dependent, || crate::error::show_filter(&filter), e))?;
+        // The copies of this copy follow in the same transaction, from the values the batch
+        // wrote (one `find` of the batch and their updates per level; nothing when nothing
+        // copies it): a worker's write is a cascade like any other.
+        let level = super::super::transitive::Written {
+            copy: &target.copy,
+            filter: crate::literal::is_in("_id", batch.to_vec()),
+            values: vec![(target.source.clone(), target.values.clone())],
+        };
+        super::super::transitive::follow(odm, level, Some(&mut *s)).await?;
         Ok(Some(result.modified_count))
     }
 
@@ -573,6 +582,10 @@ fn is_own(e: &Error) -> bool {
 /// them; every value is matched and written as a value (`$eq`), never read as an operator.
 struct Target {
     dependent: &'static str,
+    /// The copy written, and the source's id and values, for the copies of this copy.
+    copy: CopyInfo,
+    source: Bson,
+    values: Document,
     /// `{ <the dependents of the source>, <the copy differs> }`.
     differs: Document,
     /// The dependents of the source.
@@ -634,6 +647,9 @@ impl Target {
         let differs = doc! { "$and": [of_source.clone(), which.clone()] };
         Target {
             dependent: copy.dependent,
+            copy: copy.clone(),
+            source: id.clone(),
+            values: values.iter().cloned().collect(),
             // An array's summaries are picked by the array filter on the source's id, and a
             // summary already equal is left as it is by the server (not counted as modified):
             // the batch needs no condition on the values. A flat copy must still follow this
