@@ -646,20 +646,77 @@ struct LoanOf<R> {
     joined: Vec<R>,
 }
 
+#[derive(Deserialize, Debug)]
+struct ToolWithLoans {
+    #[serde(rename = "_id")]
+    id: i32,
+    loans: Vec<Loan>,
+}
+
+/// A `$lookup` into a kind joins documents of that kind only: the kind's discriminator is
+/// matched in the lookup's sub-pipeline, so a loan whose `tool` names a toy (stored in the same
+/// collection) joins nothing. The other way, loans join the tools they name.
 #[tokio::test]
-async fn a_lookup_that_cannot_join_is_refused_before_sending() -> odm::Result<()> {
+async fn a_lookup_into_a_kind_joins_that_kind_only() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let into_kind = db
-        .odm()
+    let odm = db.odm();
+    odm.insert_one(&Tool {
+        id: 1,
+        name: "hammer".into(),
+    })
+    .await?;
+    odm.insert_one(&Toy {
+        id: 2,
+        name: "kite".into(),
+    })
+    .await?;
+    // Loan 20 names the toy's id as a tool: a reference to the wrong kind.
+    for (id, tool) in [(10, 1), (11, 1), (20, 2)] {
+        db.raw()
+            .collection::<Document>("loans")
+            .insert_one(
+                doc! { "_id": id, "tool": tool, "product": { "$ref": "products", "$id": 1 } },
+            )
+            .await
+            .expect("raw insert");
+    }
+    db.commands().clear();
+    let joined: Vec<LoanOf<Tool>> = odm
         .aggregate::<Loan>()
+        .sort(Loan::id().asc())
         .lookup(&Loan::tool(), odm::view_field!(LoanOf<Tool>, joined))
-        .await
-        .expect_err("a kind sharing its collection");
-    assert!(
-        matches!(&into_kind, odm::Error::Encode { collection, what, .. }
-            if collection == "loans" && what.contains("`tool`")),
-        "{into_kind}"
+        .await?;
+    let names: Vec<Vec<&str>> = joined
+        .iter()
+        .map(|l| l.joined.iter().map(|t| t.name.as_str()).collect())
+        .collect();
+    assert_eq!(names, [vec!["hammer"], vec!["hammer"], vec![]]);
+    let command = last_command(&db, "aggregate");
+    assert_eq!(
+        command.get_array("pipeline").expect("a pipeline")[1],
+        Bson::Document(doc! { "$lookup": {
+            "from": "items",
+            "localField": "tool",
+            "foreignField": "_id",
+            "as": "joined",
+            "pipeline": [{ "$match": { "type": { "$eq": "tool" } } }],
+        } })
     );
+    let tools: Vec<ToolWithLoans> = odm
+        .aggregate::<Tool>()
+        .lookup_referrers(&Loan::tool(), odm::view_field!(ToolWithLoans, loans))
+        .await?;
+    assert_eq!(tools.len(), 1, "the toy is not a tool");
+    assert_eq!(tools[0].id, 1);
+    let mut loans: Vec<i32> = tools[0].loans.iter().map(|l| l.id).collect();
+    loans.sort();
+    assert_eq!(loans, [10, 11]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_lookup_through_dbrefs_is_refused_before_sending() -> odm::Result<()> {
+    let db = TestDb::new().await?;
     let through_dbrefs = db
         .odm()
         .aggregate::<Loan>()
@@ -667,8 +724,8 @@ async fn a_lookup_that_cannot_join_is_refused_before_sending() -> odm::Result<()
         .await
         .expect_err("DBRefs");
     assert!(
-        matches!(&through_dbrefs, odm::Error::Encode { what, message, .. }
-            if what.contains("`product`") && message.contains("DBRefs")),
+        matches!(&through_dbrefs, odm::Error::Encode { collection, what, message, .. }
+            if collection == "loans" && what.contains("`product`") && message.contains("DBRefs")),
         "{through_dbrefs}"
     );
     assert!(sent(&db).is_empty());

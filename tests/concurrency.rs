@@ -295,41 +295,6 @@ async fn a_server_never_reached_ends_each_operation_in_about_one_selection_timeo
     Ok(())
 }
 
-/// A TCP relay to the test server that can be cut: the server, as this client sees it, dies.
-struct Relay {
-    port: u16,
-    tasks: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
-}
-
-impl Relay {
-    async fn to(target: String) -> Relay {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let tasks = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let conns = tasks.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                let target = target.clone();
-                let relay = tokio::spawn(async move {
-                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
-                    }
-                });
-                conns.lock().unwrap().push(relay.abort_handle());
-            }
-        });
-        tasks.lock().unwrap().push(accept.abort_handle());
-        Relay { port, tasks }
-    }
-
-    /// Closes every connection and the listening port.
-    fn cut(&self) {
-        for t in self.tasks.lock().unwrap().drain(..) {
-            t.abort();
-        }
-    }
-}
-
 /// The server dies while the handle is in use (it has learnt that the deployment runs
 /// transactions, and has pooled connections): each operation still ends in about one server
 /// selection timeout. (Before the retries had a deadline and left unreachable servers alone, a
@@ -338,18 +303,8 @@ impl Relay {
 async fn a_server_that_dies_ends_each_operation_in_about_one_selection_timeout() -> odm::Result<()>
 {
     let db = TestDb::new().await?;
-    let server = odm::testing::test_uri()?;
-    let address = server
-        .trim_start_matches("mongodb://")
-        .split(['/', '?'])
-        .next()
-        .unwrap()
-        .to_owned();
-    let relay = Relay::to(address).await;
-    let uri = format!(
-        "mongodb://127.0.0.1:{}/?directConnection=true&serverSelectionTimeoutMS=1000",
-        relay.port
-    );
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let uri = format!("{}&serverSelectionTimeoutMS=1000", proxy.uri());
     // A deadline far longer than the selection timeout: a server that cannot be selected is
     // not retried at all, whatever the deadline.
     let odm = odm::Odm::connect(&uri, db.name())
@@ -365,7 +320,7 @@ async fn a_server_that_dies_ends_each_operation_in_about_one_selection_timeout()
         .await?;
     assert!(odm.supports_transactions().await?);
 
-    relay.cut();
+    proxy.cut();
     all_fail_fast(&odm, true).await;
     Ok(())
 }

@@ -796,6 +796,54 @@ async fn a_summary_that_cannot_be_written_takes_the_source_change_back() -> odm:
     Ok(())
 }
 
+/// A rating change and its summary, with the network failing under them: the reply of the
+/// commit is lost twice (the ODM commits again), or the connection dies right after the
+/// comment's update (the ODM runs the transaction again). Either way the increment lands once
+/// and the summary holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rating_increment_lands_once_when_the_network_fails_under_it() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    if !db.odm().supports_transactions().await? {
+        return Ok(());
+    }
+    let (post, c) = post_with_comments(&db, &[4, 9, 1, 7]).await?;
+    let rating = |db: &TestDb| {
+        let db = db.raw().clone();
+        let id = c[0].id;
+        async move {
+            db.collection::<Document>("comments")
+                .find_one(doc! { "_id": id })
+                .await
+                .expect("raw find")
+                .and_then(|d| d.get_i64("rating").ok())
+        }
+    };
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let odm = proxy.odm(db.name()).await?;
+
+    proxy.lose_replies("commitTransaction", 2);
+    odm.update_by_id::<Comment>(c[0].id, Comment::rating().inc(10))
+        .await?;
+    assert_eq!(proxy.count_of("commitTransaction"), 3);
+    assert_eq!(rating(&db).await, Some(14));
+    assert_eq!(summary(&db, post.id).await, truth(&db, post.id).await);
+
+    proxy.lose_replies("aggregate", 1);
+    odm.update_by_id::<Comment>(c[0].id, Comment::rating().inc(10))
+        .await?;
+    // Run again (more than once when the first attempt's transaction, which the server has
+    // not aborted yet, still holds the comment).
+    assert!(proxy.count_of("aggregate") >= 2);
+    assert_eq!(rating(&db).await, Some(24));
+    let top = summary(&db, post.id).await;
+    assert_eq!(top, truth(&db, post.id).await);
+    assert_eq!(
+        top[0].as_document().and_then(|d| d.get_i64("rating").ok()),
+        Some(24)
+    );
+    Ok(())
+}
+
 /// The main side once `plot` has moved into it (the schema change of the book's chapter).
 #[derive(Deserialize, Debug, PartialEq)]
 struct MovieWithPlot {

@@ -502,98 +502,6 @@ impl Drop for Standalone {
     }
 }
 
-/// A proxy between the driver and the server that passes every message on, except that the
-/// replies to the first `drops` `commitTransaction` commands never come back: the commit
-/// reaches the server, then the connection is closed, so the driver cannot know whether it
-/// landed (`UnknownTransactionCommitResult`). Returns the proxy's address and the number of
-/// commits it has seen.
-async fn dropping_commit_replies(
-    server: std::net::SocketAddr,
-    drops: u32,
-) -> (String, std::sync::Arc<AtomicU32>) {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
-    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-    use tokio::net::{TcpListener, TcpStream};
-
-    /// One whole wire message: its length, then the rest.
-    async fn message(from: &mut (impl AsyncRead + Unpin)) -> Option<Vec<u8>> {
-        let mut len = [0u8; 4];
-        from.read_exact(&mut len).await.ok()?;
-        let n = i32::from_le_bytes(len) as usize;
-        let mut msg = len.to_vec();
-        msg.resize(n.max(4), 0);
-        from.read_exact(&mut msg[4..]).await.ok()?;
-        Some(msg)
-    }
-    /// Whether an OP_MSG's body names `commitTransaction` first: header (16 bytes), flags (4),
-    /// section kind (1), document length (4), element type (1), then the command's name.
-    fn is_commit(msg: &[u8]) -> bool {
-        msg.len() > 26
-            && i32::from_le_bytes([msg[12], msg[13], msg[14], msg[15]]) == 2013
-            && msg[26..].starts_with(b"commitTransaction\0")
-    }
-
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let address = listener.local_addr().expect("address");
-    let (seen, left) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(drops)));
-    let commits = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(upstream) = TcpStream::connect(server).await else {
-                continue;
-            };
-            let (mut client_in, mut client_out) = client.into_split();
-            let (mut server_in, mut server_out) = upstream.into_split();
-            let cut = Arc::new(AtomicBool::new(false));
-            let (seen, left, cut_requests) = (seen.clone(), left.clone(), cut.clone());
-            tokio::spawn(async move {
-                while let Some(msg) = message(&mut client_in).await {
-                    if is_commit(&msg) {
-                        seen.fetch_add(1, Ordering::SeqCst);
-                        let drop = left
-                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                            .is_ok();
-                        cut_requests.store(drop, Ordering::SeqCst);
-                    }
-                    if server_out.write_all(&msg).await.is_err() {
-                        break;
-                    }
-                }
-            });
-            tokio::spawn(async move {
-                while let Some(msg) = message(&mut server_in).await {
-                    if cut.load(Ordering::SeqCst) {
-                        // The commit's reply: the connection ends instead.
-                        let _ = client_out.shutdown().await;
-                        break;
-                    }
-                    if client_out.write_all(&msg).await.is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    (
-        format!("mongodb://{address}/?directConnection=true"),
-        commits,
-    )
-}
-
-/// The server's address in the test URI, when it is a plain `mongodb://host:port` one.
-fn server_address() -> Option<std::net::SocketAddr> {
-    use std::net::ToSocketAddrs;
-    let uri = odm::testing::test_uri().ok()?;
-    let rest = uri.strip_prefix("mongodb://")?;
-    let hosts = rest.split(['/', '?']).next()?;
-    let host = hosts.rsplit('@').next()?;
-    if host.contains(',') {
-        return None;
-    }
-    host.to_socket_addrs().ok()?.next()
-}
-
 /// A commit whose reply is lost may or may not have landed (`UnknownTransactionCommitResult`):
 /// the transaction is committed again, which the server answers for the same transaction, and
 /// not run again (which would move the money twice). Here the replies of the first two commits
@@ -604,10 +512,6 @@ fn server_address() -> Option<std::net::SocketAddr> {
 async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
     let db = TestDb::new().await?;
     two_accounts(&db).await?;
-    let Some(server) = server_address() else {
-        eprintln!("skipped: the test URI is not a single mongodb://host:port");
-        return Ok(());
-    };
     let transfer = async |odm: &odm::Odm| {
         odm.transaction(async |tx| {
             odm.update_by_id::<Account>(1, Account::balance().inc(-30))
@@ -620,17 +524,18 @@ async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
         })
         .await
     };
-    let (uri, commits) = dropping_commit_replies(server, 2).await;
-    let odm = odm::Odm::connect(&uri, db.name())
-        .await?
-        .with_retry_deadline(Duration::from_secs(30));
+    let proxy = odm::testing::FaultProxy::start().await?;
+    proxy.lose_replies("commitTransaction", 2);
+    let odm = proxy.odm(db.name()).await?;
     transfer(&odm).await?;
-    assert_eq!(commits.load(Ordering::SeqCst), 3);
+    assert_eq!(proxy.count_of("commitTransaction"), 3);
     assert_eq!(balances(&stored(&db, "accounts").await), [(1, 70), (2, 30)]);
 
     // No time to commit again: the driver's own retry is lost too, and the error says so.
-    let (uri, commits) = dropping_commit_replies(server, 2).await;
-    let odm = odm::Odm::connect(&uri, db.name())
+    let proxy = odm::testing::FaultProxy::start().await?;
+    proxy.lose_replies("commitTransaction", 2);
+    let odm = proxy
+        .odm(db.name())
         .await?
         .with_retry_deadline(Duration::ZERO);
     let err = transfer(&odm).await.unwrap_err();
@@ -638,7 +543,7 @@ async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
         err.has_label(odm::mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT),
         "{err:?}"
     );
-    assert_eq!(commits.load(Ordering::SeqCst), 2);
+    assert_eq!(proxy.count_of("commitTransaction"), 2);
     assert_eq!(balances(&stored(&db, "accounts").await), [(1, 40), (2, 60)]);
     Ok(())
 }

@@ -258,3 +258,25 @@ async fn has_transactions(db: &TestDb) -> odm::Result<bool> {
     let hello = db.raw().run_command(doc! { "hello": 1 }).await?;
     Ok(hello.contains_key("setName") || hello.get_str("msg").ok() == Some("isdbgrid"))
 }
+
+// ANCHOR: lost_reply
+/// The network loses the reply of the insert: the book reached the server, and the client
+/// cannot tell. The driver sends the insert again (a retryable write), and the server
+/// recognizes it as the same statement: one book, no duplicate key error.
+#[tokio::test]
+async fn an_insert_whose_reply_is_lost_lands_once() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let odm = proxy.odm(db.name()).await?;
+    if !odm.supports_transactions().await? {
+        return Ok(()); // retryable writes need a replica set
+    }
+    proxy.lose_replies("insert", 1);
+    odm.insert_one(&gatsby()).await?;
+
+    assert_eq!(proxy.count_of("insert"), 2);
+    let books = db.raw().collection::<Document>("books");
+    assert_eq!(books.count_documents(doc! {}).await?, 1);
+    Ok(())
+}
+// ANCHOR_END: lost_reply

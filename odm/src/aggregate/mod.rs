@@ -182,27 +182,25 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
 
     /// `{$lookup: {from, localField, foreignField: "_id", as}}` generated from a declared
     /// reference of the documents (`Part::product()`): the referenced documents land, as an
-    /// array, in the view's field `into` (`odm::view_field!(V, product)`, a `Vec<R>`). A
-    /// reference stored as DBRefs, or to a kind sharing its collection, is refused when the
-    /// pipeline runs ([`Error::Encode`](crate::Error::Encode)): populate those instead.
+    /// array, in the view's field `into` (`odm::view_field!(V, product)`, a `Vec<R>`). When
+    /// `R` is a kind sharing its collection with others, the lookup also matches its
+    /// discriminator (`pipeline: [{$match: {type: "tool"}}]`), so that only documents of that
+    /// kind are joined. A reference stored as DBRefs is refused when the pipeline runs
+    /// ([`Error::Encode`](crate::Error::Encode)): populate it instead.
     pub fn lookup<W, R: Model, V>(
         self,
         reference: &RefPath<C, W, R>,
         into: Field<V, Vec<R>, Single>,
     ) -> Aggregate<'a, T, V> {
-        let refused = refuse::<R>(reference.is_dbref(), reference.path());
-        let stage = doc! { "$lookup": {
-            "from": R::COLLECTION,
-            "localField": reference.path(),
-            "foreignField": "_id",
-            "as": into.path(),
-        } };
+        let refused = refuse(reference.is_dbref(), reference.path());
+        let stage = lookup_stage::<R>(reference.path(), "_id", into.path());
         self.push(stage, refused).reshape()
     }
 
     /// The other way along a declared reference: the documents of `R` whose `reference`
     /// (`Part::product()`) names each document, as an array in the view's field `into`
-    /// (`{$lookup: {from: R's collection, localField: "_id", foreignField: reference, as}}`).
+    /// (`{$lookup: {from: R's collection, localField: "_id", foreignField: reference, as}}`;
+    /// when `R` is a kind, its discriminator matched too, as in [`Aggregate::lookup`]).
     pub fn lookup_referrers<W, R: Model, V>(
         self,
         reference: &RefPath<R, W, C>,
@@ -211,13 +209,8 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
     where
         C: crate::reference::RefTarget,
     {
-        let refused = refuse::<R>(reference.is_dbref(), reference.path());
-        let stage = doc! { "$lookup": {
-            "from": R::COLLECTION,
-            "localField": "_id",
-            "foreignField": reference.path(),
-            "as": into.path(),
-        } };
+        let refused = refuse(reference.is_dbref(), reference.path());
+        let stage = lookup_stage::<R>("_id", reference.path(), into.path());
         self.push(stage, refused).reshape()
     }
 
@@ -273,18 +266,26 @@ struct Counted {
     count: u64,
 }
 
-/// The reason a `$lookup` along this reference is refused, if it is.
-fn refuse<R: Model>(dbref: bool, path: &str) -> Option<Deferred> {
-    let why = if dbref {
-        "the reference is stored as DBRefs, which `localField` cannot match; populate it instead"
-    } else if R::KIND.is_some() {
-        "the referenced model is a kind sharing its collection with others; populate it instead"
-    } else {
-        return None;
+/// `{$lookup: {from: R's collection, localField, foreignField, as}}`, with a sub-pipeline
+/// matching `R`'s discriminator when `R` is a kind sharing its collection.
+fn lookup_stage<R: Model>(local: &str, foreign: &str, into: &str) -> Document {
+    let mut lookup = doc! {
+        "from": R::COLLECTION,
+        "localField": local,
+        "foreignField": foreign,
+        "as": into,
     };
-    Some(Deferred {
+    if let Some(kind) = R::KIND {
+        lookup.insert("pipeline", vec![doc! { "$match": kind.filter() }]);
+    }
+    doc! { "$lookup": lookup }
+}
+
+/// The reason a `$lookup` along this reference is refused, if it is.
+fn refuse(dbref: bool, path: &str) -> Option<Deferred> {
+    dbref.then(|| Deferred {
         what: format!("a `$lookup` along `{path}`"),
-        message: why.to_owned(),
+        message: "the reference is stored as DBRefs, which `localField` cannot match; populate it instead".to_owned(),
     })
 }
 

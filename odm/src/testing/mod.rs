@@ -32,6 +32,7 @@
 mod explain;
 pub mod hooks;
 mod location;
+mod proxy;
 mod server;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,6 +42,7 @@ use mongodb::{Client, Database};
 
 pub use explain::{explain_sent, Explained, IndexReport, Plan};
 pub use location::{install_command, server_binary, SERVER_CRATE, SERVER_VERSION};
+pub use proxy::FaultProxy;
 pub use server::{find_binary, local_server, TestServer};
 
 use crate::monitor::CommandLog;
