@@ -476,3 +476,111 @@ async fn runners_finding_an_expired_lease_together_take_it_over_once() -> odm::R
     assert_eq!(record.get_i32("attempts").unwrap(), 2);
     Ok(())
 }
+
+// ANCHOR: kinds
+/// Tools and toys share one collection, versioned by their enum of kinds: version 1 stored
+/// the name as `label`. Every kind is written with the enum's `_v` and upgraded on read.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(
+    collection = "gear",
+    common = "name",
+    schema_version = 2,
+    upgrade = "upgrade_gear"
+)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Gear {
+    Tool(Tool),
+    Toy(Toy),
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(kind_of = "Gear")]
+struct Tool {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(kind_of = "Gear")]
+struct Toy {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+}
+
+/// Brings any kind of gear from version `from` to `from + 1`.
+fn upgrade_gear(from: u32, doc: &mut Document) -> Result<(), String> {
+    if from == 1 {
+        let label = doc.remove("label").ok_or("no `label`")?;
+        doc.insert("name", label);
+    }
+    Ok(())
+}
+// ANCHOR_END: kinds
+
+#[tokio::test]
+async fn kinds_are_versioned_by_their_enum() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_one(&Tool {
+        id: 1,
+        name: "hammer".into(),
+    })
+    .await?;
+    odm.insert_one(&Gear::Toy(Toy {
+        id: 2,
+        name: "kite".into(),
+    }))
+    .await?;
+    for id in [1, 2] {
+        assert_eq!(
+            stored_one(&db, "gear", id)
+                .await
+                .unwrap()
+                .get_i32("_v")
+                .ok(),
+            Some(2),
+            "{id}"
+        );
+    }
+    db.raw()
+        .collection::<Document>("gear")
+        .insert_many([
+            doc! {"_id": 3, "type": "tool", "label": "saw"},
+            doc! {"_id": 4, "type": "toy", "label": "ball", "_v": 1},
+        ])
+        .await
+        .unwrap();
+    // Through a kind, and through the enum: upgraded as they are read, not written back.
+    let tools: Vec<Tool> = odm.find(Filter::all()).sort(Tool::id().asc()).await?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["hammer", "saw"]);
+    let all: Vec<Gear> = odm.find(Filter::all()).sort(Gear::id_field().asc()).await?;
+    assert_eq!(
+        all[3],
+        Gear::Toy(Toy {
+            id: 4,
+            name: "ball".into()
+        })
+    );
+    assert_eq!(
+        stored_one(&db, "gear", 3).await.unwrap(),
+        doc! {"_id": 3, "type": "tool", "label": "saw"}
+    );
+    // A replacement stores the current shape and version.
+    odm.replace_one(&tools[1]).await?;
+    assert_eq!(
+        stored_one(&db, "gear", 3).await.unwrap(),
+        doc! {"_id": 3, "name": "saw", "type": "tool", "_v": 2}
+    );
+    // A document newer than the enum's version (written by a newer release) is read as it is.
+    db.raw()
+        .collection::<Document>("gear")
+        .insert_one(doc! {"_id": 5, "type": "tool", "name": "drill", "_v": 9})
+        .await
+        .unwrap();
+    let drill = odm.find_one::<Tool>(Tool::id().eq(5)).await?;
+    assert_eq!(drill.map(|t| t.name), Some("drill".to_owned()));
+    Ok(())
+}

@@ -135,7 +135,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         unreachable!("called for enums")
     };
     let attrs = ContainerAttrs::parse(&cx, &input.attrs, Derive::Model);
-    attrs.versions.refuse_on_enum(&cx);
+    attrs.versions.check_on_enum(&cx);
     if !input.generics.params.is_empty() {
         cx.error_spanned_by(
             &input.generics,
@@ -359,6 +359,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         .filter_map(|v| Some((v.value.as_str(), v.ty?)))
         .collect();
     let validator = super::validators::kinds_items(ident, &collection, &tag, other, &kind_schemas);
+    let version = super::validators::version_const(&attrs.versions);
     let body = quote! {
         impl ::odm::__private::KindBase for #ident {}
         #(#kind_of)*
@@ -373,6 +374,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
                     values: &[#(#values),*],
                     other: #other,
                 });
+            #version
 
             fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
                 #document_id

@@ -156,7 +156,14 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let kind_items = kinds::kind_items(cont);
     let counters = counters::counters_impl(cont);
     let subset = subset::subset_items(cont);
-    let version = validators::version_const(cont);
+    // A kind's documents are versioned by its enum of kinds, through which they are also read.
+    let version = match &cont.kind_of {
+        Some((base, _)) => quote! {
+            const SCHEMA_VERSION: ::odm::__private::Option<::odm::__private::SchemaVersion> =
+                <#base as ::odm::__private::Model>::SCHEMA_VERSION;
+        },
+        None => validators::version_const(&cont.versions),
+    };
     let (kind, indexes, copies, references) = match &kind_const {
         Some(_) => (
             quote! {

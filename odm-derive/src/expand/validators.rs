@@ -141,12 +141,13 @@ pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
     }
 }
 
-/// `const SCHEMA_VERSION` in the `Model` impl, when the model declares one.
-pub fn version_const(cont: &Container<'_>) -> TokenStream {
-    let Some((n, _)) = cont.versions.schema_version else {
+/// `const SCHEMA_VERSION` in the `Model` impl, when the model (or the enum of kinds) declares
+/// one.
+pub fn version_const(versions: &crate::model::versions::VersionAttrs) -> TokenStream {
+    let Some((n, _)) = versions.schema_version else {
         return TokenStream::new();
     };
-    let upgrade = match &cont.versions.upgrade {
+    let upgrade = match &versions.upgrade {
         Some((path, lit)) => quote_spanned! {lit.span()=>
             ::odm::__private::Option::Some(#path)
         },

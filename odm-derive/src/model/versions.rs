@@ -61,24 +61,22 @@ impl VersionAttrs {
         Ok(())
     }
 
-    /// On an enum of kinds, which the ODM reads and writes through its kinds.
-    pub fn refuse_on_enum(&self, cx: &Ctxt) {
-        if let Some((_, span)) = self.schema_version {
-            cx.error_at(span, "`schema_version` is not supported on an enum of kinds yet: version the documents with a field of each kind");
-        }
-        if let Some((_, lit)) = &self.upgrade {
-            cx.error_spanned_by(lit, "`upgrade` is not supported on an enum of kinds yet");
+    /// On an enum of kinds: `upgrade` needs `schema_version`, as on a struct.
+    pub fn check_on_enum(&self, cx: &Ctxt) {
+        if let (None, Some((_, lit))) = (self.schema_version, &self.upgrade) {
+            cx.error_spanned_by(lit, UPGRADE_WITHOUT_VERSION);
         }
     }
 }
 
+/// The error for `upgrade` without `schema_version`.
+const UPGRADE_WITHOUT_VERSION: &str =
+    "`upgrade` brings old documents to the current schema version: declare it with `schema_version = N`";
+
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     let v = &cont.versions;
     if let (None, Some((_, lit))) = (v.schema_version, &v.upgrade) {
-        cx.error_spanned_by(
-            lit,
-            "`upgrade` brings old documents to the current schema version: declare it with `schema_version = N`",
-        );
+        cx.error_spanned_by(lit, UPGRADE_WITHOUT_VERSION);
     }
     let Some((_, span)) = v.schema_version else {
         return;
@@ -86,7 +84,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     if cont.kind_of.is_some() {
         cx.error_at(
             span,
-            "a kind is read and written through its enum of kinds, which has no schema version: remove `schema_version` here",
+            "a kind's documents are versioned by its enum of kinds: declare `schema_version` (and `upgrade`) on the enum",
         );
     }
     let upserted = [

@@ -1,7 +1,7 @@
 use odm::prelude::*;
 
 #[derive(Model, Serialize, Deserialize)]
-#[odm(collection = "items", schema_version = 2)]
+#[odm(collection = "items", upgrade = "upgrade_item")]
 #[serde(tag = "type")]
 enum Item {
     Tool(Tool),
@@ -12,6 +12,10 @@ enum Item {
 struct Tool {
     #[serde(rename = "_id")]
     id: i32,
+}
+
+fn upgrade_item(_from: u32, _doc: &mut odm::bson::Document) -> Result<(), String> {
+    Ok(())
 }
 
 fn main() {}
