@@ -448,3 +448,98 @@ async fn a_conflict_inside_a_transaction_aborts_it() -> odm::Result<()> {
     assert_eq!((d.get_i32("available").unwrap(), version(&d)), (3, 0));
     Ok(())
 }
+
+/// Two kinds in one collection: a phone keeps a version and both timestamps, a cable none.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "gadgets", common = "name")]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Gadget {
+    Phone(Phone),
+    Cable(Cable),
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(kind_of = "Gadget")]
+struct Phone {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+    #[odm(version)]
+    version: u64,
+    #[odm(created_at)]
+    created_at: DateTime,
+    #[odm(updated_at)]
+    updated_at: DateTime,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(kind_of = "Gadget")]
+struct Cable {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+}
+
+/// Written through their enum, kinds keep their own fields: an insert stamps a phone and
+/// leaves a cable alone, a replacement of a loaded phone requires its version. An update
+/// through the enum, which may match both kinds, is refused before anything is sent; through
+/// the kind it is stamped.
+#[tokio::test]
+async fn kinds_written_through_their_enum_keep_their_own_fields() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let phone = Phone {
+        id: 1,
+        name: "fairphone".into(),
+        version: 7,
+        created_at: DateTime::from_millis(0),
+        updated_at: DateTime::from_millis(0),
+    };
+    odm.insert_many(&[
+        Gadget::Phone(phone.clone()),
+        Gadget::Cable(Cable {
+            id: 2,
+            name: "usb-c".into(),
+        }),
+    ])
+    .await?;
+    let stored = stored_one(&db, "gadgets", 1).await.unwrap();
+    assert_eq!(version(&stored), 0);
+    assert!(at(&stored, "created_at") > DateTime::from_millis(0));
+    assert_eq!(
+        stored_one(&db, "gadgets", 2).await.unwrap(),
+        doc! { "_id": 2, "type": "cable", "name": "usb-c" }
+    );
+
+    let loaded = odm.get::<Gadget>(1).await?.unwrap();
+    let mut theirs = loaded.clone();
+    if let Gadget::Phone(p) = &mut theirs {
+        p.name = "fairphone 5".into();
+    }
+    odm.replace_one(&theirs).await?;
+    assert_eq!(version(&stored_one(&db, "gadgets", 1).await.unwrap()), 1);
+    let e = odm.replace_one(&loaded).await.expect_err("stale");
+    assert!(
+        matches!(&e, Error::VersionConflict { collection, expected: 0, found: 1, .. } if collection == "gadgets"),
+        "{e:?}"
+    );
+
+    sent(&db);
+    let e = odm
+        .update_many(Filter::<Gadget>::all(), Gadget::name().set("renamed"))
+        .await
+        .expect_err("mixed kinds");
+    assert!(
+        matches!(&e, Error::Unsupported(m) if m.contains("gadgets") && m.contains("each kind")),
+        "{e:?}"
+    );
+    assert!(sent(&db).is_empty());
+    odm.update_by_id::<Phone>(1, Phone::name().set("renamed"))
+        .await?;
+    let stored = stored_one(&db, "gadgets", 1).await.unwrap();
+    assert_eq!(
+        (stored.get_str("name").ok(), version(&stored)),
+        (Some("renamed"), 2)
+    );
+    Ok(())
+}

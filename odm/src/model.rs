@@ -56,6 +56,13 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
         None
     }
 
+    /// The fields this document keeps: the model's ([`Model::STAMPS`]), or for an enum of
+    /// kinds, its kind's.
+    #[doc(hidden)]
+    fn stamps(&self) -> crate::schema::Stamps {
+        Self::STAMPS
+    }
+
     /// The path of `_id`, for filters: `Book::id_field().eq(7)`.
     fn id_field() -> Field<Self, Self::Id> {
         Field::top("_id")

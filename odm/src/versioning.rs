@@ -85,8 +85,8 @@ fn rebuild<T: Model>(raw: &mut RawDocumentBuf, edit: impl FnOnce(&mut Document))
 
 /// An inserted document: version 0, both timestamps now. Nothing for a model without kept
 /// fields (the document is not touched).
-pub(crate) fn stamp_insert<T: Model>(raw: &mut RawDocumentBuf) -> Result<()> {
-    let stamps = T::STAMPS;
+pub(crate) fn stamp_insert<T: Model>(doc: &T, raw: &mut RawDocumentBuf) -> Result<()> {
+    let stamps = doc.stamps();
     if stamps.is_none() {
         return Ok(());
     }
@@ -109,7 +109,7 @@ pub(crate) fn stamp_replace<T: Model>(
     filter: &mut Document,
     raw: &mut RawDocumentBuf,
 ) -> Result<Option<i64>> {
-    let stamps = T::STAMPS;
+    let stamps = doc.stamps();
     if stamps.is_none() {
         return Ok(None);
     }
@@ -141,6 +141,12 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
     let stamps = T::STAMPS;
     if stamps.is_none() {
         return Ok(());
+    }
+    if stamps.mixed {
+        return Err(Error::Unsupported(format!(
+            "this update through the enum of kinds of `{}` may match kinds that keep different version or timestamp fields, which each write must update: update through each kind instead; nothing was written",
+            T::COLLECTION
+        )));
     }
     for (op, fields) in update.iter() {
         let Bson::Document(fields) = fields else {
@@ -206,7 +212,18 @@ pub(crate) async fn check_conflict<T: Model>(
     expected: i64,
     session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    let Some(path) = T::STAMPS.version else {
+    check_conflict_at::<T>(odm, T::STAMPS.version, id, expected, session).await
+}
+
+/// [`check_conflict`] for a version stored at `path` (a document's own, for an enum of kinds).
+pub(crate) async fn check_conflict_at<T: Model>(
+    odm: &Odm,
+    path: Option<&'static str>,
+    id: &Bson,
+    expected: i64,
+    session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let Some(path) = path else {
         return Ok(());
     };
     let coll = odm.raw_collection::<T>();

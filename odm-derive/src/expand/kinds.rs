@@ -346,6 +346,30 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         quote!(::odm::__private::Model::bound_violation(__kind)),
         quote!(::odm::__private::Option::None),
     );
+    let document_version = arm(
+        quote!(::odm::__private::Model::document_version(__kind)),
+        quote!(::odm::__private::Option::None),
+    );
+    // The kept fields of a document are its kind's; the enum's own are the kinds' when they
+    // all keep the same ones (see `Stamps::common`).
+    let stamps = {
+        let arms = variants.iter().map(|v| {
+            let name = v.ident;
+            match v.ty {
+                Some(_) => {
+                    quote!(#ident::#name(__kind) => ::odm::__private::Model::stamps(__kind),)
+                }
+                None => quote!(#ident::#name => ::odm::__private::Stamps::NONE,),
+            }
+        });
+        quote! {
+            #[allow(unreachable_patterns)]
+            match self {
+                #(#arms)*
+                _ => ::odm::__private::Stamps::NONE,
+            }
+        }
+    };
     let kind_types: Vec<&Type> = kinds.iter().filter_map(|v| v.ty).collect();
     let variant_types: Vec<(&Ident, Option<&Type>)> =
         variants.iter().map(|v| (v.ident, v.ty)).collect();
@@ -375,6 +399,17 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
                     other: #other,
                 });
             #version
+            const STAMPS: ::odm::__private::Stamps = ::odm::__private::Stamps::common(&[
+                #(<#kind_types as ::odm::__private::Model>::STAMPS),*
+            ]);
+
+            fn document_version(&self) -> ::odm::__private::Option<i64> {
+                #document_version
+            }
+
+            fn stamps(&self) -> ::odm::__private::Stamps {
+                #stamps
+            }
 
             fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
                 #document_id

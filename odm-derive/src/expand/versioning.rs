@@ -66,6 +66,7 @@ pub fn stamp_items(cont: &Container<'_>) -> Option<StampItems> {
                 version: #version,
                 created_at: #created_at,
                 updated_at: #updated_at,
+                mixed: false,
             };
             #document_version
         },

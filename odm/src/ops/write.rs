@@ -398,7 +398,7 @@ impl<'a, T: Model> InsertOne<'a, T> {
 
     async fn run(self) -> Result<T::Id> {
         let (mut raw, id) = encode_document(self.doc)?;
-        crate::versioning::stamp_insert::<T>(&mut raw)?;
+        crate::versioning::stamp_insert(self.doc, &mut raw)?;
         if let Some(tree) = T::TREE {
             Box::pin(crate::tree::insert_nodes::<T>(
                 self.odm,
@@ -462,7 +462,7 @@ impl<'a, T: Model> InsertMany<'a, T> {
         let mut ids = Vec::with_capacity(self.docs.len());
         for doc in &self.docs {
             let (mut raw, id) = encode_document(*doc)?;
-            crate::versioning::stamp_insert::<T>(&mut raw)?;
+            crate::versioning::stamp_insert(*doc, &mut raw)?;
             raws.push(raw);
             ids.push(id);
         }
@@ -936,13 +936,27 @@ impl<'a, T: Model> Replace<'a, T> {
         // Matching nothing (or, upserting, inserting a second `_id`) may be a newer version.
         let result = match (expected, written) {
             (Some(v), Ok(r)) if r.matched_count == 0 && r.upserted_id.is_none() => {
-                crate::versioning::check_conflict::<T>(self.odm, &id, v, session.as_deref_mut())
-                    .await?;
+                let path = self.doc.stamps().version;
+                crate::versioning::check_conflict_at::<T>(
+                    self.odm,
+                    path,
+                    &id,
+                    v,
+                    session.as_deref_mut(),
+                )
+                .await?;
                 r
             }
             (Some(v), Err(e)) if self.upsert && e.is_duplicate_key() => {
-                crate::versioning::check_conflict::<T>(self.odm, &id, v, session.as_deref_mut())
-                    .await?;
+                let path = self.doc.stamps().version;
+                crate::versioning::check_conflict_at::<T>(
+                    self.odm,
+                    path,
+                    &id,
+                    v,
+                    session.as_deref_mut(),
+                )
+                .await?;
                 return Err(e);
             }
             (_, written) => written?,
