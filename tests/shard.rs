@@ -92,7 +92,7 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
         .collect();
     assert_eq!(
         sharded,
-        ["hosts", "images", "logmsg", "products", "tickets"]
+        ["hosts", "images", "logmsg", "products", "regions", "tickets"]
     );
     // The key's index first, whatever the server.
     let index_names = |docs: Vec<Document>| -> Vec<String> {
@@ -409,4 +409,75 @@ async fn the_routing_report_says_what_scatters_and_why() {
         plan.contains("routing scatters: the filter lacks products' shard key `category`"),
         "{plan}"
     );
+}
+
+/// A tree of regions, sharded by `zone`.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(
+    collection = "regions",
+    tree(on_delete = "cascade"),
+    shard_key(keys = "zone")
+)]
+struct Region {
+    #[serde(rename = "_id")]
+    id: i32,
+    zone: String,
+    parent: Option<Ref<Region>>,
+    ancestors: Vec<Ref<Region>>,
+}
+
+/// A move takes ids, and its two `findAndModify`s (marking the new parent, setting the node)
+/// would name `_id` alone, which a sharded cluster before MongoDB 7.1 refuses: each reads the
+/// document's shard key first (one `find` projecting it) and names it.
+#[tokio::test]
+async fn a_tree_move_names_the_shard_keys_of_the_node_and_its_new_parent() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let region = |id: i32, zone: &str, parent: Option<i32>| Region {
+        id,
+        zone: zone.to_owned(),
+        parent: parent.map(Ref::new),
+        ancestors: Vec::new(),
+    };
+    odm.insert_one(&region(1, "eu", None)).await?;
+    odm.insert_one(&region(2, "eu", Some(1))).await?;
+    odm.insert_one(&region(3, "us", None)).await?;
+    if !odm.supports_transactions().await? {
+        return Ok(());
+    }
+    db.commands().clear();
+    odm.tree::<Region>().move_under(2, 3).await?;
+    let commands = db.commands().take();
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "find",
+            "findAndModify",
+            "find",
+            "findAndModify",
+            "update",
+            "update",
+            "commitTransaction"
+        ]
+    );
+    let queries: Vec<Document> = commands
+        .iter()
+        .filter(|c| c.name == "findAndModify")
+        .filter_map(|c| c.command.as_ref()?.get_document("query").ok().cloned())
+        .collect();
+    assert_eq!(
+        queries,
+        [
+            doc! { "_id": { "$eq": 3 }, "zone": { "$eq": "us" } },
+            doc! { "_id": { "$eq": 2 }, "zone": { "$eq": "eu" } },
+        ]
+    );
+    let moved = stored_one(&db, "regions", 2).await.unwrap();
+    assert_eq!(moved.get_i32("parent").ok(), Some(3));
+    assert_eq!(
+        moved.get_array("ancestors").ok(),
+        Some(&vec![Bson::Int32(3)])
+    );
+    Ok(())
 }

@@ -123,6 +123,34 @@ fn md5_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// `{_id: id}`, and for a sharded model the document's shard key values too, read first (one
+/// `find` by `_id`, projecting the key): a `findAndModify` by id is then routed to one shard,
+/// where a sharded cluster before MongoDB 7.1 refuses one without the key. Nothing is read for
+/// a model without a shard key; a missing document leaves the filter by id alone (the write
+/// then finds nothing, as it would have).
+pub(crate) async fn by_id_routed<T: crate::Model>(
+    odm: &crate::Odm,
+    id: &Bson,
+    session: Option<&mut mongodb::ClientSession>,
+) -> Result<Document> {
+    let mut filter = crate::literal::eq("_id", id.clone());
+    let Some(key) = T::SHARD_KEY else {
+        return Ok(filter);
+    };
+    let projection: Document = key
+        .fields
+        .iter()
+        .map(|(f, _)| ((*f).to_owned(), Bson::Int32(1)))
+        .collect();
+    let coll = odm.raw_collection::<T>();
+    let action = coll.find_one(filter.clone()).projection(projection);
+    let found = crate::ops::send!(action, session).map_err(crate::Odm::driver_error::<T>)?;
+    if let Some(found) = found {
+        pin_key(&mut filter, &found, &key);
+    }
+    Ok(filter)
+}
+
 /// Adds `{field: {$eq: value}}` to `filter` for each field of the key, with the value `doc`
 /// holds (`null` when it holds none, which is how the server places such a document), so that
 /// a write of a loaded document is routed to its shard.

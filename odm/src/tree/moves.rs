@@ -52,6 +52,10 @@ pub struct Moved<T: crate::Model> {
 /// [`Tree::verify`](super::Tree::verify) finds and repairs both (the parent chain is the
 /// truth).
 ///
+/// For a sharded tree, each `findAndModify` by id (the parent's mark, the node's) is preceded
+/// by one `find` of that document's shard key, which the `findAndModify` then names: a sharded
+/// cluster before MongoDB 7.1 refuses one without it.
+///
 /// Moving a node under itself or under one of its descendants is [`Error::TreeCycle`], before
 /// anything is written; a missing node or parent is [`Error::NotFound`] (in a transaction,
 /// aborted: nothing changed).
@@ -170,9 +174,9 @@ impl Plan<'_> {
             info.parent: self.parent.cloned().unwrap_or(Bson::Null),
             info.ancestors: ancestors.clone(),
         } };
-        let action = coll
-            .find_one_and_update(crate::literal::eq("_id", self.node.clone()), set)
-            .with_options(options);
+        let filter =
+            crate::shard::by_id_routed::<T>(odm, self.node, session.as_deref_mut()).await?;
+        let action = coll.find_one_and_update(filter, set).with_options(options);
         let before = crate::ops::send!(action, session.as_deref_mut())
             .map_err(|e| {
                 Error::from_write(T::COLLECTION, || crate::error::show_id(Some(self.node)), e)

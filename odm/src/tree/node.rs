@@ -125,11 +125,9 @@ pub(crate) async fn mark_one<T: Model>(
     let options = FindOneAndUpdateOptions::builder()
         .projection(projection(info))
         .build();
+    let filter = crate::shard::by_id_routed::<T>(odm, id, Some(&mut *session)).await?;
     let found = coll
-        .find_one_and_update(
-            crate::literal::eq("_id", id.clone()),
-            doc! { "$set": { MARK: true } },
-        )
+        .find_one_and_update(filter, doc! { "$set": { MARK: true } })
         .with_options(options)
         .session(session)
         .await
