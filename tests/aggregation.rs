@@ -714,21 +714,93 @@ async fn a_lookup_into_a_kind_joins_that_kind_only() -> odm::Result<()> {
     Ok(())
 }
 
+/// A shelf lists products as an array of DBRefs.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "shelves")]
+struct Shelf {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(many, max = 100)]
+    #[serde(with = "odm::dbref")]
+    products: Vec<Ref<Product>>,
+}
+
+#[derive(Deserialize, Debug)]
+struct ShelfOf {
+    #[serde(rename = "_id")]
+    id: i32,
+    joined: Vec<Product>,
+}
+
+#[derive(Deserialize, Debug)]
+struct ProductWithLoans {
+    #[serde(rename = "_id")]
+    id: i32,
+    loans: Vec<Loan>,
+}
+
+/// A `$lookup` along DBRefs joins by `$id`, for the DBRefs whose `$ref` names the target's
+/// collection: one DBRef or an array of them, a DBRef into another collection (or with a
+/// hostile id) joining nothing; and the other way, from the products to the loans naming them.
 #[tokio::test]
-async fn a_lookup_through_dbrefs_is_refused_before_sending() -> odm::Result<()> {
+async fn a_lookup_along_dbrefs_joins_by_their_id() -> odm::Result<()> {
     let db = TestDb::new().await?;
-    let through_dbrefs = db
-        .odm()
-        .aggregate::<Loan>()
-        .lookup(&Loan::product(), odm::view_field!(LoanOf<Product>, joined))
+    catalog(&db).await?;
+    let odm = db.odm();
+    let loans = db.raw().collection::<Document>("loans");
+    loans
+        .insert_many([
+            doc! { "_id": 1, "tool": 1, "product": { "$ref": "products", "$id": 2 } },
+            // Another collection's document with the same id: not a product.
+            doc! { "_id": 2, "tool": 1, "product": { "$ref": "parts", "$id": 1 } },
+            doc! { "_id": 3, "tool": 1, "product": { "$ref": "products", "$id": { "$gt": 0 } } },
+        ])
         .await
-        .expect_err("DBRefs");
-    assert!(
-        matches!(&through_dbrefs, odm::Error::Encode { collection, what, message, .. }
-            if collection == "loans" && what.contains("`product`") && message.contains("DBRefs")),
-        "{through_dbrefs}"
-    );
-    assert!(sent(&db).is_empty());
+        .expect("raw insert");
+    db.raw()
+        .collection::<Document>("shelves")
+        .insert_one(doc! { "_id": 1, "products": [
+            { "$ref": "products", "$id": 1 }, { "$ref": "products", "$id": 2 }, { "$ref": "parts", "$id": 2 },
+        ] })
+        .await
+        .expect("raw insert");
+    db.commands().clear();
+    #[derive(Deserialize, Debug)]
+    struct Joined {
+        #[serde(rename = "_id")]
+        id: i32,
+        joined: Vec<Product>,
+    }
+    let joined: Vec<Joined> = odm
+        .aggregate::<Loan>()
+        .sort(Loan::id().asc())
+        .lookup(&Loan::product(), odm::view_field!(Joined, joined))
+        .await?;
+    let names: Vec<(i32, Vec<&str>)> = joined
+        .iter()
+        .map(|l| (l.id, l.joined.iter().map(|p| p.name.as_str()).collect()))
+        .collect();
+    assert_eq!(names, [(1, vec!["scooter"]), (2, vec![]), (3, vec![])]);
+    assert_eq!(sent(&db), ["aggregate"]);
+
+    let shelves: Vec<ShelfOf> = odm
+        .aggregate::<Shelf>()
+        .lookup(&Shelf::products(), odm::view_field!(ShelfOf, joined))
+        .await?;
+    let mut names: Vec<&str> = shelves[0].joined.iter().map(|p| p.name.as_str()).collect();
+    names.sort();
+    assert_eq!((shelves[0].id, names), (1, vec!["bicycle", "scooter"]));
+
+    let products: Vec<ProductWithLoans> = odm
+        .aggregate::<Product>()
+        .sort(Product::id().asc())
+        .lookup_referrers(&Loan::product(), odm::view_field!(ProductWithLoans, loans))
+        .await?;
+    let loans: Vec<(i32, Vec<i32>)> = products
+        .iter()
+        .map(|p| (p.id, p.loans.iter().map(|l| l.id).collect()))
+        .collect();
+    assert_eq!(loans, [(1, vec![]), (2, vec![1])]);
     Ok(())
 }
 

@@ -185,16 +185,25 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
     /// array, in the view's field `into` (`odm::view_field!(V, product)`, a `Vec<R>`). When
     /// `R` is a kind sharing its collection with others, the lookup also matches its
     /// discriminator (`pipeline: [{$match: {type: "tool"}}]`), so that only documents of that
-    /// kind are joined. A reference stored as DBRefs is refused when the pipeline runs
-    /// ([`Error::Encode`](crate::Error::Encode)): populate it instead.
+    /// kind are joined. A reference stored as DBRefs (`#[serde(with = "odm::dbref")]`) is
+    /// joined by its `$id`, for the DBRefs whose `$ref` names `R`'s collection, in a
+    /// sub-pipeline (`$getField`, MongoDB 5.0+) that reads `R`'s collection without an index
+    /// for each document: populate is cheaper on large collections.
     pub fn lookup<W, R: Model, V>(
         self,
         reference: &RefPath<C, W, R>,
         into: Field<V, Vec<R>, Single>,
     ) -> Aggregate<'a, T, V> {
-        let refused = refuse(reference.is_dbref(), reference.path());
-        let stage = lookup_stage::<R>(reference.path(), "_id", into.path());
-        self.push(stage, refused).reshape()
+        let stage = if reference.is_dbref() {
+            dbref_lookup::<R>(
+                doc! { "refs": format!("${}", reference.path()) },
+                doc! { "$in": ["$_id", dbref_ids("$$refs", R::COLLECTION)] },
+                into.path(),
+            )
+        } else {
+            lookup_stage::<R>(reference.path(), "_id", into.path())
+        };
+        self.push(stage, None).reshape()
     }
 
     /// The other way along a declared reference: the documents of `R` whose `reference`
@@ -209,9 +218,17 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
     where
         C: crate::reference::RefTarget,
     {
-        let refused = refuse(reference.is_dbref(), reference.path());
-        let stage = lookup_stage::<R>("_id", reference.path(), into.path());
-        self.push(stage, refused).reshape()
+        let stage = if reference.is_dbref() {
+            let refs = format!("${}", reference.path());
+            dbref_lookup::<R>(
+                doc! { "id": "$_id" },
+                doc! { "$in": ["$$id", dbref_ids(&refs, T::COLLECTION)] },
+                into.path(),
+            )
+        } else {
+            lookup_stage::<R>("_id", reference.path(), into.path())
+        };
+        self.push(stage, None).reshape()
     }
 
     /// A stage of one's own, sent as written (never build it from unchecked input). The
@@ -281,12 +298,36 @@ fn lookup_stage<R: Model>(local: &str, foreign: &str, into: &str) -> Document {
     doc! { "$lookup": lookup }
 }
 
-/// The reason a `$lookup` along this reference is refused, if it is.
-fn refuse(dbref: bool, path: &str) -> Option<Deferred> {
-    dbref.then(|| Deferred {
-        what: format!("a `$lookup` along `{path}`"),
-        message: "the reference is stored as DBRefs, which `localField` cannot match; populate it instead".to_owned(),
-    })
+/// `{$lookup: {from: R's collection, let, pipeline: [{$match: {$expr: matched}}, kind], as}}`:
+/// a join that `localField` cannot express (DBRefs).
+fn dbref_lookup<R: Model>(variables: Document, matched: Document, into: &str) -> Document {
+    let mut pipeline = vec![doc! { "$match": { "$expr": matched } }];
+    if let Some(kind) = R::KIND {
+        pipeline.push(doc! { "$match": kind.filter() });
+    }
+    doc! { "$lookup": {
+        "from": R::COLLECTION,
+        "let": variables,
+        "pipeline": pipeline,
+        "as": into,
+    } }
+}
+
+/// The `$id`s of the DBRefs in `refs` (one DBRef or an array of them; `null` or missing is
+/// none) whose `$ref` is `collection`. `$getField` with a `$literal` name, since a field path
+/// cannot name `$id`.
+fn dbref_ids(refs: &str, collection: &str) -> Document {
+    let field =
+        |name: &str, of: &str| doc! { "$getField": { "field": { "$literal": name }, "input": of } };
+    doc! { "$map": {
+        "input": { "$filter": {
+            "input": { "$cond": [{ "$isArray": refs }, refs, [refs]] },
+            "as": "r",
+            "cond": { "$eq": [field("$ref", "$$r"), { "$literal": collection }] },
+        } },
+        "as": "r",
+        "in": field("$id", "$$r"),
+    } }
 }
 
 impl<'a, T: Model, C: DeserializeOwned + Send + 'a> Aggregate<'a, T, C> {
