@@ -747,3 +747,24 @@ async fn waiting_for_cascades_without_a_worker_reports_the_lag() -> odm::Result<
     assert_eq!(holding(&db, "p1", "v2").await, 5);
     Ok(())
 }
+
+/// The network loses the replies of a batch's commit (twice: the driver commits again once by
+/// itself, then the worker does): the batch is committed once, the intent applied once, and
+/// every copy holds the new name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_whose_commit_reply_is_lost_is_committed_once() -> odm::Result<()> {
+    let db = setup(&[("p1", "grommet")]).await?;
+    products(&db, "p1", "grommet", 0, 30).await;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("zinc grommet"))
+        .await?;
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let odm = proxy.odm(db.name()).await?;
+    proxy.lose_replies("commitTransaction", 2);
+    let report = odm.cascade_worker().batch_size(10).run_until_idle().await?;
+    assert_eq!((report.applied, report.batches, report.written), (1, 3, 30));
+    assert_eq!(proxy.count_of("commitTransaction"), 5);
+    assert_eq!(holding(&db, "p1", "zinc grommet").await, 30);
+    assert!(intents(&db).await.is_empty());
+    Ok(())
+}

@@ -1452,3 +1452,39 @@ async fn replacing_a_host_keeps_its_latest_messages() -> odm::Result<()> {
     assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&all));
     Ok(())
 }
+
+/// The network loses the reply of the cascade's `update` of the copies (a multi-document update,
+/// which the driver does not send again): the rename is an error that names the copies which
+/// may be stale, and the sweep then finds every copy consistent (the update had run) or
+/// repairs it. Nothing is left stale behind a success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cascade_whose_reply_is_lost_is_an_error_naming_the_copies() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let parts: Vec<Part> = (0..2).map(|n| part(n, None)).collect();
+    db.odm().insert_many(&parts).await?;
+    let products: Vec<Product> = (0..3).map(|n| product(n, &[&parts[0]])).collect();
+    db.odm().insert_many(&products).await?;
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let odm = proxy.odm(db.name()).await?;
+    odm.supports_transactions().await?;
+    proxy.lose_replies("update", 1);
+    let err = odm
+        .update_by_id::<Part>(parts[0].id, Part::name().set("#4 grommet, zinc"))
+        .await
+        .expect_err("the copies' reply was lost");
+    assert!(err.to_string().contains("products"), "{err}");
+    assert_eq!(proxy.count_of("update"), 1, "not sent again");
+    // The part was renamed; its copies may or may not be: the sweep says which.
+    let renamed = stored_one(&db, "parts", parts[0].id).await.unwrap();
+    assert_eq!(renamed.get_str("name").ok(), Some("#4 grommet, zinc"));
+    let report = db.odm().verify_copies().repair(true).await?;
+    assert!(report.bad_documents.is_empty(), "{report}");
+    assert!(db.odm().verify_copies().await?.is_consistent());
+    for product in &products {
+        assert_eq!(
+            product_names(&db, product.id).await[0].1,
+            "#4 grommet, zinc"
+        );
+    }
+    Ok(())
+}
