@@ -934,33 +934,23 @@ impl<'a, T: Model> Replace<'a, T> {
             crate::trace::step!("cascade", T::COLLECTION, cascade).await
         };
         // Matching nothing (or, upserting, inserting a second `_id`) may be a newer version.
-        let result = match (expected, written) {
-            (Some(v), Ok(r)) if r.matched_count == 0 && r.upserted_id.is_none() => {
-                let path = self.doc.stamps().version;
-                crate::versioning::check_conflict_at::<T>(
-                    self.odm,
-                    path,
-                    &id,
-                    v,
-                    session.as_deref_mut(),
-                )
-                .await?;
-                r
-            }
-            (Some(v), Err(e)) if self.upsert && e.is_duplicate_key() => {
-                let path = self.doc.stamps().version;
-                crate::versioning::check_conflict_at::<T>(
-                    self.odm,
-                    path,
-                    &id,
-                    v,
-                    session.as_deref_mut(),
-                )
-                .await?;
-                return Err(e);
-            }
-            (_, written) => written?,
+        let conflict = match (expected, &written) {
+            (Some(v), Ok(r)) if r.matched_count == 0 && r.upserted_id.is_none() => Some(v),
+            (Some(v), Err(e)) if self.upsert && e.is_duplicate_key() => Some(v),
+            _ => None,
         };
+        if let Some(v) = conflict {
+            let path = self.doc.stamps().version;
+            crate::versioning::check_conflict_at::<T>(
+                self.odm,
+                path,
+                &id,
+                v,
+                session.as_deref_mut(),
+            )
+            .await?;
+        }
+        let result = written?;
         if let (Some((tree, given)), 0) = (&tree, result.matched_count) {
             crate::tree::replace_missed::<T>(self.odm, *tree, &id, given, session.as_deref_mut())
                 .await?;

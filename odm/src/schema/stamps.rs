@@ -68,20 +68,7 @@ impl Stamps {
 const fn same(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => {
-            let (a, b) = (a.as_bytes(), b.as_bytes());
-            if a.len() != b.len() {
-                return false;
-            }
-            let mut i = 0;
-            while i < a.len() {
-                if a[i] != b[i] {
-                    return false;
-                }
-                i += 1;
-            }
-            true
-        }
+        (Some(a), Some(b)) => crate::rules::names::same(a, b),
         _ => false,
     }
 }
