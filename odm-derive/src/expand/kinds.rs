@@ -326,12 +326,12 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
                 None => quote!(#ident::#name => #none,),
             }
         });
-        // Variants that are not kinds were reported; they have no id.
+        // Variants that are not kinds were reported; they have none either.
         quote! {
             #[allow(unreachable_patterns)]
             match self {
                 #(#arms)*
-                _ => ::odm::__private::Option::None,
+                _ => #none,
             }
         }
     };
@@ -352,24 +352,10 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
     );
     // The kept fields of a document are its kind's; the enum's own are the kinds' when they
     // all keep the same ones (see `Stamps::common`).
-    let stamps = {
-        let arms = variants.iter().map(|v| {
-            let name = v.ident;
-            match v.ty {
-                Some(_) => {
-                    quote!(#ident::#name(__kind) => ::odm::__private::Model::stamps(__kind),)
-                }
-                None => quote!(#ident::#name => ::odm::__private::Stamps::NONE,),
-            }
-        });
-        quote! {
-            #[allow(unreachable_patterns)]
-            match self {
-                #(#arms)*
-                _ => ::odm::__private::Stamps::NONE,
-            }
-        }
-    };
+    let stamps = arm(
+        quote!(::odm::__private::Model::stamps(__kind)),
+        quote!(::odm::__private::Stamps::NONE),
+    );
     let kind_types: Vec<&Type> = kinds.iter().filter_map(|v| v.ty).collect();
     let variant_types: Vec<(&Ident, Option<&Type>)> =
         variants.iter().map(|v| (v.ident, v.ty)).collect();

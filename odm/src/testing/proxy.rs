@@ -40,8 +40,8 @@ pub struct FaultProxy {
 struct State {
     /// Commands whose replies are to be lost: (name, how many more).
     lose: Mutex<Vec<(String, u32)>>,
-    /// Commands seen, by name, in order.
-    seen: Mutex<Vec<String>>,
+    /// How many commands of each name went through.
+    seen: Mutex<std::collections::HashMap<String, usize>>,
     /// The accept loop and every connection's tasks, aborted by `cut`.
     tasks: Mutex<Vec<AbortHandle>>,
     cut: AtomicBool,
@@ -54,10 +54,12 @@ impl State {
 
     /// Notes `name` as seen; true when its reply is to be lost.
     fn lose_reply_of(&self, name: &str) -> bool {
-        self.seen
+        *self
+            .seen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(name.to_owned());
+            .entry(name.to_owned())
+            .or_default() += 1;
         let mut lose = self.lose.lock().unwrap_or_else(PoisonError::into_inner);
         match lose.iter_mut().find(|(n, left)| n == name && *left > 0) {
             Some((_, left)) => {
@@ -143,9 +145,9 @@ impl FaultProxy {
             .seen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter(|c| *c == command)
-            .count()
+            .get(command)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The server dies, as its clients see it: every connection is closed and no new one is

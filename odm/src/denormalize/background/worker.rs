@@ -487,7 +487,7 @@ impl CascadeWorker {
         let options = UpdateOptions::builder()
             .array_filters(target.array_filters.clone())
             .build();
-        let dependent = target.dependent;
+        let dependent = target.copy.dependent;
         let result = odm
             .database()
             .collection::<Document>(dependent)
@@ -581,8 +581,8 @@ fn is_own(e: &Error) -> bool {
 /// The dependents of one source whose copy differs from its values, and the update that sets
 /// them; every value is matched and written as a value (`$eq`), never read as an operator.
 struct Target {
-    dependent: &'static str,
-    /// The copy written, and the source's id and values, for the copies of this copy.
+    /// The copy written (its dependent collection is the one updated), and the source's id and
+    /// values, for the copies of this copy.
     copy: CopyInfo,
     source: Bson,
     values: Document,
@@ -646,7 +646,6 @@ impl Target {
         };
         let differs = doc! { "$and": [of_source.clone(), which.clone()] };
         Target {
-            dependent: copy.dependent,
             copy: copy.clone(),
             source: id.clone(),
             values: values.iter().cloned().collect(),
