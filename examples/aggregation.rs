@@ -103,6 +103,35 @@ async fn products_with_parts(odm: &Odm) -> odm::Result<Vec<ProductParts>> {
 }
 // ANCHOR_END: lookup
 
+// ANCHOR: dbref_lookup
+/// A loan of a part, referenced as a standard DBRef (`{ $ref: "parts", $id: 1 }`), as other
+/// programs sharing the collection expect.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "loans")]
+struct Loan {
+    #[serde(rename = "_id")]
+    id: i32,
+    borrower: String,
+    #[reference]
+    #[serde(with = "odm::dbref")]
+    part: Ref<Part>,
+}
+
+/// A loan with its part, joined by the DBRef's `$id`.
+#[derive(Deserialize, Debug)]
+struct LoanedPart {
+    borrower: String,
+    part: Vec<Part>,
+}
+
+async fn loans_with_parts(odm: &Odm) -> odm::Result<Vec<LoanedPart>> {
+    odm.aggregate::<Loan>()
+        .sort(Loan::id().asc())
+        .lookup(&Loan::part(), odm::view_field!(LoanedPart, part))
+        .await
+}
+// ANCHOR_END: dbref_lookup
+
 // ANCHOR: per_month
 #[derive(Deserialize, Debug)]
 struct Month {
@@ -164,7 +193,9 @@ async fn tag_cloud(odm: &Odm) -> odm::Result<Vec<Cloud>> {
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = run().await {
+    let result = run().await;
+    common::shutdown().await;
+    if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
@@ -248,6 +279,26 @@ async fn run() -> odm::Result<()> {
     steps.start("Each product with its parts: $lookup along the declared reference");
     for p in products_with_parts(&odm).await? {
         list(&p.name, p.parts.iter().map(|part| part.name.as_str()));
+    }
+    steps.sent();
+
+    steps.start("Loans of parts stored as DBRefs: $lookup by their $id");
+    odm.insert_many(&[
+        Loan {
+            id: 1,
+            borrower: "ann".into(),
+            part: Ref::new(1),
+        },
+        Loan {
+            id: 2,
+            borrower: "bob".into(),
+            part: Ref::new(3),
+        },
+    ])
+    .await?;
+    steps.log().clear();
+    for l in loans_with_parts(&odm).await? {
+        list(&l.borrower, l.part.iter().map(|part| part.name.as_str()));
     }
     steps.sent();
 

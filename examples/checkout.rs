@@ -138,5 +138,6 @@ async fn main() -> odm::Result<()> {
     say(format!("loans to cy: {loans}"));
 
     common::drop_database(&odm).await?;
+    common::shutdown().await;
     Ok(())
 }

@@ -43,7 +43,9 @@ fn upgrade_person(from: u32, doc: &mut Document) -> Result<(), String> {
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = run().await {
+    let result = run().await;
+    common::shutdown().await;
+    if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
     }

@@ -167,7 +167,9 @@ async fn top_ratings(odm: &Odm, post: ObjectId) -> odm::Result<Vec<i64>> {
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = run().await {
+    let result = run().await;
+    common::shutdown().await;
+    if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
     }

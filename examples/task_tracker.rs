@@ -50,7 +50,9 @@ struct Task {
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = run().await {
+    let result = run().await;
+    common::shutdown().await;
+    if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
     }

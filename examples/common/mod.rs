@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::fmt::{Display, Write as _};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use odm::bson::oid::ObjectId;
 use odm::bson::{Bson, Document};
@@ -34,11 +34,26 @@ pub async fn connect(example: &str) -> odm::Result<(Odm, Steps)> {
     let log = CommandLog::with_documents();
     log.attach(&mut options);
     let client = Client::with_options(options)?;
+    let _ = CLIENT.set(client.clone());
     let db_name = format!("odm_{example}_{}", std::process::id());
     let odm = Odm::new(client.database(&db_name));
     println!("odm {example} example: database `{db_name}` on {uri}");
     println!("Each step prints what it did and the commands it sent to the server.");
     Ok((odm, Steps::new(log)))
+}
+
+/// The example's client, shut down by [`shutdown`].
+static CLIENT: OnceLock<Client> = OnceLock::new();
+
+/// Shuts the example's client down before `main` returns: the driver's clean-up of dropped
+/// sessions finishes while the runtime still runs, instead of racing its shutdown (which the
+/// driver reports as a panic of its connection pool's task). Bounded: a handle still alive
+/// somewhere would make the driver wait for ever.
+pub async fn shutdown() {
+    if let Some(client) = CLIENT.get() {
+        let done = client.clone().shutdown();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), done).await;
+    }
 }
 
 /// The database of one part of an example, next to the example's own (`odm_library_<pid>` →
