@@ -254,7 +254,7 @@ pub use versions::{Migrations, SchemaVersion};
 /// hold one kind, `#[odm(collection = "books", common = "title, pages")] #[serde(tag = "type",
 /// rename_all = "snake_case")] enum Book { Single(SingleBook), Series(SeriesBook) }`; each kind
 /// is a struct deriving `Model` with `#[odm(kind_of = "Book")]` and no collection of its own.
-/// A kind's operations send the same commands as any model's, with `{type: {$eq: "series"}}`
+/// A kind's operations send the same commands as any model's, with `{type: "series"}`
 /// first in every filter (a raw filter naming `type` is combined with `$and`, so that it
 /// cannot widen the kind); its inserts and replacements store `type: "series"`; its indexes
 /// are partial on `{type: "series"}` and named `<keys>_type_series` (`sparse` becomes
@@ -342,9 +342,7 @@ pub mod __private {
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
     pub use crate::validator::{kinds_schema, BsonSchema, Validated};
-    pub use crate::validator::{
-        KnownSchema, ObjectSchema, RefIdOf, SchemaOf, UnknownSchema, ValidatorEntry,
-    };
+    pub use crate::validator::{KnownSchema, ObjectSchema, RefIdOf, SchemaOf, UnknownSchema};
     pub use crate::versioning::{StampDate, VersionNumber};
     pub use crate::versions::SchemaVersion;
 

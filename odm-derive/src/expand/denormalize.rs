@@ -17,38 +17,23 @@ use crate::model::attr::{field_ident, sort_key, DenormalizeAttr};
 use crate::model::check::{copy_kind, CopyKind};
 use crate::model::{Container, Field, Shape};
 
-/// The source side, for every model: a hidden type with one method per stored field that
-/// returns the field's typed path, reached as `<Model as CopySource>::fields()` (by `via` and
-/// `sort`, and for the source's collection), and the names of the stored fields, which each
-/// copied field is checked against at compile time. Each method is the field's accessor
-/// again, token for token, so that a mistake in the field's type is reported once, not once
-/// more here. A `#[frequently_updated]` field `qty` also gets a deprecated constant
-/// `Part::qty_is_frequently_updated`, which a copy of it names: a warning at the copy (rule
-/// of thumb 5), naming only the model.
+/// The source side, for every model: a hidden type reached as `<Model as CopySource>::fields()`
+/// (the source's collection and kind, and the checks of `via` and of a summary's id go through
+/// it), and the names of the stored fields, which each copied field is checked against at
+/// compile time. A copy reaches the source's fields through the model's own accessors
+/// (`<Part>::name()`), so a model has no second set of them. A `#[frequently_updated]` field
+/// `qty` also gets a deprecated constant `Part::qty_is_frequently_updated`, which a copy of it
+/// names: a warning at the copy (rule of thumb 5), naming only the model.
 pub fn source_fields(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let hidden = hidden_fields_name(cont);
-    // (A tree's `Ref<Self>` is reported; `Self` would mean the hidden type here.)
-    let fields = cont
-        .stored_fields()
-        .filter(|f| !crate::model::tree::links_self(cont, f));
-    let methods = fields.map(|f| {
-        let name = f.ident;
-        let vis = f.vis;
-        let (ret, body) = paths::model_accessor_parts(cont, f);
-        quote! {
-            #vis fn #name(&self) -> #ret {
-                #body
-            }
-        }
-    });
     let vis = cont.vis;
     let names = paths::names_consts(cont);
     // At the model's name; as visible as the model, whose `CopySource` impl names it.
     let def = quote_spanned! {ident.span()=>
         #vis struct #hidden;
     };
-    let body = source_impl(ident, &hidden, def, names, methods.collect());
+    let body = source_impl(ident, &hidden, def, names);
     quote! {
         const _: () = {
             #body
@@ -56,14 +41,13 @@ pub fn source_fields(cont: &Container<'_>) -> TokenStream {
     }
 }
 
-/// The hidden type `hidden` (defined by `def`) with one accessor method per field a copy may
-/// take from `ident` (`methods`), and `ident`'s `CopySource` impl naming it with `names`.
+/// The hidden type `hidden` (defined by `def`) and `ident`'s `CopySource` impl naming it with
+/// `names`.
 pub fn source_impl(
     ident: &Ident,
     hidden: &Ident,
     def: TokenStream,
     names: TokenStream,
-    methods: Vec<TokenStream>,
 ) -> TokenStream {
     quote! {
         #[doc(hidden)]
@@ -81,11 +65,6 @@ pub fn source_impl(
 
         impl ::odm::__private::SourceAccessors for #hidden {
             type Model = #ident;
-        }
-
-        #[allow(dead_code)]
-        impl #hidden {
-            #(#methods)*
         }
     }
 }
@@ -293,7 +272,6 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
         let model = respan(cont.ident, span);
         let name = respan(f.ident, span);
         let both = copied_field_exists(from, from_lit, f, kind, src);
-        let source_var = respan(&source_var, span);
         // A `#[frequently_updated]` field's model has a deprecated constant; the lint is only
         // reported at a span of the user's code, so the constant is named at the string itself.
         let lint = frequently_updated_ident(src, fields_lit.span());
@@ -307,14 +285,14 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             let __from = {
                 #[allow(non_camel_case_types, non_upper_case_globals, dead_code)]
                 trait __NoSuchField {
-                    fn #src(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                    fn #src() -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
                         ::odm::__private::Field::top("")
                     }
                     const #lint: () = ();
                 }
                 impl<T: ?::core::marker::Sized> __NoSuchField for T {}
                 let _ = #from_ty::#lint;
-                #source_var.#src()
+                #from_ty::#src()
             };
             // A tree's kept links are rewritten by moves, which no cascade follows.
             ::odm::__private::copyable(&__from);
@@ -406,8 +384,6 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             let sort_value = sort.value();
             let (dir, sort_name) = sort_key(&sort_value);
             let sort_ident = field_ident(sort_name, at(sort));
-            let via_source = respan(&source_var, via_span);
-            let sort_source = respan(&source_var, at(sort));
             // Following the reference and sorting are not copies: no deprecation warning.
             let via = quote_spanned! {via_span=>
                 {
@@ -415,12 +391,12 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
                     // A stand-in when the source lacks the field: `via_field` reports it.
                     #[allow(non_camel_case_types, dead_code)]
                     trait __NoSuchField {
-                        fn #via_ident(&self) -> ::odm::__private::Field<(), ::odm::__private::Ref<#model>, ::odm::__private::Single> {
+                        fn #via_ident() -> ::odm::__private::Field<(), ::odm::__private::Ref<#model>, ::odm::__private::Single> {
                             ::odm::__private::Field::top("")
                         }
                     }
                     impl<T: ?::core::marker::Sized> __NoSuchField for T {}
-                    let __via = #via_source.#via_ident();
+                    let __via = <#from>::#via_ident();
                     ::odm::__private::via_from_source::<#model, _, _, _>(&__via)
                 }
             };
@@ -431,12 +407,12 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
                     // field, which `copied_field` reports.
                     #[allow(non_camel_case_types, dead_code)]
                     trait __NoSuchField {
-                        fn #sort_ident(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                        fn #sort_ident() -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
                             ::odm::__private::Field::top("")
                         }
                     }
                     impl<T: ?::core::marker::Sized> __NoSuchField for T {}
-                    let __sort = #sort_source.#sort_ident();
+                    let __sort = <#from>::#sort_ident();
                     ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&__sort))
                 }
             };

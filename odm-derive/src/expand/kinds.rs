@@ -363,12 +363,12 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
     let common_names: Vec<String> = common.iter().map(|(n, _)| n.clone()).collect();
     let type_name = ident.unraw().to_string();
     let own_indexes = base_indexes(ident, &attrs.indexes, &common);
-    let copy_source = copy_source(input, first, &common);
+    let copy_source = copy_source(input, &common);
     let kind_schemas: Vec<(&str, &Type)> = kinds
         .iter()
         .filter_map(|v| Some((v.value.as_str(), v.ty?)))
         .collect();
-    let validator = super::validators::kinds_items(ident, &collection, &tag, other, &kind_schemas);
+    let validator = super::validators::kinds_items(ident, &tag, other, &kind_schemas);
     let version = super::validators::version_const(&attrs.versions);
     let body = quote! {
         impl ::odm::__private::KindBase for #ident {}
@@ -452,6 +452,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
                 indexes,
                 references: ::odm::__private::Vec::new,
                 copies: ::odm::__private::Vec::new,
+                validator: ::odm::__private::Option::Some(<#ident as ::odm::__private::Validated>::validator),
             }
         }
 
@@ -623,22 +624,13 @@ fn base_indexes(
 }
 
 /// The base as a copy source: its common fields (`#[denormalize(from = "Book", fields =
-/// "title")]` copies a field every kind has).
-fn copy_source(input: &DeriveInput, first: &Type, common: &[(String, Span)]) -> TokenStream {
+/// "title")]` copies a field every kind has), reached through the enum's accessors.
+fn copy_source(input: &DeriveInput, common: &[(String, Span)]) -> TokenStream {
     let ident = &input.ident;
     let vis = &input.vis;
     let hidden = format_ident!("{}Fields", ident.unraw());
     let names: Vec<&str> = common.iter().map(|(n, _)| n.as_str()).collect();
     let type_name = ident.unraw().to_string();
-    let methods = common.iter().map(|(name, span)| {
-        let hash = name_hash(name);
-        let method = Ident::new(name, *span);
-        quote! {
-            #vis fn #method(&self) -> <#first as ::odm::__private::KindField<#hash>>::Paths<#ident> {
-                #ident::#method()
-            }
-        }
-    });
     let def = quote_spanned! {ident.span()=>
         #vis struct #hidden;
     };
@@ -646,7 +638,7 @@ fn copy_source(input: &DeriveInput, first: &Type, common: &[(String, Span)]) -> 
         const NAME: &'static str = #type_name;
         const FIELDS: &'static [&'static str] = &[#(#names),*];
     };
-    super::denormalize::source_impl(ident, &hidden, def, names, methods.collect())
+    super::denormalize::source_impl(ident, &hidden, def, names)
 }
 
 #[cfg(test)]

@@ -127,6 +127,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let source_fields = denormalize::source_fields(cont);
     let names = paths::names_consts(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
+    let validator = validators::registered(cont);
     let tree = tree::tree_items(cont, &id_ty);
     let indexes = match &tree {
         Some(tree) => {
@@ -270,6 +271,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 indexes,
                 references,
                 copies,
+                validator: #validator,
             }
         }
     }

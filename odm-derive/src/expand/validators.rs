@@ -35,7 +35,7 @@ fn maybe_absent(input: &DeriveInput, field: &syn::Ident) -> bool {
     absent
 }
 
-/// `fn __json_schema() -> Document`: the struct's stored fields, each `required` unless serde
+/// The expression of the struct's schema (a `Document`): its stored fields, each `required` unless serde
 /// may leave it out, typed by its Rust type where that has a schema, bounded by its `max`.
 fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
     let fields = cont.fields.iter().filter(|f| !f.skipped).map(|f| {
@@ -80,12 +80,10 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
         quote! { .field("_v", false, ::odm::__private::Option::Some(::odm::bson::doc! { "bsonType": ["int", "long"], "minimum": 1i32, "maximum": #n }), ::odm::__private::Option::None) }
     });
     quote! {
-        fn __json_schema() -> ::odm::bson::Document {
-            ::odm::__private::ObjectSchema::new()
-                #(#fields)*
-                #version
-                .finish()
-        }
+        ::odm::__private::ObjectSchema::new()
+            #(#fields)*
+            #version
+            .finish()
     }
 }
 
@@ -95,10 +93,9 @@ pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
     let schema = object_schema(cont, input);
     if cont.derive == Derive::Embed {
         return quote! {
-            #schema
             impl ::odm::__private::BsonSchema for #ident {
                 fn bson_schema() -> ::odm::bson::Document {
-                    __json_schema()
+                    #schema
                 }
             }
         };
@@ -111,34 +108,28 @@ pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
             }
         }
     });
-    // Kinds are registered by their enum. Time-series collections take no validator, and the
-    // documents of buckets and counters are built by upserts, field by field, which a schema
-    // requiring every field would refuse half-built: `sync_validators_of` still installs theirs
-    // when asked.
-    let upserted = cont.time_series.is_some() || cont.bucket.is_some() || cont.counters.is_some();
-    let register = (cont.kind_of.is_none() && !upserted).then(|| {
-        let type_name = ident.to_string();
-        let collection = cont.collection_expr();
-        quote! {
-            ::odm::__private::inventory::submit! {
-                ::odm::__private::ValidatorEntry {
-                    type_name: #type_name,
-                    collection: #collection,
-                    validator: <#ident as ::odm::__private::Validated>::validator,
-                }
-            }
-        }
-    });
     quote! {
-        #schema
         impl ::odm::__private::Validated for #ident {
             fn json_schema() -> ::odm::bson::Document {
-                __json_schema()
+                #schema
             }
             #validator
         }
-        #register
     }
+}
+
+/// The validator a model registers with its entry (an `Option<fn() -> Document>`): none for a
+/// kind (its enum registers the collection's), nor for the collections whose documents are not
+/// written whole. Time-series collections take no validator, and the documents of buckets and
+/// counters are built by upserts, field by field, which a schema requiring every field would
+/// refuse half-built: `sync_validators_of` still installs theirs when asked.
+pub fn registered(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let upserted = cont.time_series.is_some() || cont.bucket.is_some() || cont.counters.is_some();
+    if cont.kind_of.is_some() || upserted {
+        return quote!(::odm::__private::Option::None);
+    }
+    quote!(::odm::__private::Option::Some(<#ident as ::odm::__private::Validated>::validator))
 }
 
 /// `const SCHEMA_VERSION` in the `Model` impl, when the model (or the enum of kinds) declares
@@ -165,12 +156,10 @@ pub fn version_const(versions: &crate::model::versions::VersionAttrs) -> TokenSt
 /// The enum of kinds' validator: a `oneOf` over its kinds, keyed by the discriminator.
 pub fn kinds_items(
     ident: &syn::Ident,
-    collection: &str,
     tag: &str,
     other: bool,
     kinds: &[(&str, &syn::Type)],
 ) -> TokenStream {
-    let type_name = ident.to_string();
     let values = kinds.iter().map(|(v, _)| v);
     let types = kinds.iter().map(|(_, t)| t);
     quote! {
@@ -179,13 +168,6 @@ pub fn kinds_items(
                 ::odm::__private::kinds_schema(#tag, #other, &[
                     #((#values, <#types as ::odm::__private::Validated>::json_schema as fn() -> ::odm::bson::Document)),*
                 ])
-            }
-        }
-        ::odm::__private::inventory::submit! {
-            ::odm::__private::ValidatorEntry {
-                type_name: #type_name,
-                collection: #collection,
-                validator: <#ident as ::odm::__private::Validated>::validator,
             }
         }
     }

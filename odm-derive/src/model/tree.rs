@@ -153,12 +153,6 @@ pub fn ref_rule_exempt(cont: &Container<'_>, f: &Field<'_>) -> bool {
     is_tree_field(cont, f) || (cont.tree.is_some() && tree_fields(cont).is_none())
 }
 
-/// A tree field holding `Ref<Self>`: reported, and left out of the code that would name its
-/// type elsewhere (where `Self` is another type), so that it is one error.
-pub fn links_self(cont: &Container<'_>, f: &Field<'_>) -> bool {
-    is_tree_field(cont, f) && f.ref_target().is_some_and(is_self)
-}
-
 /// The rules of a tree: on a model's struct (not a kind), its two fields exist, are distinct,
 /// stored, not the id, an `Option` and a `Vec`, with no attribute of their own.
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {

@@ -26,6 +26,8 @@ pub struct ModelEntry {
     pub indexes: fn() -> Vec<IndexSpec>,
     pub references: fn() -> Vec<ReferenceInfo>,
     pub copies: fn() -> Vec<CopyInfo>,
+    /// The validator `sync_validators` installs on the collection, if it installs one.
+    pub validator: Option<fn() -> bson::Document>,
 }
 
 inventory::collect!(ModelEntry);

@@ -32,14 +32,3 @@ pub trait Validated {
         doc! { "$jsonSchema": Self::json_schema() }
     }
 }
-
-/// What the registry knows of each model's validator.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct ValidatorEntry {
-    pub type_name: &'static str,
-    pub collection: &'static str,
-    pub validator: fn() -> Document,
-}
-
-inventory::collect!(ValidatorEntry);

@@ -6,7 +6,7 @@ use std::pin::Pin;
 
 use bson::{doc, Bson, Document};
 
-use super::{diff, Validated, ValidatorEntry};
+use super::{diff, Validated};
 use crate::{Error, Model, Odm, Result};
 
 /// Validator sync on the handle.
@@ -15,9 +15,11 @@ impl Odm {
     /// on its collection. See [`SyncValidators`] for the commands it sends.
     pub fn sync_validators(&self) -> SyncValidators<'_> {
         let mut targets: Vec<(String, Document)> = Vec::new();
-        for e in inventory::iter::<ValidatorEntry> {
-            if !targets.iter().any(|(c, _)| c == e.collection) {
-                targets.push((e.collection.to_owned(), (e.validator)()));
+        for e in crate::schema::registered_models() {
+            if let Some(validator) = e.validator {
+                if !targets.iter().any(|(c, _)| c == e.collection) {
+                    targets.push((e.collection.to_owned(), validator()));
+                }
             }
         }
         SyncValidators {
