@@ -244,7 +244,7 @@ async fn match_sort_skip_limit_and_project_into_a_view() -> odm::Result<()> {
         &vec![
             Bson::Document(doc! { "$match": { "$and": [
                 { "price": { "$gte": 10.0 } },
-                { "tags": { "$eq": "rubber" } },
+                { "tags": "rubber" },
             ] } }),
             Bson::Document(doc! { "$sort": { "price": -1 } }),
             Bson::Document(doc! { "$skip": 0_i64 }),
@@ -612,7 +612,7 @@ async fn a_kind_sees_its_own_documents_only() -> odm::Result<()> {
     let command = last_command(&db, "aggregate");
     assert_eq!(
         command.get_array("pipeline").expect("a pipeline")[0],
-        Bson::Document(doc! { "$match": { "type": { "$eq": "tool" } } })
+        Bson::Document(doc! { "$match": { "type": "tool" } })
     );
     // A raw filter naming the discriminator cannot widen the kind.
     let tools: Vec<Tool> = odm
@@ -699,7 +699,7 @@ async fn a_lookup_into_a_kind_joins_that_kind_only() -> odm::Result<()> {
             "localField": "tool",
             "foreignField": "_id",
             "as": "joined",
-            "pipeline": [{ "$match": { "type": { "$eq": "tool" } } }],
+            "pipeline": [{ "$match": { "type": "tool" } }],
         } })
     );
     let tools: Vec<ToolWithLoans> = odm

@@ -100,7 +100,7 @@ async fn a_push_onto_a_full_array_fails_and_writes_nothing() -> odm::Result<()> 
         .clone();
     assert_eq!(
         q,
-        doc! {"$and": [{"_id": {"$eq": 1}}, {"addresses.2": {"$exists": false}}]}
+        doc! {"$and": [{"_id": 1}, {"addresses.2": {"$exists": false}}]}
     );
 
     // Missing is not full: no such document is not a bound error.

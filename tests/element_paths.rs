@@ -140,7 +140,7 @@ async fn matched_follows_an_elem_match_filter() -> odm::Result<()> {
     assert_eq!(
         filter.as_document(),
         &doc! { "referrers": { "$elemMatch": {
-            "domain": { "$eq": "yahoo.com" },
+            "domain": "yahoo.com",
             "count": { "$lt": 3_i64 },
         } } }
     );
@@ -189,18 +189,13 @@ async fn each_where_sends_generated_array_filters() -> odm::Result<()> {
         update.as_document(),
         &doc! { "$inc": { "referrers.$[e0].count": 3_i64 } }
     );
-    assert_eq!(
-        update.array_filters(),
-        [doc! { "e0.domain": { "$eq": "google.com" } }]
-    );
+    assert_eq!(update.array_filters(), [doc! { "e0.domain": "google.com" }]);
     db.odm().update_by_id::<BookRefs>(1, update).await?;
     let (_, u, filters) = last_update(&db);
     assert_eq!(u, doc! { "$inc": { "referrers.$[e0].count": 3_i64 } });
     assert_eq!(
         filters,
-        Some(vec![Bson::Document(
-            doc! { "e0.domain": { "$eq": "google.com" } }
-        )])
+        Some(vec![Bson::Document(doc! { "e0.domain": "google.com" })])
     );
     assert_eq!(sent(&db), Vec::<String>::new());
     let one = stored_one(&db, "book_refs", 1_i64).await.unwrap();
@@ -269,8 +264,8 @@ async fn combined_conditions_get_their_own_identifiers() -> odm::Result<()> {
     assert_eq!(
         update.array_filters(),
         [
-            doc! { "e0.domain": { "$eq": "google.com" } },
-            doc! { "e1.domain": { "$eq": "yahoo.com" } },
+            doc! { "e0.domain": "google.com" },
+            doc! { "e1.domain": "yahoo.com" },
         ]
     );
     db.odm().update_by_id::<BookRefs>(1, update).await?;
@@ -298,10 +293,7 @@ async fn nested_arrays_and_scalar_elements() -> odm::Result<()> {
     );
     assert_eq!(
         update.array_filters(),
-        [
-            doc! { "e0.year": { "$gt": 2000 } },
-            doc! { "e1": { "$eq": "draft" } }
-        ]
+        [doc! { "e0.year": { "$gt": 2000 } }, doc! { "e1": "draft" }]
     );
     db.odm().update_by_id::<BookRefs>(1, update).await?;
     // The positional `$` on an array of strings: the first `draft` of the top-level tags.

@@ -148,7 +148,7 @@ async fn pages_follow_the_sort_with_one_find_each() -> odm::Result<()> {
         find.get_document("filter").ok(),
         Some(&doc! {"$or": [
             {"title": {"$gt": &last.title}},
-            {"$and": [{"title": {"$eq": &last.title}}, {"_id": {"$gt": last.id}}]},
+            {"$and": [{"title": &last.title}, {"_id": {"$gt": last.id}}]},
         ]})
     );
     Ok(())

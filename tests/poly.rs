@@ -284,7 +284,7 @@ async fn filters_on_polymorphic_references_match_collection_and_id() -> odm::Res
     assert_eq!(about_author.iter().map(|e| e.id).collect::<Vec<_>>(), [2]);
     assert_eq!(
         last_command(&db, "find").get_document("filter").unwrap(),
-        &doc! {"subject.$ref": {"$eq": "authors"}, "subject.$id": {"$eq": 1}}
+        &doc! {"subject.$ref": "authors", "subject.$id": 1}
     );
     let mentioning = odm
         .find(FeedEntry::mentions().refers_to(&Subject::User(Ref::new(1))))

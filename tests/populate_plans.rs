@@ -369,7 +369,7 @@ async fn the_lookup_plan_loads_three_levels_in_one_aggregate() -> odm::Result<()
     let pipeline = command.get_array("pipeline").unwrap();
     assert_eq!(
         pipeline[0].as_document().unwrap(),
-        &doc! {"$match": {"_id": {"$eq": 1}}}
+        &doc! {"$match": {"_id": 1}}
     );
     assert_eq!(pipeline[1].as_document().unwrap(), &doc! {"$limit": 1i64});
     // What loaded is what is stored, read back with the raw driver.

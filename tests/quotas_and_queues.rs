@@ -63,7 +63,7 @@ async fn taking_a_unit_is_one_conditional_update() -> odm::Result<()> {
         .clone();
     assert_eq!(
         statement.get_document("q").expect("q"),
-        &doc! { "_id": { "$eq": "bob" }, "remaining": { "$gt": 0 }, "books": { "$ne": 4 } }
+        &doc! { "_id": "bob", "remaining": { "$gt": 0 }, "books": { "$ne": 4 } }
     );
     assert_eq!(
         statement.get_document("u").expect("u"),

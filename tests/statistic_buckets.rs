@@ -200,8 +200,8 @@ async fn solution_a_increments_the_matched_element_in_one_update() -> odm::Resul
             .get_document("q")
             .unwrap(),
         &doc! { "$and": [
-            { "book": { "$eq": 1_i64 } },
-            { "referrers.domain": { "$eq": "google.com" } },
+            { "book": 1_i64 },
+            { "referrers.domain": "google.com" },
         ] }
     );
     record_a(db.odm(), 1, "google.com").await?;

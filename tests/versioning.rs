@@ -129,7 +129,7 @@ async fn a_replacement_of_the_loaded_version_increments_it() -> odm::Result<()> 
         .get_document("q")
         .unwrap()
         .clone();
-    assert_eq!(q, doc! { "_id": { "$eq": 1 }, "version": 1_i64 });
+    assert_eq!(q, doc! { "_id": 1, "version": 1_i64 });
     assert_eq!(version(&stored_one(&db, "books", 1).await.unwrap()), 2);
     Ok(())
 }

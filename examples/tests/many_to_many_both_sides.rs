@@ -58,7 +58,7 @@ async fn each_side_reads_the_other_with_one_command() -> odm::Result<()> {
         .expect("inserted");
     assert_eq!(fitzgerald.books.len(), 2);
 
-    // All authors of a book, without reading the book: `{books: {$eq: 1}}`.
+    // All authors of a book, without reading the book: `{books: 1}`.
     let authors = odm.find(Author::books().refers_to(1)).await?;
     assert_eq!(authors.len(), 2);
 

@@ -61,7 +61,7 @@ async fn the_authors_of_a_book_and_the_books_of_an_author() -> odm::Result<()> {
     }
     assert_eq!(names, ["Fitzgerald", "Co-author"]);
 
-    // All books by an author: `{authors: {$eq: 1}}`, served by the index `authors_1`.
+    // All books by an author: `{authors: 1}`, served by the index `authors_1`.
     let by_fitzgerald = odm
         .find(Book::authors().refers_to(1))
         .sort(Book::id().asc())

@@ -75,7 +75,7 @@ async fn a_dotted_query_is_one_find() -> odm::Result<()> {
     let command = sent[0].command.as_ref().expect("the log keeps documents");
     assert_eq!(
         command.get_document("filter").ok(),
-        Some(&doc! { "publisher.name": { "$eq": "Everyman's Library" } })
+        Some(&doc! { "publisher.name": "Everyman's Library" })
     );
     Ok(())
 }
@@ -220,11 +220,20 @@ async fn a_key_with_a_dot_is_refused_before_anything_is_sent() -> odm::Result<()
 // ANCHOR: literal
 #[test]
 fn a_value_is_never_read_as_an_operator() {
+    // A string is sent as itself: the server reads it as nothing but a string.
     let from_a_form = "{ \"$ne\": null }";
     let filter = Book::title().eq(from_a_form);
+    assert_eq!(filter.as_document(), &doc! { "title": from_a_form });
+
+    // A document goes behind `$eq`, where its keys are data, not operators.
+    let publisher = Publisher {
+        name: "$where".into(),
+        city: "{ \"$gt\": \"\" }".into(),
+    };
+    let filter = Book::publisher().eq(&publisher);
     assert_eq!(
         filter.as_document(),
-        &doc! { "title": { "$eq": from_a_form } }
+        &doc! { "publisher": { "$eq": { "name": "$where", "city": "{ \"$gt\": \"\" }" } } }
     );
 }
 // ANCHOR_END: literal

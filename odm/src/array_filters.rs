@@ -1,7 +1,7 @@
 //! The array filters of an update through filtered element paths (`referrers.$[e0].count`).
 //!
 //! A filtered element path names its elements by an identifier that the update's
-//! `arrayFilters` defines (`{"e0.domain": {$eq: "google.com"}}`). The identifiers are generated
+//! `arrayFilters` defines (`{"e0.domain": "google.com"}`). The identifiers are generated
 //! here, never taken from a caller: `e0`, `e1`, ... in the order a path is built. Two paths
 //! combined into one update may have picked the same identifier for different conditions; the
 //! second is then renamed, and a condition both use is sent once (MongoDB refuses an
@@ -10,7 +10,7 @@
 use bson::{Bson, Document};
 
 /// The conditions of the filtered element segments of a path or of an update, by identifier.
-/// Each condition is stored as built on the element (`{domain: {$eq: ...}}`) and prefixed with
+/// Each condition is stored as built on the element (`{domain: ...}`) and prefixed with
 /// its identifier when sent.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct ArrayFilters {
@@ -91,7 +91,7 @@ impl ArrayFilters {
     }
 }
 
-/// `{domain: {$eq: d}}` -> `{"e0.domain": {$eq: d}}`, through `$and`/`$or`/`$nor`; a condition
+/// `{domain: d}` -> `{"e0.domain": d}`, through `$and`/`$or`/`$nor`; a condition
 /// on the element itself (`""`, for an array of scalars) becomes `{e0: ...}`.
 fn prefixed(id: &str, condition: &Document) -> Document {
     condition

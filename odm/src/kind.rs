@@ -4,7 +4,7 @@
 //! The base is an enum deriving `Model` whose variants each hold one kind, a struct deriving
 //! `Model` with `#[odm(kind_of = "Base")]`. The enum decodes every kind (serde's internally
 //! tagged representation: `#[serde(tag = "type")]`); a kind's own queries, updates and deletes
-//! add `{type: {$eq: "series"}}` to their filter, its inserts and replacements store the
+//! add `{type: "series"}` to their filter, its inserts and replacements store the
 //! discriminator, and its indexes are partial on it.
 
 use bson::{doc, Bson, Document};
@@ -30,7 +30,7 @@ pub struct Kinds {
 }
 
 impl Kind {
-    /// The filter selecting this kind: `{type: {$eq: "series"}}`.
+    /// The filter selecting this kind: `{type: "series"}`.
     pub fn filter(&self) -> Document {
         crate::literal::eq(self.field, Bson::from(self.value))
     }
@@ -73,17 +73,14 @@ mod tests {
 
     #[test]
     fn the_kind_goes_first_and_cannot_be_widened() {
-        assert_eq!(
-            SERIES.restrict(Document::new()),
-            doc! {"type": {"$eq": "series"}}
-        );
+        assert_eq!(SERIES.restrict(Document::new()), doc! {"type": "series"});
         assert_eq!(
             SERIES.restrict(doc! {"volume": {"$gt": 2}}),
-            doc! {"type": {"$eq": "series"}, "volume": {"$gt": 2}}
+            doc! {"type": "series", "volume": {"$gt": 2}}
         );
         assert_eq!(
             SERIES.restrict(doc! {"type": {"$eq": "single"}}),
-            doc! {"$and": [{"type": {"$eq": "series"}}, {"type": {"$eq": "single"}}]}
+            doc! {"$and": [{"type": "series"}, {"type": {"$eq": "single"}}]}
         );
     }
 }

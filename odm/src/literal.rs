@@ -18,9 +18,43 @@
 
 use bson::{doc, Bson, Document};
 
-/// `{path: {$eq: value}}`.
+/// Equal to `value`: `{path: value}` for a value MongoDB can only read as itself (an id, a
+/// string, a number, a date, a boolean, binary data, null), `{path: {$eq: value}}` for any
+/// other (a document, which could be read as operators, a regular expression, which would be a
+/// pattern, an array, which could hold either).
+///
+/// The bare form is what the server recognises as a lookup by id: before MongoDB 8.1 the fast
+/// path for `{_id: value}` (IDHACK) does not take `{_id: {$eq: value}}`, which goes through the
+/// query planner instead.
 pub(crate) fn eq(path: &str, value: Bson) -> Document {
-    doc! { path: { "$eq": value } }
+    doc! { path: condition(value) }
+}
+
+/// The condition of [`eq`] on its own: `value`, or `{$eq: value}`.
+pub(crate) fn condition(value: Bson) -> Bson {
+    if plain(&value) {
+        value
+    } else {
+        Bson::Document(doc! { "$eq": value })
+    }
+}
+
+/// Whether `value` written in place of a condition can only be read as equality to itself.
+pub(crate) fn plain(value: &Bson) -> bool {
+    matches!(
+        value,
+        Bson::ObjectId(_)
+            | Bson::String(_)
+            | Bson::Int32(_)
+            | Bson::Int64(_)
+            | Bson::Double(_)
+            | Bson::Decimal128(_)
+            | Bson::Boolean(_)
+            | Bson::DateTime(_)
+            | Bson::Timestamp(_)
+            | Bson::Binary(_)
+            | Bson::Null
+    )
 }
 
 /// Whether MongoDB would read `value` as something other than a value when it stands for a
@@ -104,6 +138,22 @@ mod tests {
             pattern: ".*".try_into().unwrap(),
             options: "".try_into().unwrap(),
         })
+    }
+
+    #[test]
+    fn equality_is_bare_only_for_values_read_as_themselves() {
+        let id = bson::oid::ObjectId::new();
+        assert_eq!(eq("_id", id.into()), doc! { "_id": id });
+        assert_eq!(eq("t", "$where".into()), doc! { "t": "$where" });
+        assert_eq!(eq("n", Bson::Int64(3)), doc! { "n": 3_i64 });
+        assert_eq!(eq("p", Bson::Null), doc! { "p": null });
+        let op = doc! { "$gt": "" };
+        assert_eq!(eq("_id", op.clone().into()), doc! { "_id": { "$eq": op } });
+        let plain_doc = doc! { "a": 1 };
+        assert_eq!(eq("_id", plain_doc.clone().into()), doc! { "_id": { "$eq": plain_doc } });
+        assert_eq!(eq("t", regex()), doc! { "t": { "$eq": regex() } });
+        let array = Bson::Array(vec![doc! { "$gt": 1 }.into()]);
+        assert_eq!(eq("a", array.clone()), doc! { "a": { "$eq": array } });
     }
 
     #[test]

@@ -118,9 +118,9 @@ impl<Root, E: ArrayElement, M> Field<Root, Vec<E>, M> {
 
     /// The elements meeting `condition`, `$[e0]` with an array filter:
     /// `Book::referrers().each_where(|r| r.domain().eq("google.com")).count().inc(1)` is
-    /// `{$inc: {"referrers.$[e0].count": 1}}` with `arrayFilters: [{"e0.domain": {$eq:
-    /// "google.com"}}]`. The condition is built with the element's paths (for an array of
-    /// scalars, the element itself: `|t| t.eq("draft")`, sent `{e0: {$eq: "draft"}}`). Every
+    /// `{$inc: {"referrers.$[e0].count": 1}}` with `arrayFilters: [{"e0.domain":
+    /// "google.com"}]`. The condition is built with the element's paths (for an array of
+    /// scalars, the element itself: `|t| t.eq("draft")`, sent `{e0: "draft"}`). Every
     /// element meeting it is written, in every document the update's filter matches; a
     /// document with none is matched and left unchanged.
     pub fn each_where(
@@ -141,7 +141,7 @@ impl<Root, E: ArrayElement, M> Field<Root, Vec<E>, M> {
 
     /// Documents with at least one element meeting `condition`, all of it on that one element
     /// (`$elemMatch`): `Book::referrers().any(|r| r.domain().eq("google.com") & r.count().gt(3))`
-    /// is `{referrers: {$elemMatch: {$and: [{domain: {$eq: "google.com"}}, {count: {$gt: 3}}]}}}`,
+    /// is `{referrers: {$elemMatch: {$and: [{domain: "google.com"}, {count: {$gt: 3}}]}}}`,
     /// where `Book::referrers().domain().eq(..) & Book::referrers().count().gt(3)` would let two
     /// different elements meet each half. Values are matched literally (`$eq`). Also the filter
     /// that [`Field::matched`] writes the first match of.

@@ -48,9 +48,11 @@ pub(crate) fn encode<T>(
 /// A query filter on the model `Root`.
 ///
 /// Build one from a field (`Book::isbn().eq("9781857150193")`) and combine with `&`, `|`, `!`
-/// or [`Filter::and`] / [`Filter::or`]. Every comparison is sent with an explicit operator
-/// (`{isbn: {$eq: ...}}`), so a user-supplied value is always matched literally and never
-/// read as an operator.
+/// or [`Filter::and`] / [`Filter::or`]. A user-supplied value is always matched literally and
+/// never read as an operator or a pattern: equality to a document, an array or a regular
+/// expression is sent with `$eq` (`{isbn: {$eq: ...}}`), equality to an id, a string or a
+/// number as the value itself (`{isbn: "9781857150193"}`), and every other comparison with its
+/// operator.
 pub struct Filter<Root> {
     doc: Document,
     error: Option<Deferred>,
@@ -65,7 +67,7 @@ impl<Root> Filter<Root> {
 
     /// A filter from a raw document, sent as written. This is the one way to put operators of
     /// your own into a filter: never build it from unchecked user input. Every other filter
-    /// matches values literally (`$eq`, and `$in` lists whose regular expressions and
+    /// matches values literally (`$eq` where a value could be misread, and `$in` lists whose regular expressions and
     /// `$`-keyed documents are sent as `$eq` of their own), so a value is never read as an
     /// operator or a pattern.
     pub fn raw(doc: Document) -> Self {
@@ -193,6 +195,7 @@ impl<Root, T, M> Field<Root, T, M> {
             &mut error,
         );
         let doc = match op {
+            "$eq" => literal::eq(self.path(), v),
             "$ne" => literal::ne(self.path(), v),
             _ => doc! { self.path(): { op: v } },
         };
@@ -218,8 +221,11 @@ impl<Root, T, M> Field<Root, T, M> {
         Filter::from_parts(build(self.path(), vs), error)
     }
 
-    /// Equal to `value` (`$eq`). On an array field this is whole-array equality; use
-    /// [`Field::contains`] to match one element.
+    /// Equal to `value`: `{path: value}` for a value that can only be read as itself (an id, a
+    /// string, a number, a date, a boolean, binary data, null: the form MongoDB serves from its
+    /// fast path for lookups by `_id`), `{path: {$eq: value}}` for a document, an array or a
+    /// regular expression, which would otherwise be read as operators or a pattern. On an
+    /// array field this is whole-array equality; use [`Field::contains`] to match one element.
     pub fn eq(&self, value: impl Value<T>) -> Filter<Root>
     where
         M: Queryable,
@@ -319,7 +325,8 @@ impl<Root, T, M> Field<Root, T, M> {
 }
 
 impl<Root, E, M> Field<Root, Vec<E>, M> {
-    /// The array holds an element equal to `value` (a multikey match: `{subjects: {$eq: v}}`).
+    /// The array holds an element equal to `value` (a multikey match: `{subjects: v}`, with `$eq`
+    /// for a value that could be read as more than itself, as [`Field::eq`] sends it).
     pub fn contains(&self, value: impl Value<E>) -> Filter<Root>
     where
         M: Queryable,
@@ -330,7 +337,7 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
             || format!("filter value for `{}`", self.path()),
             &mut error,
         );
-        Filter::from_parts(doc! { self.path(): { "$eq": v } }, error)
+        Filter::from_parts(literal::eq(self.path(), v), error)
     }
 
     /// The array holds every one of `values` (`$all`); values are matched literally, as in

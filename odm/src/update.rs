@@ -106,7 +106,7 @@ impl<Root> Update<Root> {
     }
 
     /// The `arrayFilters` sent with the update: one per filtered element segment
-    /// (`referrers.$[e0].count` needs `{"e0.domain": {$eq: ...}}`), empty when it has none.
+    /// (`referrers.$[e0].count` needs `{"e0.domain": ...}`), empty when it has none.
     pub fn array_filters(&self) -> Vec<Document> {
         self.filters.documents()
     }

@@ -126,7 +126,7 @@ impl<'a, T: Counted> Counters<'a, T> {
     }
 
     /// Records `n` events for `key` at the instant `at`: one `update`, an upsert of the day's
-    /// document `{key: {$eq: key}, day: {$eq: <midnight>}}` with
+    /// document `{key: key, day: {$eq: <midnight>}}` with
     /// `$inc: {total: n, "hour.<H>.total": n, "hour.<H>.<minute of the day>": n}` (no minute
     /// with hour granularity). The document is created by the first event of its day.
     ///
@@ -213,7 +213,7 @@ impl<'a, T: Counted> Counters<'a, T> {
     }
 
     /// The document of `key`'s day holding `day`, `None` when nothing was recorded that day.
-    /// One `find` (`{key: {$eq: key}, day: {$eq: <midnight>}}`, limit 1, on the unique index).
+    /// One `find` (`{key: key, day: {$eq: <midnight>}}`, limit 1, on the unique index).
     pub fn day(self, key: impl Value<T::Key>, day: DateTime) -> InSession<'a, Option<T>> {
         let key = key.to_bson();
         InSession::new(
@@ -266,7 +266,7 @@ impl<'a, T: Counted> Counters<'a, T> {
 
     /// The documents of `key`'s days from the day holding `first` to the day holding `last`,
     /// both included, in order; days without events have no document. One `find`
-    /// (`{key: {$eq: key}, day: {$gte: first, $lte: last}}`, sorted by day, on the unique
+    /// (`{key: key, day: {$gte: first, $lte: last}}`, sorted by day, on the unique
     /// index), plus one `getMore` per further batch (past 101 days).
     pub fn days(
         self,
@@ -304,7 +304,7 @@ impl<'a, T: Counted> Counters<'a, T> {
         })
     }
 
-    /// `{key: {$eq: key}, day: {$eq: day}}`: the key is matched as a value, whatever it holds.
+    /// `{key: key, day: {$eq: day}}` (`{key: {$eq: key}}` for a key that could be misread): the key is matched as a value, whatever it holds.
     fn day_filter(key: Bson, day: DateTime) -> Document {
         let paths = T::COUNTERS;
         let mut filter = crate::literal::eq(paths.key, key);

@@ -56,7 +56,7 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
 
     /// Spends one unit of the document `id` on `item`, unless none remains or `item` was
     /// already given. One `update`:
-    /// `{_id: {$eq: id}, remaining: {$gt: 0}, books: {$ne: item}}` (`$nor` of an `$eq` for an
+    /// `{_id: id, remaining: {$gt: 0}, books: {$ne: item}}` (`$nor` of an `$eq` for an
     /// item `$ne` would misread) →
     /// `{$inc: {remaining: -1}, $push: {books: item}}`. When it matches nothing, one `find` of
     /// the document (projected to the two fields) says why; the refusal itself was decided
@@ -119,7 +119,7 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
     }
 
     /// Gives the unit spent on `item` back: one `update`,
-    /// `{_id: {$eq: id}, books: {$eq: item}}` → `{$inc: {remaining: 1}, $pullAll: {books:
+    /// `{_id: id, books: item}` → `{$inc: {remaining: 1}, $pullAll: {books:
     /// [item]}}`. Returns whether `item` was in the list.
     pub fn give_back<'a>(
         &'a self,

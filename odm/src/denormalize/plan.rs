@@ -115,12 +115,7 @@ fn step(copy: &CopyInfo, from: &str, to: &str, ids: &str) -> Option<CascadeStep>
     };
     // The copies of a kind are written on the documents of that kind only.
     let filter = match copy.dependent_kind {
-        Some(k) => format!(
-            "{{ {}: {{ $eq: \"{}\" }}, {}",
-            k.field,
-            k.value,
-            &filter[2..]
-        ),
+        Some(k) => format!("{{ {}: \"{}\", {}", k.field, k.value, &filter[2..]),
         None => filter,
     };
     Some(CascadeStep {

@@ -173,12 +173,12 @@ mod tests {
             doc! { "$or": [
                 { "title": { "$gt": "B" } },
                 { "$and": [
-                    { "title": { "$eq": "B" } },
+                    { "title": "B" },
                     { "$or": [{ "year": { "$lt": 1999 } }, { "year": { "$eq": null } }] },
                 ] },
                 { "$and": [
-                    { "title": { "$eq": "B" } },
-                    { "year": { "$eq": 1999 } },
+                    { "title": "B" },
+                    { "year": 1999 },
                     { "_id": { "$gt": 7 } },
                 ] },
             ] }
@@ -192,13 +192,13 @@ mod tests {
             after(&keys, &[Bson::Null, Bson::from(3)]),
             doc! { "$or": [
                 { "subtitle": { "$ne": null } },
-                { "$and": [{ "subtitle": { "$eq": null } }, { "_id": { "$gt": 3 } }] },
+                { "$and": [{ "subtitle": null }, { "_id": { "$gt": 3 } }] },
             ] }
         );
         let keys = [key("subtitle", false), key("_id", true)];
         assert_eq!(
             after(&keys, &[Bson::Null, Bson::from(3)]),
-            doc! { "$and": [{ "subtitle": { "$eq": null } }, { "_id": { "$gt": 3 } }] }
+            doc! { "$and": [{ "subtitle": null }, { "_id": { "$gt": 3 } }] }
         );
     }
 

@@ -181,7 +181,7 @@ impl<Root, W, T: RefTarget> RefPath<Root, W, T> {
 
 impl<Root: 'static, W, T: Model> RefPath<Root, W, T> {
     /// Documents whose reference is the document with id `id`:
-    /// `{path: {$eq: id}}` (for an array of references, any element).
+    /// `{path: id}` (for an array of references, any element).
     ///
     /// A reference stored as a DBRef is matched by `{path.$ref, path.$id}` (an element of an
     /// array by the whole DBRef).

@@ -81,7 +81,7 @@ impl<Root, W: PolyContainer<E>, E> PolyPath<Root, W, E> {
 }
 
 impl<Root: Model, W, E: PolyTargets> PolyPath<Root, W, E> {
-    /// Documents whose reference is `target`: `{path.$ref: {$eq: c}, path.$id: {$eq: id}}`, or
+    /// Documents whose reference is `target`: `{path.$ref: c, path.$id: id}`, or
     /// for an array, an element equal to the DBRef (`{path: {$eq: {$ref, $id}}}`).
     pub fn refers_to(&self, target: &E) -> Filter<Root> {
         Filter::from_parts(self.dbref_filter(&target.to_dbref()), None)

@@ -151,7 +151,7 @@ pub(crate) async fn by_id_routed<T: crate::Model>(
     Ok(filter)
 }
 
-/// Adds `{field: {$eq: value}}` to `filter` for each field of the key, with the value `doc`
+/// Adds `{field: value}` (`{field: {$eq: value}}` for a value that could be misread) to `filter` for each field of the key, with the value `doc`
 /// holds (`null` when it holds none, which is how the server places such a document), so that
 /// a write of a loaded document is routed to its shard.
 pub(crate) fn pin_key(filter: &mut Document, doc: &RawDocument, key: &ShardKey) {
@@ -165,7 +165,7 @@ pub(crate) fn pin_key(filter: &mut Document, doc: &RawDocument, key: &ShardKey) 
             .flatten()
             .and_then(|v| Bson::try_from(v).ok())
             .unwrap_or(Bson::Null);
-        filter.insert(*field, doc! { "$eq": value });
+        filter.insert(*field, crate::literal::condition(value));
     }
 }
 
@@ -209,6 +209,7 @@ pub(crate) fn check_upsert(
         collection: collection.to_owned(),
         id: match filter.get("_id") {
             Some(Bson::Document(d)) if d.contains_key("$eq") => crate::error::show_id(d.get("$eq")),
+            Some(id) if crate::literal::plain(id) => crate::error::show_id(Some(id)),
             _ => crate::error::show_filter(filter),
         },
         operation,

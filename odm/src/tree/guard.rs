@@ -1,7 +1,7 @@
 //! The tree's fields are the ODM's to write: updates that name them are refused, and a
 //! replacement keeps the stored ones.
 
-use bson::{doc, Bson, Document, RawDocument};
+use bson::{Bson, Document, RawDocument};
 use mongodb::ClientSession;
 
 use super::{node, TreeInfo};
@@ -48,7 +48,7 @@ pub(crate) fn refuse_tree_writes(
 }
 
 /// A replacement of a node must not move it: the filter also asks for the parent and the
-/// ancestors the replacement holds (`{parent: {$eq: ..}, ancestors: {$eq: [..]}}`), so that the
+/// ancestors the replacement holds (`{parent: .., ancestors: {$eq: [..]}}`), so that the
 /// stored ones are kept, even against a concurrent move. A replacement that upserts could
 /// insert a node whose ancestors were never taken from its parent: refused.
 pub(crate) fn guard_replace(
@@ -70,7 +70,7 @@ pub(crate) fn guard_replace(
             .flatten()
             .and_then(|v| Bson::try_from(v).ok())
             .unwrap_or(Bson::Null);
-        filter.insert(field, doc! { "$eq": value });
+        filter.insert(field, crate::literal::condition(value));
     }
     Ok(())
 }

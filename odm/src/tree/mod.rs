@@ -107,7 +107,7 @@ impl<'a, T: TreeModel> Tree<'a, T> {
         Find::new(self.odm, filter)
     }
 
-    /// The nodes whose parent is `id`: one `find` `{parent: {$eq: id}}` on the `parent_1`
+    /// The nodes whose parent is `id`: one `find` `{parent: id}` on the `parent_1`
     /// index (plus `getMore`s past the first batch). A builder: sort, limit, project, populate.
     pub fn children(&self, id: impl Value<T::Id>) -> Find<'a, T> {
         let filter =
@@ -116,14 +116,14 @@ impl<'a, T: TreeModel> Tree<'a, T> {
     }
 
     /// Every node below `id`, at any depth (the seed's `find({ancestors: "1920s"})`): one
-    /// `find` `{ancestors: {$eq: id}}` on the multikey `ancestors_1` index.
+    /// `find` `{ancestors: id}` on the multikey `ancestors_1` index.
     pub fn descendants(&self, id: impl Value<T::Id>) -> Find<'a, T> {
         let filter =
             encode_id::<T>("node id", &id).map(|id| crate::literal::eq(T::INFO.ancestors, id));
         self.find(filter)
     }
 
-    /// The nodes without a parent: one `find` `{parent: {$eq: null}}` (a missing parent is
+    /// The nodes without a parent: one `find` `{parent: null}` (a missing parent is
     /// `null` to MongoDB).
     pub fn roots(&self) -> Find<'a, T> {
         self.find(Ok(crate::literal::eq(T::INFO.parent, Bson::Null)))

@@ -217,7 +217,7 @@ impl<'a, T: TreeModel> VerifyTree<'a, T> {
             let mut q = crate::literal::eq("_id", n.id.clone());
             q.insert(
                 info.parent,
-                doc! { "$eq": n.parent.clone().unwrap_or(Bson::Null) },
+                crate::literal::condition(n.parent.clone().unwrap_or(Bson::Null)),
             );
             q.insert(info.ancestors, doc! { "$eq": n.ancestors.clone() });
             fixes.push(doc! {
