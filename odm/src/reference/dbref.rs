@@ -143,20 +143,26 @@ pub(crate) fn parse_unknown(message: &str) -> Option<(Vec<String>, String)> {
 }
 
 thread_local! {
-    /// The database the document being decoded was read from; empty outside odm's decoding.
+    /// The database the documents being decoded were last read from (kept between decodings,
+    /// so that the next document from the same database writes nothing), and whether a
+    /// decoding by odm is under way.
     static READING_FROM: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    static DECODING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Runs `decode` knowing that the document comes from `database`, so that a DBRef whose `$db`
 /// names that database is read as a reference like one without `$db`.
 pub(crate) fn reading_from<R>(database: &str, decode: impl FnOnce() -> R) -> R {
     READING_FROM.with(|d| {
-        let mut d = d.borrow_mut();
-        d.clear();
-        d.push_str(database);
+        if *d.borrow() != database {
+            let mut d = d.borrow_mut();
+            d.clear();
+            d.push_str(database);
+        }
     });
+    let outer = DECODING.with(|on| on.replace(true));
     let out = decode();
-    READING_FROM.with(|d| d.borrow_mut().clear());
+    DECODING.with(|on| on.set(outer));
     out
 }
 
@@ -167,10 +173,7 @@ impl DbRef {
         let Some(db) = &self.database else {
             return false;
         };
-        READING_FROM.with(|d| {
-            let d = d.borrow();
-            !d.is_empty() && *d != *db
-        })
+        DECODING.with(std::cell::Cell::get) && READING_FROM.with(|d| *d.borrow() != *db)
     }
 }
 
