@@ -22,26 +22,82 @@ const MAX_DEPTH: usize = 128;
 
 /// Whether the document in `bytes` is well formed as far as its element bounds go and no key at
 /// any depth starts with `$` or contains `.`. Reads only the type bytes, the keys and the
-/// lengths: no value is decoded and no string is validated.
+/// lengths: no value is decoded, and a key is validated as UTF-8 only when it is not ASCII.
 fn plain_keys(bytes: &[u8], depth: usize) -> bool {
-    if depth > MAX_DEPTH {
+    let n = bytes.len();
+    if depth > MAX_DEPTH || n < 5 || read_len(bytes, 0) != Some(n) || bytes[n - 1] != 0 {
         return false;
     }
-    let mut elements = Elements::new(bytes);
-    for element in elements.by_ref() {
-        let Some((kind, key, value)) = element else {
+    let mut at = 4;
+    // `at` stays below `n`: the last byte is the document's null, and an element ends before it.
+    loop {
+        let kind = bytes[at];
+        if kind == 0 {
+            return at == n - 1;
+        }
+        let key_start = at + 1;
+        let mut i = key_start;
+        let mut unusual = false;
+        while i < n && bytes[i] != 0 {
+            unusual |= bytes[i] == b'.' || bytes[i] >= 0x80;
+            i += 1;
+        }
+        if i >= n || bytes.get(key_start) == Some(&b'$') {
+            return false;
+        }
+        let key = &bytes[key_start..i];
+        if unusual && (key.contains(&b'.') || std::str::from_utf8(key).is_err()) {
+            return false;
+        }
+        let start = i + 1;
+        let Some(end) = value_len(kind, bytes, start).and_then(|len| start.checked_add(len)) else {
             return false;
         };
-        if key.first() == Some(&b'$') || key.contains(&b'.') || std::str::from_utf8(key).is_err() {
+        if end >= n || !string_ends(kind, bytes, start, end) {
             return false;
         }
         // Documents and arrays: the keys of an array are its indexes, its documents are
         // checked like any other.
-        if (kind == 0x03 || kind == 0x04) && !plain_keys(value, depth + 1) {
+        if (kind == 0x03 || kind == 0x04) && !plain_keys(&bytes[start..end], depth + 1) {
             return false;
         }
+        at = end;
     }
-    elements.finished()
+}
+
+/// The length of the value of type `kind` starting at `start`; `None` for an unknown type or a
+/// length that cannot be read.
+fn value_len(kind: u8, bytes: &[u8], start: usize) -> Option<usize> {
+    Some(match kind {
+        0x06 | 0x0A | 0x7F | 0xFF => 0,
+        0x08 => 1,
+        0x10 => 4,
+        0x01 | 0x09 | 0x11 | 0x12 => 8,
+        0x07 => 12,
+        0x13 => 16,
+        // String, code, symbol: a length, then the bytes and their null.
+        0x02 | 0x0D | 0x0E => 4 + read_len(bytes, start)?,
+        // Document, array, code with scope: a length that counts itself.
+        0x03 | 0x04 | 0x0F => read_len(bytes, start)?,
+        // Binary: a length, a subtype, the bytes.
+        0x05 => 5 + read_len(bytes, start)?,
+        0x0B => {
+            let first = bytes.get(start..)?.iter().position(|b| *b == 0)?;
+            let second = bytes
+                .get(start + first + 1..)?
+                .iter()
+                .position(|b| *b == 0)?;
+            first + second + 2
+        }
+        0x0C => 4 + read_len(bytes, start)? + 12,
+        _ => return None,
+    })
+}
+
+/// A string, code or symbol value (`start..end`) ends with its null and holds at least that;
+/// any other value passes.
+fn string_ends(kind: u8, bytes: &[u8], start: usize, end: usize) -> bool {
+    !matches!(kind, 0x02 | 0x0D | 0x0E) || (end - start >= 5 && bytes[end - 1] == 0)
 }
 
 /// The elements of a BSON document's bytes, as (type, key, value bytes); `None` for bytes that
@@ -78,37 +134,9 @@ impl<'a> Elements<'a> {
         let key_len = bytes[key_start..].iter().position(|b| *b == 0)?;
         let key = &bytes[key_start..key_start + key_len];
         let start = key_start + key_len + 1;
-        let len = match kind {
-            0x06 | 0x0A | 0x7F | 0xFF => 0,
-            0x08 => 1,
-            0x10 => 4,
-            0x01 | 0x09 | 0x11 | 0x12 => 8,
-            0x07 => 12,
-            0x13 => 16,
-            // String, code, symbol: a length, then the bytes and their null.
-            0x02 | 0x0D | 0x0E => 4 + read_len(bytes, start)?,
-            // Document, array, code with scope: a length that counts itself.
-            0x03 | 0x04 | 0x0F => read_len(bytes, start)?,
-            // Binary: a length, a subtype, the bytes.
-            0x05 => 5 + read_len(bytes, start)?,
-            0x0B => {
-                let first = bytes.get(start..)?.iter().position(|b| *b == 0)?;
-                let second = bytes
-                    .get(start + first + 1..)?
-                    .iter()
-                    .position(|b| *b == 0)?;
-                first + second + 2
-            }
-            0x0C => 4 + read_len(bytes, start)? + 12,
-            _ => return None,
-        };
-        let end = start.checked_add(len)?;
+        let end = start.checked_add(value_len(kind, bytes, start)?)?;
         // The document's own terminating null stays after the last element.
-        if end >= bytes.len() {
-            return None;
-        }
-        // A string ends with its null (and holds at least that).
-        if matches!(kind, 0x02 | 0x0D | 0x0E) && (len < 5 || bytes[end - 1] != 0) {
+        if end >= bytes.len() || !string_ends(kind, bytes, start, end) {
             return None;
         }
         self.at = end;

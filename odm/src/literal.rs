@@ -150,7 +150,10 @@ mod tests {
         let op = doc! { "$gt": "" };
         assert_eq!(eq("_id", op.clone().into()), doc! { "_id": { "$eq": op } });
         let plain_doc = doc! { "a": 1 };
-        assert_eq!(eq("_id", plain_doc.clone().into()), doc! { "_id": { "$eq": plain_doc } });
+        assert_eq!(
+            eq("_id", plain_doc.clone().into()),
+            doc! { "_id": { "$eq": plain_doc } }
+        );
         assert_eq!(eq("t", regex()), doc! { "t": { "$eq": regex() } });
         let array = Bson::Array(vec![doc! { "$gt": 1 }.into()]);
         assert_eq!(eq("a", array.clone()), doc! { "a": { "$eq": array } });
