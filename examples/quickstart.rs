@@ -39,6 +39,8 @@ async fn main() -> odm::Result<()> {
     println!("inserted {id}; found {found:?}");
 
     odm.database().drop().await?;
+    // Closes the connections before the runtime stops (the driver ends its tasks cleanly).
+    odm.client().clone().shutdown().await;
     Ok(())
 }
 // ANCHOR_END: all
