@@ -30,6 +30,9 @@ async fn main() -> odm::Result<()> {
     let id = odm.insert_one(&author).await?;
     let found: Vec<Author> = odm.find(Author::last_name().eq("Miller")).await?;
     println!("inserted {id}; found {found:?}");
+
+    // Closes the connections before the runtime stops.
+    odm.client().clone().shutdown().await;
     Ok(())
 }
 // ANCHOR_END: all
