@@ -428,3 +428,37 @@ pub(crate) fn refers_to_filter(path: &str, many: bool, collection: &str, id: Bso
     d.extend(crate::literal::eq(&format!("{path}.$id"), id));
     d
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn elsewhere_ref(db: &str) -> DbRef {
+        DbRef {
+            collection: "books".to_owned(),
+            id: Bson::Int32(1),
+            database: Some(db.to_owned()),
+        }
+    }
+
+    #[test]
+    fn the_database_read_from_counts_only_while_odm_decodes() {
+        let here = elsewhere_ref("library");
+        let there = elsewhere_ref("archive");
+        reading_from("library", || {
+            assert!(!here.is_elsewhere());
+            assert!(there.is_elsewhere());
+        });
+        // Outside odm's decoding the database is not known: no `$db` is elsewhere, even
+        // though the last database read from is remembered for the next decoding.
+        assert!(!there.is_elsewhere());
+        reading_from("archive", || {
+            assert!(!there.is_elsewhere());
+            assert!(here.is_elsewhere());
+            // A decoding inside a decoding leaves the outer one under way.
+            reading_from("archive", || ());
+            assert!(here.is_elsewhere());
+        });
+        assert!(!here.is_elsewhere());
+    }
+}
