@@ -37,16 +37,16 @@ fn plain_keys(bytes: &[u8], depth: usize) -> bool {
         }
         let key_start = at + 1;
         let mut i = key_start;
-        let mut unusual = false;
+        let (mut dot, mut ascii) = (false, true);
         while i < n && bytes[i] != 0 {
-            unusual |= bytes[i] == b'.' || bytes[i] >= 0x80;
+            dot |= bytes[i] == b'.';
+            ascii &= bytes[i] < 0x80;
             i += 1;
         }
-        if i >= n || bytes.get(key_start) == Some(&b'$') {
+        if i >= n || dot || bytes.get(key_start) == Some(&b'$') {
             return false;
         }
-        let key = &bytes[key_start..i];
-        if unusual && (key.contains(&b'.') || std::str::from_utf8(key).is_err()) {
+        if !ascii && std::str::from_utf8(&bytes[key_start..i]).is_err() {
             return false;
         }
         let start = i + 1;

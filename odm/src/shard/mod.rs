@@ -151,9 +151,9 @@ pub(crate) async fn by_id_routed<T: crate::Model>(
     Ok(filter)
 }
 
-/// Adds `{field: value}` (`{field: {$eq: value}}` for a value that could be misread) to `filter` for each field of the key, with the value `doc`
-/// holds (`null` when it holds none, which is how the server places such a document), so that
-/// a write of a loaded document is routed to its shard.
+/// Adds each field of the key to `filter` with the value `doc` holds (`null` when it holds
+/// none, which is how the server places such a document), as [`crate::literal::eq`] matches a
+/// value, so that a write of a loaded document is routed to its shard.
 pub(crate) fn pin_key(filter: &mut Document, doc: &RawDocument, key: &ShardKey) {
     for (field, _) in key.fields {
         if filter.contains_key(*field) {
