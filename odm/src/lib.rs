@@ -346,6 +346,17 @@ pub mod __private {
     pub use crate::versioning::{StampDate, VersionNumber};
     pub use crate::versions::SchemaVersion;
 
+    /// The list of a model's declarations (its indexes, references, copies): one generic
+    /// call in the generated code where `vec!` would be three.
+    pub fn vec_of<T, const N: usize>(items: [T; N]) -> Vec<T> {
+        Vec::from(items)
+    }
+
+    /// The entry of a model that declares none of a kind of item (copies, references).
+    pub fn empty_vec<T>() -> Vec<T> {
+        Vec::new()
+    }
+
     /// Adds the shard key's index to a model's indexes, unless one of them has its name or
     /// the key is `{_id: 1}` (the `_id` index serves it).
     pub fn with_shard_index(mut specs: Vec<IndexSpec>, key: ShardKey) -> Vec<IndexSpec> {

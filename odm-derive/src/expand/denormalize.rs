@@ -243,12 +243,13 @@ pub fn copied_field_checks(cont: &Container<'_>) -> TokenStream {
     quote!(#(#checks)* #(#vias)*)
 }
 
-/// `vec![CopyInfo::new(...), ...]` for every `#[denormalize]` field.
-pub fn copy_infos(cont: &Container<'_>) -> TokenStream {
-    let infos = cont
+/// The list of the `CopyInfo` of every `#[denormalize]` field; `None` without any.
+pub fn copy_infos(cont: &Container<'_>) -> Option<TokenStream> {
+    let infos: Vec<_> = cont
         .stored_fields()
-        .filter_map(|f| copy_info(cont, f, f.denormalize.as_ref()?));
-    quote!(::std::vec![#(#infos),*])
+        .filter_map(|f| copy_info(cont, f, f.denormalize.as_ref()?))
+        .collect();
+    (!infos.is_empty()).then(|| quote!(::odm::__private::vec_of([#(#infos),*])))
 }
 
 fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option<TokenStream> {

@@ -120,8 +120,11 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
         let Some(spec) = spec else { continue };
         specs.push(compound_options(idx, spec));
     }
+    if specs.is_empty() {
+        return quote!(::odm::__private::Vec::new());
+    }
     quote! {
-        ::std::vec![#(#specs),*]
+        ::odm::__private::vec_of([#(#specs),*])
     }
 }
 

@@ -175,17 +175,63 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 let specs: ::odm::__private::Vec<::odm::__private::IndexSpec> = #indexes;
                 specs.into_iter().map(|s| s.for_kind(__KIND)).collect()
             },
-            quote! {
+            copies.map(|copies| quote! {
                 let copies: ::odm::__private::Vec<::odm::__private::CopyInfo> = #copies;
                 copies.into_iter().map(|c| c.in_kind(::odm::__private::Option::Some(__KIND))).collect()
-            },
-            quote! {
+            }),
+            references.map(|references| quote! {
                 let references: ::odm::__private::Vec<::odm::__private::ReferenceInfo> = #references;
                 references.into_iter().map(|r| r.in_kind(::odm::__private::Option::Some(__KIND))).collect()
-            },
+            }),
         ),
         None => (quote!(), indexes, copies, references),
     };
+    // A model without copies, references or bounded arrays keeps the trait's defaults, and its
+    // entry lists nothing: no function is generated for what it does not declare.
+    let (copies_fn, copies_method, copies_entry) = match copies {
+        Some(copies) => (
+            quote! {
+                fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
+                    #copies
+                }
+            },
+            quote! {
+                fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
+                    copies()
+                }
+            },
+            quote!(copies),
+        ),
+        None => (quote!(), quote!(), quote!(::odm::__private::empty_vec)),
+    };
+    let (references_fn, references_method, references_entry) = match references {
+        Some(references) => (
+            quote! {
+                fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
+                    #references
+                }
+            },
+            quote! {
+                fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
+                    references()
+                }
+            },
+            quote!(references),
+        ),
+        None => (quote!(), quote!(), quote!(::odm::__private::empty_vec)),
+    };
+    let bounds = bounds.map(|bounds| {
+        quote! {
+            fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
+                #bounds
+                ::odm::__private::Option::None
+            }
+
+            fn bounded_arrays() -> &'static [(&'static str, u32)] {
+                #bounded_arrays
+            }
+        }
+    });
     quote! {
         #kind_const
         #kind_items
@@ -197,13 +243,8 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         #source_fields
         #bucket
 
-        fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
-            #copies
-        }
-
-        fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
-            #references
-        }
+        #copies_fn
+        #references_fn
 
         // A free function, so that registering the model does not go through the `Model`
         // impl: a type whose serde derive is missing gets one error, at the impl.
@@ -239,22 +280,9 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 (&::odm::__private::IdGen::<#id_ty>::NEW).generate()
             }
 
-            fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
-                references()
-            }
-
-            fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
-                copies()
-            }
-
-            fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
-                #bounds
-                ::odm::__private::Option::None
-            }
-
-            fn bounded_arrays() -> &'static [(&'static str, u32)] {
-                #bounded_arrays
-            }
+            #references_method
+            #copies_method
+            #bounds
         }
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
@@ -269,8 +297,8 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 type_name: #type_name,
                 collection: #collection,
                 indexes,
-                references,
-                copies,
+                references: #references_entry,
+                copies: #copies_entry,
                 validator: #validator,
             }
         }

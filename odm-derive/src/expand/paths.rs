@@ -134,10 +134,9 @@ fn reference_parts(
     }
     let ret = quote_spanned!(target.span()=> ::odm::__private::RefPath<#root, #ty, #target>);
     let mut body = quote! {
-        fn slots(doc: &mut #root) -> ::odm::__private::RefSlots<'_, #target> {
+        ::odm::__private::RefPath::new(#field_expr, |doc: &mut #root| {
             ::odm::__private::RefContainer::<#target>::slots(&mut doc.#name)
-        }
-        ::odm::__private::RefPath::new(#field_expr, slots)
+        })
     };
     if let Some(inv) = &r.inverse {
         // Through `Field` (a `RefPath` derefs to it), so that an inverse of the wrong kind is

@@ -9,8 +9,8 @@ use syn::{Ident, LitStr, Type};
 use crate::model::attr::OnDelete;
 use crate::model::{Container, Shape};
 
-/// `vec![ReferenceInfo::new(...), ...]` for every reference field.
-pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
+/// The body that lists the `ReferenceInfo` of every reference field; `None` without any.
+pub fn reference_infos(cont: &Container<'_>) -> Option<TokenStream> {
     let ident = cont.ident;
     let type_name = ident.to_string();
     let collection = cont.collection_expr();
@@ -35,7 +35,7 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
         let parent = r.parent;
         if r.poly.is_some() {
             let poly = f.inner_ty();
-            return Some(quote_spanned! {poly.span()=>
+            let info = quote_spanned! {poly.span()=>
                 ::odm::__private::ReferenceInfo::new(
                     #type_name,
                     #collection,
@@ -48,7 +48,8 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
                 )
                 .bounded(#max)
                 .per_target(<#poly as ::odm::__private::PolyRef>::TARGETS)
-            });
+            };
+            return Some(quote!(all.extend(#info);));
         }
         let target = f.ref_target()?;
         let inverse = match &r.inverse {
@@ -65,7 +66,7 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
             <#target as ::odm::__private::ReferenceTarget>::COLLECTION
         };
         Some(quote! {
-            ::std::vec![::odm::__private::ReferenceInfo::new(
+            all.push(::odm::__private::ReferenceInfo::new(
                 #type_name,
                 #collection,
                 #stored,
@@ -76,14 +77,18 @@ pub fn reference_infos(cont: &Container<'_>) -> TokenStream {
                 #inverse,
             )
             .bounded(#max)
-            #dbref]
+            #dbref);
         })
     });
-    quote! {{
+    let infos: Vec<_> = infos.collect();
+    if infos.is_empty() {
+        return None;
+    }
+    Some(quote! {{
         let mut all = ::odm::__private::Vec::new();
-        #(all.extend(#infos);)*
+        #(#infos)*
         all
-    }}
+    }})
 }
 
 /// The stored path of the field an `inverse` names, as a `String`. Read through `Field::path`,
@@ -175,7 +180,7 @@ pub fn inverse_checks(cont: &Container<'_>) -> TokenStream {
 }
 
 /// `if self.field.len() > max { return Some(...) }` for every bounded array.
-pub fn bound_checks(cont: &Container<'_>) -> TokenStream {
+pub fn bound_checks(cont: &Container<'_>) -> Option<TokenStream> {
     let checks = cont.stored_fields().filter_map(|f| {
         let (max, _) = f.bound()?.max?;
         if !matches!(f.shape, Shape::Vec(_)) {
@@ -189,7 +194,8 @@ pub fn bound_checks(cont: &Container<'_>) -> TokenStream {
             }
         })
     });
-    quote!(#(#checks)*)
+    let checks: Vec<_> = checks.collect();
+    (!checks.is_empty()).then(|| quote!(#(#checks)*))
 }
 
 /// The bounded arrays as `(stored name, bound)`, for the checks of updates.

@@ -35,7 +35,7 @@ fn maybe_absent(input: &DeriveInput, field: &syn::Ident) -> bool {
     absent
 }
 
-/// The expression of the struct's schema (a `Document`): its stored fields, each `required` unless serde
+/// The body that builds the struct's schema (a `Document`): its stored fields, each `required` unless serde
 /// may leave it out, typed by its Rust type where that has a schema, bounded by its `max`.
 fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
     let fields = cont.fields.iter().filter(|f| !f.skipped).map(|f| {
@@ -54,25 +54,26 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
             None => f.ty.to_token_stream(),
         };
         // DBRefs (polymorphic references, `odm::dbref`) are objects the id's schema is not.
+        // (The traits the autoref picks between are imported once, at the top of the body.)
         let schema = if f.is_poly() || f.dbref.is_some() {
             quote!(::odm::__private::Option::None)
         } else {
-            quote_spanned! {f.ty.span()=> {
-                #[allow(unused_imports)]
-                use ::odm::__private::{KnownSchema as _, UnknownSchema as _};
+            quote_spanned! {f.ty.span()=>
                 (&::odm::__private::SchemaOf::<#ty>::NEW).schema()
-            }}
+            }
         };
         let max = f.bound().and_then(|b| b.max.map(|(n, _)| n)).or_else(|| {
             f.denormalize
                 .as_ref()
                 .and_then(|d| d.latest.map(|(n, _, _)| n))
         });
-        let max = match (f.shape, max) {
-            (Shape::Vec(_), Some(n)) => quote!(::odm::__private::Option::Some(#n)),
-            _ => quote!(::odm::__private::Option::None),
-        };
-        quote! { .field(#name, #required, #schema, #max) }
+        match (f.shape, max) {
+            (Shape::Vec(_), Some(n)) => {
+                quote! { .field(#name, #required, #schema, ::odm::__private::Option::Some(#n)) }
+            }
+            _ if required => quote! { .req(#name, #schema) },
+            _ => quote! { .opt(#name, #schema) },
+        }
     });
     let version = cont.versions.schema_version.map(|(n, _)| {
         let n = n as i32;
@@ -80,6 +81,8 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
         quote! { .field("_v", false, ::odm::__private::Option::Some(::odm::bson::doc! { "bsonType": ["int", "long"], "minimum": 1i32, "maximum": #n }), ::odm::__private::Option::None) }
     });
     quote! {
+        #[allow(unused_imports)]
+        use ::odm::__private::{KnownSchema as _, UnknownSchema as _};
         ::odm::__private::ObjectSchema::new()
             #(#fields)*
             #version

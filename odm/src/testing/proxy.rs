@@ -12,8 +12,10 @@ use crate::{Error, Odm, Result};
 
 /// A TCP proxy in front of the test server that can be told to fail: lose the replies of chosen
 /// commands (the command reaches the server and runs; the connection closes before its reply
-/// comes back, so the client cannot know whether it landed), or die (every connection closed,
-/// no new one accepted). Every other byte passes unchanged.
+/// comes back, so the client cannot know whether it landed), pause (connections stay open and
+/// nothing passes either way, as when the server's process is stopped or the network hangs,
+/// until [`resume`](FaultProxy::resume)), or die (every connection closed, no new one
+/// accepted). Every other byte passes unchanged.
 ///
 /// It is how the ODM's own tests reach the cases a real deployment meets and a test server
 /// never does on its own: a commit whose result is unknown, a write whose reply is lost, a
@@ -45,9 +47,18 @@ struct State {
     /// The accept loop and every connection's tasks, aborted by `cut`.
     tasks: Mutex<Vec<AbortHandle>>,
     cut: AtomicBool,
+    /// True while paused: no message passes in either direction.
+    paused: tokio::sync::watch::Sender<bool>,
 }
 
 impl State {
+    /// Waits while the proxy is paused.
+    async fn unpaused(&self) {
+        let mut paused = self.paused.subscribe();
+        // The sender lives as long as the state, which this borrows.
+        let _ = paused.wait_for(|p| !*p).await;
+    }
+
     fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<AbortHandle>> {
         self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -150,6 +161,18 @@ impl FaultProxy {
             .unwrap_or(0)
     }
 
+    /// The server stops answering, as a stopped process or a hung network does: connections
+    /// stay open, and nothing passes in either direction (a message already on its way waits)
+    /// until [`resume`](Self::resume). New connections are accepted and hang the same way.
+    pub fn pause(&self) {
+        self.state.paused.send_replace(true);
+    }
+
+    /// Lets the messages held by [`pause`](Self::pause) through, in order, and every later one.
+    pub fn resume(&self) {
+        self.state.paused.send_replace(false);
+    }
+
     /// The server dies, as its clients see it: every connection is closed and no new one is
     /// accepted (a connection attempt is closed at once).
     pub fn cut(&self) {
@@ -177,6 +200,7 @@ fn relay(state: &Arc<State>, client: TcpStream, upstream: TcpStream) {
     let (requests_state, lose) = (state.clone(), lose_next.clone());
     let requests = tokio::spawn(async move {
         while let Some(message) = read_message(&mut client_in).await {
+            requests_state.unpaused().await;
             if let Some(name) = command_name(&message) {
                 if requests_state.lose_reply_of(name) {
                     lose.store(true, Ordering::SeqCst);
@@ -187,8 +211,10 @@ fn relay(state: &Arc<State>, client: TcpStream, upstream: TcpStream) {
             }
         }
     });
+    let replies_state = state.clone();
     let replies = tokio::spawn(async move {
         while let Some(message) = read_message(&mut server_in).await {
+            replies_state.unpaused().await;
             if lose_next.load(Ordering::SeqCst) {
                 let _ = client_out.shutdown().await;
                 break;

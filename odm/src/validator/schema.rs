@@ -205,6 +205,16 @@ impl ObjectSchema {
         self
     }
 
+    /// A field serde always writes ([`field`](Self::field), required, unbounded).
+    pub fn req(self, name: &str, schema: Option<Document>) -> Self {
+        self.field(name, true, schema, None)
+    }
+
+    /// A field serde may leave out ([`field`](Self::field), not required, unbounded).
+    pub fn opt(self, name: &str, schema: Option<Document>) -> Self {
+        self.field(name, false, schema, None)
+    }
+
     pub fn finish(self) -> Document {
         let mut out = doc! { "bsonType": "object" };
         if !self.required.is_empty() {
