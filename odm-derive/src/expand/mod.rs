@@ -196,6 +196,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 }
             },
             quote! {
+                #[inline]
                 fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
                     copies()
                 }
@@ -212,6 +213,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
                 }
             },
             quote! {
+                #[inline]
                 fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
                     references()
                 }
@@ -222,11 +224,13 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     };
     let bounds = bounds.map(|bounds| {
         quote! {
+            #[inline]
             fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
                 #bounds
                 ::odm::__private::Option::None
             }
 
+            #[inline]
             fn bounded_arrays() -> &'static [(&'static str, u32)] {
                 #bounded_arrays
             }
@@ -266,14 +270,17 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             #stamp_const
             #version
 
+            #[inline]
             fn document_id(&self) -> ::odm::__private::Option<&#id_ty> {
                 #id_expr
             }
 
+            #[inline]
             fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
                 indexes()
             }
 
+            #[inline]
             fn generate_id() -> ::odm::__private::Option<#id_ty> {
                 #[allow(unused_imports)]
                 use ::odm::__private::{GenerateNothing as _, GenerateObjectId as _};

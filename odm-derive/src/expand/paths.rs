@@ -207,6 +207,7 @@ pub fn model_accessors(cont: &Container<'_>) -> TokenStream {
         quote! {
             #[doc = #doc]
             #[allow(dead_code)]
+            #[inline]
             #vis fn #name() -> #ret {
                 #body
             }
@@ -254,6 +255,7 @@ pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
         quote! {
             #[doc = #doc]
             #[allow(dead_code)]
+            #[inline]
             #vis fn #name(&self) -> #ret {
                 #body
             }
