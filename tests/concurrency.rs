@@ -1,7 +1,8 @@
 //! Concurrent callers of the operations that run several writes: the ODM retries its own
 //! transactions on write conflicts, gives up in about one server selection timeout on a
-//! server that is gone, leaves retrying to the caller inside the caller's transaction, and
-//! keeps two-way references consistent without a transaction.
+//! server that is gone and in about the monitor's timeout on one that stopped answering,
+//! leaves retrying to the caller inside the caller's transaction, and keeps two-way references
+//! consistent without a transaction.
 
 #[path = "common/catalog.rs"]
 mod catalog;
@@ -494,6 +495,111 @@ async fn a_cascade_that_cannot_catch_up_is_an_error_naming_what_may_be_stale() -
             }
             other => panic!("{other}"),
         }
+    }
+    Ok(())
+}
+
+/// The server stops answering in the middle of a cascading update (its process is stopped, or
+/// the network hangs): the update ends with an error in about the driver's monitor timeout
+/// (`connectTimeoutMS`, here 1 s), not never, and says its outcome is unknown. The update was
+/// held on its way, not lost: once the server resumes it lands, the cascade that never started
+/// leaves the copy stale, the copies' verification finds it, and running the same update again
+/// (a `$set` is idempotent) brings the copy in line. The handle is usable again without being
+/// rebuilt. In a transaction, the held update is never committed: source and copy stay as
+/// they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_server_ends_the_operation_and_the_held_write_is_reconciled() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let uri = format!(
+        "{}&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500",
+        proxy.uri()
+    );
+    let odm = odm::Odm::connect(&uri, db.name()).await?;
+    odm.insert_one(&Brand {
+        id: 1,
+        name: "Acme".into(),
+    })
+    .await?;
+    odm.insert_one(&Gadget {
+        id: 1,
+        brand: Some(Ref::new(1)),
+        brand_name: String::new(),
+    })
+    .await?;
+    let stored_names = || async {
+        let brand = common::stored_one(&db, "brands", 1)
+            .await
+            .unwrap_or_default();
+        let gadget = common::stored_one(&db, "gadgets", 1)
+            .await
+            .unwrap_or_default();
+        (
+            brand.get_str("name").unwrap_or_default().to_owned(),
+            gadget.get_str("brand_name").unwrap_or_default().to_owned(),
+        )
+    };
+    assert_eq!(stored_names().await, ("Acme".into(), "Acme".into()));
+
+    // Without a transaction (the default): the source update is held by the paused server.
+    proxy.pause();
+    let start = Instant::now();
+    let err = odm
+        .update_by_id::<Brand>(1, Brand::name().set("Acme Corp".to_owned()))
+        .await
+        .unwrap_err();
+    let elapsed = start.elapsed();
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}: {err}");
+    assert!(err.is_outcome_unknown(), "{err:?}");
+    assert!(!err.is_transient(), "{err:?}");
+    // A read meanwhile ends in about one selection timeout.
+    let start = Instant::now();
+    let read = odm.get::<Brand>(1).await;
+    assert!(read.is_err(), "{read:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+
+    proxy.resume();
+    // The held update lands once the server answers again; the cascade never ran.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stored_names().await.0 != "Acme Corp" && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(stored_names().await, ("Acme Corp".into(), "Acme".into()));
+    let report = odm.verify_copies().await?;
+    assert!(
+        !report.is_consistent(),
+        "the stale copy is found: {report:?}"
+    );
+    // The same update again, through the same handle: the copy follows.
+    odm.update_by_id::<Brand>(1, Brand::name().set("Acme Corp".to_owned()))
+        .await?;
+    assert_eq!(
+        stored_names().await,
+        ("Acme Corp".into(), "Acme Corp".into())
+    );
+    assert!(odm.verify_copies().await?.is_consistent());
+
+    // In a transaction: the held update is part of a transaction that is never committed.
+    if odm.supports_transactions().await? {
+        proxy.pause();
+        let err = odm
+            .update_by_id::<Brand>(1, Brand::name().set("Acme Ltd".to_owned()))
+            .transaction(TransactionMode::Always)
+            .await
+            .unwrap_err();
+        assert!(err.is_outcome_unknown(), "{err:?}");
+        proxy.resume();
+        // Give the held update time to reach the server: it changes nothing visible.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            stored_names().await,
+            ("Acme Corp".into(), "Acme Corp".into())
+        );
+        assert!(odm.verify_copies().await?.is_consistent());
     }
     Ok(())
 }

@@ -289,3 +289,42 @@ async fn an_insert_whose_reply_is_lost_lands_once() -> odm::Result<()> {
     Ok(())
 }
 // ANCHOR_END: lost_reply
+
+// ANCHOR: paused
+/// The server stops answering (its process is stopped, the network hangs) while the insert is
+/// on its way. The insert ends with an error once the driver's monitor gives up on the server
+/// (`connectTimeoutMS`), and the error says the outcome is unknown. The insert was held, not
+/// lost: when the server resumes, it lands. Inserting again tells which it was, as the id is
+/// the book's own: a duplicate key means the first one landed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_held_by_a_paused_server_is_told_apart_by_inserting_again() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let uri = format!(
+        "{}&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500",
+        proxy.uri()
+    );
+    let odm = odm::Odm::connect(&uri, db.name()).await?;
+    odm.get::<Book>(0).await?; // connected
+
+    proxy.pause();
+    let err = odm.insert_one(&gatsby()).await.unwrap_err();
+    assert!(err.is_outcome_unknown(), "{err}");
+    proxy.resume();
+
+    // The held insert reaches the server and lands, in its own time.
+    let books = db.raw().collection::<Document>("books");
+    for _ in 0..200 {
+        if books.count_documents(doc! {}).await? == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    match odm.insert_one(&gatsby()).await {
+        Err(e) if e.is_duplicate_key() => {} // the first insert landed
+        other => panic!("the held insert should have landed: {other:?}"),
+    }
+    assert_eq!(books.count_documents(doc! {}).await?, 1);
+    Ok(())
+}
+// ANCHOR_END: paused

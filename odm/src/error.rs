@@ -602,6 +602,27 @@ impl Error {
                 || self.is_write_conflict())
     }
 
+    /// True when the command may or may not have run: the connection broke or was closed
+    /// while the command was on its way or its reply was awaited (a network failure, a server
+    /// that stopped answering and that the driver's monitor gave up on), or the server could
+    /// not tell whether a commit happened (`UnknownTransactionCommitResult`).
+    ///
+    /// A write that ends so may still land later, when a server that was only paused resumes.
+    /// Read the document back, or send the write again when running it twice is harmless (a
+    /// `$set`, a replacement); a cascade that did not run is then run by the same update
+    /// again, and [`Odm::verify_copies`](crate::Odm::verify_copies) finds the copies it left
+    /// stale meanwhile.
+    pub fn is_outcome_unknown(&self) -> bool {
+        use mongodb::error::ErrorKind;
+        self.has_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT)
+            || self.driver_error().is_some_and(|e| {
+                matches!(
+                    *e.kind,
+                    ErrorKind::Io(_) | ErrorKind::ConnectionPoolCleared { .. }
+                )
+            })
+    }
+
     /// True when the server refused a write because a concurrent transaction wrote the same
     /// document (`WriteConflict`, code 112).
     pub fn is_write_conflict(&self) -> bool {
