@@ -19,7 +19,7 @@ mod models;
 use models::{Host, Image, LogMsg, Part, PartSummary, Product};
 
 /// A key that updates may change (`mutable`): its path is writable. (A hashed key is
-/// declared `hashed = "queue"`; the development server has no hashed indexes.)
+/// declared `hashed = "queue"`: see `shard_hashed.rs`.)
 #[derive(Model, Serialize, Deserialize, Debug, Clone)]
 #[odm(collection = "tickets", shard_key(keys = "queue", mutable))]
 struct Ticket {

@@ -1,0 +1,147 @@
+//! A hashed shard key (`shard_key(keys = "user", hashed = "user")`, seed 004's "hash =
+//! random" distribution): its index and `shardCollection` are hashed, the ODM's writes of a
+//! loaded document pin it by equality (which a hashed key routes, as it does an `$in`), and
+//! the routing report judges it as it does a ranged key. Its own test binary: the models
+//! registered here are the only ones `sync_indexes` sees, and the development server has no
+//! hashed indexes, which `sync_indexes` then reports as an error naming the index.
+
+mod common;
+
+use common::stored_one;
+use odm::bson::{doc, Document};
+use odm::prelude::*;
+use odm::shard::{shard_collection_command, RoutingReport};
+use odm::testing::TestDb;
+use odm::IndexKey;
+
+/// Uploads spread at random over the shards by their user.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "uploads", shard_key(keys = "user", hashed = "user"))]
+struct Upload {
+    #[serde(rename = "_id")]
+    id: i32,
+    user: String,
+    name: String,
+}
+
+#[test]
+fn the_key_and_its_index_are_hashed() {
+    let key = <Upload as odm::Model>::SHARD_KEY.unwrap();
+    assert_eq!(key.key_document(), doc! { "user": "hashed" });
+    assert_eq!(
+        shard_collection_command("app", "uploads", &key),
+        doc! { "shardCollection": "app.uploads", "key": { "user": "hashed" } }
+    );
+    let hashed: Vec<_> = <Upload as odm::Model>::indexes()
+        .into_iter()
+        .filter(|s| s.keys() == [("user".to_owned(), IndexKey::Hashed)])
+        .collect();
+    assert_eq!(hashed.len(), 1, "the key's index is declared hashed");
+}
+
+/// The last `name` command's (`update`, `delete`) first statement's `q`.
+fn sent_filter(db: &TestDb, name: &str) -> Document {
+    let list = if name == "update" {
+        "updates"
+    } else {
+        "deletes"
+    };
+    let cmd = db
+        .commands()
+        .take()
+        .into_iter()
+        .rev()
+        .filter(|c| c.name == name)
+        .find_map(|c| c.command)
+        .unwrap_or_else(|| panic!("no `{name}` was sent"));
+    let first = cmd.get_array(list).unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    first.get_document("q").unwrap().clone()
+}
+
+#[tokio::test]
+async fn writes_of_a_loaded_document_pin_the_hashed_key_by_equality() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_one(&Upload {
+        id: 1,
+        user: "kate".into(),
+        name: "cat.png".into(),
+    })
+    .await?;
+    let mut loaded = odm.get::<Upload>(1).await?.unwrap();
+    loaded.name = "kitten.png".into();
+    db.commands().clear();
+    odm.replace_one(&loaded).await?;
+    assert_eq!(
+        sent_filter(&db, "update"),
+        doc! { "_id": 1, "user": "kate" }
+    );
+    assert_eq!(
+        stored_one(&db, "uploads", 1)
+            .await
+            .unwrap()
+            .get_str("name")
+            .unwrap(),
+        "kitten.png"
+    );
+    db.commands().clear();
+    assert_eq!(odm.delete_document(&loaded).await?, 1);
+    assert_eq!(
+        sent_filter(&db, "delete"),
+        doc! { "_id": 1, "user": "kate" }
+    );
+    assert!(stored_one(&db, "uploads", 1).await.is_none());
+    Ok(())
+}
+
+#[test]
+fn the_routing_report_routes_by_the_hashed_key() {
+    let report = RoutingReport::of::<Upload>();
+    assert_eq!(report.key.as_deref(), Some("`user`"));
+    let text = report.to_string();
+    // A loaded document's writes name the key by equality, which a hashed key routes; a read by
+    // `_id` alone scatters, as it does with a ranged key.
+    for line in [
+        "replace_one (save) of a loaded Upload is routed",
+        "delete_document of a loaded Upload is routed",
+        "get / update_by_id of Upload scatters: the filter lacks uploads' shard key `user`",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}
+
+/// On a server with hashed indexes (a real MongoDB through `MONGODB_URI`) `sync_indexes`
+/// creates `user_hashed`; the development server refuses it, and the error is the sync report,
+/// naming the collection and the index, with the server's reason.
+#[tokio::test]
+async fn sync_creates_the_hashed_index_or_reports_why_not() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    match db.odm().sync_indexes().await {
+        Ok(_) => {
+            let listed = common::listed_indexes(&db, "uploads").await;
+            let hashed = listed
+                .iter()
+                .find(|i| i.get_str("name").ok() == Some("user_hashed"))
+                .expect("the key's index");
+            assert_eq!(
+                hashed.get_document("key").ok(),
+                Some(&doc! { "user": "hashed" })
+            );
+        }
+        Err(odm::Error::IndexSync(report)) => {
+            let uploads = report
+                .collections
+                .iter()
+                .find(|c| c.collection == "uploads")
+                .expect("the collection's report");
+            let names: Vec<&str> = uploads.failed.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(names, ["user_hashed"], "{report:?}");
+            assert!(uploads.failed[0].message.contains("hashed"), "{report:?}");
+        }
+        Err(other) => panic!("{other:?}"),
+    }
+    Ok(())
+}
