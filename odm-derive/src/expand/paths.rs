@@ -133,9 +133,15 @@ fn reference_parts(
         return (ret, body);
     }
     let ret = quote_spanned!(target.span()=> ::odm::__private::RefPath<#root, #ty, #target>);
+    // The slots by the field's shape, which the derive read from its type.
+    let (many, variant) = match f.shape {
+        Shape::Plain => (false, quote!(One)),
+        Shape::Option(_) => (false, quote!(Optional)),
+        Shape::Vec(_) => (true, quote!(Many)),
+    };
     let mut body = quote! {
-        ::odm::__private::RefPath::new(#field_expr, |doc: &mut #root| {
-            ::odm::__private::RefContainer::<#target>::slots(&mut doc.#name)
+        ::odm::__private::RefPath::of_field(#field_expr, #many, |doc: &mut #root| {
+            ::odm::__private::RefSlots::#variant(&mut doc.#name)
         })
     };
     if let Some(inv) = &r.inverse {

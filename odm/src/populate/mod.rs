@@ -148,6 +148,23 @@ impl<Root, W: RefContainer<T>, T: RefTarget> RefPath<Root, W, T> {
 }
 
 impl<Root, W, T: RefTarget> RefPath<Root, W, T> {
+    /// Used by the generated accessors: `slots` picks the field's references, `many` says
+    /// whether it is an array of them (the derive knows both from the field's type).
+    #[doc(hidden)]
+    pub fn of_field(
+        field: Field<Root, W, Single>,
+        many: bool,
+        slots: fn(&mut Root) -> RefSlots<'_, T>,
+    ) -> Self {
+        RefPath {
+            field,
+            slots,
+            many,
+            inverse: None,
+            dbref: false,
+        }
+    }
+
     /// Used by the generated accessors of references stored as DBRefs: `W` is the field's type
     /// with `Ref<T>` as `odm::dbref::Stored<Ref<T>>`, whose values are encoded as DBRefs.
     #[doc(hidden)]
