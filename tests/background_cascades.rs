@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{sent, stored_one};
 use futures_util::TryStreamExt;
@@ -313,7 +313,7 @@ async fn a_killed_worker_is_resumed_without_repair() -> odm::Result<()> {
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("spawn the worker");
-    let start = std::time::Instant::now();
+    let start = Instant::now();
     loop {
         let done = holding(&db, "p1", "zinc grommet").await;
         if done >= 2_000 {
@@ -765,6 +765,65 @@ async fn a_batch_whose_commit_reply_is_lost_is_committed_once() -> odm::Result<(
     assert_eq!((report.applied, report.batches, report.written), (1, 3, 30));
     assert_eq!(proxy.count_of("commitTransaction"), 5);
     assert_eq!(holding(&db, "p1", "zinc grommet").await, 30);
+    assert!(intents(&db).await.is_empty());
+    Ok(())
+}
+
+/// The server stops answering (its process stopped, the network hung) for 3 s while the worker
+/// is in the middle of a cascade over 300 copies. The batch in flight ends with an error once
+/// the driver's monitor gives up (`connectTimeoutMS`, 1 s here), and `run` keeps its claim: as
+/// soon as the server answers again it goes on where it stopped, well before its 60 s lease
+/// would have let anyone take the intent over. The held batch belonged to a transaction that
+/// was never committed; the worker's next transaction on the same session ends it. Every copy
+/// converges and the intent is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_whose_server_pauses_goes_on_with_its_claim_when_it_answers() -> odm::Result<()> {
+    let db = setup(&[("p1", "grommet")]).await?;
+    products(&db, "p1", "grommet", 0, 300).await;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("zinc grommet"))
+        .await?;
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let uri = format!(
+        "{}&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500",
+        proxy.uri()
+    );
+    let odm = odm::Odm::connect(&uri, db.name()).await?;
+    let worker = odm
+        .cascade_worker()
+        .batch_size(10)
+        .pause(Duration::from_millis(20))
+        .poll_interval(Duration::from_millis(50))
+        .lease(Duration::from_secs(60));
+    let running = tokio::spawn(worker.run());
+
+    // Some batches land, then the server stops answering in the middle of the cascade.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while holding(&db, "p1", "zinc grommet").await < 30 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    proxy.pause();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let during = holding(&db, "p1", "zinc grommet").await;
+    assert!((30..300).contains(&during), "{during} copies when paused");
+    let resumed = Instant::now();
+    proxy.resume();
+
+    let deadline = resumed + Duration::from_secs(20);
+    while !intents(&db).await.is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let took = resumed.elapsed();
+    assert!(
+        !running.is_finished(),
+        "run() went on after the server was lost"
+    );
+    running.abort();
+    assert!(
+        took < Duration::from_secs(20),
+        "the cascade finished {took:?} after the server answered again"
+    );
+    assert_eq!(holding(&db, "p1", "zinc grommet").await, 300);
     assert!(intents(&db).await.is_empty());
     Ok(())
 }

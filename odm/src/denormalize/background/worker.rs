@@ -160,11 +160,20 @@ impl CascadeWorker {
     }
 
     /// Applies intents for ever, sleeping [`poll_interval`](CascadeWorker::poll_interval)
-    /// whenever none is ready. Returns only on an error that is not an intent's own (the server
-    /// cannot be reached, ...); an intent's own errors are recorded in it and retried.
+    /// whenever none is ready. An intent's own errors are recorded in it and retried. When the
+    /// server is lost (no server to select, a connection cut, a server that stopped answering:
+    /// [`Error::is_outcome_unknown`]) the worker keeps its claim, waits a poll interval and goes
+    /// on where it stopped, as soon as the server answers again; each such error is logged
+    /// (`tracing`, target `odm`, level `warn`). Returns only on any other error.
     pub async fn run(mut self) -> Result<std::convert::Infallible> {
         loop {
-            self.run_until_idle().await?;
+            match self.run_until_idle().await {
+                Ok(_) => {}
+                Err(e) if e.is_outcome_unknown() || e.is_unreachable() => {
+                    tracing::warn!(target: "odm", error = %e, "cascade worker: the server was lost; going on when it answers");
+                }
+                Err(e) => return Err(e),
+            }
             tokio::time::sleep(self.poll).await;
         }
     }
@@ -227,7 +236,13 @@ impl CascadeWorker {
                     self.fail(&claimed, &e).await?;
                     one.failed.push(e);
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    // The server was lost mid-batch (unreachable, a connection cut, a server
+                    // that stopped answering): the claim is still this worker's, and the next
+                    // call goes on with it instead of waiting for its lease to expire.
+                    self.current = Some(claimed);
+                    return Err(e);
+                }
             }
             report.add(one);
         }
