@@ -62,6 +62,13 @@ thread_local! {
     static ENTERED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Held by each test for its whole run. A subscriber set with `set_default` is registered with
+/// every callsite of the process, and a test that registers or drops one while another test's
+/// operation meets a callsite for the first time can leave that callsite disabled for a moment
+/// (the first operation span of a test went missing once): the tests of this file run one at
+/// a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Records every span of target `odm`; ids are indexes into `spans` plus one.
 #[derive(Clone, Default)]
 struct Capture {
@@ -143,6 +150,7 @@ fn children_of(spans: &[Captured], parent: usize) -> Vec<&Captured> {
 
 #[tokio::test(flavor = "current_thread")]
 async fn an_update_with_a_cascade_is_one_span_with_the_cascade_under_it() -> odm::Result<()> {
+    let _serial = SERIAL.lock().await;
     let db = TestDb::new().await?;
     let odm = db.odm();
     let screws = product("Screws");
@@ -194,6 +202,7 @@ async fn an_update_with_a_cascade_is_one_span_with_the_cascade_under_it() -> odm
 
 #[tokio::test(flavor = "current_thread")]
 async fn an_insert_fills_its_copies_in_a_child_span_and_errors_are_recorded() -> odm::Result<()> {
+    let _serial = SERIAL.lock().await;
     let db = TestDb::new().await?;
     let odm = db.odm();
     let screws = product("Screws");
@@ -243,6 +252,7 @@ async fn an_insert_fills_its_copies_in_a_child_span_and_errors_are_recorded() ->
 
 #[tokio::test(flavor = "current_thread")]
 async fn latest_n_delete_rules_and_populate_nest_under_their_operation() -> odm::Result<()> {
+    let _serial = SERIAL.lock().await;
     let db = TestDb::new().await?;
     let odm = db.odm();
     let host = Host {
@@ -302,6 +312,7 @@ async fn latest_n_delete_rules_and_populate_nest_under_their_operation() -> odm:
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_client_built_by_hand_counts_commands_and_keeps_its_own_handler() -> odm::Result<()> {
+    let _serial = SERIAL.lock().await;
     use odm::mongodb::options::ClientOptions;
     use odm::mongodb::Client;
     use odm::monitor::CommandLog;
@@ -338,6 +349,7 @@ async fn a_client_built_by_hand_counts_commands_and_keeps_its_own_handler() -> o
 
 #[tokio::test(flavor = "current_thread")]
 async fn streams_pages_syncs_and_sweeps_are_spans_of_their_own() -> odm::Result<()> {
+    let _serial = SERIAL.lock().await;
     use futures_util::TryStreamExt;
     let db = TestDb::new().await?;
     let odm = db.odm();
