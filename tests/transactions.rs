@@ -547,3 +547,70 @@ async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
     assert_eq!(balances(&stored(&db, "accounts").await), [(1, 40), (2, 60)]);
     Ok(())
 }
+
+/// The server stops answering in the middle of a transfer's transaction (after its first
+/// update has been sent). The transaction ends with an error in about the driver's monitor
+/// timeout, whatever the retry deadline: the attempt that met the pause is not retried into a
+/// server that cannot be selected. The held update reaches the server when it resumes, inside a
+/// transaction that is never committed: nothing of the transfer lands. That transaction still
+/// holds the first account, which its first update wrote: the next transaction of the handle
+/// ends it with one `killSessions` first (before, every attempt of the transfer run again met a
+/// write conflict until the server's transaction lifetime limit, 60 s), and the transfer moves
+/// the money once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_held_by_a_paused_server_lands_nothing_and_runs_again_once() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    two_accounts(&db).await?;
+    let proxy = std::sync::Arc::new(odm::testing::FaultProxy::start().await?);
+    let uri = format!(
+        "{}&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500",
+        proxy.uri()
+    );
+    let odm = odm::Odm::connect(&uri, db.name())
+        .await?
+        .with_retry_deadline(Duration::from_secs(20));
+    let transfer = async |odm: &odm::Odm, pause: Option<&odm::testing::FaultProxy>| {
+        odm.transaction(async |tx| {
+            odm.update_by_id::<Account>(1, Account::balance().inc(-30))
+                .session(tx.session())
+                .await?;
+            if let Some(proxy) = pause {
+                proxy.pause();
+            }
+            odm.update_by_id::<Account>(2, Account::balance().inc(30))
+                .session(tx.session())
+                .await?;
+            Ok(())
+        })
+        .await
+    };
+    let start = std::time::Instant::now();
+    let err = transfer(&odm, Some(&proxy)).await.unwrap_err();
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}: {err}");
+    assert!(
+        err.is_outcome_unknown() || err.driver_error().is_some(),
+        "{err:?}"
+    );
+    proxy.resume();
+    // Time for the held update to reach the server: it changes nothing.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 100), (2, 0)]);
+
+    // The same handle, the same transfer: once, without waiting for the server to time the
+    // cut-off transaction out.
+    let start = std::time::Instant::now();
+    transfer(&odm, None).await?;
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 70), (2, 30)]);
+    assert_eq!(proxy.count_of("killSessions"), 1);
+    // Nothing is left to end: the next transaction sends none.
+    transfer(&odm, None).await?;
+    assert_eq!(proxy.count_of("killSessions"), 1);
+    assert_eq!(balances(&stored(&db, "accounts").await), [(1, 40), (2, 60)]);
+    Ok(())
+}

@@ -35,6 +35,9 @@ pub struct Odm {
     populate_plan: crate::populate::Plan,
     /// Whether `hello` said `mongos`, once a `hello` was sent.
     mongos: Arc<std::sync::OnceLock<bool>>,
+    /// The sessions of the ODM's transactions that the connection or the server left open
+    /// (see [`crate::retry::Tx::begin`]), ended with `killSessions` before the next one.
+    pub(crate) cut_off: Arc<std::sync::Mutex<Vec<bson::Document>>>,
 }
 
 impl Odm {
@@ -50,6 +53,7 @@ impl Odm {
             fixed_order: false,
             populate_plan: crate::populate::Plan::Auto,
             mongos: Arc::default(),
+            cut_off: Arc::default(),
         }
     }
 

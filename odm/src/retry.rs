@@ -50,6 +50,8 @@ macro_rules! transaction_loop {
                     let e = $crate::retry::unsupported($operation, e);
                     if $crate::retry::worth_aborting(&e) {
                         let _ = $tx.session.abort_transaction().await;
+                    } else {
+                        $crate::retry::cut_off(odm, &$tx.session);
                     }
                     if e.is_transient() && $crate::retry::wait(start, deadline, attempt).await {
                         continue 'transaction;
@@ -89,7 +91,8 @@ pub(crate) use transaction_loop;
 /// borrows the session.
 ///
 /// Commands: per attempt, those of `body` then `commitTransaction` (or `abortTransaction`
-/// after an error of `body`, unless the server could not be reached or the connection broke).
+/// after an error of `body`, unless the server could not be reached or the connection broke:
+/// the next transaction of the handle then sends one `killSessions` first, see [`Tx::begin`]).
 /// On a deployment without transactions, [`Error::TransactionsUnsupported`] before any.
 pub(crate) async fn in_transaction<C, T, F>(odm: &Odm, context: &C, mut body: F) -> Result<T>
 where
@@ -120,7 +123,15 @@ impl Tx {
     /// A session with a transaction started. Sends no command (the driver sends the
     /// transaction's options with its first command); a deployment without transactions is
     /// [`Error::TransactionsUnsupported`] (the driver tells it from the server's `hello`).
+    ///
+    /// First, when an earlier transaction of this handle (or of a clone) was cut off (its
+    /// connection broke, or the server stopped answering, with its writes possibly applied and
+    /// never committed), one `killSessions` of those sessions: the server would otherwise keep
+    /// their transactions open, holding their documents against every other transaction, until
+    /// its transaction lifetime limit (60 s by default). Best effort: on failure (the server
+    /// is still away), they are kept for the next transaction.
     pub(crate) async fn begin(odm: &Odm, operation: &str, attempt: u32) -> Result<Tx> {
+        end_cut_off(odm).await;
         let mut session = odm.client().start_session().await?;
         match session.start_transaction().await {
             Ok(()) => Ok(Tx { session, attempt }),
@@ -166,6 +177,41 @@ pub(crate) fn unsupported(operation: &str, e: Error) -> Error {
             message,
         },
         None => e,
+    }
+}
+
+/// Notes `session` as left open by a transaction that was cut off: the next transaction of the
+/// handle ends it first ([`Tx::begin`]).
+pub(crate) fn cut_off(odm: &Odm, session: &ClientSession) {
+    odm.cut_off
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(session.id().clone());
+}
+
+/// Ends the sessions [`cut_off`] noted, with one `killSessions`; keeps them when it fails.
+async fn end_cut_off(odm: &Odm) {
+    let sessions = std::mem::take(
+        &mut *odm
+            .cut_off
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    if sessions.is_empty() {
+        return;
+    }
+    let killed = odm
+        .client()
+        .database("admin")
+        .run_command(bson::doc! { "killSessions": sessions.clone() })
+        .await;
+    // Kept only while the server is away; a server that refuses the command (without
+    // `killSessions`, or without the right) times the transactions out itself.
+    if killed.is_err_and(|e| !worth_aborting(&Error::from(e))) {
+        odm.cut_off
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(sessions);
     }
 }
 
