@@ -18,6 +18,29 @@ mod models;
 
 use models::{Host, Image, LogMsg, Part, PartSummary, Product};
 
+// ANCHOR: dotted
+/// Where a log event came from: the host is a field of an embedded document.
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Source {
+    host: String,
+    #[serde(rename = "app")]
+    application: String,
+}
+
+/// The host logs of seed 004 with the host inside an embedded `source`: the key
+/// `{source.host, at}` reaches into it.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "events", shard_key(keys = "source.host, at"))]
+struct Event {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[embed]
+    source: Source,
+    at: DateTime,
+    message: String,
+}
+// ANCHOR_END: dotted
+
 /// A key that updates may change (`mutable`): its path is writable. (A hashed key is
 /// declared `hashed = "queue"`: see `shard_hashed.rs`.)
 #[derive(Model, Serialize, Deserialize, Debug, Clone)]
@@ -92,7 +115,7 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
         .collect();
     assert_eq!(
         sharded,
-        ["hosts", "images", "logmsg", "products", "regions", "tickets"]
+        ["events", "hosts", "images", "logmsg", "products", "regions", "tickets"]
     );
     // The key's index first, whatever the server.
     let index_names = |docs: Vec<Document>| -> Vec<String> {
@@ -102,6 +125,9 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
     };
     assert!(index_names(listed_indexes(&db, "logmsg").await).contains(&"host_1_time_1".to_owned()));
     assert!(index_names(listed_indexes(&db, "tickets").await).contains(&"queue_1".to_owned()));
+    assert!(
+        index_names(listed_indexes(&db, "events").await).contains(&"source.host_1_at_1".to_owned())
+    );
     assert!(index_names(listed_indexes(&db, "images").await).contains(&"segment_1".to_owned()));
     // `category_1` is not created: the unique `category_1_catalog_number_1` starts with it,
     // but the key's own index is declared too (shardCollection wants an index on the key).
@@ -115,7 +141,7 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
             .sharding
             .iter()
             .all(|s| matches!(s, ShardSync::Sharded { .. })));
-        assert_eq!(shard_commands, 1 + 5, "{names:?}");
+        assert_eq!(shard_commands, 1 + 6, "{names:?}");
     } else {
         for s in &report.sharding {
             let ShardSync::NotSharded { reason, .. } = s else {
@@ -477,4 +503,101 @@ async fn a_tree_move_names_the_shard_keys_of_the_node_and_its_new_parent() -> od
         Some(&vec![Bson::Int32(3)])
     );
     Ok(())
+}
+
+/// A key inside an embedded document (`source.host`): the key and its index name the stored
+/// path, a loaded document's save and delete pin it (read from inside the embedded document),
+/// an upsert is refused without it, the routing report routes what names it.
+#[tokio::test]
+async fn a_key_inside_an_embedded_document_is_pinned_by_its_path() {
+    let key = <Event as odm::Model>::SHARD_KEY.unwrap();
+    assert_eq!(key.key_document(), doc! { "source.host": 1, "at": 1 });
+    assert_eq!(
+        shard_collection_command("ops", "events", &key),
+        doc! { "shardCollection": "ops.events", "key": { "source.host": 1, "at": 1 } }
+    );
+
+    let db = TestDb::new().await.unwrap();
+    let odm = db.odm();
+    let at = DateTime::from_millis(1_700_000_000_000);
+    let event = Event {
+        id: 1,
+        source: Source {
+            host: "web-1".into(),
+            application: "api".into(),
+        },
+        at,
+        message: "up".into(),
+    };
+    odm.insert_one(&event).await.unwrap();
+    let mut loaded = odm.get::<Event>(1).await.unwrap().unwrap();
+    loaded.message = "down".into();
+    db.commands().clear();
+    odm.replace_one(&loaded).await.unwrap();
+    assert_eq!(
+        sent_filter(&db, "update", "events"),
+        doc! { "_id": 1, "source.host": "web-1", "at": at }
+    );
+    let stored = stored_one(&db, "events", 1).await.unwrap();
+    assert_eq!(stored.get_str("message").unwrap(), "down");
+    assert_eq!(
+        stored
+            .get_document("source")
+            .unwrap()
+            .get_str("app")
+            .unwrap(),
+        "api"
+    );
+
+    // An update by `_id` alone does not know the key: it is sent as it is (and scatters).
+    db.commands().clear();
+    odm.update_by_id::<Event>(1, Event::message().set("up again".to_owned()))
+        .await
+        .unwrap();
+    assert_eq!(sent_filter(&db, "update", "events"), doc! { "_id": 1 });
+
+    // An upsert must name the whole key, the embedded field by its path.
+    let err = odm
+        .update_one(
+            Event::id_field().eq(2) & Event::at().eq(at),
+            Event::message().set("new".to_owned()),
+        )
+        .upsert(true)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::ShardKeyMissing { missing, .. } if missing[..] == ["source.host"]),
+        "{err}"
+    );
+    odm.update_one(
+        Event::id_field().eq(2) & Event::source().host().eq("web-2") & Event::at().eq(at),
+        Event::message().set("new".to_owned()),
+    )
+    .upsert(true)
+    .await
+    .unwrap();
+    let upserted = stored_one(&db, "events", 2).await.unwrap();
+    assert_eq!(
+        upserted
+            .get_document("source")
+            .unwrap()
+            .get_str("host")
+            .unwrap(),
+        "web-2"
+    );
+
+    db.commands().clear();
+    assert_eq!(odm.delete_document(&loaded).await.unwrap(), 1);
+    assert_eq!(
+        sent_filter(&db, "delete", "events"),
+        doc! { "_id": 1, "source.host": "web-1", "at": at }
+    );
+
+    let report = RoutingReport::of::<Event>().to_string();
+    for line in [
+        "replace_one (save) of a loaded Event is routed: the filter names events' shard key `{source.host, at}`",
+        "get / update_by_id of Event scatters: the filter lacks events' shard key `{source.host, at}`",
+    ] {
+        assert!(report.contains(line), "{line}\n{report}");
+    }
 }

@@ -125,6 +125,11 @@ pub trait Embed: Serialize + DeserializeOwned {
     #[doc(hidden)]
     const FIELDS: &'static [&'static str];
 
+    /// The names under which [`FIELDS`](Embed::FIELDS) are stored, in the same order, when
+    /// serde renames any of them (a shard key into the type is checked against them).
+    #[doc(hidden)]
+    const STORED: &'static [&'static str] = Self::FIELDS;
+
     /// Paths below `field`; used by the generated accessors.
     #[doc(hidden)]
     fn paths<Root, W, M, S>(field: Field<Root, W, M>) -> Self::Paths<Root, W, M, S>;

@@ -234,6 +234,47 @@ pub const fn key_field(embedded: &str, fields: &[&str], name: &str, key: &str) {
     }
 }
 
+/// Checks the field `name` of the embedded type that a dotted shard key (`meta.host`) names:
+/// it exists, and serde stores it under that name (the key's path is the stored one). Used by
+/// the generated checks.
+pub const fn shard_key_field(
+    embedded: &str,
+    fields: &[&str],
+    stored: &[&str],
+    name: &str,
+    key: &str,
+) {
+    if !names::contains(fields, name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(embedded)
+            .push("` has no field `")
+            .push(name)
+            .push("`, named by the shard key `")
+            .push(key)
+            .push("`: ")
+            .push_hint(fields, name);
+        panic!("{}", message.as_str());
+    }
+    let mut i = 0;
+    while !names::same(fields[i], name) {
+        i += 1;
+    }
+    if i < stored.len() && !names::same(stored[i], name) {
+        let message = names::Message::new()
+            .push("`")
+            .push(embedded)
+            .push(".")
+            .push(name)
+            .push("` is stored as `")
+            .push(stored[i])
+            .push("` (serde renames it), and the shard key `")
+            .push(key)
+            .push("` names a field as it is stored: a shard key reaches into an embedded document through fields that keep their names");
+        panic!("{}", message.as_str());
+    }
+}
+
 /// The typed paths into the embedded type `E` (implemented by `#[derive(Embed)]`), so
 /// that a summary is checked through the copy's accessor.
 pub trait PathsOf<E> {}

@@ -87,7 +87,8 @@ fn name_checks(cont: &Container<'_>) -> TokenStream {
     let copied = denormalize::copied_field_checks(cont);
     let inverse = references::inverse_field_checks(cont);
     let keys = indexes::key_field_checks(cont);
-    quote! { #copied #inverse #keys }
+    let shard_keys = shard::key_field_checks(cont);
+    quote! { #copied #inverse #keys #shard_keys }
 }
 
 fn wrap(body: TokenStream) -> TokenStream {
@@ -318,6 +319,7 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
     let embed_checks = embed_check::embed_attribute_checks(cont);
     let summary_type = paths::summary_type_impl(cont, &paths_ident);
     let names = paths::names_consts(cont);
+    let stored = paths::stored_const(cont);
     quote! {
         #paths_struct
         #embed_checks
@@ -326,6 +328,7 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
         impl ::odm::__private::Embed for #ident {
             type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
             #names
+            #stored
 
             fn paths<__Root, __W, __M, __S>(
                 field: ::odm::__private::Field<__Root, __W, __M>,

@@ -327,6 +327,21 @@ pub fn summary_type_impl(cont: &Container<'_>, paths_ident: &Ident) -> TokenStre
     }
 }
 
+/// `const STORED` of an embedded type (the stored names of its fields, in the order of
+/// `FIELDS`), when serde renames any of them; otherwise the trait's default, `FIELDS`.
+pub fn stored_const(cont: &Container<'_>) -> TokenStream {
+    let renamed = cont
+        .stored_fields()
+        .any(|f| f.ident.unraw() != f.stored.as_str());
+    if !renamed {
+        return TokenStream::new();
+    }
+    let stored = cont.stored_fields().map(|f| &f.stored);
+    quote! {
+        const STORED: &'static [&'static str] = &[#(#stored),*];
+    }
+}
+
 /// `const NAME` and `const FIELDS` (the Rust names of the stored fields), which the checks of
 /// another type's derive compare names with, at compile time.
 pub fn names_consts(cont: &Container<'_>) -> TokenStream {

@@ -4,10 +4,9 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
-use crate::model::shard::key_fields;
+use crate::model::shard::{field_for, reaches_into_embed};
 use crate::model::Container;
 
 /// What a shard key adds to the model's code.
@@ -21,16 +20,21 @@ pub struct ShardItems {
 pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
     let shard = cont.shard_key.as_ref()?;
     let hashed = shard.hashed.as_ref().map(syn::LitStr::value);
-    let fields = key_fields(cont).into_iter().map(|f| {
-        let stored = &f.stored;
-        let order = if hashed.as_deref() == Some(&f.ident.unraw().to_string())
-            || (f.is_id() && hashed.as_deref() == Some("_id"))
-        {
+    let names = shard.names();
+    let fields = names.iter().filter_map(|name| {
+        let f = field_for(cont, name)?;
+        // A key inside an embedded document is stored under the embedded field's stored name,
+        // then the field's own (checked to be its stored one).
+        let stored = match name.split_once('.') {
+            Some((_, below)) => format!("{}.{below}", f.stored),
+            None => f.stored.clone(),
+        };
+        let order = if hashed.as_deref() == Some(name.as_str()) {
             quote!(Hashed)
         } else {
             quote!(Ranged)
         };
-        quote!((#stored, ::odm::__private::ShardOrder::#order))
+        Some(quote!((#stored, ::odm::__private::ShardOrder::#order)))
     });
     let stored_of = |lit: &Option<syn::LitStr>| {
         lit.as_ref()
@@ -91,4 +95,32 @@ pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
             }
         },
     })
+}
+
+/// The checks of the keys inside an embedded document (`meta.host`): the embedded type has
+/// the field, stored under that name. Unnamed constants next to the struct, evaluated while
+/// compiling, pointing at the `keys` string.
+pub fn key_field_checks(cont: &Container<'_>) -> TokenStream {
+    let Some(shard) = &cont.shard_key else {
+        return TokenStream::new();
+    };
+    let Some(lit) = &shard.keys else {
+        return TokenStream::new();
+    };
+    let span = proc_macro2::Span::call_site().located_at(lit.span());
+    let checks = shard.names().into_iter().filter_map(|name| {
+        let f = field_for(cont, &name)?;
+        let (_, below) = name.split_once('.')?;
+        if !reaches_into_embed(f, &name) {
+            return None;
+        }
+        let inner = f.inner_ty();
+        let embed = quote_spanned!(inner.span()=> <#inner as ::odm::__private::Embed>);
+        Some(quote_spanned! {span=>
+            const _: () = ::odm::__private::shard_key_field(
+                #embed::NAME, #embed::FIELDS, #embed::STORED, #below, #name,
+            );
+        })
+    });
+    quote!(#(#checks)*)
 }

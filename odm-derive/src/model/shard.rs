@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::LitStr;
 
 use super::attr::{key_name, skip_value, string_value};
-use super::{Container, Derive, Field};
+use super::{Container, Derive, Field, Shape};
 use crate::ctxt::Ctxt;
 
 const SHARD_KEYS: &str = "`keys`, `hashed`, `fill`, `month`, `hash`, `mutable`";
@@ -112,23 +112,21 @@ impl ShardAttr {
     }
 }
 
-/// The field a name of the key names: `_id` is the id field.
-fn field_for<'c, 'a>(cont: &'c Container<'a>, name: &str) -> Option<&'c Field<'a>> {
-    if name == "_id" {
+/// The field a name of the key names: `_id` is the id field; for a dotted name (`meta.host`),
+/// the embedded field it starts with.
+pub fn field_for<'c, 'a>(cont: &'c Container<'a>, name: &str) -> Option<&'c Field<'a>> {
+    let first = name.split('.').next().unwrap_or(name);
+    if first == "_id" {
         cont.id_field()
     } else {
-        cont.field_named(name)
+        cont.field_named(first)
     }
 }
 
-/// The fields of the key, resolved (the names that resolve).
-pub fn key_fields<'c, 'a>(cont: &'c Container<'a>) -> Vec<&'c Field<'a>> {
-    cont.shard_key.as_ref().map_or_else(Vec::new, |s| {
-        s.names()
-            .iter()
-            .filter_map(|n| field_for(cont, n))
-            .collect()
-    })
+/// Whether a dotted key name (`meta.host`) names a field of an embedded document the derive
+/// can check: two segments, through a single `#[embed]` field.
+pub fn reaches_into_embed(f: &Field<'_>, name: &str) -> bool {
+    name.split('.').count() == 2 && f.has_embed_paths() && !matches!(f.shape, Shape::Vec(_))
 }
 
 /// Whether typed updates may not write `f`: a field of a key declared without `mutable`, or
@@ -139,7 +137,12 @@ pub fn is_fixed_key_field(cont: &Container<'_>, f: &Field<'_>) -> bool {
     };
     let name = f.ident.unraw().to_string();
     let filled = shard.fill.as_ref().is_some_and(|l| l.value() == name);
-    filled || (shard.mutable.is_none() && !f.is_id() && shard.names().contains(&name))
+    // A dotted key (`meta.host`) fixes the embedded field, and every path below it.
+    let in_key = shard
+        .names()
+        .iter()
+        .any(|n| n.split('.').next() == Some(name.as_str()));
+    filled || (shard.mutable.is_none() && !f.is_id() && in_key)
 }
 
 /// The rules of a shard key.
@@ -185,19 +188,30 @@ fn check_key_fields(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr, keys: &L
             cx.error_spanned_by(keys, format!("`{name}` appears twice in the shard key"));
             continue;
         }
+        let first = name.split('.').next().unwrap_or(name);
         let Some(f) = field_for(cont, name) else {
-            let hint = super::check::closest(name, &known)
+            let hint = super::check::closest(first, &known)
                 .map(|near| format!("; did you mean `{near}`?"))
                 .unwrap_or_default();
             cx.error_spanned_by(
                 keys,
                 format!(
-                    "`{}` has no field `{name}` to shard by{hint} (a shard key names top-level fields of the struct, or `_id`)",
+                    "`{}` has no field `{first}` to shard by{hint} (a shard key names fields of the struct, `_id`, or a field of an embedded document: `meta.host`)",
                     cont.ident
                 ),
             );
             continue;
         };
+        if name.contains('.') && !dotted_key_reaches_embed(cx, keys, f, name) {
+            continue;
+        }
+        if !name.contains('.') && matches!(f.shape, Shape::Vec(_)) {
+            cx.error_spanned_by(
+                keys,
+                format!("`{name}` is an array, and MongoDB refuses a shard key on an array field: shard by a field holding one value"),
+            );
+            continue;
+        }
         if f.skipped {
             cx.error_spanned_by(
                 keys,
@@ -215,6 +229,30 @@ fn check_key_fields(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr, keys: &L
             );
         }
     }
+}
+
+/// A dotted key name reaches one level into a single embedded document (`meta.host`, `meta`
+/// an `#[embed]` field); the embedded field itself is checked by the generated code, against
+/// the embedded type's fields. Reports what it is not.
+fn dotted_key_reaches_embed(cx: &Ctxt, keys: &LitStr, f: &Field<'_>, name: &str) -> bool {
+    let first = name.split('.').next().unwrap_or(name);
+    let problem = if name.split('.').any(str::is_empty) {
+        Some(format!(
+            "`{name}` has an empty segment: write the path as `field.subfield`"
+        ))
+    } else if name.split('.').count() > 2 {
+        Some(format!("`{name}` reaches more than one level into embedded documents: a shard key names a field of the struct or of a document it embeds (`{first}.field`)"))
+    } else if f.is_id() || !f.has_embed_paths() {
+        Some(format!("`{name}` goes through `{first}`, which is not an `#[embed]` field: a dotted shard key names a field of an embedded document"))
+    } else if matches!(f.shape, Shape::Vec(_)) {
+        Some(format!("`{first}` is an array of embedded documents, and MongoDB refuses a shard key inside an array: shard by a field of a single embedded document"))
+    } else {
+        None
+    };
+    if let Some(problem) = &problem {
+        cx.error_spanned_by(keys, problem);
+    }
+    problem.is_none()
 }
 
 /// `hashed` and `fill` name a field of the key; `fill` comes with `month` and `hash`, which
@@ -235,6 +273,11 @@ fn check_options_name_keys(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr) {
                 cx.error_spanned_by(
                     lit,
                     "odm does not compute `_id`: fill another field of the key",
+                );
+            } else if key == "fill" && lit.value().contains('.') {
+                cx.error_spanned_by(
+                    lit,
+                    "odm fills a field of the struct itself, not one inside an embedded document",
                 );
             }
         }

@@ -159,13 +159,24 @@ pub(crate) fn pin_key(filter: &mut Document, doc: &RawDocument, key: &ShardKey) 
         if filter.contains_key(*field) {
             continue;
         }
-        let value = doc
-            .get(field)
-            .ok()
-            .flatten()
+        let value = value_at(doc, field)
             .and_then(|v| Bson::try_from(v).ok())
             .unwrap_or(Bson::Null);
         filter.insert(*field, crate::literal::condition(value));
+    }
+}
+
+/// The value at the key's `path` (`host`, or `meta.host` inside an embedded document), if the
+/// document holds one.
+fn value_at<'a>(doc: &'a RawDocument, path: &str) -> Option<bson::RawBsonRef<'a>> {
+    let (first, rest) = match path.split_once('.') {
+        Some((first, rest)) => (first, Some(rest)),
+        None => (path, None),
+    };
+    let value = doc.get(first).ok().flatten()?;
+    match rest {
+        None => Some(value),
+        Some(rest) => value_at(value.as_document()?, rest),
     }
 }
 
@@ -241,6 +252,30 @@ mod tests {
             vec!["time"]
         );
         assert_eq!(unpinned(&doc! { "_id": 1 }, &KEY), vec!["host", "time"]);
+    }
+
+    #[test]
+    fn a_dotted_key_is_read_inside_the_embedded_document_or_pinned_to_null() {
+        const DOTTED: ShardKey = ShardKey {
+            fields: &[("source.host", ShardOrder::Ranged)],
+            segment: None,
+            mutable: false,
+        };
+        let pinned = |doc: bson::Document| {
+            let raw = RawDocumentBuf::try_from(&doc).unwrap();
+            let mut filter = doc! { "_id": 1 };
+            pin_key(&mut filter, &raw, &DOTTED);
+            filter
+        };
+        assert_eq!(
+            pinned(doc! { "source": { "host": "web-1", "app": "api" } }),
+            doc! { "_id": 1, "source.host": "web-1" }
+        );
+        // Missing, or a path through a value that is not a document: the server places such a
+        // document by `null`.
+        for doc in [doc! {}, doc! { "source": "web-1" }, doc! { "source": {} }] {
+            assert_eq!(pinned(doc), doc! { "_id": 1, "source.host": Bson::Null });
+        }
     }
 
     #[test]
