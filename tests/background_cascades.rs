@@ -784,10 +784,7 @@ async fn a_worker_whose_server_pauses_goes_on_with_its_claim_when_it_answers() -
         .update_by_id::<Part>("p1", Part::name().set("zinc grommet"))
         .await?;
     let proxy = odm::testing::FaultProxy::start().await?;
-    let uri = format!(
-        "{}&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500",
-        proxy.uri()
-    );
+    let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
     let odm = odm::Odm::connect(&uri, db.name()).await?;
     let worker = odm
         .cascade_worker()

@@ -511,10 +511,7 @@ async fn a_cascade_that_cannot_catch_up_is_an_error_naming_what_may_be_stale() -
 async fn a_paused_server_ends_the_operation_and_the_held_write_is_reconciled() -> odm::Result<()> {
     let db = TestDb::new().await?;
     let proxy = odm::testing::FaultProxy::start().await?;
-    let uri = format!(
-        "{}&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500",
-        proxy.uri()
-    );
+    let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
     let odm = odm::Odm::connect(&uri, db.name()).await?;
     odm.insert_one(&Brand {
         id: 1,

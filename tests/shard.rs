@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{listed_indexes, sent, stored_one};
+use common::{listed_indexes, sent, sent_filter, stored_one};
 use odm::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
 use odm::prelude::*;
 use odm::shard::{shard_collection_command, RouteVerdict, RoutingReport, ShardSync};
@@ -70,30 +70,6 @@ fn product(id: i32, category: &str, number: i64, parts: &[&Part]) -> Product {
 async fn is_mongos(db: &TestDb) -> bool {
     let hello = db.raw().run_command(doc! { "hello": 1 }).await.unwrap();
     hello.get_str("msg").is_ok_and(|m| m == "isdbgrid")
-}
-
-/// The `q` of the first statement of the last `name` command (`update`, `delete`) sent to
-/// `collection`.
-fn sent_filter(db: &TestDb, name: &str, collection: &str) -> Document {
-    let list = if name == "update" {
-        "updates"
-    } else {
-        "deletes"
-    };
-    let cmd = db
-        .commands()
-        .take()
-        .into_iter()
-        .rev()
-        .filter(|c| c.name == name)
-        .filter_map(|c| c.command)
-        .find(|c| c.get_str(name).is_ok_and(|n| n == collection))
-        .unwrap_or_else(|| panic!("no `{name}` on `{collection}` was sent"));
-    let first = cmd.get_array(list).unwrap()[0]
-        .as_document()
-        .unwrap()
-        .clone();
-    first.get_document("q").unwrap().clone()
 }
 
 #[tokio::test]

@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::stored_one;
-use odm::bson::{doc, Document};
+use common::{sent_filter, stored_one};
+use odm::bson::doc;
 use odm::prelude::*;
 use odm::shard::{shard_collection_command, RoutingReport};
 use odm::testing::TestDb;
@@ -39,28 +39,6 @@ fn the_key_and_its_index_are_hashed() {
     assert_eq!(hashed.len(), 1, "the key's index is declared hashed");
 }
 
-/// The last `name` command's (`update`, `delete`) first statement's `q`.
-fn sent_filter(db: &TestDb, name: &str) -> Document {
-    let list = if name == "update" {
-        "updates"
-    } else {
-        "deletes"
-    };
-    let cmd = db
-        .commands()
-        .take()
-        .into_iter()
-        .rev()
-        .filter(|c| c.name == name)
-        .find_map(|c| c.command)
-        .unwrap_or_else(|| panic!("no `{name}` was sent"));
-    let first = cmd.get_array(list).unwrap()[0]
-        .as_document()
-        .unwrap()
-        .clone();
-    first.get_document("q").unwrap().clone()
-}
-
 #[tokio::test]
 async fn writes_of_a_loaded_document_pin_the_hashed_key_by_equality() -> odm::Result<()> {
     let db = TestDb::new().await?;
@@ -76,7 +54,7 @@ async fn writes_of_a_loaded_document_pin_the_hashed_key_by_equality() -> odm::Re
     db.commands().clear();
     odm.replace_one(&loaded).await?;
     assert_eq!(
-        sent_filter(&db, "update"),
+        sent_filter(&db, "update", "uploads"),
         doc! { "_id": 1, "user": "kate" }
     );
     assert_eq!(
@@ -90,7 +68,7 @@ async fn writes_of_a_loaded_document_pin_the_hashed_key_by_equality() -> odm::Re
     db.commands().clear();
     assert_eq!(odm.delete_document(&loaded).await?, 1);
     assert_eq!(
-        sent_filter(&db, "delete"),
+        sent_filter(&db, "delete", "uploads"),
         doc! { "_id": 1, "user": "kate" }
     );
     assert!(stored_one(&db, "uploads", 1).await.is_none());

@@ -562,10 +562,7 @@ async fn a_transfer_held_by_a_paused_server_lands_nothing_and_runs_again_once() 
     let db = TestDb::new().await?;
     two_accounts(&db).await?;
     let proxy = std::sync::Arc::new(odm::testing::FaultProxy::start().await?);
-    let uri = format!(
-        "{}&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500",
-        proxy.uri()
-    );
+    let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
     let odm = odm::Odm::connect(&uri, db.name())
         .await?
         .with_retry_deadline(Duration::from_secs(20));

@@ -220,18 +220,38 @@ pub const fn inverse_field(target: &str, fields: &[&str], name: &str) {
 /// A dotted index key (`publisher.name`) names a field of the embedded type: evaluated while
 /// compiling, with the closest field as a suggestion.
 pub const fn key_field(embedded: &str, fields: &[&str], name: &str, key: &str) {
-    if !names::contains(fields, name) {
-        let message = names::Message::new()
+    if let Some(message) = no_such_field(embedded, fields, name, "index key", key) {
+        panic!("{}", message.as_str());
+    }
+}
+
+/// What to say when the embedded type `embedded` lacks the field `name`, which the `what` `key`
+/// names ("`Source` has no field `hots`, named by the shard key `source.hots`: did you mean
+/// `host`?"); `None` when it has it. The caller panics, so that the compiler's message points
+/// at the caller's check alone.
+const fn no_such_field(
+    embedded: &str,
+    fields: &[&str],
+    name: &str,
+    what: &str,
+    key: &str,
+) -> Option<names::Message> {
+    if names::contains(fields, name) {
+        return None;
+    }
+    Some(
+        names::Message::new()
             .push("`")
             .push(embedded)
             .push("` has no field `")
             .push(name)
-            .push("`, named by the index key `")
+            .push("`, named by the ")
+            .push(what)
+            .push(" `")
             .push(key)
             .push("`: ")
-            .push_hint(fields, name);
-        panic!("{}", message.as_str());
-    }
+            .push_hint(fields, name),
+    )
 }
 
 /// Checks the field `name` of the embedded type that a dotted shard key (`meta.host`) names:
@@ -244,16 +264,7 @@ pub const fn shard_key_field(
     name: &str,
     key: &str,
 ) {
-    if !names::contains(fields, name) {
-        let message = names::Message::new()
-            .push("`")
-            .push(embedded)
-            .push("` has no field `")
-            .push(name)
-            .push("`, named by the shard key `")
-            .push(key)
-            .push("`: ")
-            .push_hint(fields, name);
+    if let Some(message) = no_such_field(embedded, fields, name, "shard key", key) {
         panic!("{}", message.as_str());
     }
     let mut i = 0;

@@ -185,3 +185,33 @@ pub fn sub_stage(lookup: &Document, name: &str) -> Document {
         .find_map(|s| s.get_document(name).ok().cloned())
         .unwrap_or_else(|| panic!("no {name} in {lookup}"))
 }
+
+/// The `q` of the first statement of the last `name` command (`update`, `delete`) sent to
+/// `collection`, from the test's command log.
+pub fn sent_filter(db: &TestDb, name: &str, collection: &str) -> Document {
+    let list = if name == "update" {
+        "updates"
+    } else {
+        "deletes"
+    };
+    let cmd = db
+        .commands()
+        .take()
+        .into_iter()
+        .rev()
+        .filter(|c| c.name == name)
+        .filter_map(|c| c.command)
+        .find(|c| c.get_str(name).is_ok_and(|n| n == collection))
+        .unwrap_or_else(|| panic!("no `{name}` on `{collection}` was sent"));
+    let first = cmd.get_array(list).unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    first.get_document("q").unwrap().clone()
+}
+
+/// The options of a connection string that make a lost server show soon: a second to select
+/// one, and the monitor's check (every half second) giving up after a second, which ends the
+/// commands a paused server holds.
+pub const GIVE_UP_SOON: &str =
+    "serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500";

@@ -189,40 +189,13 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     };
     // A model without copies, references or bounded arrays keeps the trait's defaults, and its
     // entry lists nothing: no function is generated for what it does not declare.
-    let (copies_fn, copies_method, copies_entry) = match copies {
-        Some(copies) => (
-            quote! {
-                fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
-                    #copies
-                }
-            },
-            quote! {
-                #[inline]
-                fn copies() -> ::odm::__private::Vec<::odm::__private::CopyInfo> {
-                    copies()
-                }
-            },
-            quote!(copies),
-        ),
-        None => (quote!(), quote!(), quote!(::odm::__private::empty_vec)),
-    };
-    let (references_fn, references_method, references_entry) = match references {
-        Some(references) => (
-            quote! {
-                fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
-                    #references
-                }
-            },
-            quote! {
-                #[inline]
-                fn references() -> ::odm::__private::Vec<::odm::__private::ReferenceInfo> {
-                    references()
-                }
-            },
-            quote!(references),
-        ),
-        None => (quote!(), quote!(), quote!(::odm::__private::empty_vec)),
-    };
+    let (copies_fn, copies_method, copies_entry) =
+        declared_list(quote!(copies), quote!(::odm::__private::CopyInfo), copies);
+    let (references_fn, references_method, references_entry) = declared_list(
+        quote!(references),
+        quote!(::odm::__private::ReferenceInfo),
+        references,
+    );
     let bounds = bounds.map(|bounds| {
         quote! {
             #[inline]
@@ -311,6 +284,33 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             }
         }
     }
+}
+
+/// For a list a model declares (`copies`, `references`): the free function building it, the
+/// `Model` method returning it, and the registry's entry; without one, none of them (the
+/// trait's default) and the registry's empty list.
+fn declared_list(
+    name: TokenStream,
+    item: TokenStream,
+    body: Option<TokenStream>,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let Some(body) = body else {
+        return (quote!(), quote!(), quote!(::odm::__private::empty_vec));
+    };
+    (
+        quote! {
+            fn #name() -> ::odm::__private::Vec<#item> {
+                #body
+            }
+        },
+        quote! {
+            #[inline]
+            fn #name() -> ::odm::__private::Vec<#item> {
+                #name()
+            }
+        },
+        name,
+    )
 }
 
 fn embed_impl(cont: &Container<'_>) -> TokenStream {

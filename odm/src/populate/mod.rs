@@ -174,11 +174,8 @@ impl<Root, W, T: RefTarget> RefPath<Root, W, T> {
         many: bool,
     ) -> Self {
         RefPath {
-            field,
-            slots,
-            many,
-            inverse: None,
             dbref: true,
+            ..RefPath::of_field(field, many, slots)
         }
     }
 
