@@ -554,9 +554,9 @@ async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
 /// server that cannot be selected. The held update reaches the server when it resumes, inside a
 /// transaction that is never committed: nothing of the transfer lands. That transaction still
 /// holds the first account, which its first update wrote: the next transaction of the handle
-/// ends it with one `killSessions` first (before, every attempt of the transfer run again met a
-/// write conflict until the server's transaction lifetime limit, 60 s), and the transfer moves
-/// the money once.
+/// sends one `killSessions` of it alongside (before, every attempt of the transfer run again
+/// met a write conflict until the server's transaction lifetime limit, 60 s), and the transfer
+/// moves the money once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transfer_held_by_a_paused_server_lands_nothing_and_runs_again_once() -> odm::Result<()> {
     let db = TestDb::new().await?;

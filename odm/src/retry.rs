@@ -50,7 +50,7 @@ macro_rules! transaction_loop {
                     let e = $crate::retry::unsupported($operation, e);
                     if $crate::retry::worth_aborting(&e) {
                         let _ = $tx.session.abort_transaction().await;
-                    } else {
+                    } else if e.is_outcome_unknown() {
                         $crate::retry::cut_off(odm, &$tx.session);
                     }
                     if e.is_transient() && $crate::retry::wait(start, deadline, attempt).await {
@@ -92,7 +92,8 @@ pub(crate) use transaction_loop;
 ///
 /// Commands: per attempt, those of `body` then `commitTransaction` (or `abortTransaction`
 /// after an error of `body`, unless the server could not be reached or the connection broke:
-/// the next transaction of the handle then sends one `killSessions` first, see [`Tx::begin`]).
+/// when the command's outcome is unknown, the next transaction of the handle sends one
+/// `killSessions` alongside, see [`Tx::begin`]).
 /// On a deployment without transactions, [`Error::TransactionsUnsupported`] before any.
 pub(crate) async fn in_transaction<C, T, F>(odm: &Odm, context: &C, mut body: F) -> Result<T>
 where
@@ -124,14 +125,16 @@ impl Tx {
     /// transaction's options with its first command); a deployment without transactions is
     /// [`Error::TransactionsUnsupported`] (the driver tells it from the server's `hello`).
     ///
-    /// First, when an earlier transaction of this handle (or of a clone) was cut off (its
-    /// connection broke, or the server stopped answering, with its writes possibly applied and
-    /// never committed), one `killSessions` of those sessions: the server would otherwise keep
-    /// their transactions open, holding their documents against every other transaction, until
-    /// its transaction lifetime limit (60 s by default). Best effort: on failure (the server
-    /// is still away), they are kept for the next transaction.
+    /// When an earlier transaction of this handle (or of a clone) was cut off (its connection
+    /// broke, or the server stopped answering, with its writes possibly applied and never
+    /// committed), one `killSessions` of those sessions is sent alongside, without waiting for
+    /// it: the server would otherwise keep their transactions open, holding their documents
+    /// against every other transaction, until its transaction lifetime limit (60 s by
+    /// default). A transaction that meets them meanwhile gets a write conflict and is run
+    /// again. Best effort: on failure (the server is still away), they are kept for the next
+    /// transaction.
     pub(crate) async fn begin(odm: &Odm, operation: &str, attempt: u32) -> Result<Tx> {
-        end_cut_off(odm).await;
+        end_cut_off(odm);
         let mut session = odm.client().start_session().await?;
         match session.start_transaction().await {
             Ok(()) => Ok(Tx { session, attempt }),
@@ -189,8 +192,10 @@ pub(crate) fn cut_off(odm: &Odm, session: &ClientSession) {
         .push(session.id().clone());
 }
 
-/// Ends the sessions [`cut_off`] noted, with one `killSessions`; keeps them when it fails.
-async fn end_cut_off(odm: &Odm) {
+/// Ends the sessions [`cut_off`] noted, with one `killSessions` sent by a task of its own (so
+/// that a server still away delays no transaction by a server selection timeout); keeps them
+/// when it fails. One such task at a time: it takes the sessions while it runs.
+fn end_cut_off(odm: &Odm) {
     let sessions = std::mem::take(
         &mut *odm
             .cut_off
@@ -200,19 +205,22 @@ async fn end_cut_off(odm: &Odm) {
     if sessions.is_empty() {
         return;
     }
-    let killed = odm
-        .client()
-        .database("admin")
-        .run_command(bson::doc! { "killSessions": sessions.clone() })
-        .await;
-    // Kept only while the server is away; a server that refuses the command (without
-    // `killSessions`, or without the right) times the transactions out itself.
-    if killed.is_err_and(|e| !worth_aborting(&Error::from(e))) {
-        odm.cut_off
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend(sessions);
-    }
+    let odm = odm.clone();
+    tokio::spawn(async move {
+        let killed = odm
+            .client()
+            .database("admin")
+            .run_command(bson::doc! { "killSessions": sessions.clone() })
+            .await;
+        // Kept only while the server is away; a server that refuses the command (without
+        // `killSessions`, or without the right) times the transactions out itself.
+        if killed.is_err_and(|e| !worth_aborting(&Error::from(e))) {
+            odm.cut_off
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(sessions);
+        }
+    });
 }
 
 /// Whether to send `abortTransaction` after `e`: not when the server could not be reached or

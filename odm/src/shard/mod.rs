@@ -276,6 +276,11 @@ mod tests {
         for doc in [doc! {}, doc! { "source": "web-1" }, doc! { "source": {} }] {
             assert_eq!(pinned(doc), doc! { "_id": 1, "source.host": Bson::Null });
         }
+        // A stored value shaped like an operator is matched as a value, never run as one.
+        assert_eq!(
+            pinned(doc! { "source": { "host": { "$ne": "" } } }),
+            doc! { "_id": 1, "source.host": { "$eq": { "$ne": "" } } }
+        );
     }
 
     #[test]
