@@ -600,3 +600,67 @@ async fn a_paused_server_ends_the_operation_and_the_held_write_is_reconciled() -
     }
     Ok(())
 }
+
+/// A move without a transaction, stopped by a server that stops answering right after each of
+/// its first three commands (the server ran it; its reply never comes): the move ends in about
+/// the monitor's timeout with an error whose outcome is unknown. Whatever the step, no task is
+/// missing from its owner's list and the task names one owner; at most one person lists it too
+/// many (after step 3 none does), and `verify_inverse` repairs that, as the fixed order
+/// promises.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_stopped_after_each_step_is_repaired_by_verify_inverse() -> odm::Result<()> {
+    // The n-th command of that name, in the order the move sends them.
+    let steps = [("update", 1), ("findAndModify", 1), ("update", 2)];
+    for (step, (command, nth)) in steps.into_iter().enumerate() {
+        let db = TestDb::new().await?;
+        let (people, tasks) = people_with_tasks(&db, 2, 1).await?;
+        let (kate, bob, task) = (people[0].id, people[1].id, tasks[0].id);
+        let proxy = odm::testing::FaultProxy::start().await?;
+        let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
+        let odm = odm::Odm::connect(&uri, db.name()).await?;
+        odm.get::<Task>(task).await?; // connected
+
+        proxy.pause_after(command, nth);
+        let start = Instant::now();
+        let err = odm
+            .reassign(Task::owner(), task, bob)
+            .transaction(TransactionMode::Never)
+            .await
+            .unwrap_err();
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "step {}",
+            step + 1
+        );
+        assert!(err.is_outcome_unknown(), "step {}: {err:?}", step + 1);
+        proxy.resume();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+
+        let stored_task = common::stored_one(&db, "tasks", task).await.unwrap();
+        let owner = stored_task.get_object_id("owner").unwrap();
+        let expected_owner = if step == 0 { kate } else { bob };
+        assert_eq!(owner, expected_owner, "step {}", step + 1);
+        let listing: Vec<ObjectId> = stored(&db, "people")
+            .await
+            .iter()
+            .filter(|p| {
+                p.get_array("tasks")
+                    .unwrap()
+                    .contains(&Bson::ObjectId(task))
+            })
+            .map(|p| p.get_object_id("_id").unwrap())
+            .collect();
+        assert!(listing.contains(&owner), "step {}: {listing:?}", step + 1);
+        let extra = if step == 2 { 1 } else { 2 };
+        assert_eq!(listing.len(), extra, "step {}: {listing:?}", step + 1);
+
+        db.odm().verify_inverse(Task::owner()).repair(true).await?;
+        assert_eq!(
+            inverse_problems(&db).await,
+            Vec::<String>::new(),
+            "step {}",
+            step + 1
+        );
+    }
+    Ok(())
+}

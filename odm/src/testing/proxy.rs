@@ -49,6 +49,8 @@ struct State {
     cut: AtomicBool,
     /// True while paused: no message passes in either direction.
     paused: tokio::sync::watch::Sender<bool>,
+    /// Commands after which to pause: (name, how many more to let through first).
+    pause_after: Mutex<Vec<(String, u32)>>,
 }
 
 impl State {
@@ -57,6 +59,21 @@ impl State {
         let mut paused = self.paused.subscribe();
         // The sender lives as long as the state, which this borrows.
         let _ = paused.wait_for(|p| !*p).await;
+    }
+
+    /// Notes `name` as passed on; true when the proxy is to pause after it.
+    fn pause_after(&self, name: &str) -> bool {
+        let mut after = self
+            .pause_after
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match after.iter_mut().find(|(n, left)| n == name && *left > 0) {
+            Some((_, left)) => {
+                *left -= 1;
+                *left == 0
+            }
+            None => false,
+        }
     }
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<AbortHandle>> {
@@ -168,6 +185,20 @@ impl FaultProxy {
         self.state.paused.send_replace(true);
     }
 
+    /// Pauses (as [`pause`](Self::pause)) right after the `n`-th next command named `command`
+    /// has reached the server: the server runs it, and its reply is held with everything else,
+    /// as when the server stops just then. The way to stop an operation of several commands
+    /// between two of them. Replaces what an earlier call asked for `command`.
+    pub fn pause_after(&self, command: &str, n: u32) {
+        let mut after = self
+            .state
+            .pause_after
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        after.retain(|(name, _)| name != command);
+        after.push((command.to_owned(), n.max(1)));
+    }
+
     /// Lets the messages held by [`pause`](Self::pause) through, in order, and every later one.
     pub fn resume(&self) {
         self.state.paused.send_replace(false);
@@ -201,10 +232,17 @@ fn relay(state: &Arc<State>, client: TcpStream, upstream: TcpStream) {
     let requests = tokio::spawn(async move {
         while let Some(message) = read_message(&mut client_in).await {
             requests_state.unpaused().await;
+            let mut pause = false;
             if let Some(name) = command_name(&message) {
                 if requests_state.lose_reply_of(name) {
                     lose.store(true, Ordering::SeqCst);
                 }
+                pause = requests_state.pause_after(name);
+            }
+            if pause {
+                // Paused before the command goes on (it has passed the wait already), so that
+                // its reply cannot slip through first.
+                requests_state.paused.send_replace(true);
             }
             if server_out.write_all(&message).await.is_err() {
                 break;
