@@ -14,12 +14,13 @@ use crate::{Error, Odm, Result};
 /// commands (the command reaches the server and runs; the connection closes before its reply
 /// comes back, so the client cannot know whether it landed), pause (connections stay open and
 /// nothing passes either way, as when the server's process is stopped or the network hangs,
-/// until [`resume`](FaultProxy::resume)), or die (every connection closed, no new one
-/// accepted). Every other byte passes unchanged.
+/// until [`resume`](FaultProxy::resume); [`pause_after`](FaultProxy::pause_after) a chosen
+/// command, to stop an operation between two of its commands), or die (every connection
+/// closed, no new one accepted). Every other byte passes unchanged.
 ///
 /// It is how the ODM's own tests reach the cases a real deployment meets and a test server
 /// never does on its own: a commit whose result is unknown, a write whose reply is lost, a
-/// server gone mid-operation. Connect a handle through it with [`FaultProxy::odm`]; read back
+/// server gone or stopped mid-operation. Connect a handle through it with [`FaultProxy::odm`]; read back
 /// through [`TestDb::raw`](super::TestDb::raw), which does not go through the proxy.
 ///
 /// ```no_run
