@@ -561,7 +561,7 @@ async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
 async fn a_transfer_held_by_a_paused_server_lands_nothing_and_runs_again_once() -> odm::Result<()> {
     let db = TestDb::new().await?;
     two_accounts(&db).await?;
-    let proxy = std::sync::Arc::new(odm::testing::FaultProxy::start().await?);
+    let proxy = odm::testing::FaultProxy::start().await?;
     let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
     let odm = odm::Odm::connect(&uri, db.name())
         .await?
