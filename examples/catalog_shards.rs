@@ -1,10 +1,10 @@
 //! Seed 004's sharding, on seed 001's parts catalog and host logs: products sharded by
-//! `category`, log messages by `{host, time}`, hosts by `_id`, and seed 004's exercise 8 (the
-//! uploaded images, sharded by the month of the upload then the MD5 of the data, a key the ODM
-//! computes). Each step prints what it did and the commands it sent: the key's index and what
-//! `sync_indexes` does about sharding, the filters of saves and deletes naming the key, an
-//! upsert without the key refused before anything is sent, a cascade that must scatter, and
-//! the routing report of every model.
+//! `category`, log messages by `{host, time}`, hosts by `_id`, log events by a field of their
+//! embedded `source`, and seed 004's exercise 8 (the uploaded images, sharded by the month of
+//! the upload then the MD5 of the data, a key the ODM computes). Each step prints what it did
+//! and the commands it sent: the key's index and what `sync_indexes` does about sharding, the
+//! filters of saves and deletes naming the key, an upsert without the key refused before
+//! anything is sent, a cascade that must scatter, and the routing report of every model.
 //!
 //! Run it with `cargo run -p odm-examples --example catalog_shards`: it uses `MONGODB_URI`
 //! when set (against a `mongos`, the collections are really sharded), else starts the local
@@ -22,7 +22,7 @@ use odm::Error;
 #[path = "catalog_shards/models.rs"]
 mod models;
 
-use models::{Host, Image, LogMsg, Part, PartSummary, Product};
+use models::{Event, Host, Image, LogMsg, Part, PartSummary, Product, Source};
 
 #[tokio::main]
 async fn main() {
@@ -130,6 +130,24 @@ async fn run() -> odm::Result<()> {
         message: "cpu is on fire!".into(),
     })
     .await?;
+    steps.sent();
+
+    steps.start("A key inside an embedded document: a saved event names `source.host` and `at`");
+    odm.insert_one(&Event {
+        id: 1,
+        source: Source {
+            host: "goofy.example.com".into(),
+            application: "api".into(),
+        },
+        at: at(0, 2),
+        message: "disk is full".into(),
+    })
+    .await?;
+    // ANCHOR: dotted_save
+    let mut event = odm.get::<Event>(1).await?.expect("inserted");
+    event.message = "disk is full again".into();
+    odm.replace_one(&event).await?;
+    // ANCHOR_END: dotted_save
     steps.sent();
 
     steps.start("Upload an image: the ODM fills `segment` with the month and the data's MD5");

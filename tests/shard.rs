@@ -16,30 +16,7 @@ use odm::Error;
 #[path = "../examples/catalog_shards/models.rs"]
 mod models;
 
-use models::{Host, Image, LogMsg, Part, PartSummary, Product};
-
-// ANCHOR: dotted
-/// Where a log event came from: the host is a field of an embedded document.
-#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
-struct Source {
-    host: String,
-    #[serde(rename = "app")]
-    application: String,
-}
-
-/// The host logs of seed 004 with the host inside an embedded `source`: the key
-/// `{source.host, at}` reaches into it.
-#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
-#[odm(collection = "events", shard_key(keys = "source.host, at"))]
-struct Event {
-    #[serde(rename = "_id")]
-    id: i32,
-    #[embed]
-    source: Source,
-    at: DateTime,
-    message: String,
-}
-// ANCHOR_END: dotted
+use models::{Event, Host, Image, LogMsg, Part, PartSummary, Product, Source};
 
 /// A key that updates may change (`mutable`): its path is writable. (A hashed key is
 /// declared `hashed = "queue"`: see `shard_hashed.rs`.)

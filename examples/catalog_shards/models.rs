@@ -96,3 +96,26 @@ pub struct Image {
     pub segment: String,
 }
 // ANCHOR_END: image
+
+// ANCHOR: dotted
+/// Where a log event came from: the host is a field of an embedded document.
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Source {
+    pub host: String,
+    #[serde(rename = "app")]
+    pub application: String,
+}
+
+/// The host logs with the host inside an embedded `source`: the key `{source.host, at}`
+/// reaches into it.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "events", shard_key(keys = "source.host, at"))]
+pub struct Event {
+    #[serde(rename = "_id")]
+    pub id: i32,
+    #[embed]
+    pub source: Source,
+    pub at: DateTime,
+    pub message: String,
+}
+// ANCHOR_END: dotted
