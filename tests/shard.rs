@@ -28,6 +28,25 @@ struct Ticket {
     queue: String,
 }
 
+/// A key inside an embedded document whose fields serde renames: `keys` names the Rust
+/// fields, the key's index and the filters the stored path (`origin.hostName`).
+#[derive(Embed, Serialize, Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+struct Origin {
+    host_name: String,
+    user_agent: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "visits", shard_key(keys = "origin.host_name"))]
+struct Visit {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[embed]
+    origin: Origin,
+    page: String,
+}
+
 fn product(id: i32, category: &str, number: i64, parts: &[&Part]) -> Product {
     Product {
         id,
@@ -68,7 +87,7 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
         .collect();
     assert_eq!(
         sharded,
-        ["events", "hosts", "images", "logmsg", "products", "regions", "tickets"]
+        ["events", "hosts", "images", "logmsg", "products", "regions", "tickets", "visits"]
     );
     // The key's index first, whatever the server.
     let index_names = |docs: Vec<Document>| -> Vec<String> {
@@ -82,6 +101,9 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
         index_names(listed_indexes(&db, "events").await).contains(&"source.host_1_at_1".to_owned())
     );
     assert!(index_names(listed_indexes(&db, "images").await).contains(&"segment_1".to_owned()));
+    assert!(
+        index_names(listed_indexes(&db, "visits").await).contains(&"origin.hostName_1".to_owned())
+    );
     // `category_1` is not created: the unique `category_1_catalog_number_1` starts with it,
     // but the key's own index is declared too (shardCollection wants an index on the key).
     assert!(index_names(listed_indexes(&db, "products").await).contains(&"category_1".to_owned()));
@@ -94,7 +116,8 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
             .sharding
             .iter()
             .all(|s| matches!(s, ShardSync::Sharded { .. })));
-        assert_eq!(shard_commands, 1 + 6, "{names:?}");
+        // `enableSharding` once, then one `shardCollection` per collection.
+        assert_eq!(shard_commands, 1 + sharded.len(), "{names:?}");
     } else {
         for s in &report.sharding {
             let ShardSync::NotSharded { reason, .. } = s else {
@@ -553,4 +576,71 @@ async fn a_key_inside_an_embedded_document_is_pinned_by_its_path() {
     ] {
         assert!(report.contains(line), "{line}\n{report}");
     }
+}
+
+#[tokio::test]
+async fn a_key_through_renamed_embedded_fields_uses_the_stored_path() {
+    let key = <Visit as odm::Model>::SHARD_KEY.unwrap();
+    assert_eq!(key.key_document(), doc! { "origin.hostName": 1 });
+
+    let db = TestDb::new().await.unwrap();
+    let odm = db.odm();
+    let visit = Visit {
+        id: 1,
+        origin: Origin {
+            host_name: "web-1".into(),
+            user_agent: "curl".into(),
+        },
+        page: "/".into(),
+    };
+    odm.insert_one(&visit).await.unwrap();
+    let mut loaded = odm.get::<Visit>(1).await.unwrap().unwrap();
+    loaded.page = "/parts".into();
+    db.commands().clear();
+    odm.replace_one(&loaded).await.unwrap();
+    assert_eq!(
+        sent_filter(&db, "update", "visits"),
+        doc! { "_id": 1, "origin.hostName": "web-1" }
+    );
+    let stored = stored_one(&db, "visits", 1).await.unwrap();
+    assert_eq!(stored.get_str("page").unwrap(), "/parts");
+    assert_eq!(
+        stored.get_document("origin").unwrap(),
+        &doc! { "hostName": "web-1", "userAgent": "curl" }
+    );
+
+    // An upsert is refused without the stored path, and the typed path names it.
+    let err = odm
+        .update_one(Visit::id_field().eq(2), Visit::page().set("/".to_owned()))
+        .upsert(true)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::ShardKeyMissing { missing, .. } if missing[..] == ["origin.hostName"]),
+        "{err}"
+    );
+    odm.update_one(
+        Visit::id_field().eq(2) & Visit::origin().host_name().eq("web-2"),
+        Visit::page().set("/".to_owned()),
+    )
+    .upsert(true)
+    .await
+    .unwrap();
+    let upserted = stored_one(&db, "visits", 2).await.unwrap();
+    assert_eq!(
+        upserted
+            .get_document("origin")
+            .unwrap()
+            .get_str("hostName")
+            .unwrap(),
+        "web-2"
+    );
+
+    db.commands().clear();
+    assert_eq!(odm.delete_document(&loaded).await.unwrap(), 1);
+    assert_eq!(
+        sent_filter(&db, "delete", "visits"),
+        doc! { "_id": 1, "origin.hostName": "web-1" }
+    );
+    assert!(stored_one(&db, "visits", 1).await.is_none());
 }

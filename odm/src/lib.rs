@@ -345,6 +345,7 @@ pub mod __private {
     pub use crate::validator::{KnownSchema, ObjectSchema, RefIdOf, SchemaOf, UnknownSchema};
     pub use crate::versioning::{StampDate, VersionNumber};
     pub use crate::versions::SchemaVersion;
+    pub use core::primitive::{str, u8};
 
     /// The list of a model's declarations (its indexes, references, copies): one generic
     /// call in the generated code where `vec!` would be three.

@@ -126,7 +126,7 @@ pub trait Embed: Serialize + DeserializeOwned {
     const FIELDS: &'static [&'static str];
 
     /// The names under which [`FIELDS`](Embed::FIELDS) are stored, in the same order, when
-    /// serde renames any of them (a shard key into the type is checked against them).
+    /// serde renames any of them (a shard key into the type is stored under these names).
     #[doc(hidden)]
     const STORED: &'static [&'static str] = Self::FIELDS;
 

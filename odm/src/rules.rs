@@ -255,34 +255,55 @@ const fn no_such_field(
 }
 
 /// Checks the field `name` of the embedded type that a dotted shard key (`meta.host`) names:
-/// it exists, and serde stores it under that name (the key's path is the stored one). Used by
-/// the generated checks.
-pub const fn shard_key_field(
-    embedded: &str,
-    fields: &[&str],
-    stored: &[&str],
-    name: &str,
-    key: &str,
-) {
+/// the embedded type has it. Used by the generated checks.
+pub const fn shard_key_field(embedded: &str, fields: &[&str], name: &str, key: &str) {
     if let Some(message) = no_such_field(embedded, fields, name, "shard key", key) {
         panic!("{}", message.as_str());
     }
+}
+
+/// The stored name of the embedded type's field `name` (`stored` in the order of `fields`,
+/// as [`Embed::STORED`](crate::Embed::STORED)); `name` itself when the type has no such field
+/// ([`shard_key_field`] reports that).
+pub const fn stored_name(
+    fields: &[&'static str],
+    stored: &[&'static str],
+    name: &'static str,
+) -> &'static str {
     let mut i = 0;
-    while !names::same(fields[i], name) {
+    while i < fields.len() {
+        if names::same(fields[i], name) {
+            return if i < stored.len() { stored[i] } else { name };
+        }
         i += 1;
     }
-    if i < stored.len() && !names::same(stored[i], name) {
-        let message = names::Message::new()
-            .push("`")
-            .push(embedded)
-            .push(".")
-            .push(name)
-            .push("` is stored as `")
-            .push(stored[i])
-            .push("` (serde renames it), and the shard key `")
-            .push(key)
-            .push("` names a field as it is stored: a shard key reaches into an embedded document through fields that keep their names");
-        panic!("{}", message.as_str());
+    name
+}
+
+/// `outer.inner` as the bytes of a path of `N` bytes (`N` = both lengths plus one), from
+/// which a generated constant makes the `&'static str` of a key inside an embedded document.
+pub const fn dotted_path<const N: usize>(outer: &str, inner: &str) -> [u8; N] {
+    let (outer, inner) = (outer.as_bytes(), inner.as_bytes());
+    assert!(outer.len() + 1 + inner.len() == N, "a path's length");
+    let mut out = [b'.'; N];
+    let mut i = 0;
+    while i < outer.len() {
+        out[i] = outer[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < inner.len() {
+        out[outer.len() + 1 + j] = inner[j];
+        j += 1;
+    }
+    out
+}
+
+/// The `&str` of a path built by [`dotted_path`] (field names are UTF-8, so is their join).
+pub const fn path_str(bytes: &[u8]) -> &str {
+    match core::str::from_utf8(bytes) {
+        Ok(path) => path,
+        Err(_) => panic!("a field name is UTF-8"),
     }
 }
 

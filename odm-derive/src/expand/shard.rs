@@ -24,10 +24,29 @@ pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
     let fields = names.iter().filter_map(|name| {
         let f = field_for(cont, name)?;
         // A key inside an embedded document is stored under the embedded field's stored name,
-        // then the field's own (checked to be its stored one).
+        // then the inner field's, which only the embedded type's derive knows: a constant
+        // joins the two while compiling.
         let stored = match name.split_once('.') {
-            Some((_, below)) => format!("{}.{below}", f.stored),
-            None => f.stored.clone(),
+            Some((_, below)) if reaches_into_embed(f, name) => {
+                let outer = &f.stored;
+                let embed = embed_of(f);
+                quote!({
+                    const INNER: &::odm::__private::str = ::odm::__private::stored_name(
+                        #embed::FIELDS, #embed::STORED, #below,
+                    );
+                    const BYTES: [::odm::__private::u8; #outer.len() + 1 + INNER.len()] =
+                        ::odm::__private::dotted_path(#outer, INNER);
+                    ::odm::__private::path_str(&BYTES)
+                })
+            }
+            Some((_, below)) => {
+                let path = format!("{}.{below}", f.stored);
+                quote!(#path)
+            }
+            None => {
+                let path = &f.stored;
+                quote!(#path)
+            }
         };
         let order = if hashed.as_deref() == Some(name.as_str()) {
             quote!(Hashed)
@@ -114,13 +133,18 @@ pub fn key_field_checks(cont: &Container<'_>) -> TokenStream {
         if !reaches_into_embed(f, &name) {
             return None;
         }
-        let inner = f.inner_ty();
-        let embed = quote_spanned!(inner.span()=> <#inner as ::odm::__private::Embed>);
+        let embed = embed_of(f);
         Some(quote_spanned! {span=>
             const _: () = ::odm::__private::shard_key_field(
-                #embed::NAME, #embed::FIELDS, #embed::STORED, #below, #name,
+                #embed::NAME, #embed::FIELDS, #below, #name,
             );
         })
     });
     quote!(#(#checks)*)
+}
+
+/// `<Inner as Embed>` for the embedded field `f`, spanned at its type.
+fn embed_of(f: &crate::model::Field<'_>) -> TokenStream {
+    let inner = f.inner_ty();
+    quote_spanned!(inner.span()=> <#inner as ::odm::__private::Embed>)
 }
