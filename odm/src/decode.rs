@@ -13,6 +13,7 @@ use crate::Error;
 ///
 /// `kinds` are those of a polymorphic model: a document whose discriminator names none of them
 /// is reported as [`Error::UnknownKind`] rather than as serde's unknown variant.
+#[inline(always)]
 pub(crate) fn decode<T: DeserializeOwned>(
     from: &Reading<'_>,
     raw: &RawDocument,

@@ -152,6 +152,7 @@ thread_local! {
 
 /// Runs `decode` knowing that the document comes from `database`, so that a DBRef whose `$db`
 /// names that database is read as a reference like one without `$db`.
+#[inline(always)]
 pub(crate) fn reading_from<R>(database: &str, decode: impl FnOnce() -> R) -> R {
     READING_FROM.with(|d| {
         if *d.borrow() != database {

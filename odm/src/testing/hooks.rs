@@ -12,6 +12,7 @@ pub fn encode_for_insert<T: Model>(doc: &T) -> Result<RawDocumentBuf> {
 }
 
 /// `raw` decoded as `find` decodes a document of `T` read from `database`. Sends nothing.
+#[inline]
 pub fn decode<T: Model>(database: &str, raw: &RawDocument) -> Result<T> {
     crate::decode::decode(
         &crate::decode::Reading {
