@@ -47,6 +47,79 @@ struct Visit {
     page: String,
 }
 
+/// A user's reviews of one month, in buckets sharded by the bucket's key: each add's upsert
+/// names the user, so it is routed.
+#[derive(Embed, Serialize, Deserialize, Debug, Clone)]
+struct Review {
+    id: ObjectId,
+    rating: i32,
+    at: DateTime,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(
+    collection = "review_buckets",
+    bucket(
+        key = "user",
+        period = "month",
+        every = "month",
+        items = "reviews",
+        time = "at"
+    ),
+    shard_key(keys = "user")
+)]
+struct ReviewBucket {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    user: String,
+    month: DateTime,
+    count: u32,
+    #[embed]
+    reviews: Vec<Review>,
+}
+
+/// The same buckets sharded by a field the bucket's upsert cannot name: every add is refused.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(
+    collection = "regional_review_buckets",
+    bucket(
+        key = "user",
+        period = "month",
+        every = "month",
+        items = "reviews",
+        time = "at"
+    ),
+    shard_key(keys = "region")
+)]
+struct RegionalReviewBucket {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    #[serde(default)]
+    region: String,
+    user: String,
+    month: DateTime,
+    count: u32,
+    #[embed]
+    reviews: Vec<Review>,
+}
+
+/// Counters sharded by a field the counter's upsert cannot name.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(
+    collection = "branch_recs",
+    counters(key = "book", day = "day"),
+    shard_key(keys = "branch")
+)]
+struct BranchRecs {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    branch: Option<String>,
+    book: i32,
+    day: DateTime,
+    total: i64,
+    hour: odm::counters::Hours,
+}
+
 fn product(id: i32, category: &str, number: i64, parts: &[&Part]) -> Product {
     Product {
         id,
@@ -87,7 +160,19 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
         .collect();
     assert_eq!(
         sharded,
-        ["events", "hosts", "images", "logmsg", "products", "regions", "tickets", "visits"]
+        [
+            "branch_recs",
+            "events",
+            "hosts",
+            "images",
+            "logmsg",
+            "products",
+            "regional_review_buckets",
+            "regions",
+            "review_buckets",
+            "tickets",
+            "visits"
+        ]
     );
     // The key's index first, whatever the server.
     let index_names = |docs: Vec<Document>| -> Vec<String> {
@@ -104,8 +189,8 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
     assert!(
         index_names(listed_indexes(&db, "visits").await).contains(&"origin.hostName_1".to_owned())
     );
-    // `category_1` is not created: the unique `category_1_catalog_number_1` starts with it,
-    // but the key's own index is declared too (shardCollection wants an index on the key).
+    // The key's own index is created, though the unique `category_1_catalog_number_1` starts
+    // with the key too: the key is declared as an index of its own (shardCollection wants one).
     assert!(index_names(listed_indexes(&db, "products").await).contains(&"category_1".to_owned()));
     let shard_commands = names
         .iter()
@@ -643,4 +728,65 @@ async fn a_key_through_renamed_embedded_fields_uses_the_stored_path() {
         doc! { "_id": 1, "origin.hostName": "web-1" }
     );
     assert!(stored_one(&db, "visits", 1).await.is_none());
+}
+
+#[tokio::test]
+async fn bucket_and_counter_upserts_name_the_key_or_are_refused() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let review = Review {
+        id: ObjectId::new(),
+        rating: 5,
+        at: DateTime::from_millis(1_714_521_600_000),
+    };
+
+    // Sharded by the bucket's key: the add's upsert pins it, and is sent.
+    db.commands().clear();
+    odm.buckets::<ReviewBucket>().add("kate", &review).await?;
+    let filter = sent_filter(&db, "update", "review_buckets");
+    assert_eq!(
+        filter.get("user"),
+        Some(&Bson::Document(doc! { "$eq": "kate" })),
+        "{filter}"
+    );
+    assert_eq!(
+        db.raw()
+            .collection::<Document>("review_buckets")
+            .count_documents(doc! {})
+            .await?,
+        1
+    );
+
+    // Sharded by a field the bucket's filter cannot name: refused, nothing sent.
+    db.commands().clear();
+    let err = odm
+        .buckets::<RegionalReviewBucket>()
+        .add("kate", &review)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::ShardKeyMissing { operation: "bucket add", missing, .. } if missing[..] == ["region"]),
+        "{err}"
+    );
+    assert!(sent(&db).is_empty(), "{:?}", sent(&db));
+
+    let err = odm
+        .counters::<BranchRecs>()
+        .record(7, DateTime::from_millis(1_714_521_600_000))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::ShardKeyMissing { operation: "counter upsert", missing, .. } if missing[..] == ["branch"]),
+        "{err}"
+    );
+    assert!(sent(&db).is_empty(), "{:?}", sent(&db));
+    for collection in ["regional_review_buckets", "branch_recs"] {
+        let n = db
+            .raw()
+            .collection::<Document>(collection)
+            .count_documents(doc! {})
+            .await?;
+        assert_eq!(n, 0, "{collection}");
+    }
+    Ok(())
 }

@@ -153,6 +153,9 @@ impl<'a, B: Bucket> Buckets<'a, B> {
             "$inc": { &spec.count: 1 },
             "$setOnInsert": { &spec.key: key.clone(), &spec.period: period },
         };
+        if let Some(key) = B::SHARD_KEY {
+            crate::shard::check_upsert(B::COLLECTION, &filter, &key, "bucket add")?;
+        }
         let coll = self.odm.raw_collection::<B>();
         let mut attempt = 0;
         loop {

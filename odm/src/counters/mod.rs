@@ -321,6 +321,9 @@ impl<'a, T: Counted> Counters<'a, T> {
         update: impl Fn() -> Document,
         mut session: Option<&mut ClientSession>,
     ) -> Result<bool> {
+        if let Some(key) = T::SHARD_KEY {
+            crate::shard::check_upsert(T::COLLECTION, &filter(), &key, "counter upsert")?;
+        }
         let coll = self.odm.raw_collection::<T>();
         let mut retried = false;
         loop {
