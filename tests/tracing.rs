@@ -301,7 +301,13 @@ async fn latest_n_delete_rules_and_populate_nest_under_their_operation() -> odm:
             .collect()
     };
     assert!(steps(0).contains(&"latest"), "{spans:#?}");
-    assert_eq!(steps(1), ["populate"], "{spans:#?}");
+    // The `$in` plan's populate is a step of its own; the lookup plan's is inside the find's
+    // one `aggregate`.
+    if common::lookup_plan() {
+        assert!(steps(1).is_empty(), "{spans:#?}");
+    } else {
+        assert_eq!(steps(1), ["populate"], "{spans:#?}");
+    }
     assert_eq!(spans[roots[1]].number("documents"), 1);
     assert_eq!(steps(2), ["delete_rules"], "{spans:#?}");
     assert_eq!(spans[roots[2]].field("collection"), Some("hosts"));

@@ -405,13 +405,19 @@ fn check_disk() {
 }
 
 /// The integration tests that populate, run a second time under the lookup plan.
-const POPULATE_TESTS: [&str; 6] = [
+const POPULATE_TESTS: [&str; 12] = [
     "populate",
     "populate_plans",
     "poly",
     "kinds",
     "kinds_rules",
     "hostile",
+    "expanded",
+    "paging",
+    "reference_ring",
+    "index_use",
+    "tracing",
+    "transactions",
 ];
 
 fn run_all() -> Result {
@@ -433,13 +439,19 @@ fn run_all() -> Result {
         &[],
     )?;
     run("cargo", &["test", "--workspace", "--all-targets"], &env)?;
-    // The populate tests again, every populate forced to the lookup plan.
-    let lookup = [env[0], ("ODM_TEST_POPULATE_PLAN", "lookup")];
+    // The tests that populate, again with every populate forced to each plan (the first run
+    // lets the cost rule choose).
     let mut populate_tests = vec!["test", "-p", "odm-tests"];
     for name in POPULATE_TESTS {
         populate_tests.extend(["--test", name]);
     }
-    run("cargo", &populate_tests, &lookup)?;
+    for plan in ["in", "lookup"] {
+        run(
+            "cargo",
+            &populate_tests,
+            &[env[0], ("ODM_TEST_POPULATE_PLAN", plan)],
+        )?;
+    }
     run("cargo", &["test", "--workspace", "--doc"], &env)?;
     run(
         "cargo",
