@@ -10,7 +10,7 @@ mod common;
 use common::{sent_filter, stored_one};
 use odm::bson::doc;
 use odm::prelude::*;
-use odm::shard::{shard_collection_command, RoutingReport};
+use odm::shard::{shard_collection_command, RoutingReport, ShardSync};
 use odm::testing::TestDb;
 use odm::IndexKey;
 
@@ -98,7 +98,24 @@ fn the_routing_report_routes_by_the_hashed_key() {
 async fn sync_creates_the_hashed_index_or_reports_why_not() -> odm::Result<()> {
     let db = TestDb::new().await?;
     match db.odm().sync_indexes().await {
-        Ok(_) => {
+        Ok(report) => {
+            // Sharded on a `mongos` (by the hashed key), reported as not sharded elsewhere.
+            let hello = db.raw().run_command(doc! { "hello": 1 }).await.unwrap();
+            let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
+            let uploads = report
+                .sharding
+                .iter()
+                .find(|s| match s {
+                    ShardSync::Sharded { collection, .. }
+                    | ShardSync::NotSharded { collection, .. } => collection == "uploads",
+                    _ => false,
+                })
+                .expect("the collection's sharding");
+            assert_eq!(
+                matches!(uploads, ShardSync::Sharded { key, .. } if *key == doc! { "user": "hashed" }),
+                mongos,
+                "{uploads}"
+            );
             let listed = common::listed_indexes(&db, "uploads").await;
             let hashed = listed
                 .iter()

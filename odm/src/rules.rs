@@ -263,7 +263,7 @@ pub const fn shard_key_field(embedded: &str, fields: &[&str], name: &str, key: &
 }
 
 /// The stored name of the embedded type's field `name` (`stored` in the order of `fields`,
-/// as [`Embed::STORED`](crate::Embed::STORED)); `name` itself when the type has no such field
+/// as [`Embed::STORED`]); `name` itself when the type has no such field
 /// ([`shard_key_field`] reports that).
 pub const fn stored_name(
     fields: &[&'static str],
