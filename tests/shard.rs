@@ -120,6 +120,19 @@ struct BranchRecs {
     hour: odm::counters::Hours,
 }
 
+/// The string at `outer.inner` of a stored document.
+fn string_at<'a>(doc: &'a Document, path: &str) -> &'a str {
+    let (outer, inner) = path.split_once('.').expect("a dotted path");
+    doc.get_document(outer).unwrap().get_str(inner).unwrap()
+}
+
+/// Deletes the loaded `doc`, checking the filter the delete sent.
+async fn delete_sends<T: odm::Model + Serialize>(db: &TestDb, doc: &T, filter: Document) {
+    db.commands().clear();
+    assert_eq!(db.odm().delete_document(doc).await.unwrap(), 1);
+    assert_eq!(sent_filter(db, "delete", T::COLLECTION), filter);
+}
+
 fn product(id: i32, category: &str, number: i64, parts: &[&Part]) -> Product {
     Product {
         id,
@@ -273,13 +286,8 @@ async fn saving_and_deleting_a_loaded_document_filter_on_its_shard_key() {
     loaded.category = "tools".into();
     let r = odm.replace_one(&loaded).await.unwrap();
     assert_eq!(r.matched_count, 0);
-    db.commands().clear();
     loaded.category = "fasteners".into();
-    assert_eq!(odm.delete_document(&loaded).await.unwrap(), 1);
-    assert_eq!(
-        sent_filter(&db, "delete", "products"),
-        doc! { "_id": 10, "category": "fasteners" }
-    );
+    delete_sends(&db, &loaded, doc! { "_id": 10, "category": "fasteners" }).await;
     assert!(stored_one(&db, "products", 10).await.is_none());
 }
 
@@ -601,14 +609,7 @@ async fn a_key_inside_an_embedded_document_is_pinned_by_its_path() {
     );
     let stored = stored_one(&db, "events", 1).await.unwrap();
     assert_eq!(stored.get_str("message").unwrap(), "down");
-    assert_eq!(
-        stored
-            .get_document("source")
-            .unwrap()
-            .get_str("app")
-            .unwrap(),
-        "api"
-    );
+    assert_eq!(string_at(&stored, "source.app"), "api");
 
     // An update by `_id` alone does not know the key: it is sent as it is (and scatters).
     db.commands().clear();
@@ -638,21 +639,14 @@ async fn a_key_inside_an_embedded_document_is_pinned_by_its_path() {
     .await
     .unwrap();
     let upserted = stored_one(&db, "events", 2).await.unwrap();
-    assert_eq!(
-        upserted
-            .get_document("source")
-            .unwrap()
-            .get_str("host")
-            .unwrap(),
-        "web-2"
-    );
+    assert_eq!(string_at(&upserted, "source.host"), "web-2");
 
-    db.commands().clear();
-    assert_eq!(odm.delete_document(&loaded).await.unwrap(), 1);
-    assert_eq!(
-        sent_filter(&db, "delete", "events"),
-        doc! { "_id": 1, "source.host": "web-1", "at": at }
-    );
+    delete_sends(
+        &db,
+        &loaded,
+        doc! { "_id": 1, "source.host": "web-1", "at": at },
+    )
+    .await;
 
     let report = RoutingReport::of::<Event>().to_string();
     for line in [
@@ -712,21 +706,9 @@ async fn a_key_through_renamed_embedded_fields_uses_the_stored_path() {
     .await
     .unwrap();
     let upserted = stored_one(&db, "visits", 2).await.unwrap();
-    assert_eq!(
-        upserted
-            .get_document("origin")
-            .unwrap()
-            .get_str("hostName")
-            .unwrap(),
-        "web-2"
-    );
+    assert_eq!(string_at(&upserted, "origin.hostName"), "web-2");
 
-    db.commands().clear();
-    assert_eq!(odm.delete_document(&loaded).await.unwrap(), 1);
-    assert_eq!(
-        sent_filter(&db, "delete", "visits"),
-        doc! { "_id": 1, "origin.hostName": "web-1" }
-    );
+    delete_sends(&db, &loaded, doc! { "_id": 1, "origin.hostName": "web-1" }).await;
     assert!(stored_one(&db, "visits", 1).await.is_none());
 }
 
