@@ -186,22 +186,20 @@ pub(crate) fn unsupported(operation: &str, e: Error) -> Error {
 /// Notes `session` as left open by a transaction that was cut off: the next transaction of the
 /// handle ends it first ([`Tx::begin`]).
 pub(crate) fn cut_off(odm: &Odm, session: &ClientSession) {
+    cut_off_sessions(odm).push(session.id().clone());
+}
+
+fn cut_off_sessions(odm: &Odm) -> std::sync::MutexGuard<'_, Vec<bson::Document>> {
     odm.cut_off
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(session.id().clone());
 }
 
 /// Ends the sessions [`cut_off`] noted, with one `killSessions` sent by a task of its own (so
 /// that a server still away delays no transaction by a server selection timeout); keeps them
 /// when it fails. One such task at a time: it takes the sessions while it runs.
 fn end_cut_off(odm: &Odm) {
-    let sessions = std::mem::take(
-        &mut *odm
-            .cut_off
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    );
+    let sessions = std::mem::take(&mut *cut_off_sessions(odm));
     if sessions.is_empty() {
         return;
     }
@@ -215,10 +213,7 @@ fn end_cut_off(odm: &Odm) {
         // Kept only while the server is away; a server that refuses the command (without
         // `killSessions`, or without the right) times the transactions out itself.
         if killed.is_err_and(|e| !worth_aborting(&Error::from(e))) {
-            odm.cut_off
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend(sessions);
+            cut_off_sessions(&odm).extend(sessions);
         }
     });
 }

@@ -39,10 +39,44 @@ pub struct FaultProxy {
     state: Arc<State>,
 }
 
+/// Per command name, how many more of those commands a fault still waits for.
+#[derive(Debug, Default)]
+struct Countdowns(Mutex<Vec<(String, u32)>>);
+
+impl Countdowns {
+    fn list(&self) -> std::sync::MutexGuard<'_, Vec<(String, u32)>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds `n` to what `name` waits for.
+    fn add(&self, name: &str, n: u32) {
+        let mut list = self.list();
+        match list.iter_mut().find(|(c, _)| c == name) {
+            Some((_, left)) => *left += n,
+            None => list.push((name.to_owned(), n)),
+        }
+    }
+
+    /// Makes `name` wait for `n`, whatever it waited for before.
+    fn set(&self, name: &str, n: u32) {
+        let mut list = self.list();
+        list.retain(|(c, _)| c != name);
+        list.push((name.to_owned(), n));
+    }
+
+    /// Counts one `name` down: how many are left after it, or `None` when it waited for none.
+    fn tick(&self, name: &str) -> Option<u32> {
+        let mut list = self.list();
+        let (_, left) = list.iter_mut().find(|(c, left)| c == name && *left > 0)?;
+        *left -= 1;
+        Some(*left)
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
-    /// Commands whose replies are to be lost: (name, how many more).
-    lose: Mutex<Vec<(String, u32)>>,
+    /// Commands whose replies are to be lost, each of those counted down.
+    lose: Countdowns,
     /// How many commands of each name went through.
     seen: Mutex<std::collections::HashMap<String, usize>>,
     /// The accept loop and every connection's tasks, aborted by `cut`.
@@ -50,8 +84,8 @@ struct State {
     cut: AtomicBool,
     /// True while paused: no message passes in either direction.
     paused: tokio::sync::watch::Sender<bool>,
-    /// Commands after which to pause: (name, how many more to let through first).
-    pause_after: Mutex<Vec<(String, u32)>>,
+    /// Commands after which to pause: the one that counts its name down to zero.
+    pause_after: Countdowns,
 }
 
 impl State {
@@ -60,21 +94,6 @@ impl State {
         let mut paused = self.paused.subscribe();
         // The sender lives as long as the state, which this borrows.
         let _ = paused.wait_for(|p| !*p).await;
-    }
-
-    /// Notes `name` as passed on; true when the proxy is to pause after it.
-    fn pause_after(&self, name: &str) -> bool {
-        let mut after = self
-            .pause_after
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        match after.iter_mut().find(|(n, left)| n == name && *left > 0) {
-            Some((_, left)) => {
-                *left -= 1;
-                *left == 0
-            }
-            None => false,
-        }
     }
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<AbortHandle>> {
@@ -89,14 +108,7 @@ impl State {
             .unwrap_or_else(PoisonError::into_inner)
             .entry(name.to_owned())
             .or_default() += 1;
-        let mut lose = self.lose.lock().unwrap_or_else(PoisonError::into_inner);
-        match lose.iter_mut().find(|(n, left)| n == name && *left > 0) {
-            Some((_, left)) => {
-                *left -= 1;
-                true
-            }
-            None => false,
-        }
+        self.lose.tick(name).is_some()
     }
 }
 
@@ -156,15 +168,7 @@ impl FaultProxy {
     /// the server, which runs them; then, instead of their reply, the client's connection is
     /// closed. Adds to what an earlier call asked for.
     pub fn lose_replies(&self, command: &str, n: u32) {
-        let mut lose = self
-            .state
-            .lose
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        match lose.iter_mut().find(|(name, _)| name == command) {
-            Some((_, left)) => *left += n,
-            None => lose.push((command.to_owned(), n)),
-        }
+        self.state.lose.add(command, n);
     }
 
     /// How many commands named `command` went through the proxy (whether or not their replies
@@ -191,13 +195,7 @@ impl FaultProxy {
     /// as when the server stops just then. The way to stop an operation of several commands
     /// between two of them. Replaces what an earlier call asked for `command`.
     pub fn pause_after(&self, command: &str, n: u32) {
-        let mut after = self
-            .state
-            .pause_after
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        after.retain(|(name, _)| name != command);
-        after.push((command.to_owned(), n.max(1)));
+        self.state.pause_after.set(command, n.max(1));
     }
 
     /// Lets the messages held by [`pause`](Self::pause) through, in order, and every later one.
@@ -238,7 +236,7 @@ fn relay(state: &Arc<State>, client: TcpStream, upstream: TcpStream) {
                 if requests_state.lose_reply_of(name) {
                     lose.store(true, Ordering::SeqCst);
                 }
-                pause = requests_state.pause_after(name);
+                pause = requests_state.pause_after.tick(name) == Some(0);
             }
             if pause {
                 // Paused before the command goes on (it has passed the wait already), so that
