@@ -28,6 +28,7 @@ struct Ticket {
     queue: String,
 }
 
+// ANCHOR: renamed
 /// A key inside an embedded document whose fields serde renames: `keys` names the Rust
 /// fields, the key's index and the filters the stored path (`origin.hostName`).
 #[derive(Embed, Serialize, Deserialize, Debug, Clone)]
@@ -46,6 +47,7 @@ struct Visit {
     origin: Origin,
     page: String,
 }
+// ANCHOR_END: renamed
 
 /// A user's reviews of one month, in buckets sharded by the bucket's key: each add's upsert
 /// names the user, so it is routed.
@@ -56,6 +58,7 @@ struct Review {
     at: DateTime,
 }
 
+// ANCHOR: bucket
 #[derive(Model, Serialize, Deserialize, Debug)]
 #[odm(
     collection = "review_buckets",
@@ -77,6 +80,7 @@ struct ReviewBucket {
     #[embed]
     reviews: Vec<Review>,
 }
+// ANCHOR_END: bucket
 
 /// The same buckets sharded by a field the bucket's upsert cannot name: every add is refused.
 #[derive(Model, Serialize, Deserialize, Debug)]
