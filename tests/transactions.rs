@@ -244,7 +244,7 @@ async fn a_body_that_always_conflicts_stops_at_the_deadline() -> odm::Result<()>
     let e = outcome.expect_err("the document stayed held");
     assert!(e.is_transient(), "{e:?}");
     assert!(runs.load(Ordering::SeqCst) >= 2, "never retried");
-    assert!(took >= deadline / 2, "gave up early: {took:?}");
+    assert!(took >= deadline, "gave up early: {took:?}");
     assert!(took < deadline + Duration::from_secs(2), "{took:?}");
     assert_eq!(balances(&stored(&db, "accounts").await), [(1, 100), (2, 0)]);
     Ok(())

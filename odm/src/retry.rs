@@ -233,14 +233,17 @@ pub(crate) fn worth_aborting(e: &Error) -> bool {
     })
 }
 
-/// Sleeps the backoff of `attempt` and returns true, or returns false when sleeping would pass
-/// the deadline.
+/// Sleeps the backoff of `attempt`, cut short at the deadline, and returns true; returns false
+/// once the deadline has passed. A backoff longer than the time left does not end the retries
+/// early: the last attempt runs at the deadline.
 pub(crate) async fn wait(start: Instant, deadline: Duration, attempt: u32) -> bool {
-    let backoff = backoff(attempt);
-    if start.elapsed() + backoff >= deadline {
+    let Some(left) = deadline
+        .checked_sub(start.elapsed())
+        .filter(|l| !l.is_zero())
+    else {
         return false;
-    }
-    tokio::time::sleep(backoff).await;
+    };
+    tokio::time::sleep(backoff(attempt).min(left)).await;
     true
 }
 
