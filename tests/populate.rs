@@ -207,7 +207,10 @@ async fn projection_filter_and_sort_apply_per_path() -> odm::Result<()> {
             common::sub_stage(&lookup, "$project"),
             doc! {"name": 1, "partno": 1, "qty": 1, "_id": 1}
         );
-        assert_eq!(common::sub_stage(&lookup, "$sort"), doc! {"name": -1});
+        assert_eq!(
+            common::sub_stage(&lookup, "$sort"),
+            doc! {"name": -1, "_id": 1}
+        );
         assert_eq!(
             common::sub_stage(&lookup, "$match"),
             doc! {"qty": {"$gt": 80i64}}
@@ -218,7 +221,10 @@ async fn projection_filter_and_sort_apply_per_path() -> odm::Result<()> {
             cmd.get_document("projection").unwrap(),
             &doc! {"name": 1, "partno": 1, "qty": 1, "_id": 1}
         );
-        assert_eq!(cmd.get_document("sort").unwrap(), &doc! {"name": -1});
+        assert_eq!(
+            cmd.get_document("sort").unwrap(),
+            &doc! {"name": -1, "_id": 1}
+        );
     }
 
     for (product, stored) in products.iter().zip(&c.products) {

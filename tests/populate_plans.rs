@@ -137,6 +137,19 @@ fn outcome<T: std::fmt::Debug>(r: odm::Result<Vec<T>>) -> String {
     }
 }
 
+/// Asserts two outcomes equal, showing where they first differ.
+fn same_outcome(by_in: &str, by_lookup: &str) {
+    let (a, b): (Vec<&str>, Vec<&str>) = (by_in.lines().collect(), by_lookup.lines().collect());
+    if let Some(at) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
+        let from = at.saturating_sub(12);
+        panic!(
+            "the plans differ at line {at}:\n$in:\n{}\nlookup:\n{}",
+            a[from..(at + 4).min(a.len())].join("\n"),
+            b[from..(at + 4).min(b.len())].join("\n"),
+        );
+    }
+}
+
 /// The same query under both plans; asserts the same outcome and the commands each sent.
 macro_rules! both_plans {
     ($db:expr, $levels:expr, |$plan:ident| $query:expr) => {{
@@ -151,7 +164,7 @@ macro_rules! both_plans {
             "the $in plan: the query and one find per relation and level: {in_sent:?}"
         );
         assert!(in_sent.iter().all(|c| c == "find"), "{in_sent:?}");
-        assert_eq!(by_in, by_lookup);
+        same_outcome(&by_in, &by_lookup);
         by_in
     }};
 }
@@ -206,6 +219,41 @@ async fn both_plans_give_the_same_documents_on_random_catalogs() -> odm::Result<
             both_plans!(&db, 2, |plan| odm
                 .find::<Part>(Filter::all())
                 .populate(Part::supplier().populate().then(Supplier::region()))
+                .populate_plan(plan)),
+            // Per-parent limits: sorted (limited inside the `$lookup`), as stored, with each
+            // dangling policy, and under a filter with a next level.
+            both_plans!(&db, 1, |plan| odm
+                .find::<Product>(Filter::all())
+                .populate(
+                    Product::parts()
+                        .populate()
+                        .sort(Part::name().asc())
+                        .limit_per_parent(2)
+                )
+                .populate_plan(plan)),
+            both_plans!(&db, 1, |plan| odm
+                .find::<Product>(Filter::all())
+                .populate(skip().sort(Part::qty().desc()).limit_per_parent(3))
+                .populate_plan(plan)),
+            both_plans!(&db, 1, |plan| odm
+                .find::<Product>(Filter::all())
+                .populate(
+                    Product::parts()
+                        .populate()
+                        .dangling(Dangling::Keep)
+                        .limit_per_parent(2)
+                )
+                .populate_plan(plan)),
+            both_plans!(&db, 2, |plan| odm
+                .find::<Product>(Filter::all())
+                .populate(
+                    Product::parts()
+                        .populate()
+                        .filter(Part::qty().gt(20))
+                        .sort(Part::name().desc())
+                        .limit_per_parent(1)
+                        .then(Part::supplier().populate().dangling(Dangling::Keep))
+                )
                 .populate_plan(plan)),
         ];
         dangling += outcomes
@@ -302,6 +350,27 @@ async fn both_plans_give_the_same_polymorphic_and_dbref_references() -> odm::Res
         )
         .populate_plan(plan));
     assert!(shelves.contains("book "), "arrays of DBRefs loaded");
+    // Per-parent limits on a mixed array (one book and one author per entry, by title and
+    // as stored) and on an array of DBRefs.
+    let limited = both_plans!(&db, 1, |plan| odm
+        .find::<FeedEntry>(Filter::all())
+        .populate(
+            FeedEntry::mentions()
+                .populate()
+                .with::<Book>(|p| p.sort(Book::title().desc()).limit_per_parent(1))
+                .with::<Author>(|p| p.limit_per_parent(1))
+        )
+        .populate_plan(plan));
+    assert!(limited.contains("book ") && limited.contains("author "));
+    both_plans!(&db, 1, |plan| odm
+        .find::<Shelf>(Filter::all())
+        .populate(
+            Shelf::books()
+                .populate()
+                .sort(Book::title().asc())
+                .limit_per_parent(2)
+        )
+        .populate_plan(plan));
     Ok(())
 }
 
@@ -391,6 +460,129 @@ async fn the_lookup_plan_loads_three_levels_in_one_aggregate() -> odm::Result<()
         .populate_plan(Plan::In)
         .await?;
     assert_eq!(sent(&db), ["find", "find", "find", "find"]);
+    Ok(())
+}
+
+/// A per-parent limit loads the first references in the populate's order and leaves the
+/// others in the array, unloaded; the lookup plan limits inside the `$lookup` (only the first
+/// documents of each parent come back), the `$in` plan loads every referenced document once.
+/// Saving the document keeps every reference.
+#[tokio::test]
+async fn a_per_parent_limit_loads_the_first_references_and_keeps_the_others() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let names = ["washer", "bolt", "nut", "gear", "axle"];
+    let parts: Vec<Part> = (1..=5)
+        .map(|id| Part {
+            id,
+            name: names[id as usize - 1].into(),
+            qty: i64::from(id),
+            supplier: Ref::new(1),
+        })
+        .collect();
+    odm.insert_many(&parts).await?;
+    // Product 2 references a part that does not exist: with fewer loaded than the limit, it
+    // is found; past the limit, it is not checked.
+    for (id, refs) in [
+        (1, vec![1, 2, 3, 4, 5]),
+        (2, vec![99, 5]),
+        (3, vec![99, 1, 2]),
+    ] {
+        odm.insert_one(&Product {
+            id,
+            name: format!("product {id}"),
+            parts: refs.into_iter().map(Ref::new).collect(),
+            main: None,
+        })
+        .await?;
+    }
+    db.commands().clear();
+    let names_of = |p: &Product| -> Vec<Option<String>> {
+        p.parts
+            .iter()
+            .map(|r| r.get().map(|part| part.name.clone()))
+            .collect()
+    };
+    let by_name = || {
+        Product::parts()
+            .populate()
+            .sort(Part::name().asc())
+            .limit_per_parent(2)
+    };
+    for plan in [Plan::In, Plan::Lookup] {
+        let one = odm
+            .get::<Product>(1)
+            .populate(by_name())
+            .populate_plan(plan)
+            .await?
+            .expect("product 1");
+        // axle, bolt first by name; the rest follow unloaded, in their stored order.
+        assert_eq!(
+            one.parts.iter().map(|r| *r.id()).collect::<Vec<_>>(),
+            [5, 2, 1, 3, 4],
+            "{plan:?}"
+        );
+        assert_eq!(
+            names_of(&one),
+            [Some("axle".into()), Some("bolt".into()), None, None, None],
+            "{plan:?}"
+        );
+        let log = db.commands().take();
+        match plan {
+            Plan::Lookup => {
+                let command = log[0].command.clone().unwrap();
+                let lookup = command.get_array("pipeline").unwrap()[2]
+                    .as_document()
+                    .unwrap()
+                    .get_document("$lookup")
+                    .unwrap()
+                    .clone();
+                assert_eq!(
+                    lookup.get_array("pipeline").unwrap(),
+                    &vec![
+                        doc! {"$sort": {"name": 1, "_id": 1}}.into(),
+                        doc! {"$limit": 2i64}.into(),
+                    ]
+                );
+            }
+            _ => {
+                let find = log[1].command.clone().unwrap();
+                assert_eq!(
+                    find.get_document("sort").unwrap(),
+                    &doc! {"name": 1, "_id": 1}
+                );
+                assert!(!find.contains_key("limit"), "{find}");
+            }
+        }
+        // As stored, past a missing part: product 2 has one loaded, fewer than two, so the
+        // missing part is an error; product 3 has two loaded and its missing part goes
+        // unchecked.
+        let err = odm
+            .get::<Product>(2)
+            .populate(Product::parts().populate().limit_per_parent(2))
+            .populate_plan(plan)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, odm::Error::DanglingReference { missing, .. } if missing == "99"),
+            "{err}"
+        );
+        let three = odm
+            .get::<Product>(3)
+            .populate(Product::parts().populate().limit_per_parent(2))
+            .populate_plan(plan)
+            .await?
+            .expect("product 3");
+        assert_eq!(
+            names_of(&three),
+            [None, Some("washer".into()), Some("bolt".into())]
+        );
+        // Saved as loaded, the product keeps all five references.
+        odm.replace_one(&one).await?;
+        let stored = common::stored_one(&db, "products", 1).await.unwrap();
+        assert_eq!(stored.get_array("parts").unwrap().len(), 5, "{stored}");
+        db.commands().clear();
+    }
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use odm::bson::{doc, Bson, Document};
+use odm::populate::Plan;
 use odm::prelude::*;
 use odm::relations::InverseIssue;
 use odm::testing::TestDb;
@@ -210,6 +211,35 @@ async fn a_sorted_populate_must_fit_in_one_find() -> odm::Result<()> {
     Ok(())
 }
 // ANCHOR_END: sorted_batches
+
+// ANCHOR: limit_per_parent
+#[tokio::test]
+async fn each_product_loads_its_first_two_parts_by_name() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    catalog(&db).await?;
+
+    let first_two = Product::parts()
+        .populate()
+        .sort(Part::name().asc())
+        .limit_per_parent(2);
+    let products = db
+        .odm()
+        .find(Product::name().eq("product 7"))
+        .populate(first_two)
+        .populate_plan(Plan::Lookup)
+        .await?;
+
+    // Product 7 holds parts 7, 0 and 1: parts 0 and 1 come first by name and are loaded;
+    // part 7 stays in the array, unloaded.
+    let parts = &products[0].parts;
+    assert_eq!(parts[0].loaded()?.name, "part 0");
+    assert_eq!(parts[1].loaded()?.name, "part 1");
+    assert!(!parts[2].is_loaded());
+    // One aggregate: `$sort` and `$limit` inside the `$lookup`, two parts per product.
+    assert_eq!(db.commands().names(), ["aggregate"]);
+    Ok(())
+}
+// ANCHOR_END: limit_per_parent
 
 // ANCHOR: children_without_limit
 #[tokio::test]

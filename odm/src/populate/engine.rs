@@ -121,6 +121,62 @@ impl<Root: Model, T: Model> Populate<Root, T> {
     }
 }
 
+impl<Root: Model, T: Model> Populate<Root, T> {
+    /// Loads each of `refs` found by `find`; returns the first missing id and each reference's
+    /// rank among the fetched documents (`usize::MAX` when not loaded).
+    #[allow(clippy::type_complexity)]
+    fn load_ranked(
+        &self,
+        refs: &mut [&mut Ref<T>],
+        find: &dyn Fn(&Ref<T>) -> Result<Option<(usize, Arc<T>)>>,
+    ) -> Result<(Option<T::Id>, Vec<usize>)> {
+        let mut missing = None;
+        let mut ranks = Vec::with_capacity(refs.len());
+        for r in refs.iter_mut() {
+            match find(r)? {
+                Some((rank, d)) => {
+                    r.set_loaded(d);
+                    ranks.push(rank);
+                }
+                None => {
+                    if missing.is_none() {
+                        missing = Some(r.id().clone());
+                    }
+                    ranks.push(usize::MAX);
+                }
+            }
+        }
+        Ok((missing, ranks))
+    }
+
+    /// Applies the per-parent limit: keeps loaded the first `n` of `refs` (by rank when the
+    /// populate is sorted, else as stored) and unloads the others, ranking them with the
+    /// references not loaded (last, in their stored order), as the lookup plan, which does not
+    /// return them, would.
+    fn keep_first(&self, refs: &mut [&mut Ref<T>], ranks: &mut [usize]) {
+        let Some(n) = self.limit else {
+            return;
+        };
+        let mut loaded: Vec<usize> = (0..refs.len())
+            .filter(|&i| ranks[i] != usize::MAX)
+            .collect();
+        if self.sort.is_some() {
+            loaded.sort_by_key(|&i| ranks[i]);
+        }
+        for &i in loaded.iter().skip(n) {
+            refs[i].unload();
+            ranks[i] = usize::MAX;
+        }
+    }
+
+    /// Whether the per-parent limit was reached: the references not loaded may then be past
+    /// it rather than missing (the lookup plan does not return them), so they are not checked.
+    fn past_limit(&self, ranks: &[usize]) -> bool {
+        self.limit
+            .is_some_and(|n| ranks.iter().filter(|r| **r != usize::MAX).count() >= n)
+    }
+}
+
 impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
     fn collect(&self, docs: &mut [Root]) -> Result<Vec<Bson>> {
         let mut seen = HashSet::new();
@@ -243,17 +299,6 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
                 .get(&key)
                 .map(|(rank, doc)| (*rank, Arc::clone(doc))))
         };
-        // A polymorphic reference loaded, or its id when it is missing and that is an error.
-        let load_mixed = |r: &mut crate::Ref<T>| -> Result<Option<T::Id>> {
-            match find(r)? {
-                Some((_, d)) => {
-                    r.set_loaded(d);
-                    Ok(None)
-                }
-                None if policy == Dangling::Error => Ok(Some(r.id().clone())),
-                None => Ok(None),
-            }
-        };
         for doc in docs.iter_mut() {
             let mut missing: Option<T::Id> = None;
             match (self.slots)(doc) {
@@ -270,34 +315,26 @@ impl<Root: Model, T: Model> Step<Root> for Populate<Root, T> {
                         }
                     }
                 }
-                // Mixed references are not removed from their array: skipped, they stay unloaded.
+                // Mixed references are not removed from their array, nor reordered: skipped,
+                // they stay unloaded.
                 RefSlots::Maybe(r) => {
-                    for r in r.into_iter() {
-                        missing = missing.take().or(load_mixed(r)?);
+                    if let Some(r) = r {
+                        missing = self.load_ranked(&mut [r], &find)?.0;
                     }
                 }
-                RefSlots::Each(refs) => {
-                    for r in refs {
-                        missing = missing.take().or(load_mixed(r)?);
-                    }
+                RefSlots::Each(mut refs) => {
+                    let (first_missing, mut ranks) = self.load_ranked(&mut refs, &find)?;
+                    missing = first_missing.filter(|_| !self.past_limit(&ranks));
+                    self.keep_first(&mut refs, &mut ranks);
                 }
                 RefSlots::Many(refs) => {
-                    let mut ranks = Vec::with_capacity(refs.len());
-                    for r in refs.iter_mut() {
-                        match find(r)? {
-                            Some((rank, d)) => {
-                                r.set_loaded(d);
-                                ranks.push(rank);
-                            }
-                            None => {
-                                if missing.is_none() {
-                                    missing = Some(r.id().clone());
-                                }
-                                ranks.push(usize::MAX);
-                            }
-                        }
-                    }
-                    if policy == Dangling::Skip {
+                    let mut slots: Vec<&mut Ref<T>> = refs.iter_mut().collect();
+                    let (first_missing, mut ranks) = self.load_ranked(&mut slots, &find)?;
+                    let cut = self.past_limit(&ranks);
+                    self.keep_first(&mut slots, &mut ranks);
+                    drop(slots);
+                    missing = first_missing.filter(|_| !cut);
+                    if policy == Dangling::Skip && !cut {
                         refs.retain(Ref::is_loaded);
                         ranks.retain(|r| *r != usize::MAX);
                         missing = None;

@@ -261,6 +261,7 @@ impl<Root, T: Model> Populate<Root, T> {
             sort: None,
             dangling: Dangling::default(),
             batch_size: None,
+            limit: None,
             children: Vec::new(),
             dbref: false,
         }
@@ -311,6 +312,8 @@ pub struct Populate<Root, T: Model> {
     pub(crate) sort: Option<Document>,
     pub(crate) dangling: Dangling,
     pub(crate) batch_size: Option<usize>,
+    /// At most this many references of each document are loaded.
+    pub(crate) limit: Option<usize>,
     pub(crate) children: Vec<Box<dyn Step<T>>>,
     /// The references are stored as DBRefs (their ids at `path.$id`).
     pub(crate) dbref: bool,
@@ -323,6 +326,7 @@ impl<Root, T: Model> fmt::Debug for Populate<Root, T> {
             .field("target", &T::COLLECTION)
             .field("projection", &self.projection)
             .field("sort", &self.sort)
+            .field("limit_per_parent", &self.limit)
             .field("dangling", &self.dangling)
             .field("nested", &self.children.len())
             .finish()
@@ -345,9 +349,31 @@ impl<Root: Model, T: Model> Populate<Root, T> {
     }
 
     /// Orders an array of references by the referenced documents (references that were not
-    /// loaded go last, in their stored order).
+    /// loaded go last, in their stored order). Documents equal by `sort` are ordered by `_id`,
+    /// so the order is the same whichever plan loads them.
     pub fn sort(mut self, sort: Sort<T>) -> Self {
-        self.sort = Some(sort.into_document());
+        let mut sort = sort.into_document();
+        if !sort.contains_key("_id") {
+            sort.insert("_id", 1);
+        }
+        self.sort = Some(sort);
+        self
+    }
+
+    /// Loads at most `n` references of each document (at least one): the first `n` in the
+    /// order of [`sort`](Self::sort) when there is one, else in their stored order. The others
+    /// stay in the array, unloaded (their ids readable), so saving the document keeps them;
+    /// sorted, they follow the loaded ones in their stored order. In a mixed array of
+    /// polymorphic references, the limit counts the references to this target, and the array is
+    /// not reordered.
+    ///
+    /// References past the limit are not checked: with [`Dangling::Error`] or
+    /// [`Dangling::Skip`], a missing document is reported (or removed) only for a document of
+    /// which fewer than `n` references were loaded. The lookup plan limits inside the
+    /// `$lookup` when the populate is sorted (`$sort`, `$limit`), so only `n` documents per
+    /// parent come back; the `$in` plan loads every referenced document and keeps `n`.
+    pub fn limit_per_parent(mut self, n: u32) -> Self {
+        self.limit = Some(usize::try_from(n.max(1)).unwrap_or(usize::MAX));
         self
     }
 
