@@ -220,6 +220,15 @@ async fn both_plans_give_the_same_documents_on_random_catalogs() -> odm::Result<
                 .find::<Part>(Filter::all())
                 .populate(Part::supplier().populate().then(Supplier::region()))
                 .populate_plan(plan)),
+            // Sorted by a field the projection leaves out: sorted before projecting.
+            both_plans!(&db, 1, |plan| odm
+                .find::<Product>(Filter::all())
+                .populate(
+                    skip()
+                        .select(Projection::include(&Part::name()).and(&Part::supplier()))
+                        .sort(Part::qty().desc())
+                )
+                .populate_plan(plan)),
             // Per-parent limits: sorted (limited inside the `$lookup`), as stored, with each
             // dangling policy, and under a filter with a next level.
             both_plans!(&db, 1, |plan| odm
