@@ -180,6 +180,9 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
         [
             "branch_recs",
             "events",
+            "film_details",
+            "films",
+            "gadgets",
             "hosts",
             "images",
             "logmsg",
@@ -499,6 +502,25 @@ async fn the_routing_report_says_what_scatters_and_why() {
             .any(|r| r.collection == "products"
                 && matches!(r.verdict, RouteVerdict::Scattered { .. }))
     );
+    // A background cascade: the intent, the worker's walk (by the reference: scattered) and
+    // its batches (by the ids and categories it read: routed).
+    let makers = RoutingReport::of::<Maker>().to_string();
+    for line in [
+        "background cascade of Maker.name into gadgets.maker_name: the intent goes to one shard: `odm_cascades` is not sharded",
+        "background cascade of Maker.name into gadgets.maker_name: the worker's walk scatters: the filter lacks gadgets' shard key `category`",
+        "background cascade of Maker.name into gadgets.maker_name: each batch is routed: the filter names gadgets' shard key `category`",
+    ] {
+        assert!(makers.contains(line), "{line}\n{makers}");
+    }
+    assert!(!makers.contains("\n  cascade of Maker.name"), "{makers}");
+    let gadgets = RoutingReport::of::<Gadget>().to_string();
+    for line in [
+        "update_many of Gadgets whose fields are copied: each chunk is routed: the filter names gadgets' shard key `category`",
+        "background cascade of Maker.name into gadgets.maker_name: each batch is routed",
+        "populate of Gadget.maker by the lookup plan (never chosen by `Plan::Auto` on a sharded cluster) goes to one shard: `makers` is not sharded",
+    ] {
+        assert!(gadgets.contains(line), "{line}\n{gadgets}");
+    }
     // The cascade plan says it too, for the sharded dependent only.
     let plan = odm::denormalize::cascade_plan::<Part>().to_string();
     assert!(
@@ -773,6 +795,271 @@ async fn bucket_and_counter_upserts_name_the_key_or_are_refused() -> odm::Result
             .count_documents(doc! {})
             .await?;
         assert_eq!(n, 0, "{collection}");
+    }
+    Ok(())
+}
+
+// ANCHOR: carried
+/// Makers, unsharded; gadgets, sharded by category, copy their maker's name in the background;
+/// listings copy a gadget's name.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "makers")]
+struct Maker {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "gadgets", shard_key(keys = "category"))]
+struct Gadget {
+    #[serde(rename = "_id")]
+    id: i32,
+    category: String,
+    name: String,
+    #[reference]
+    maker: Ref<Maker>,
+    #[denormalize(from = "Maker", via = "maker", fields = "name", cascade = "background")]
+    maker_name: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "listings")]
+struct Listing {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference]
+    gadget: Ref<Gadget>,
+    #[denormalize(from = "Gadget", via = "gadget", fields = "name")]
+    gadget_name: String,
+}
+// ANCHOR_END: carried
+
+/// Two makers' gadgets in three categories, and a listing of each gadget.
+async fn gadgets(db: &TestDb) -> odm::Result<()> {
+    let odm = db.odm();
+    odm.sync_indexes().await?;
+    odm.cascade_worker().create_index().await?;
+    for (id, name) in [(1, "Acme"), (2, "Globex")] {
+        odm.insert_one(&Maker {
+            id,
+            name: name.into(),
+        })
+        .await?;
+    }
+    for (id, category, maker) in [
+        (1, "tools", 1),
+        (2, "toys", 1),
+        (3, "tools", 1),
+        (4, "garden", 2),
+    ] {
+        odm.insert_one(&Gadget {
+            id,
+            category: category.into(),
+            name: format!("gadget {id}"),
+            maker: Ref::new(maker),
+            maker_name: String::new(),
+        })
+        .await?;
+        odm.insert_one(&Listing {
+            id,
+            gadget: Ref::new(id),
+            gadget_name: String::new(),
+        })
+        .await?;
+    }
+    db.commands().clear();
+    Ok(())
+}
+
+/// The `$and` of a filter, as sent.
+fn and_of(filter: &Document) -> Vec<Document> {
+    filter
+        .get_array("$and")
+        .map(|a| a.iter().filter_map(|c| c.as_document().cloned()).collect())
+        .unwrap_or_default()
+}
+
+/// Documents read by id and then written back by id carry their shard key: the batches of a
+/// background cascade into gadgets name the categories of the gadgets they hold, and so do
+/// the chunks of an update of many gadgets and the read of their new values, so that a
+/// cluster sends each to the shards holding those categories, not to every shard.
+#[tokio::test]
+async fn writes_back_by_id_carry_the_shard_key_values_read_with_the_ids() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    if !db.odm().supports_transactions().await? {
+        return Ok(());
+    }
+    gadgets(&db).await?;
+    let categories = doc! { "category": { "$in": ["tools", "toys"] } };
+
+    // A background cascade: the worker reads the gadgets' ids with their categories.
+    db.odm()
+        .update_by_id::<Maker>(1, Maker::name().set("Acme Corp".to_owned()))
+        .await?;
+    db.commands().clear();
+    db.odm().cascade_worker().run_until_idle().await?;
+    let log = db.commands().take();
+    let walk = log
+        .iter()
+        .filter_map(|c| c.command.as_ref())
+        .find(|c| c.get_str("find").is_ok_and(|n| n == "gadgets"))
+        .expect("the walk over gadgets");
+    assert_eq!(
+        walk.get_document("projection").unwrap(),
+        &doc! { "_id": 1, "category": 1 }
+    );
+    let batch = log
+        .iter()
+        .filter_map(|c| c.command.as_ref())
+        .find(|c| c.get_str("update").is_ok_and(|n| n == "gadgets"))
+        .expect("the batch's update");
+    let filter = batch.get_array("updates").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_document("q")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        filter.get_document("_id").unwrap(),
+        &doc! { "$in": [1, 2, 3] }
+    );
+    assert!(and_of(&filter).contains(&categories), "{filter}");
+    for id in 1..=3 {
+        let stored = stored_one(&db, "gadgets", id).await.unwrap();
+        assert_eq!(stored.get_str("maker_name").unwrap(), "Acme Corp");
+    }
+    let globex = stored_one(&db, "gadgets", 4).await.unwrap();
+    assert_eq!(globex.get_str("maker_name").unwrap(), "Globex");
+
+    // An update of many gadgets that listings copy: the ids are read with the categories,
+    // and each chunk's update and the read of the new names carry them.
+    db.odm()
+        .update_many::<Gadget>(
+            Gadget::maker().refers_to(1),
+            Gadget::name().set("recalled".to_owned()),
+        )
+        .await?;
+    let log = db.commands().take();
+    let on_gadgets = |name: &str| -> Vec<Document> {
+        log.iter()
+            .filter(|c| c.name == name)
+            .filter_map(|c| c.command.clone())
+            .filter(|c| c.get_str(name).is_ok_and(|n| n == "gadgets"))
+            .collect()
+    };
+    let finds = on_gadgets("find");
+    assert_eq!(
+        finds[0].get_document("projection").unwrap(),
+        &doc! { "_id": 1, "category": 1 }
+    );
+    let update = &on_gadgets("update")[0];
+    let q = update.get_array("updates").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_document("q")
+        .unwrap()
+        .clone();
+    assert!(and_of(&q).contains(&categories), "{q}");
+    let reread = finds[1].get_document("filter").unwrap();
+    assert!(and_of(reread).contains(&categories), "{reread}");
+    for id in 1..=3 {
+        let listing = stored_one(&db, "listings", id).await.unwrap();
+        assert_eq!(listing.get_str("gadget_name").unwrap(), "recalled");
+    }
+    let untouched = stored_one(&db, "listings", 4).await.unwrap();
+    assert_eq!(untouched.get_str("gadget_name").unwrap(), "gadget 4");
+    Ok(())
+}
+
+/// Films, sharded by genre, and their details, sharded by `_id`: a subset pair.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "films", shard_key(keys = "genre"))]
+struct Film {
+    #[serde(rename = "_id")]
+    id: i32,
+    genre: String,
+    title: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(
+    collection = "film_details",
+    subset_of = "Film",
+    shard_key(keys = "_id")
+)]
+struct FilmDetails {
+    #[serde(rename = "_id")]
+    id: i32,
+    plot: String,
+}
+
+/// Deleting films with their details: the main documents' deletes name the genres read with
+/// their ids; the details' deletes name their ids, their shard key.
+#[tokio::test]
+async fn a_subset_delete_names_the_genres_read_with_the_ids() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let films = [(1, "noir"), (2, "comedy"), (3, "noir"), (4, "western")];
+    for (id, genre) in films {
+        odm.subset::<FilmDetails>()
+            .insert(
+                &Film {
+                    id,
+                    genre: genre.into(),
+                    title: format!("film {id}"),
+                },
+                &FilmDetails {
+                    id,
+                    plot: format!("plot {id}"),
+                },
+            )
+            .await?;
+    }
+    db.commands().clear();
+    let deleted = odm
+        .subset::<FilmDetails>()
+        .delete(Film::id_field().lte(3))
+        .await?;
+    assert_eq!(deleted, 3);
+    let log = db.commands().take();
+    let delete_on = |collection: &str| -> Document {
+        let cmd = log
+            .iter()
+            .filter_map(|c| c.command.as_ref())
+            .find(|c| c.get_str("delete").is_ok_and(|n| n == collection))
+            .unwrap_or_else(|| panic!("no delete on {collection}"));
+        cmd.get_array("deletes").unwrap()[0]
+            .as_document()
+            .unwrap()
+            .get_document("q")
+            .unwrap()
+            .clone()
+    };
+    let films_q = delete_on("films");
+    assert!(
+        and_of(&films_q).contains(&doc! { "genre": { "$in": ["noir", "comedy"] } }),
+        "{films_q}"
+    );
+    assert_eq!(
+        delete_on("film_details").get_document("_id").unwrap(),
+        &doc! { "$in": [1, 2, 3] }
+    );
+    let left: Vec<i32> = common::stored(&db, "films")
+        .await
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
+    assert_eq!(left, [4]);
+    assert_eq!(common::stored(&db, "film_details").await.len(), 1);
+
+    let report = RoutingReport::of_subset::<FilmDetails>().to_string();
+    for line in [
+        "subset delete of Films: each chunk of the main documents is routed: the filter names films' shard key `genre`",
+        "subset delete of Films: the FilmDetails of each chunk is routed: the filter names film_details' shard key `_id`",
+        "details_of Films is routed",
+    ] {
+        assert!(report.contains(line), "{line}\n{report}");
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use mongodb::options::{
 };
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
+use std::collections::HashMap;
 
 use super::transitive::{cascade_values, Failures};
 use super::value_at;
@@ -388,25 +389,39 @@ pub(super) async fn steps_with<T: Model>(
     let coll = odm.database().collection::<Document>(T::COLLECTION);
     let mut result = UpdateResult::default();
     let values = if many {
-        let only_ids = FindOptions::builder().projection(doc! { "_id": 1 }).build();
-        let ids: Vec<Bson> = find_documents(
+        // The ids, and the shard key to route each chunk's update to the shards holding it.
+        let key = crate::shard::KeyCarrier::of(T::COLLECTION);
+        let mut projection = doc! { "_id": 1 };
+        key.project(&mut projection);
+        let only_ids = FindOptions::builder().projection(projection).build();
+        let read: Vec<Document> = find_documents(
             odm,
             T::COLLECTION,
             filter.clone(),
             only_ids,
             session.as_deref_mut(),
         )
-        .await?
-        .into_iter()
-        .filter_map(|mut d| d.remove("_id"))
-        .collect();
+        .await?;
+        let keyed: HashMap<IdKey, &Document> = read
+            .iter()
+            .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
+            .collect();
+        let route = |filter: &mut Document, chunk: &[Bson]| {
+            let docs = chunk
+                .iter()
+                .filter_map(|id| keyed.get(&IdKey::of(id)).copied());
+            key.restrict(filter, docs);
+        };
+        let ids: Vec<Bson> = read.iter().filter_map(|d| d.get("_id").cloned()).collect();
         if ids.is_empty() {
             return Ok((result, Vec::new()));
         }
         for chunk in crate::batch::chunks_of(&ids) {
             // The caller's filter again, with its guards (a bounded push's room): a document
             // that stopped matching since the read of ids is left alone, as one update would.
-            let filter = doc! { "$and": [filter.clone(), crate::literal::is_in("_id", chunk)] };
+            let mut filter =
+                doc! { "$and": [filter.clone(), crate::literal::is_in("_id", chunk.clone())] };
+            route(&mut filter, &chunk);
             let action = coll.update_many(filter.clone(), update.clone());
             let part = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e)
@@ -414,7 +429,15 @@ pub(super) async fn steps_with<T: Model>(
             result.matched_count += part.matched_count;
             result.modified_count += part.modified_count;
         }
-        read_values(odm, T::COLLECTION, &ids, copies, session.as_deref_mut()).await?
+        read_values_routed(
+            odm,
+            T::COLLECTION,
+            &ids,
+            copies,
+            session.as_deref_mut(),
+            route,
+        )
+        .await?
     } else {
         let options = FindOneAndUpdateOptions::builder()
             .projection(projection(copies))
@@ -460,7 +483,20 @@ pub(super) async fn read_values(
     source: &str,
     ids: &[Bson],
     copies: &[CopyInfo],
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<Document>> {
+    read_values_routed(odm, source, ids, copies, session, |_, _| {}).await
+}
+
+/// [`read_values`], `route` adding to each chunk's filter the condition on the sources' shard
+/// key that the caller knows.
+async fn read_values_routed(
+    odm: &Odm,
+    source: &str,
+    ids: &[Bson],
+    copies: &[CopyInfo],
     mut session: Option<&mut ClientSession>,
+    route: impl Fn(&mut Document, &[Bson]),
 ) -> Result<Vec<Document>> {
     let mut out = Vec::new();
     for chunk in crate::batch::chunks_of(ids) {
@@ -468,7 +504,8 @@ pub(super) async fn read_values(
             .projection(projection(copies))
             .sort(doc! { "_id": 1 })
             .build();
-        let filter = crate::literal::is_in("_id", chunk);
+        let mut filter = crate::literal::is_in("_id", chunk.clone());
+        route(&mut filter, &chunk);
         out.extend(find_documents(odm, source, filter, options, session.as_deref_mut()).await?);
     }
     Ok(out)

@@ -117,7 +117,7 @@ pub(crate) fn value_at(doc: &Document, path: &str) -> bson::Bson {
 }
 
 /// The value at a dotted path of a document, `None` when missing (see [`value_at`]).
-pub(super) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
+pub(crate) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
     let mut parts = path.split('.');
     let mut current = doc.get(parts.next()?)?;
     for part in parts {

@@ -151,6 +151,69 @@ pub(crate) async fn by_id_routed<T: crate::Model>(
     Ok(filter)
 }
 
+/// The shard key of a collection whose documents are read, then written back by `_id` (a
+/// cascade's batches of dependents, the sources of an update of many): the read projects the
+/// key too, and each write adds `{field: {$in: the values read}}` per field of the key, so
+/// that `mongos` sends it only to the shards owning those values rather than to every shard.
+/// Nothing is added for an unsharded collection or one sharded by `_id` alone.
+pub(crate) struct KeyCarrier {
+    fields: Vec<&'static str>,
+}
+
+impl KeyCarrier {
+    /// The carrier for `collection`: one look-up of the registry, once per operation.
+    pub(crate) fn of(collection: &str) -> Self {
+        let fields = crate::schema::shard_key_of(collection)
+            .map(|k| k.fields.iter().map(|(f, _)| *f).collect::<Vec<_>>())
+            .filter(|f| f.iter().any(|f| *f != "_id"))
+            .unwrap_or_default();
+        KeyCarrier { fields }
+    }
+
+    /// Adds the key's fields to the projection of the read.
+    pub(crate) fn project(&self, projection: &mut Document) {
+        for f in &self.fields {
+            projection.insert(*f, 1);
+        }
+    }
+
+    /// Adds to `filter`'s top-level `$and` the condition on the key's values held by `docs`
+    /// (as read with [`project`](Self::project)); a missing value is `null`, which also
+    /// matches a document without the field, as the server places it. Nothing when nothing is
+    /// carried.
+    pub(crate) fn restrict<'d>(
+        &self,
+        filter: &mut Document,
+        docs: impl IntoIterator<Item = &'d Document>,
+    ) {
+        if self.fields.is_empty() {
+            return;
+        }
+        let mut values: Vec<Vec<Bson>> = vec![Vec::new(); self.fields.len()];
+        for d in docs {
+            for (f, seen) in self.fields.iter().zip(&mut values) {
+                let v = crate::denormalize::get_path(d, f)
+                    .cloned()
+                    .unwrap_or(Bson::Null);
+                if !seen.contains(&v) {
+                    seen.push(v);
+                }
+            }
+        }
+        let conditions = self
+            .fields
+            .iter()
+            .zip(values)
+            .map(|(f, values)| Bson::Document(crate::literal::is_in(f, values)));
+        match filter.get_mut("$and") {
+            Some(Bson::Array(all)) => all.extend(conditions),
+            _ => {
+                filter.insert("$and", conditions.collect::<Vec<_>>());
+            }
+        }
+    }
+}
+
 /// Adds each field of the key to `filter` with the value `doc` holds (`null` when it holds
 /// none, which is how the server places such a document), as [`crate::literal::eq`] matches a
 /// value, so that a write of a loaded document is routed to its shard.

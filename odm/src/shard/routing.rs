@@ -226,9 +226,27 @@ impl RoutingReport {
             );
         }
         // What its operations write elsewhere: copies of its fields.
-        for copy in copies_from(c) {
+        let copies = copies_from(c);
+        if copies
+            .iter()
+            .any(|copy| !matches!(copy.kind, CopyKind::Latest { .. }))
+        {
+            add(
+                format!("update_many of {model}s whose fields are copied: each chunk"),
+                c,
+                format!(
+                    "update_many {c} {{ $and: [<filter>, {{ _id: {{ $in: <ids read> }} }}, {{ <its shard key>: {{ $in: <values read> }} }}] }}"
+                ),
+                &with_id,
+            );
+        }
+        for copy in copies {
             let fields: Vec<&str> = copy.fields.iter().map(|(f, _)| f.as_str()).collect();
             let what = format!("{model}.{}", fields.join("/"));
+            if copy.background {
+                background_routes(&mut add, &what, copy);
+                continue;
+            }
             match &copy.kind {
                 CopyKind::Summary { id, .. } => {
                     let by = format!("{}.{id}", copy.path);
@@ -270,6 +288,18 @@ impl RoutingReport {
                 format!("find {} {{ _id: {{ $in: <ids> }} }}", r.to),
                 &["_id"],
             );
+            add(
+                format!(
+                    "populate of {model}.{} by the lookup plan (never chosen by `Plan::Auto` on a sharded cluster)",
+                    r.path
+                ),
+                r.to,
+                format!(
+                    "aggregate {c} [.., {{ $lookup: {{ from: {}, foreignField: _id }} }}] (one look-up per document)",
+                    r.to
+                ),
+                &["_id"],
+            );
             if let Some(inverse) = &r.inverse {
                 add(
                     format!(
@@ -305,6 +335,10 @@ impl RoutingReport {
                 .map_or(copy.source, |m| m.type_name);
             let fields: Vec<&str> = copy.fields.iter().map(|(f, _)| f.as_str()).collect();
             let what = format!("{source}.{}", fields.join("/"));
+            if copy.background {
+                background_routes(&mut add, &what, copy);
+                continue;
+            }
             let (command, by) = match &copy.kind {
                 CopyKind::Summary { id, .. } => {
                     let by = format!("{}.{id}", copy.path);
@@ -332,6 +366,54 @@ impl RoutingReport {
         }
     }
 
+    /// The report of the main model of the subset pair whose details model is `D`, with the
+    /// pair's own commands: the deletes of both sides and the read of the details.
+    pub fn of_subset<D: crate::rules::Subset>() -> RoutingReport {
+        let mut report = RoutingReport::of::<D::Main>();
+        let main = report.model.clone();
+        let (m, d) = (<D::Main as Model>::COLLECTION, D::COLLECTION);
+        let details = std::any::type_name::<D>()
+            .rsplit("::")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let mut with_id = vec!["_id"];
+        with_id.extend(shard_key_of(m).map(|k| k.names()).unwrap_or_default());
+        let mut add = |operation: String, collection: &str, command: String, named: &[&str]| {
+            report.routes.push(Route {
+                operation,
+                command,
+                collection: collection.to_owned(),
+                verdict: super::verdict(collection, named),
+            });
+        };
+        add(
+            format!("subset insert of a {main} and its {details}"),
+            d,
+            format!("insert {m}, insert {d} (each document holds its key)"),
+            &shard_key_of(d).map(|k| k.names()).unwrap_or_default(),
+        );
+        add(
+            format!("subset delete of {main}s: each chunk of the main documents"),
+            m,
+            format!("delete {m} {{ _id: {{ $in: <ids read> }}, <its shard key>: {{ $in: <values read> }} }}"),
+            &with_id,
+        );
+        add(
+            format!("subset delete of {main}s: the {details} of each chunk"),
+            d,
+            format!("delete {d} {{ _id: {{ $in: <ids> }} }}"),
+            &["_id"],
+        );
+        add(
+            format!("details_of {main}s"),
+            d,
+            format!("find {d} {{ _id: {{ $in: <ids> }} }}"),
+            &["_id"],
+        );
+        report
+    }
+
     /// The commands that scatter.
     pub fn scattered(&self) -> Vec<&Route> {
         self.routes
@@ -339,6 +421,48 @@ impl RoutingReport {
             .filter(|r| !r.verdict.is_routed())
             .collect()
     }
+}
+
+/// The commands of a background cascade of `what` into `copy`: the intent recorded with the
+/// source's update, the worker's walk over the dependents of a source, and its batches, which
+/// name the dependents' shard key values read by the walk.
+fn background_routes(
+    add: &mut impl FnMut(String, &str, String, &[&str]),
+    what: &str,
+    copy: &crate::denormalize::CopyInfo,
+) {
+    let (dependent, path) = (copy.dependent, &copy.path);
+    let by = match &copy.kind {
+        CopyKind::Summary { id, .. } => format!("{path}.{id}"),
+        CopyKind::Flat { via } | CopyKind::Latest { via, .. } => via.clone(),
+    };
+    let intents = crate::denormalize::INTENTS;
+    add(
+        format!("background cascade of {what} into {dependent}.{path}: the intent"),
+        intents,
+        format!(
+            "update {intents} {{ _id: {{ source, id }} }} (upsert, in the source's transaction)"
+        ),
+        &["_id"],
+    );
+    add(
+        format!("background cascade of {what} into {dependent}.{path}: the worker's walk"),
+        dependent,
+        format!("find {dependent} {{ {by}: <source id> }} (ids and shard key)"),
+        &[by.as_str()],
+    );
+    let mut named = vec!["_id"];
+    named.extend(
+        shard_key_of(dependent)
+            .map(|k| k.names())
+            .unwrap_or_default(),
+    );
+    add(
+        format!("background cascade of {what} into {dependent}.{path}: each batch"),
+        dependent,
+        format!("update_many {dependent} {{ _id: {{ $in: <batch> }}, <its shard key>: {{ $in: <values read> }} }}"),
+        &named,
+    );
 }
 
 impl fmt::Display for RoutingReport {

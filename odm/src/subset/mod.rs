@@ -178,7 +178,8 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
     /// Deletes the main documents matching `filter` and their details; returns how many main
     /// documents were deleted.
     ///
-    /// Commands: one `find` of the matching main ids (projecting `_id`), then per
+    /// Commands: one `find` of the matching main ids (projecting `_id`, and the main model's
+    /// shard key, which each chunk's delete then names), then per
     /// [chunk](crate::batch) of ids one `delete` of the main documents followed by one of the
     /// details (through the ODM's deletes, so the delete rules of either model apply). In a
     /// transaction when the [mode](SubsetPair::transaction) says so; else in this order, so
@@ -200,7 +201,11 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
         filter: Document,
         mut session: Option<&mut ClientSession>,
     ) -> Result<u64> {
-        let options = FindOptions::builder().projection(doc! { "_id": 1 }).build();
+        // The main documents' shard key is read with their ids, to route the deletes.
+        let key = crate::shard::KeyCarrier::of(<D::Main as Model>::COLLECTION);
+        let mut projection = doc! { "_id": 1 };
+        key.project(&mut projection);
+        let options = FindOptions::builder().projection(projection).build();
         let found = crate::ops::find_documents(
             self.odm,
             <D::Main as Model>::COLLECTION,
@@ -209,10 +214,19 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
             session.as_deref_mut(),
         )
         .await?;
+        let by_id: HashMap<IdKey, &Document> = found
+            .iter()
+            .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
+            .collect();
         let ids: Vec<Bson> = found.iter().filter_map(|d| d.get("_id")).cloned().collect();
         let mut deleted = 0;
         for chunk in crate::batch::chunks_of(&ids) {
-            let mains = Filter::<D::Main>::raw(crate::literal::is_in("_id", chunk.clone()));
+            let mut mains = crate::literal::is_in("_id", chunk.clone());
+            let docs = chunk
+                .iter()
+                .filter_map(|id| by_id.get(&IdKey::of(id)).copied());
+            key.restrict(&mut mains, docs);
+            let mains = Filter::<D::Main>::raw(mains);
             let action = self.odm.delete_many(mains);
             deleted += crate::ops::send!(action, session.as_deref_mut())?;
             self.delete_details(chunk, session.as_deref_mut()).await?;

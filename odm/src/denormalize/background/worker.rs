@@ -388,8 +388,12 @@ impl CascadeWorker {
             true => &target.differs,
             false => &target.of_source,
         };
+        // The dependents' shard key is read with their ids, for the batches' filters.
+        let key = crate::shard::KeyCarrier::of(copy.dependent);
+        let mut projection = doc! { "_id": 1 };
+        key.project(&mut projection);
         let options = FindOptions::builder()
-            .projection(doc! { "_id": 1 })
+            .projection(projection)
             .batch_size(u32::try_from(self.batch).unwrap_or(u32::MAX))
             .build();
         let coll = self.odm.database().collection::<Document>(copy.dependent);
@@ -399,22 +403,22 @@ impl CascadeWorker {
             .with_options(options)
             .await
             .map_err(error)?;
-        let mut ids = Vec::with_capacity(self.batch);
+        let mut read = Vec::with_capacity(self.batch);
         loop {
             let next = cursor.try_next().await.map_err(error)?;
             let end = next.is_none();
-            if let Some(id) = next.and_then(|mut d| d.remove("_id")) {
-                ids.push(id);
+            if let Some(d) = next.filter(|d| d.contains_key("_id")) {
+                read.push(d);
             }
-            if ids.len() < self.batch && !end {
+            if read.len() < self.batch && !end {
                 continue;
             }
-            if !ids.is_empty() {
+            if !read.is_empty() {
                 if *budget == 0 {
                     return Ok(Pass::Paused);
                 }
                 *budget -= 1;
-                let batch = std::mem::take(&mut ids);
+                let batch = Batch::of(&key, std::mem::take(&mut read));
                 let written = self
                     .in_transaction(session, claimed, intent, &target, &batch)
                     .await?;
@@ -442,7 +446,7 @@ impl CascadeWorker {
         claimed: &Claimed,
         intent: &Intent,
         target: &Target,
-        batch: &[Bson],
+        batch: &Batch,
     ) -> Result<Option<u64>> {
         let start = std::time::Instant::now();
         let mut attempt: u64 = 0;
@@ -479,7 +483,7 @@ impl CascadeWorker {
         claimed: &Claimed,
         intent: &Intent,
         target: &Target,
-        batch: &[Bson],
+        batch: &Batch,
     ) -> Result<Option<u64>> {
         let held = intents(odm)
             .update_one(
@@ -495,9 +499,14 @@ impl CascadeWorker {
         // The batch's `_id`s first and alone at the top, so that the server selects by `_id`
         // (a planner choosing the index on the source's id would scan every dependent of the
         // source for every batch).
-        let mut filter = crate::literal::is_in("_id", batch.to_vec());
+        let mut filter = batch.filter();
         if !target.still.is_empty() {
-            filter.insert("$and", vec![target.still.clone()]);
+            match filter.get_mut("$and") {
+                Some(Bson::Array(all)) => all.push(target.still.clone().into()),
+                _ => {
+                    filter.insert("$and", vec![target.still.clone()]);
+                }
+            }
         }
         let options = UpdateOptions::builder()
             .array_filters(target.array_filters.clone())
@@ -516,7 +525,7 @@ impl CascadeWorker {
         // copies it): a worker's write is a cascade like any other.
         let level = super::super::transitive::Written {
             copy: &target.copy,
-            filter: crate::literal::is_in("_id", batch.to_vec()),
+            filter: batch.filter(),
             values: vec![(target.source.clone(), target.values.clone())],
         };
         super::super::transitive::follow(odm, level, Some(&mut *s)).await?;
@@ -687,5 +696,27 @@ fn join(prefix: &str, to: &str) -> String {
         (true, _) => to.to_owned(),
         (_, true) => prefix.to_owned(),
         _ => format!("{prefix}.{to}"),
+    }
+}
+
+/// A batch of dependents, as the walk read them: their ids, and the condition on their shard
+/// key values (empty for an unsharded dependent) that routes the batch's writes.
+struct Batch {
+    filter: Document,
+}
+
+impl Batch {
+    fn of(key: &crate::shard::KeyCarrier, read: Vec<Document>) -> Self {
+        let mut filter = Document::new();
+        let ids = read.iter().filter_map(|d| d.get("_id").cloned()).collect();
+        // The `_id`s first and alone at the top (see `batch`), the key's values after them.
+        filter.extend(crate::literal::is_in("_id", ids));
+        key.restrict(&mut filter, &read);
+        Batch { filter }
+    }
+
+    /// `{_id: {$in: ids}}`, with `{$and: [key condition]}` for a sharded dependent.
+    fn filter(&self) -> Document {
+        self.filter.clone()
     }
 }
