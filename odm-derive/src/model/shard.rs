@@ -168,6 +168,46 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_key_fields(cx, cont, shard, keys);
     check_options_name_keys(cx, cont, shard);
     check_unique_indexes_start_with_key(cx, cont, shard);
+    check_upserts_name_key(cx, cont, shard, keys);
+}
+
+/// A bucket's add and a counter's event upsert by the fields that find their document (the
+/// bucket's `key` and `period`, the counter's `key` and `day`): the first write of a bucket or
+/// a day creates the document, which a sharded cluster refuses without its full shard key.
+fn check_upserts_name_key(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr, keys: &LitStr) {
+    let (what, first, by): (&str, &str, Vec<String>) = match (&cont.bucket, &cont.counters) {
+        (Some(b), _) => (
+            "a bucket's add upserts by its `key` and `period`",
+            "the first add to a bucket",
+            [&b.key, &b.period].into_iter().flatten().map(LitStr::value).collect(),
+        ),
+        (None, Some(c)) => (
+            "a counter's event upserts by its `key` and `day`",
+            "the first event of a day",
+            [&c.key, &c.day].into_iter().flatten().map(LitStr::value).collect(),
+        ),
+        (None, None) => return,
+    };
+    for name in shard.names() {
+        if by.contains(&name) {
+            continue;
+        }
+        let suggestion = match by.first() {
+            Some(key) => format!(
+                "`shard_key(keys = \"{key}\")` or `shard_key(keys = \"{}\")`",
+                by.join(", ")
+            ),
+            None => String::new(),
+        };
+        cx.error_spanned_by(
+            keys,
+            format!(
+                "`{name}` cannot be in the shard key of `{}`: {what} ({}), so {first} would create a document without `{name}`, which a sharded cluster refuses; shard by those fields instead, e.g. {suggestion}",
+                cont.ident,
+                by.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
+            ),
+        );
+    }
 }
 
 /// Each key names a stored field of the struct, once, that the ODM does not rewrite.
