@@ -179,12 +179,20 @@ fn check_upserts_name_key(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr, ke
         (Some(b), _) => (
             "a bucket's add upserts by its `key` and `period`",
             "the first add to a bucket",
-            [&b.key, &b.period].into_iter().flatten().map(LitStr::value).collect(),
+            [&b.key, &b.period]
+                .into_iter()
+                .flatten()
+                .map(LitStr::value)
+                .collect(),
         ),
         (None, Some(c)) => (
             "a counter's event upserts by its `key` and `day`",
             "the first event of a day",
-            [&c.key, &c.day].into_iter().flatten().map(LitStr::value).collect(),
+            [&c.key, &c.day]
+                .into_iter()
+                .flatten()
+                .map(LitStr::value)
+                .collect(),
         ),
         (None, None) => return,
     };
