@@ -208,6 +208,64 @@ async fn a_source_write_that_fails_records_no_intent() -> odm::Result<()> {
     Ok(())
 }
 
+/// A find-and-modify that changes a background copy records the intent in the same
+/// transaction as its write: when the intent cannot be written, the write does not land
+/// either (a crash between the two cannot leave a write without its intent).
+#[tokio::test]
+async fn a_find_and_modify_records_its_intent_in_the_same_transaction() -> odm::Result<()> {
+    let db = setup(&[("p1", "grommet")]).await?;
+    products(&db, "p1", "grommet", 0, 3).await;
+    let renamed = db
+        .odm()
+        .find_one_and_update(Part::id_field().eq("p1"), Part::name().set("zinc grommet"))
+        .return_new()
+        .await?
+        .expect("p1");
+    assert_eq!(renamed.name, "zinc grommet");
+    let commands = db.commands().take();
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["findAndModify", "update", "commitTransaction"]);
+    for c in &commands[..2] {
+        let c = c.command.as_ref().unwrap();
+        assert_eq!(c.get_bool("autocommit").ok(), Some(false), "{c}");
+    }
+    let recorded = intents(&db).await;
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(recorded[0].get_i64("seq").unwrap(), 1);
+    assert_eq!(
+        holding(&db, "p1", "grommet").await,
+        3,
+        "no copy written yet"
+    );
+
+    // The intents' collection now refuses every write: the rename is refused with it.
+    db.raw()
+        .run_command(doc! {
+            "collMod": INTENTS,
+            "validator": { "never": { "$exists": true } },
+        })
+        .await
+        .expect("collMod");
+    let err = db
+        .odm()
+        .find_one_and_update(Part::id_field().eq("p1"), Part::name().set("brass grommet"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains(INTENTS), "{err}");
+    let part = stored_one(&db, "bg_parts", "p1").await.unwrap();
+    assert_eq!(part.get_str("name").unwrap(), "zinc grommet", "rolled back");
+    assert_eq!(intents(&db).await[0].get_i64("seq").unwrap(), 1);
+
+    // Once the intents can be written again, the worker applies the first rename.
+    db.raw()
+        .run_command(doc! { "collMod": INTENTS, "validator": {} })
+        .await
+        .expect("collMod");
+    db.odm().cascade_worker().run_until_idle().await?;
+    assert_eq!(holding(&db, "p1", "zinc grommet").await, 3);
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_worker_writes_in_bounded_batches_and_reports_the_lag() -> odm::Result<()> {
     let db = setup(&[("p1", "grommet")]).await?;

@@ -22,7 +22,7 @@
 //! - describes all of it as a printable [`CascadePlan`].
 
 mod audit;
-mod background;
+pub(crate) mod background;
 mod cascade;
 mod claim;
 mod fill;

@@ -597,13 +597,29 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         crate::versioning::stamp_update::<T>(&mut update, options.upsert == Some(true))?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
-        let coll = self.odm.raw_collection::<T>();
-        let action = coll
-            .find_one_and_update(super::write::guards::guarded(base.clone(), &guards), update)
-            .with_options(options);
-        let found = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
-            crate::Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e)
-        })?;
+        let guarded = super::write::guards::guarded(base.clone(), &guards);
+        // A background copy's intent commits with the write: both in one transaction of their
+        // own (in the caller's session, its transaction holds both).
+        let background = !in_session && crate::denormalize::background::any(&touched);
+        let found = if background {
+            crate::denormalize::background::find_and_modify_and_record::<T>(
+                self.odm, guarded, update, options, &touched,
+            )
+            .await?
+        } else {
+            let coll = self.odm.raw_collection::<T>();
+            let action = coll
+                .find_one_and_update(guarded, update)
+                .with_options(options);
+            crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+                crate::Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e)
+            })?
+        };
+        // Recorded with the write: what is left to cascade now is the other copies.
+        let touched: Vec<_> = match background {
+            true => touched.into_iter().filter(|c| !c.background).collect(),
+            false => touched,
+        };
         match &found {
             None => {
                 super::write::guards::refuse_full::<T>(

@@ -39,7 +39,9 @@ mod record;
 mod status;
 mod worker;
 
-pub(crate) use record::{record_after_write, replace_and_record, update_and_record};
+pub(crate) use record::{
+    find_and_modify_and_record, record_after_write, replace_and_record, update_and_record,
+};
 pub use status::CascadeStatus;
 pub use worker::{CascadeWorker, WorkerReport};
 

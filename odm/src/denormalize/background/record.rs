@@ -237,13 +237,62 @@ async fn replace_step<T: Model>(
     Ok((Some(before), changed))
 }
 
+/// A find-and-modify of one source whose update changes a background copy, outside the
+/// caller's session: the `findAndModify` and the intent in one transaction of their own, so
+/// that a crash between the two cannot leave the write without its intent. Returns the
+/// document as the command returned it (none when nothing matched, and then no intent).
+///
+/// Commands: one `findAndModify`, one `update` recording the intent when a document matched,
+/// `commitTransaction` (all again on a transient error, until the retry deadline). Refused
+/// before anything is sent on a deployment without transactions.
+pub(crate) async fn find_and_modify_and_record<T: Model>(
+    odm: &Odm,
+    filter: Document,
+    update: Document,
+    options: mongodb::options::FindOneAndUpdateOptions,
+    copies: &[CopyInfo],
+) -> Result<Option<bson::RawDocumentBuf>> {
+    require_transactions(odm, T::COLLECTION).await?;
+    let context = (&filter, &update, &options, copies);
+    crate::retry::in_transaction(
+        odm,
+        &context,
+        |odm, s, (filter, update, options, copies)| {
+            Box::pin(async move {
+                let found = odm
+                    .raw_collection::<T>()
+                    .find_one_and_update((*filter).clone(), (*update).clone())
+                    .with_options((*options).clone())
+                    .session(&mut *s)
+                    .await
+                    .map_err(|e| {
+                        Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e)
+                    })?;
+                if let Some(raw) = &found {
+                    let id = raw
+                        .get("_id")
+                        .ok()
+                        .flatten()
+                        .and_then(|v| Bson::try_from(v).ok())
+                        .unwrap_or(Bson::Null);
+                    record(odm, T::COLLECTION, &[doc! { "_id": id }], copies, s).await?;
+                }
+                Ok(found)
+            })
+        },
+    )
+    .await
+}
+
 /// After a write of one source made by a command of its own (a find-and-modify): records the
 /// intent for the background copies among `copies`, in the caller's session when given, else
 /// in a transaction of its own right after the write.
 ///
 /// Commands: one `update` recording the intent (plus `commitTransaction` outside a session).
 /// Outside a session the intent is not atomic with the write: a crash between the two leaves
-/// the copies to [`Odm::verify_copies`](crate::Odm::verify_copies).
+/// the copies to [`Odm::verify_copies`](crate::Odm::verify_copies). A find-and-modify does not
+/// take this path (see [`find_and_modify_and_record`]); a replacement records in its own
+/// transaction too ([`replace_and_record`]).
 pub(crate) async fn record_after_write(
     odm: &Odm,
     source: &'static str,
