@@ -641,6 +641,37 @@ async fn auto_chooses_by_the_cost_rule() -> odm::Result<()> {
     Ok(())
 }
 
+/// The cost rule never chooses the lookup plan on a sharded cluster, so it must know what the
+/// handle talks to before its first lookup: a handle made by `Odm::connect` (or a `TestDb`'s)
+/// learns it from the driver's monitoring and sends nothing more; one wrapping a driver
+/// database asks once, with `hello`, before its first lookup.
+#[tokio::test]
+async fn the_cost_rule_knows_the_deployment_before_its_first_lookup() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    small_chain(&db).await?;
+    fn get(odm: &odm::Odm) -> odm::ops::FindOne<'_, Product> {
+        odm.get::<Product>(1)
+            .populate(Product::parts())
+            .populate_plan(Plan::Auto)
+    }
+    get(db.odm()).await?;
+    assert_eq!(sent(&db), ["aggregate"], "known from the monitoring");
+    let wrapped = odm::Odm::new(db.odm().database().clone());
+    get(&wrapped).await?;
+    assert_eq!(sent(&db), ["hello", "aggregate"], "asked once");
+    get(&wrapped).await?;
+    assert_eq!(sent(&db), ["aggregate"]);
+    // A plan named by the query needs no rule, and no `hello`.
+    let forced = odm::Odm::new(db.odm().database().clone());
+    forced
+        .get::<Product>(1)
+        .populate(Product::parts())
+        .populate_plan(Plan::Lookup)
+        .await?;
+    assert_eq!(sent(&db), ["aggregate"]);
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_handles_plan_applies_unless_the_query_names_one() -> odm::Result<()> {
     let db = TestDb::new().await?;

@@ -40,6 +40,31 @@ pub struct Odm {
     pub(crate) cut_off: Arc<std::sync::Mutex<Vec<bson::Document>>>,
 }
 
+/// Installs, when `options` has none, an SDAM handler that records the type of the first server
+/// the driver's monitoring describes: a `mongos`, or anything else it knows. The populate cost
+/// rule then knows a sharded cluster before this handle sends any command of its own.
+pub(crate) fn watch_mongos(options: &mut ClientOptions) -> Arc<std::sync::OnceLock<bool>> {
+    use mongodb::event::sdam::SdamEvent;
+    use mongodb::ServerType;
+    let mongos: Arc<std::sync::OnceLock<bool>> = Arc::default();
+    if options.sdam_event_handler.is_none() {
+        let seen = Arc::clone(&mongos);
+        options.sdam_event_handler = Some(mongodb::event::EventHandler::callback(
+            move |event: SdamEvent| {
+                if let SdamEvent::ServerDescriptionChanged(changed) = event {
+                    match changed.new_description.server_type() {
+                        ServerType::Unknown => {}
+                        kind => {
+                            let _ = seen.set(kind == ServerType::Mongos);
+                        }
+                    }
+                }
+            },
+        ));
+    }
+    mongos
+}
+
 impl Odm {
     /// Wraps a driver database. The [retry deadline](Odm::retry_deadline) is 30 s (the
     /// driver's default server selection timeout; the database does not tell its client's);
@@ -97,9 +122,11 @@ impl Odm {
         self
     }
 
-    /// Connected to a sharded cluster, as far as this handle knows: its `hello` (sent by
-    /// [`Odm::supports_transactions`], which operations that may run a transaction call) said
-    /// `mongos`. Sends nothing.
+    /// Connected to a sharded cluster, as far as this handle knows: the driver's monitoring
+    /// described a `mongos` (a handle made by [`Odm::connect`]), or its `hello` (sent by
+    /// [`Odm::supports_transactions`], which operations that may run a transaction call, and by
+    /// a query whose populate the cost rule would send as one `$lookup` while this is not known
+    /// yet) said so. Sends nothing.
     pub(crate) fn is_sharded(&self) -> bool {
         self.mongos.get().copied().unwrap_or(false)
     }
@@ -138,10 +165,25 @@ impl Odm {
     /// Parsing the URI may resolve DNS (`mongodb+srv://`); no command is sent until the first
     /// operation.
     pub async fn connect(uri: &str, db_name: &str) -> Result<Self> {
-        let options = ClientOptions::parse(uri).await?;
+        let mut options = ClientOptions::parse(uri).await?;
         let deadline = default_deadline(options.server_selection_timeout);
+        let mongos = watch_mongos(&mut options);
         let client = Client::with_options(options)?;
-        Ok(Odm::new(client.database(db_name)).with_retry_deadline(deadline))
+        Ok(Odm::watched(client.database(db_name), mongos).with_retry_deadline(deadline))
+    }
+
+    /// Whether this handle knows if it talks to a `mongos`: from the driver's monitoring (a
+    /// handle made by [`Odm::connect`]) or from its `hello`.
+    pub(crate) fn knows_deployment(&self) -> bool {
+        self.mongos.get().is_some()
+    }
+
+    /// The handle on `db`, told by the driver's monitoring of `options`' client whether it
+    /// talks to a `mongos` (see [`watch_mongos`]).
+    pub(crate) fn watched(db: Database, mongos: Arc<std::sync::OnceLock<bool>>) -> Self {
+        let mut odm = Odm::new(db);
+        odm.mongos = mongos;
+        odm
     }
 
     /// The driver database, for anything `odm` does not cover.

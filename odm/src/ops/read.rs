@@ -171,7 +171,15 @@ impl<'a, T: Model> Find<'a, T> {
     async fn run(self) -> Result<Vec<T>> {
         // The populating paths are boxed: a plain query awaits a future the size of the
         // driver's.
-        if self.plan() == Plan::Lookup {
+        let mut plan = self.plan();
+        // The cost rule never chooses the lookup plan on a sharded cluster: a handle that does
+        // not know yet what it talks to asks once (one `hello` per handle, only then).
+        let auto = self.plan.unwrap_or(self.odm.populate_plan()) == Plan::Auto;
+        if plan == Plan::Lookup && auto && !self.odm.knows_deployment() {
+            self.odm.deployment_has_transactions().await?;
+            plan = self.plan();
+        }
+        if plan == Plan::Lookup {
             return Box::pin(self.run_lookup()).await;
         }
         self.run_in().await

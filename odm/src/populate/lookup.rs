@@ -101,7 +101,9 @@ pub const LOOKUP_MAX_PARENTS: u64 = 1_000;
 ///
 /// 1. sharded cluster → `In` (`$lookup` into a sharded collection runs on the shards for every
 ///    parent, scatter-gather; the `$in` finds are routed by `_id` or scattered once per
-///    relation);
+///    relation). A handle made by [`Odm::connect`](crate::Odm::connect) knows it from the
+///    driver's monitoring; another sends one `hello` before its first query this rule would
+///    send as a lookup;
 /// 2. inside a session → `In` (a lookup the server refused could not be retried: the refusal
 ///    aborts the transaction);
 /// 3. no `limit`, or one above [`LOOKUP_MAX_PARENTS`] → `In` (nothing bounds the copies of a

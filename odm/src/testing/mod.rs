@@ -95,6 +95,7 @@ impl TestDb {
         let log = CommandLog::with_documents();
         log.attach(&mut options);
         crate::trace::count_commands(&mut options);
+        let mongos = crate::handle::watch_mongos(&mut options);
         let client = Client::with_options(options)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -107,7 +108,7 @@ impl TestDb {
         );
         let unlogged = Client::with_options(ClientOptions::parse(&uri).await?)?;
         Ok(TestDb {
-            odm: Odm::new(client.database(&name)).with_populate_plan(populate_plan()?),
+            odm: Odm::watched(client.database(&name), mongos).with_populate_plan(populate_plan()?),
             raw: unlogged.database(&name),
             uri,
             log,
