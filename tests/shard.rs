@@ -155,6 +155,7 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
         sharded,
         [
             "book_recs",
+            "chores",
             "events",
             "film_details",
             "films",
@@ -1015,5 +1016,111 @@ async fn a_subset_delete_names_the_genres_read_with_the_ids() -> odm::Result<()>
     ] {
         assert!(report.contains(line), "{line}\n{report}");
     }
+    Ok(())
+}
+
+/// Crew members and their chores, sharded by team: a two-way reference.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "crew")]
+struct Crew {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+    #[reference(many, max = 100, inverse = "owner", on_delete = "pull")]
+    chores: Vec<Ref<Chore>>,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "chores", shard_key(keys = "team"))]
+struct Chore {
+    #[serde(rename = "_id")]
+    id: i32,
+    team: String,
+    description: String,
+    #[parent(inverse = "chores")]
+    owner: Ref<Crew>,
+}
+
+/// The `q` of the first `findAndModify` on `collection` in `log`.
+fn find_and_modify_query(log: &[odm::monitor::SentCommand], collection: &str) -> Document {
+    log.iter()
+        .filter_map(|c| c.command.as_ref())
+        .find(|c| c.get_str("findAndModify").is_ok_and(|n| n == collection))
+        .unwrap_or_else(|| panic!("no findAndModify on {collection}"))
+        .get_document("query")
+        .unwrap()
+        .clone()
+}
+
+/// The `findAndModify` commands the ODM sends by `_id` name the document's shard key, read
+/// first: a sharded cluster before MongoDB 7.1 refuses one without it. An update by id of a
+/// source whose fields are copied, and a two-way move of a child.
+#[tokio::test]
+async fn find_and_modify_by_id_reads_and_names_the_shard_key() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    if !db.odm().supports_transactions().await? {
+        return Ok(());
+    }
+    gadgets(&db).await?;
+    let odm = db.odm();
+
+    odm.update_by_id::<Gadget>(2, Gadget::name().set("kite".to_owned()))
+        .await?;
+    let log = db.commands().take();
+    let read = log
+        .iter()
+        .filter_map(|c| c.command.as_ref())
+        .find(|c| c.get_str("find").is_ok_and(|n| n == "gadgets"))
+        .expect("the key's read");
+    assert_eq!(read.get_document("filter").unwrap(), &doc! { "_id": 2 });
+    assert_eq!(
+        read.get_document("projection").unwrap(),
+        &doc! { "category": 1 }
+    );
+    assert_eq!(
+        find_and_modify_query(&log, "gadgets"),
+        doc! { "_id": 2, "category": "toys" }
+    );
+    let listing = stored_one(&db, "listings", 2).await.unwrap();
+    assert_eq!(listing.get_str("gadget_name").unwrap(), "kite");
+
+    for (id, name) in [(1, "Kate"), (2, "Bob")] {
+        odm.insert_one(&Crew {
+            id,
+            name: name.into(),
+            chores: Vec::new(),
+        })
+        .await?;
+    }
+    odm.insert_one(&Chore {
+        id: 7,
+        team: "kitchen".into(),
+        description: "dishes".into(),
+        owner: Ref::new(1),
+    })
+    .await?;
+    db.commands().clear();
+    odm.reassign(Chore::owner(), 7, 2).await?;
+    let log = db.commands().take();
+    assert_eq!(
+        find_and_modify_query(&log, "chores"),
+        doc! { "_id": 7, "team": "kitchen" }
+    );
+    let report = RoutingReport::of::<Chore>().to_string();
+    assert!(
+        report.contains("two-way move of Chore.owner (the Chore) is routed: the filter names chores' shard key `team`"),
+        "{report}"
+    );
+    let report = RoutingReport::of::<Gadget>().to_string();
+    assert!(
+        report.contains("update_by_id of a Gadget whose fields are copied is routed"),
+        "{report}"
+    );
+    let chore = stored_one(&db, "chores", 7).await.unwrap();
+    assert_eq!(chore.get_i32("owner").unwrap(), 2);
+    let bob = stored_one(&db, "crew", 2).await.unwrap();
+    assert_eq!(bob.get_array("chores").unwrap(), &vec![Bson::Int32(7)]);
+    let kate = stored_one(&db, "crew", 1).await.unwrap();
+    assert!(kate.get_array("chores").unwrap().is_empty());
     Ok(())
 }

@@ -443,8 +443,11 @@ pub(super) async fn steps_with<T: Model>(
             .projection(projection(copies))
             .return_document(ReturnDocument::After)
             .build();
+        // A sharded source's key, read first when the filter lacks it: a cluster before
+        // MongoDB 7.1 refuses a `findAndModify` without it.
+        let routed = crate::shard::routed::<T>(odm, filter.clone(), session.as_deref_mut()).await?;
         let action = coll
-            .find_one_and_update(filter.clone(), update.clone())
+            .find_one_and_update(routed, update.clone())
             .with_options(options);
         let found = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
             Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e)

@@ -310,8 +310,11 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
     ) -> Result<Reassigned<P>> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
+        // A sharded child's key, read first: a cluster before MongoDB 7.1 refuses a
+        // `findAndModify` without it.
+        let by_id = crate::shard::by_id_routed::<C>(self.odm, child, Some(&mut *session)).await?;
         let old = children
-            .find_one_and_update(crate::literal::eq("_id", child.clone()), update.clone())
+            .find_one_and_update(by_id, update.clone())
             .with_options(self.link_before())
             .session(&mut *session)
             .await
@@ -360,8 +363,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         let parents = self.odm.database().collection::<Document>(P::COLLECTION);
         self.add_to_new_parent(inverse, child, to, None).await?;
         self.checkpoint(1)?;
+        let by_id = crate::shard::by_id_routed::<C>(self.odm, child, None).await?;
         let old = children
-            .find_one_and_update(crate::literal::eq("_id", child.clone()), update.clone())
+            .find_one_and_update(by_id, update.clone())
             .with_options(self.link_before())
             .await
             .map_err(|e| {

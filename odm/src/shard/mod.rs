@@ -133,10 +133,24 @@ pub(crate) async fn by_id_routed<T: crate::Model>(
     id: &Bson,
     session: Option<&mut mongodb::ClientSession>,
 ) -> Result<Document> {
-    let mut filter = crate::literal::eq("_id", id.clone());
+    routed::<T>(odm, crate::literal::eq("_id", id.clone()), session).await
+}
+
+/// `filter`, and for a sharded model whose key it does not pin, the key values of the document
+/// it matches, read first (one `find`, projecting the key) and pinned, so that a
+/// `findAndModify` is routed: the write still takes a document matching `filter`. Nothing is
+/// read when the model has no shard key or `filter` pins it already.
+pub(crate) async fn routed<T: crate::Model>(
+    odm: &crate::Odm,
+    mut filter: Document,
+    session: Option<&mut mongodb::ClientSession>,
+) -> Result<Document> {
     let Some(key) = T::SHARD_KEY else {
         return Ok(filter);
     };
+    if unpinned(&filter, &key).is_empty() {
+        return Ok(filter);
+    }
     let projection: Document = key
         .fields
         .iter()

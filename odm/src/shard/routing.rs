@@ -182,6 +182,12 @@ impl RoutingReport {
             &with_id,
         );
         add(
+            format!("update_document of a loaded {model}"),
+            c,
+            format!("update {c} {{ _id, <its shard key> }}"),
+            &with_id,
+        );
+        add(
             format!("get / update_by_id of {model}"),
             c,
             format!("find/update {c} {{ _id }}"),
@@ -231,6 +237,16 @@ impl RoutingReport {
             .iter()
             .any(|copy| !matches!(copy.kind, CopyKind::Latest { .. }))
         {
+            if !key_names.is_empty() {
+                add(
+                    format!("update_by_id of a {model} whose fields are copied"),
+                    c,
+                    format!(
+                        "find {c} {{ _id }} (its shard key), then findAndModify {c} {{ _id, <its shard key> }}"
+                    ),
+                    &with_id,
+                );
+            }
             add(
                 format!("update_many of {model}s whose fields are copied: each chunk"),
                 c,
@@ -301,6 +317,16 @@ impl RoutingReport {
                 &["_id"],
             );
             if let Some(inverse) = &r.inverse {
+                if !key_names.is_empty() {
+                    add(
+                        format!("two-way move of {model}.{} (the {model})", r.path),
+                        c,
+                        format!(
+                            "find {c} {{ _id }} (its shard key), then findAndModify {c} {{ _id, <its shard key> }}"
+                        ),
+                        &with_id,
+                    );
+                }
                 add(
                     format!(
                         "two-way move of {model}.{} (the inverse {}.{inverse})",
