@@ -100,6 +100,10 @@ impl<'a, T: Model> Find<'a, T> {
     /// the query and every level as ONE `aggregate` (plus `getMore`s) instead of one `find` plus
     /// one `find` per relation and level; see [`crate::populate::Plan`] and the cost rule of
     /// [`crate::populate::choose`].
+    ///
+    /// A [stream](Find::stream) and a keyset [page](Find::page) populate each batch or page
+    /// with the `$in` plan, whatever the plan: their documents come from a `find` cursor read a
+    /// batch at a time.
     pub fn populate_plan(mut self, plan: Plan) -> Self {
         self.plan = Some(plan);
         self
