@@ -266,6 +266,60 @@ async fn a_find_and_modify_records_its_intent_in_the_same_transaction() -> odm::
     Ok(())
 }
 
+/// Without transactions the intent could not commit with the write: an update of a source
+/// with a background copy is refused before anything is sent, and nothing changes.
+#[tokio::test]
+async fn without_transactions_a_background_source_update_is_refused() -> odm::Result<()> {
+    let db = setup(&[("p1", "grommet")]).await?;
+    products(&db, "p1", "grommet", 0, 3).await;
+    let fixed = db.odm().clone().without_transactions();
+    let err = fixed
+        .update_by_id::<Part>("p1", Part::name().set("zinc grommet"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::Unsupported(m) if m.contains("background") && m.contains("no transactions")),
+        "{err}"
+    );
+    let err = fixed
+        .find_one_and_update(Part::id_field().eq("p1"), Part::name().set("zinc grommet"))
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, odm::Error::Unsupported(_)), "{err}");
+    assert!(sent(&db).iter().all(|c| c == "hello"), "{:?}", sent(&db));
+    let part = stored_one(&db, "bg_parts", "p1").await.unwrap();
+    assert_eq!(part.get_str("name").unwrap(), "grommet");
+    assert!(intents(&db).await.is_empty());
+    Ok(())
+}
+
+/// The verify sweep stays the safety net: copies a background cascade has not written yet
+/// are found stale, and repaired from the source, with no worker.
+#[tokio::test]
+async fn the_verify_sweep_repairs_background_copies_without_a_worker() -> odm::Result<()> {
+    let db = setup(&[("p1", "grommet"), ("other", "other")]).await?;
+    products(&db, "p1", "grommet", 0, 5).await;
+    db.odm()
+        .update_by_id::<Part>("p1", Part::name().set("zinc grommet"))
+        .await?;
+    assert_eq!(holding(&db, "p1", "grommet").await, 5, "not cascaded yet");
+    let found = db.odm().verify_copies().of::<Product>().await?;
+    assert_eq!(found.issues.len(), 5, "{found}");
+    let repaired = db
+        .odm()
+        .verify_copies()
+        .of::<Product>()
+        .repair(true)
+        .await?;
+    assert!(repaired.repairs >= 1, "{repaired}");
+    assert_eq!(holding(&db, "p1", "zinc grommet").await, 5);
+    // The intent is still there: the worker applies it, and finds nothing left to write.
+    let report = db.odm().cascade_worker().run_until_idle().await?;
+    assert_eq!(report.written, 0, "{report:?}");
+    assert!(intents(&db).await.is_empty());
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_worker_writes_in_bounded_batches_and_reports_the_lag() -> odm::Result<()> {
     let db = setup(&[("p1", "grommet")]).await?;
