@@ -62,7 +62,8 @@ impl<'a> Reading<'a> {
     }
 }
 
-fn id_of(raw: &RawDocument) -> Option<Bson> {
+/// The `_id` of a stored document, when it has one that converts.
+pub(crate) fn id_of(raw: &RawDocument) -> Option<Bson> {
     raw.get("_id")
         .ok()
         .flatten()

@@ -645,12 +645,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             Some(raw) if !touched.is_empty() => {
                 // The copies of what this update changed follow it, from the document as
                 // returned when it is the new one, else read back.
-                let id = raw
-                    .get("_id")
-                    .ok()
-                    .flatten()
-                    .and_then(|v| bson::Bson::try_from(v).ok())
-                    .unwrap_or(bson::Bson::Null);
+                let id = crate::decode::id_of(raw).unwrap_or(bson::Bson::Null);
                 let after = match self.return_new {
                     true => Some(Document::try_from(raw.as_ref()).map_err(|e| {
                         crate::Error::Encode {

@@ -130,12 +130,7 @@ fn store_kind<T: Model>(raw: &mut RawDocumentBuf, kind: crate::kind::Kind) -> Re
 }
 
 fn id_of<T: Model>(raw: &RawDocument) -> Result<T::Id> {
-    let value = raw
-        .get("_id")
-        .ok()
-        .flatten()
-        .and_then(|v| Bson::try_from(v).ok())
-        .unwrap_or(Bson::Null);
+    let value = crate::decode::id_of(raw).unwrap_or(Bson::Null);
     bson::deserialize_from_bson(value).map_err(|e| Error::Encode {
         collection: T::COLLECTION.to_owned(),
         what: "document id".to_owned(),
@@ -908,12 +903,7 @@ impl<'a, T: Model> Replace<'a, T> {
         if latest.is_active() {
             latest.add_written(&Document::try_from(raw.as_ref()).map_err(encode_error)?);
         }
-        let id = raw
-            .get("_id")
-            .ok()
-            .flatten()
-            .and_then(|v| Bson::try_from(v).ok())
-            .unwrap_or(Bson::Null);
+        let id = crate::decode::id_of(&raw).unwrap_or(Bson::Null);
         let written = if copies_from.is_empty() {
             let coll = self.odm.raw_collection::<T>();
             let options = ReplaceOptions::builder().upsert(self.upsert).build();

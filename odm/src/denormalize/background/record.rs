@@ -269,12 +269,7 @@ pub(crate) async fn find_and_modify_and_record<T: Model>(
                         Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e)
                     })?;
                 if let Some(raw) = &found {
-                    let id = raw
-                        .get("_id")
-                        .ok()
-                        .flatten()
-                        .and_then(|v| Bson::try_from(v).ok())
-                        .unwrap_or(Bson::Null);
+                    let id = crate::decode::id_of(raw).unwrap_or(Bson::Null);
                     record(odm, T::COLLECTION, &[doc! { "_id": id }], copies, s).await?;
                 }
                 Ok(found)
