@@ -390,7 +390,7 @@ pub(super) async fn steps_with<T: Model>(
     let mut result = UpdateResult::default();
     let values = if many {
         // The ids, and the shard key to route each chunk's update to the shards holding it.
-        let key = crate::shard::KeyCarrier::of(T::COLLECTION);
+        let key = crate::shard::KeyCarrier::new(T::SHARD_KEY);
         let mut projection = doc! { "_id": 1 };
         key.project(&mut projection);
         let only_ids = FindOptions::builder().projection(projection).build();

@@ -169,19 +169,33 @@ pub(crate) async fn routed<T: crate::Model>(
 /// cascade's batches of dependents, the sources of an update of many): the read projects the
 /// key too, and each write adds `{field: {$in: the values read}}` per field of the key, so
 /// that `mongos` sends it only to the shards owning those values rather than to every shard.
-/// Nothing is added for an unsharded collection or one sharded by `_id` alone.
+///
+/// Nothing is added for an unsharded collection, one sharded by `_id` alone, or a key declared
+/// `mutable`: a document whose key changed between the read and the write would no longer
+/// match, and would be skipped. Nor when the values read would take more than
+/// [`KEY_VALUES_BYTES`]: the write then scatters rather than pass the server's command limit.
 pub(crate) struct KeyCarrier {
     fields: Vec<&'static str>,
 }
 
+/// Bytes of shard key values one write carries at most, beside its ids
+/// ([`MAX_IDS_BYTES`](crate::batch::MAX_IDS_BYTES)) and the rest of the command.
+pub(crate) const KEY_VALUES_BYTES: usize = crate::batch::MAX_IDS_BYTES / 4;
+
 impl KeyCarrier {
-    /// The carrier for `collection`: one look-up of the registry, once per operation.
-    pub(crate) fn of(collection: &str) -> Self {
-        let fields = crate::schema::shard_key_of(collection)
+    /// The carrier for a model's declared `key`.
+    pub(crate) fn new(key: Option<ShardKey>) -> Self {
+        let fields = key
+            .filter(|k| !k.mutable)
             .map(|k| k.fields.iter().map(|(f, _)| *f).collect::<Vec<_>>())
             .filter(|f| f.iter().any(|f| *f != "_id"))
             .unwrap_or_default();
         KeyCarrier { fields }
+    }
+
+    /// The carrier for `collection`, known by name only: one look-up of the registry.
+    pub(crate) fn of(collection: &str) -> Self {
+        Self::new(crate::schema::shard_key_of(collection))
     }
 
     /// Adds the key's fields to the projection of the read.
@@ -194,7 +208,7 @@ impl KeyCarrier {
     /// Adds to `filter`'s top-level `$and` the condition on the key's values held by `docs`
     /// (as read with [`project`](Self::project)); a missing value is `null`, which also
     /// matches a document without the field, as the server places it. Nothing when nothing is
-    /// carried.
+    /// carried, or when the distinct values take more than [`KEY_VALUES_BYTES`].
     pub(crate) fn restrict<'d>(
         &self,
         filter: &mut Document,
@@ -204,13 +218,20 @@ impl KeyCarrier {
             return;
         }
         let mut values: Vec<Vec<Bson>> = vec![Vec::new(); self.fields.len()];
+        let mut seen: Vec<std::collections::HashSet<crate::populate::IdKey>> =
+            vec![Default::default(); self.fields.len()];
+        let mut bytes = 0;
         for d in docs {
-            for (f, seen) in self.fields.iter().zip(&mut values) {
+            for ((f, values), seen) in self.fields.iter().zip(&mut values).zip(&mut seen) {
                 let v = crate::denormalize::get_path(d, f)
                     .cloned()
                     .unwrap_or(Bson::Null);
-                if !seen.contains(&v) {
-                    seen.push(v);
+                if seen.insert(crate::populate::IdKey::of(&v)) {
+                    bytes += crate::batch::element_size(values.len(), &v);
+                    if bytes > KEY_VALUES_BYTES {
+                        return;
+                    }
+                    values.push(v);
                 }
             }
         }
@@ -315,6 +336,64 @@ mod tests {
         segment: None,
         mutable: false,
     };
+
+    #[test]
+    fn carried_keys_are_the_distinct_values_read_each_as_a_value() {
+        let carrier = KeyCarrier::new(Some(ShardKey {
+            fields: &[
+                ("meta.host", ShardOrder::Ranged),
+                ("time", ShardOrder::Ranged),
+            ],
+            segment: None,
+            mutable: false,
+        }));
+        let mut projection = doc! { "_id": 1 };
+        carrier.project(&mut projection);
+        assert_eq!(projection, doc! { "_id": 1, "meta.host": 1, "time": 1 });
+        let read = [
+            doc! { "_id": 1, "meta": { "host": "a" }, "time": 1 },
+            doc! { "_id": 2, "meta": { "host": "a" }, "time": { "$gt": 0 } },
+            doc! { "_id": 3, "time": 1 },
+        ];
+        let mut filter = doc! { "_id": { "$in": [1, 2, 3] }, "$and": [{ "x": 1 }] };
+        carrier.restrict(&mut filter, &read);
+        let and = filter.get_array("$and").unwrap();
+        assert_eq!(and[0], Bson::Document(doc! { "x": 1 }));
+        assert_eq!(
+            and[1],
+            Bson::Document(doc! { "meta.host": { "$in": ["a", Bson::Null] } })
+        );
+        // A value shaped like an operator is matched as a value.
+        let time = and[2].as_document().unwrap().to_string();
+        assert!(time.contains("\"$eq\": { \"$gt\": 0 }"), "{time}");
+    }
+
+    #[test]
+    fn nothing_is_carried_for_a_mutable_key_an_id_key_or_too_many_bytes() {
+        let mutable = KeyCarrier::new(Some(ShardKey {
+            mutable: true,
+            ..KEY
+        }));
+        let by_id = KeyCarrier::new(Some(ShardKey {
+            fields: &[("_id", ShardOrder::Hashed)],
+            ..KEY
+        }));
+        let read = [doc! { "_id": 1, "host": "a", "time": 1 }];
+        for carrier in [mutable, by_id, KeyCarrier::new(None)] {
+            let mut filter = doc! { "_id": 1 };
+            carrier.restrict(&mut filter, &read);
+            assert_eq!(filter, doc! { "_id": 1 });
+        }
+        let big: Vec<Document> = (0..2_100)
+            .map(|i| doc! { "_id": i, "host": format!("{i:01000}"), "time": 1 })
+            .collect();
+        let mut filter = doc! { "_id": 1 };
+        KeyCarrier::new(Some(KEY)).restrict(&mut filter, &big);
+        assert_eq!(filter, doc! { "_id": 1 }, "past the budget: scattered");
+        let mut filter = doc! { "_id": 1 };
+        KeyCarrier::new(Some(KEY)).restrict(&mut filter, &big[..100]);
+        assert!(filter.contains_key("$and"));
+    }
 
     #[test]
     fn a_filter_pins_a_field_by_value_eq_or_inside_and() {
