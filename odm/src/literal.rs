@@ -72,6 +72,16 @@ fn split(values: Vec<Bson>) -> (Vec<Bson>, Vec<Bson>) {
     values.into_iter().partition(|v| !misread(v))
 }
 
+/// Appends `conditions` to `filter`'s top-level `$and`, which it creates when missing.
+pub(crate) fn and(filter: &mut Document, conditions: impl IntoIterator<Item = Bson>) {
+    match filter.get_mut("$and") {
+        Some(Bson::Array(all)) => all.extend(conditions),
+        _ => {
+            filter.insert("$and", conditions.into_iter().collect::<Vec<_>>());
+        }
+    }
+}
+
 /// Equal to one of `values`: `{path: {$in: values}}`, or, when some of them would be misread,
 /// `{$or: [{path: {$in: others}}, {path: {$eq: v}}, ...]}`.
 pub(crate) fn is_in(path: &str, values: Vec<Bson>) -> Document {

@@ -240,12 +240,7 @@ impl KeyCarrier {
             .iter()
             .zip(values)
             .map(|(f, values)| Bson::Document(crate::literal::is_in(f, values)));
-        match filter.get_mut("$and") {
-            Some(Bson::Array(all)) => all.extend(conditions),
-            _ => {
-                filter.insert("$and", conditions.collect::<Vec<_>>());
-            }
-        }
+        crate::literal::and(filter, conditions);
     }
 }
 

@@ -75,6 +75,19 @@ pub struct Route {
     pub verdict: RouteVerdict,
 }
 
+impl Route {
+    /// The command `command` of `operation` on `collection`, whose filter names (with
+    /// equality) the fields `named`.
+    fn new(operation: String, collection: &str, command: String, named: &[&str]) -> Self {
+        Route {
+            operation,
+            command,
+            collection: collection.to_owned(),
+            verdict: super::verdict(collection, named),
+        }
+    }
+}
+
 impl fmt::Display for Route {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -152,12 +165,7 @@ impl RoutingReport {
         let key = T::SHARD_KEY.or_else(|| shard_key_of(c));
         let mut routes = Vec::new();
         let mut add = |operation: String, collection: &str, command: String, named: &[&str]| {
-            routes.push(Route {
-                operation,
-                command,
-                collection: collection.to_owned(),
-                verdict: super::verdict(collection, named),
-            });
+            routes.push(Route::new(operation, collection, command, named));
         };
         let key_names: Vec<&str> = key.map(|k| k.names()).unwrap_or_default();
         let mut with_id = vec!["_id"];
@@ -406,12 +414,9 @@ impl RoutingReport {
         let mut with_id = vec!["_id"];
         with_id.extend(shard_key_of(m).map(|k| k.names()).unwrap_or_default());
         let mut add = |operation: String, collection: &str, command: String, named: &[&str]| {
-            report.routes.push(Route {
-                operation,
-                command,
-                collection: collection.to_owned(),
-                verdict: super::verdict(collection, named),
-            });
+            report
+                .routes
+                .push(Route::new(operation, collection, command, named));
         };
         add(
             format!("subset insert of a {main} and its {details}"),

@@ -418,7 +418,8 @@ impl CascadeWorker {
                     return Ok(Pass::Paused);
                 }
                 *budget -= 1;
-                let batch = Batch::of(&key, std::mem::take(&mut read));
+                let batch = batch_filter(&key, &read);
+                read.clear();
                 let written = self
                     .in_transaction(session, claimed, intent, &target, &batch)
                     .await?;
@@ -446,7 +447,7 @@ impl CascadeWorker {
         claimed: &Claimed,
         intent: &Intent,
         target: &Target,
-        batch: &Batch,
+        batch: &Document,
     ) -> Result<Option<u64>> {
         let start = std::time::Instant::now();
         let mut attempt: u64 = 0;
@@ -483,7 +484,7 @@ impl CascadeWorker {
         claimed: &Claimed,
         intent: &Intent,
         target: &Target,
-        batch: &Batch,
+        batch: &Document,
     ) -> Result<Option<u64>> {
         let held = intents(odm)
             .update_one(
@@ -499,14 +500,9 @@ impl CascadeWorker {
         // The batch's `_id`s first and alone at the top, so that the server selects by `_id`
         // (a planner choosing the index on the source's id would scan every dependent of the
         // source for every batch).
-        let mut filter = batch.filter();
+        let mut filter = batch.clone();
         if !target.still.is_empty() {
-            match filter.get_mut("$and") {
-                Some(Bson::Array(all)) => all.push(target.still.clone().into()),
-                _ => {
-                    filter.insert("$and", vec![target.still.clone()]);
-                }
-            }
+            crate::literal::and(&mut filter, [target.still.clone().into()]);
         }
         let options = UpdateOptions::builder()
             .array_filters(target.array_filters.clone())
@@ -525,7 +521,7 @@ impl CascadeWorker {
         // copies it): a worker's write is a cascade like any other.
         let level = super::super::transitive::Written {
             copy: &target.copy,
-            filter: batch.filter(),
+            filter: batch.clone(),
             values: vec![(target.source.clone(), target.values.clone())],
         };
         super::super::transitive::follow(odm, level, Some(&mut *s)).await?;
@@ -699,24 +695,12 @@ fn join(prefix: &str, to: &str) -> String {
     }
 }
 
-/// A batch of dependents, as the walk read them: their ids, and the condition on their shard
-/// key values (empty for an unsharded dependent) that routes the batch's writes.
-struct Batch {
-    filter: Document,
-}
-
-impl Batch {
-    fn of(key: &crate::shard::KeyCarrier, read: Vec<Document>) -> Self {
-        let mut filter = Document::new();
-        let ids = read.iter().filter_map(|d| d.get("_id").cloned()).collect();
-        // The `_id`s first and alone at the top (see `batch`), the key's values after them.
-        filter.extend(crate::literal::is_in("_id", ids));
-        key.restrict(&mut filter, &read);
-        Batch { filter }
-    }
-
-    /// `{_id: {$in: ids}}`, with `{$and: [key condition]}` for a sharded dependent.
-    fn filter(&self) -> Document {
-        self.filter.clone()
-    }
+/// The filter of a batch of dependents, as the walk read them: `{_id: {$in: ids}}` first and
+/// alone at the top (see `batch`), then the condition on their shard key values (none for an
+/// unsharded dependent), which routes the batch's writes.
+fn batch_filter(key: &crate::shard::KeyCarrier, read: &[Document]) -> Document {
+    let ids = read.iter().filter_map(|d| d.get("_id").cloned()).collect();
+    let mut filter = crate::literal::is_in("_id", ids);
+    key.restrict(&mut filter, read);
+    filter
 }
