@@ -15,6 +15,7 @@ mod common;
 
 use common::{list, say, say_lines};
 use odm::bson::{doc, Bson, Document};
+use odm::populate::Plan;
 use odm::prelude::*;
 use odm::Error;
 
@@ -175,6 +176,32 @@ async fn run() -> odm::Result<()> {
             "{} {:<20} qty {:>3}   (not loaded: price {}, supplier {:?})",
             part.partno, part.name, part.qty, part.price, part.supplier
         ));
+    }
+    steps.sent();
+
+    steps.start("The first two parts of each product by name, in one aggregate");
+    // ANCHOR: limit_per_parent
+    let first_two = Product::parts()
+        .populate()
+        .sort(Part::name().asc())
+        .limit_per_parent(2);
+    let products = odm
+        .find(Product::catalog_number().is_in([1234, 1236]))
+        .sort(Product::catalog_number().asc())
+        .populate(first_two)
+        .populate_plan(Plan::Lookup)
+        .await?;
+    // ANCHOR_END: limit_per_parent
+    for product in &products {
+        let shown: Vec<String> = product
+            .parts
+            .iter()
+            .map(|r| match r.get() {
+                Some(part) => part.name.clone(),
+                None => "(not loaded)".to_owned(),
+            })
+            .collect();
+        say(format_args!("{}: {}", product.name, shown.join(", ")));
     }
     steps.sent();
 
