@@ -371,7 +371,9 @@ impl<Root: Model, T: Model> Populate<Root, T> {
     /// [`Dangling::Skip`], a missing document is reported (or removed) only for a document of
     /// which fewer than `n` references were loaded. The lookup plan limits inside the
     /// `$lookup` when the populate is sorted (`$sort`, `$limit`), so only `n` documents per
-    /// parent come back; the `$in` plan loads every referenced document and keeps `n`.
+    /// parent come back; the `$in` plan loads every referenced document and keeps `n`. So a
+    /// stored document that does not decode is an error under the `$in` plan even past the
+    /// limit, where the lookup plan, which does not read it, loads the first `n`.
     pub fn limit_per_parent(mut self, n: u32) -> Self {
         self.limit = Some(usize::try_from(n.max(1)).unwrap_or(usize::MAX));
         self
