@@ -595,6 +595,46 @@ async fn a_per_parent_limit_loads_the_first_references_and_keeps_the_others() ->
     Ok(())
 }
 
+/// A referenced document that does not decode, past a sorted per-parent limit: the `$in` plan
+/// reads it and fails naming it; the lookup plan never reads it and loads the first ones.
+#[tokio::test]
+async fn a_malformed_document_past_the_limit_fails_only_the_plan_that_reads_it() -> odm::Result<()>
+{
+    let db = TestDb::new().await?;
+    small_chain(&db).await?;
+    db.raw()
+        .collection::<Document>("parts")
+        .update_one(doc! { "_id": 2 }, doc! { "$set": { "qty": "nine" } })
+        .await?;
+    let first = || {
+        Product::parts()
+            .populate()
+            .sort(Part::name().asc())
+            .limit_per_parent(1)
+    };
+    let err = db
+        .odm()
+        .get::<Product>(1)
+        .populate(first())
+        .populate_plan(Plan::In)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, odm::Error::Decode { collection, path, .. } if collection == "parts" && path == "qty"),
+        "{err}"
+    );
+    let product = db
+        .odm()
+        .get::<Product>(1)
+        .populate(first())
+        .populate_plan(Plan::Lookup)
+        .await?
+        .expect("product 1");
+    assert_eq!(product.parts[0].loaded()?.name, "bolt");
+    assert!(!product.parts[1].is_loaded());
+    Ok(())
+}
+
 #[tokio::test]
 async fn auto_chooses_by_the_cost_rule() -> odm::Result<()> {
     let db = TestDb::new().await?;
