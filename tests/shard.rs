@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{listed_indexes, sent, sent_filter, stored_one};
+use common::{filter_in, listed_indexes, sent, sent_filter, stored_one};
 use odm::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
 use odm::prelude::*;
 use odm::shard::{shard_collection_command, RouteVerdict, RoutingReport, ShardSync};
@@ -864,17 +864,7 @@ async fn writes_back_by_id_carry_the_shard_key_values_read_with_the_ids() -> odm
         walk.get_document("projection").unwrap(),
         &doc! { "_id": 1, "category": 1 }
     );
-    let batch = log
-        .iter()
-        .filter_map(|c| c.command.as_ref())
-        .find(|c| c.get_str("update").is_ok_and(|n| n == "gadgets"))
-        .expect("the batch's update");
-    let filter = batch.get_array("updates").unwrap()[0]
-        .as_document()
-        .unwrap()
-        .get_document("q")
-        .unwrap()
-        .clone();
+    let filter = filter_in(&log, "update", "gadgets");
     assert_eq!(
         filter.get_document("_id").unwrap(),
         &doc! { "$in": [1, 2, 3] }
@@ -908,13 +898,7 @@ async fn writes_back_by_id_carry_the_shard_key_values_read_with_the_ids() -> odm
         finds[0].get_document("projection").unwrap(),
         &doc! { "_id": 1, "category": 1 }
     );
-    let update = &on_gadgets("update")[0];
-    let q = update.get_array("updates").unwrap()[0]
-        .as_document()
-        .unwrap()
-        .get_document("q")
-        .unwrap()
-        .clone();
+    let q = filter_in(&log, "update", "gadgets");
     assert!(and_of(&q).contains(&categories), "{q}");
     let reread = finds[1].get_document("filter").unwrap();
     assert!(and_of(reread).contains(&categories), "{reread}");
@@ -978,19 +962,7 @@ async fn a_subset_delete_names_the_genres_read_with_the_ids() -> odm::Result<()>
         .await?;
     assert_eq!(deleted, 3);
     let log = db.commands().take();
-    let delete_on = |collection: &str| -> Document {
-        let cmd = log
-            .iter()
-            .filter_map(|c| c.command.as_ref())
-            .find(|c| c.get_str("delete").is_ok_and(|n| n == collection))
-            .unwrap_or_else(|| panic!("no delete on {collection}"));
-        cmd.get_array("deletes").unwrap()[0]
-            .as_document()
-            .unwrap()
-            .get_document("q")
-            .unwrap()
-            .clone()
-    };
+    let delete_on = |collection: &str| filter_in(&log, "delete", collection);
     let films_q = delete_on("films");
     assert!(
         and_of(&films_q).contains(&doc! { "genre": { "$in": ["noir", "comedy"] } }),

@@ -189,24 +189,24 @@ pub fn sub_stage(lookup: &Document, name: &str) -> Document {
 /// The `q` of the first statement of the last `name` command (`update`, `delete`) sent to
 /// `collection`, from the test's command log.
 pub fn sent_filter(db: &TestDb, name: &str, collection: &str) -> Document {
+    filter_in(&db.commands().take(), name, collection)
+}
+
+/// [`sent_filter`] in a log already taken.
+pub fn filter_in(log: &[odm::monitor::SentCommand], name: &str, collection: &str) -> Document {
     let list = if name == "update" {
         "updates"
     } else {
         "deletes"
     };
-    let cmd = db
-        .commands()
-        .take()
-        .into_iter()
+    let cmd = log
+        .iter()
         .rev()
         .filter(|c| c.name == name)
-        .filter_map(|c| c.command)
+        .filter_map(|c| c.command.as_ref())
         .find(|c| c.get_str(name).is_ok_and(|n| n == collection))
         .unwrap_or_else(|| panic!("no `{name}` on `{collection}` was sent"));
-    let first = cmd.get_array(list).unwrap()[0]
-        .as_document()
-        .unwrap()
-        .clone();
+    let first = cmd.get_array(list).unwrap()[0].as_document().unwrap();
     first.get_document("q").unwrap().clone()
 }
 
