@@ -44,7 +44,7 @@ pub(crate) struct Reading<'a> {
     /// The collection, named by errors.
     pub(crate) collection: &'a str,
     /// The database, which a DBRef's `$db` may name.
-    pub(crate) database: &'a str,
+    pub(crate) database: crate::reference::dbref::DbName,
     /// The kinds of a polymorphic model, whose discriminator names one of them.
     pub(crate) kinds: Option<Kinds>,
     /// The model's schema version, whose upgrade an older document goes through first.
@@ -55,7 +55,7 @@ impl<'a> Reading<'a> {
     pub(crate) fn of<T: crate::Model>(odm: &'a crate::Odm) -> Self {
         Reading {
             collection: T::COLLECTION,
-            database: odm.database().name(),
+            database: odm.database_name,
             kinds: T::KINDS,
             version: T::SCHEMA_VERSION,
         }
@@ -72,6 +72,8 @@ pub(crate) fn id_of(raw: &RawDocument) -> Option<Bson> {
 
 /// The error for a document whose discriminator names no kind; `None` when it names one (the
 /// document is wrong elsewhere).
+#[cold]
+#[inline(never)]
 fn unknown_kind(collection: &str, kinds: Kinds, raw: &RawDocument) -> Option<Error> {
     let value = match raw.get(kinds.field) {
         Ok(Some(RawBsonRef::String(v))) if kinds.knows(v) => return None,
@@ -87,6 +89,8 @@ fn unknown_kind(collection: &str, kinds: Kinds, raw: &RawDocument) -> Option<Err
     })
 }
 
+#[cold]
+#[inline(never)]
 fn explain<T: DeserializeOwned>(
     collection: &str,
     raw: &RawDocument,

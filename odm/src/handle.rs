@@ -38,6 +38,8 @@ pub struct Odm {
     /// The sessions of the ODM's transactions that the connection or the server left open
     /// (see [`crate::retry::Tx::begin`]), ended with `killSessions` before the next one.
     pub(crate) cut_off: Arc<std::sync::Mutex<Vec<bson::Document>>>,
+    /// The database's name as decoding knows it (see [`crate::decode::Reading`]).
+    pub(crate) database_name: crate::reference::dbref::DbName,
 }
 
 /// Installs, when `options` has none, an SDAM handler that records the type of the first server
@@ -71,6 +73,7 @@ impl Odm {
     /// set it with [`Odm::with_retry_deadline`].
     pub fn new(db: Database) -> Self {
         Odm {
+            database_name: crate::reference::dbref::DbName::of(db.name()),
             db,
             transactions: Arc::default(),
             retry_deadline: default_deadline(None),

@@ -453,7 +453,7 @@ fn interleaved(rounds: usize, n: usize, mut a: impl FnMut(), mut b: impl FnMut()
 }
 
 const MICRO_DOCS: usize = 10_000;
-const MICRO_ROUNDS: usize = 15;
+const MICRO_ROUNDS: usize = 41;
 
 /// The insert's client work without a server: odm's encoding (serialize, check keys, the id)
 /// against the driver's own serialization of the same value.
@@ -485,13 +485,14 @@ fn encode_case<T: Model>(name: &str, doc: &T) {
 fn decode_case<T: Model>(name: &str, doc: &T) {
     let raw = odm::bson::serialize_to_raw_document_buf(doc).expect("encodes");
     let raws: Vec<RawDocumentBuf> = (0..MICRO_DOCS).map(|_| raw.clone()).collect();
+    let database = odm::testing::hooks::Database::named("odm_perf");
     let (odm, serde) = interleaved(
         MICRO_ROUNDS,
         MICRO_DOCS,
         || {
             for r in &raws {
                 std::hint::black_box(
-                    odm::testing::hooks::decode::<T>("odm_perf", r).expect("decodes"),
+                    odm::testing::hooks::decode::<T>(database, r).expect("decodes"),
                 );
             }
         },

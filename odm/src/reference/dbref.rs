@@ -142,29 +142,66 @@ pub(crate) fn parse_unknown(message: &str) -> Option<(Vec<String>, String)> {
     ))
 }
 
+/// A database name as decoding knows it: a number standing for the name, so that marking each
+/// document's decoding costs two thread-local stores and no comparison of names. Names are
+/// numbered once, when a handle is made ([`DbName::of`]), and kept for the life of the process:
+/// an application reads from a handful of databases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DbName(std::num::NonZeroU32);
+
+/// The names numbered so far; `DbName(n)` is `NAMES[n - 1]`.
+static NAMES: std::sync::Mutex<Vec<Box<str>>> = std::sync::Mutex::new(Vec::new());
+
+fn names() -> std::sync::MutexGuard<'static, Vec<Box<str>>> {
+    NAMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl DbName {
+    /// The number of `name`, given it the first time.
+    pub(crate) fn of(name: &str) -> DbName {
+        let mut names = names();
+        let at = match names.iter().position(|n| **n == *name) {
+            Some(at) => at,
+            None => {
+                names.push(name.into());
+                names.len() - 1
+            }
+        };
+        let n = u32::try_from(at + 1).expect("fewer than 2^32 database names");
+        DbName(std::num::NonZeroU32::new(n).expect("one or more"))
+    }
+
+    fn is(self, name: &str) -> bool {
+        names()
+            .get(self.0.get() as usize - 1)
+            .is_some_and(|n| **n == *name)
+    }
+}
+
 thread_local! {
-    /// The database the documents being decoded were last read from (kept between decodings,
-    /// so that the next document from the same database writes nothing), and whether a
-    /// decoding by odm is under way.
-    static READING_FROM: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-    static DECODING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The database of the document odm is decoding on this thread; `None` outside odm's
+    /// decoding.
+    static READING_FROM: std::cell::Cell<Option<DbName>> = const { std::cell::Cell::new(None) };
+}
+
+/// Puts back the database of an outer decoding, also when the inner one panics.
+struct Restore(Option<DbName>);
+
+impl Drop for Restore {
+    #[inline(always)]
+    fn drop(&mut self) {
+        READING_FROM.set(self.0);
+    }
 }
 
 /// Runs `decode` knowing that the document comes from `database`, so that a DBRef whose `$db`
 /// names that database is read as a reference like one without `$db`.
 #[inline(always)]
-pub(crate) fn reading_from<R>(database: &str, decode: impl FnOnce() -> R) -> R {
-    READING_FROM.with(|d| {
-        if *d.borrow() != database {
-            let mut d = d.borrow_mut();
-            d.clear();
-            d.push_str(database);
-        }
-    });
-    let outer = DECODING.with(|on| on.replace(true));
-    let out = decode();
-    DECODING.with(|on| on.set(outer));
-    out
+pub(crate) fn reading_from<R>(database: DbName, decode: impl FnOnce() -> R) -> R {
+    let _outer = Restore(READING_FROM.replace(Some(database)));
+    decode()
 }
 
 impl DbRef {
@@ -174,7 +211,7 @@ impl DbRef {
         let Some(db) = &self.database else {
             return false;
         };
-        DECODING.with(std::cell::Cell::get) && READING_FROM.with(|d| *d.borrow() != *db)
+        READING_FROM.get().is_some_and(|from| !from.is(db))
     }
 }
 
@@ -446,19 +483,35 @@ mod tests {
     fn the_database_read_from_counts_only_while_odm_decodes() {
         let here = elsewhere_ref("library");
         let there = elsewhere_ref("archive");
-        reading_from("library", || {
+        let (library, archive) = (DbName::of("library"), DbName::of("archive"));
+        assert_eq!(DbName::of("library"), library, "numbered once");
+        reading_from(library, || {
             assert!(!here.is_elsewhere());
             assert!(there.is_elsewhere());
         });
-        // Outside odm's decoding the database is not known: no `$db` is elsewhere, even
-        // though the last database read from is remembered for the next decoding.
+        // Outside odm's decoding the database is not known: no `$db` is elsewhere.
         assert!(!there.is_elsewhere());
-        reading_from("archive", || {
+        reading_from(archive, || {
             assert!(!there.is_elsewhere());
             assert!(here.is_elsewhere());
             // A decoding inside a decoding leaves the outer one under way.
-            reading_from("archive", || ());
+            reading_from(library, || assert!(there.is_elsewhere()));
             assert!(here.is_elsewhere());
+        });
+        assert!(!here.is_elsewhere());
+    }
+
+    #[test]
+    fn a_decoding_that_panics_leaves_the_outer_one_under_way() {
+        let here = elsewhere_ref("library");
+        reading_from(DbName::of("archive"), || {
+            let inner = std::panic::catch_unwind(|| {
+                reading_from(DbName::of("library"), || {
+                    panic!("a Deserialize impl panicked")
+                })
+            });
+            assert!(inner.is_err());
+            assert!(here.is_elsewhere(), "the outer decoding's database is back");
         });
         assert!(!here.is_elsewhere());
     }

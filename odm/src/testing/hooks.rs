@@ -11,13 +11,25 @@ pub fn encode_for_insert<T: Model>(doc: &T) -> Result<RawDocumentBuf> {
     crate::ops::encode_document(doc).map(|(raw, _)| raw)
 }
 
+/// A database documents are read from, as a handle knows it (made once per handle, not per
+/// document).
+#[derive(Debug, Clone, Copy)]
+pub struct Database(crate::reference::dbref::DbName);
+
+impl Database {
+    /// The database named `name`.
+    pub fn named(name: &str) -> Self {
+        Database(crate::reference::dbref::DbName::of(name))
+    }
+}
+
 /// `raw` decoded as `find` decodes a document of `T` read from `database`. Sends nothing.
 #[inline]
-pub fn decode<T: Model>(database: &str, raw: &RawDocument) -> Result<T> {
+pub fn decode<T: Model>(database: Database, raw: &RawDocument) -> Result<T> {
     crate::decode::decode(
         &crate::decode::Reading {
             collection: T::COLLECTION,
-            database,
+            database: database.0,
             kinds: T::KINDS,
             version: T::SCHEMA_VERSION,
         },
