@@ -178,6 +178,96 @@ async fn a_document_that_cannot_be_upgraded_is_a_decode_error_naming_it() -> odm
     Ok(())
 }
 
+#[tokio::test]
+async fn upserts_store_the_current_version() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let fields = || {
+        Person::first()
+            .set("Ada".to_owned())
+            .and(Person::last().set("Lovelace".to_owned()))
+            .and(Person::born().set(Some(1815)))
+    };
+    odm.update_one(Person::id_field().eq(1), fields())
+        .upsert(true)
+        .await?;
+    let inserted: Option<Person> = odm
+        .find_one_and_update(Person::id_field().eq(2), fields())
+        .upsert(true)
+        .return_new()
+        .await?;
+    assert_eq!(inserted.map(|p| p.id), Some(2));
+    for id in [1, 2] {
+        let raw = stored_one(&db, "people", id).await.expect("stored");
+        assert_eq!(raw.get("_v"), Some(&Bson::Int32(3)), "{raw}");
+        let read = odm.find_one(Person::id_field().eq(id)).await?;
+        assert_eq!(read.map(|p| p.first), Some("Ada".to_owned()));
+    }
+    // An update of a stored document leaves its version as it is: `$setOnInsert` only.
+    odm.update_one(Person::id_field().eq(1), Person::born().set(None))
+        .upsert(true)
+        .await?;
+    let raw = stored_one(&db, "people", 1).await.expect("stored");
+    assert_eq!(raw.get("_v"), Some(&Bson::Int32(3)));
+    let sent = common::last_command(&db, "update");
+    let update = sent.get_array("updates").expect("updates")[0]
+        .as_document()
+        .expect("a statement")
+        .get_document("u")
+        .expect("an update")
+        .clone();
+    assert_eq!(
+        update.get_document("$setOnInsert").ok(),
+        Some(&doc! {"_v": 3})
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_schema_version_that_is_not_a_whole_number_is_a_decode_error() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let coll = db.raw().collection::<Document>("people");
+    let current = doc! {"first": "Ada", "last": "Lovelace", "born": 1815};
+    for (id, v) in [
+        (1, Bson::from("3")),
+        (2, Bson::Null),
+        (3, Bson::Double(2.5)),
+        (4, Bson::Int32(0)),
+        (5, Bson::Document(doc! {"$gt": 1})),
+    ] {
+        let mut d = current.clone();
+        d.insert("_id", id);
+        d.insert("_v", v.clone());
+        coll.insert_one(d).await.unwrap();
+        let err = db
+            .odm()
+            .find_one(Person::id_field().eq(id))
+            .await
+            .expect_err("not a version");
+        let odm::Error::Decode {
+            id: shown,
+            path,
+            message,
+            ..
+        } = &err
+        else {
+            panic!("not a decode error: {err:?}");
+        };
+        assert_eq!(
+            (shown.as_str(), path.as_str()),
+            (format!("{{ _id: {id} }}").as_str(), "_v")
+        );
+        assert!(message.contains("schema version is"), "{v}: {message}");
+    }
+    // A whole number stored as a double is that version.
+    let mut d = current.clone();
+    d.insert("_id", 6);
+    d.insert("_v", 3.0);
+    coll.insert_one(d).await.unwrap();
+    assert!(db.odm().find_one(Person::id_field().eq(6)).await?.is_some());
+    Ok(())
+}
+
 async fn records(db: &TestDb) -> Vec<Document> {
     stored(db, "odm_migrations").await
 }

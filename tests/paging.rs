@@ -147,8 +147,16 @@ async fn pages_follow_the_sort_with_one_find_each() -> odm::Result<()> {
     assert_eq!(
         find.get_document("filter").ok(),
         Some(&doc! {"$or": [
-            {"title": {"$gt": &last.title}},
-            {"$and": [{"title": &last.title}, {"_id": {"$gt": last.id}}]},
+            // After a string come the greater strings, then every bracket MongoDB sorts
+            // after strings; after a number, the greater numbers, then strings and the rest.
+            {"$or": [{"title": {"$gt": &last.title}}, {"title": {"$type": [
+                "object", "array", "binData", "objectId", "bool", "date", "timestamp", "regex",
+                "maxKey",
+            ]}}]},
+            {"$and": [{"title": &last.title}, {"$or": [{"_id": {"$gt": last.id}}, {"_id": {"$type": [
+                "string", "symbol", "object", "array", "binData", "objectId", "bool", "date",
+                "timestamp", "regex", "maxKey",
+            ]}}]}]},
         ]})
     );
     Ok(())
@@ -489,6 +497,121 @@ async fn a_projection_keeps_the_sort_fields() -> odm::Result<()> {
     assert_eq!(
         second.items.iter().map(|v| v.id).collect::<Vec<_>>(),
         [3, 2]
+    );
+    Ok(())
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "readings")]
+struct Reading {
+    #[serde(rename = "_id")]
+    id: i32,
+    /// Any BSON value, as a collection written by other programs may hold.
+    #[serde(default)]
+    value: Bson,
+}
+
+/// Every page of `Reading`s sorted by `value` (`size` at a time), and the order the raw driver
+/// reads them in.
+async fn readings_in_pages(db: &TestDb, ascending: bool, size: u32) -> (Vec<i32>, Vec<i32>) {
+    let sort = if ascending {
+        Reading::value().asc()
+    } else {
+        Reading::value().desc()
+    };
+    let mut ids = Vec::new();
+    let mut after: Option<PageToken> = None;
+    loop {
+        let page: Page<Reading> = db
+            .odm()
+            .find(Filter::all())
+            .sort(sort.clone())
+            .page(size)
+            .after(after.take())
+            .await
+            .expect("a page");
+        ids.extend(page.items.iter().map(|r| r.id));
+        assert!(ids.len() <= 100, "pages never end: {ids:?}");
+        match page.next {
+            Some(t) => after = Some(t),
+            None => break,
+        }
+    }
+    let raw: Vec<Document> = db
+        .raw()
+        .collection::<Document>("readings")
+        .find(doc! {})
+        .sort(doc! { "value": if ascending { 1 } else { -1 }, "_id": 1 })
+        .await
+        .expect("raw find")
+        .try_collect()
+        .await
+        .expect("raw cursor");
+    let order = raw
+        .iter()
+        .map(|d| d.get_i32("_id").expect("an i32 _id"))
+        .collect();
+    (ids, order)
+}
+
+#[tokio::test]
+async fn values_of_every_type_and_nan_page_in_mongodb_s_order() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let values = [
+        Bson::Double(f64::NAN),
+        Bson::Double(1.0),
+        Bson::from("a"),
+        Bson::Int32(5),
+        Bson::from("b"),
+        Bson::Boolean(true),
+        Bson::Double(f64::NAN),
+        Bson::Null,
+        Bson::Int64(-3),
+        Bson::Document(doc! { "$gt": 1 }),
+        Bson::DateTime(odm::bson::DateTime::from_millis(0)),
+        Bson::Boolean(false),
+        Bson::Double(f64::NEG_INFINITY),
+        Bson::ObjectId(odm::bson::oid::ObjectId::from_bytes([7; 12])),
+        Bson::Double(2.5),
+        Bson::from("a"),
+    ];
+    let coll = db.raw().collection::<Document>("readings");
+    for (id, value) in values.iter().enumerate() {
+        coll.insert_one(doc! { "_id": id as i32, "value": value.clone() })
+            .await?;
+    }
+    // And one without the field, which sorts with `null`.
+    coll.insert_one(doc! { "_id": 99 }).await?;
+    for ascending in [true, false] {
+        for size in [1, 2, 3, 17] {
+            let (ids, order) = readings_in_pages(&db, ascending, size).await;
+            assert_eq!(ids, order, "ascending {ascending}, {size} a page");
+            assert_eq!(ids.len(), values.len() + 1);
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_projection_leaving_out_id_keeps_the_tie_breaker() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let volumes: Vec<Volume> = (0..5).map(|i| volume(i, "same", 2000)).collect();
+    db.odm().insert_many(&volumes).await?;
+    let (pages, sent) = all_pages(&db, 2, |odm| {
+        odm.find(Filter::all())
+            .sort(Volume::title().asc())
+            .projection(
+                odm::Projection::include(&Volume::title())
+                    .and(&Volume::year())
+                    .and(&Volume::writer())
+                    .and_not(&Volume::id_field()),
+            )
+    })
+    .await?;
+    assert_eq!(pages, [vec![0, 1], vec![2, 3], vec![4]]);
+    assert!(
+        sent.iter().all(|s| s.len() == 1),
+        "one find a page: {sent:?}"
     );
     Ok(())
 }

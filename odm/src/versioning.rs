@@ -138,6 +138,11 @@ pub(crate) fn stamp_replace<T: Model>(
 /// then `$inc` of the version, `$set` of `updated_at` and, for an upsert, `$setOnInsert` of
 /// `created_at`.
 pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Result<()> {
+    // A document an upsert inserts is written in the current schema: it says so, or the next
+    // read would take it for version 1 and upgrade it again.
+    if let (true, Some(version)) = (upsert, T::SCHEMA_VERSION) {
+        set_on_insert_version::<T>(update, version.current)?;
+    }
     let stamps = T::STAMPS;
     if stamps.is_none() {
         return Ok(());
@@ -193,6 +198,34 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
         add("$setOnInsert", at, now)?;
     }
     Ok(())
+}
+
+/// `$setOnInsert: {_v: current}`; refused when the update writes `_v` itself.
+fn set_on_insert_version<T: Model>(update: &mut Document, current: u32) -> Result<()> {
+    let field = crate::versions::VERSION_FIELD;
+    let writes_it = update.iter().any(|(_, fields)| match fields {
+        Bson::Document(fields) => fields.keys().any(|k| k == field),
+        _ => false,
+    });
+    if writes_it {
+        return Err(Error::Unsupported(format!(
+            "this upsert of `{}` writes `{field}`, the schema version odm stores with every document it inserts; nothing was written",
+            T::COLLECTION
+        )));
+    }
+    match update
+        .entry("$setOnInsert".to_owned())
+        .or_insert_with(|| Document::new().into())
+    {
+        Bson::Document(d) => {
+            d.insert(field, Bson::Int32(current as i32));
+            Ok(())
+        }
+        other => Err(Error::Unsupported(format!(
+            "this update of `{}` holds `$setOnInsert: {other}`, not a document of fields",
+            T::COLLECTION
+        ))),
+    }
 }
 
 /// Requires the loaded version in an update's filter (`update_document`).

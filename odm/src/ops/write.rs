@@ -712,7 +712,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                     .array_filters((!array_filters.is_empty()).then_some(array_filters))
                     .build()
             });
-            if self.many {
+            let written = if self.many {
                 let action = coll.update_many(filter, update).with_options(options);
                 crate::ops::send!(action, session.as_deref_mut())
             } else {
@@ -721,7 +721,24 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             }
             // The filter is shown only when the write fails (formatting it costs more than
             // building the whole command).
-            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e))?
+            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e));
+            match written {
+                // Upserting a loaded document that a newer version no longer matches inserts a
+                // second `_id`: the conflict is the version's, reported as such.
+                Err(e) if self.upsert && e.is_duplicate_key() => {
+                    if let Some((id, expected)) = &self.loaded {
+                        Box::pin(crate::versioning::check_conflict::<T>(
+                            self.odm,
+                            id,
+                            *expected,
+                            session.as_deref_mut(),
+                        ))
+                        .await?;
+                    }
+                    return Err(e);
+                }
+                written => written?,
+            }
         };
         if result.matched_count == 0 && result.upserted_id.is_none() {
             if let Some((id, expected)) = &self.loaded {

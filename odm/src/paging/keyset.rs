@@ -99,8 +99,9 @@ fn decode_error(collection: &str, raw: &RawDocument, key: &Key, message: String)
 /// `{$or: [{k1: after v1}, {k1: v1, k2: after v2}, ...]}`, each value matched literally.
 ///
 /// "After" follows MongoDB's sort, in which a missing field and `null` are equal and before
-/// every other value: ascending, after `v` is `{$gt: v}`, after `null` is `{$ne: null}`;
-/// descending, after `v` is `{$lt: v}` or `null`/missing, and nothing is after `null`.
+/// every other value: ascending, after `v` is `{$gt: v}` or a later type, after `null` is
+/// `{$ne: null}`; descending, after `v` is `{$lt: v}`, an earlier type or `null`/missing, and
+/// nothing is after `null` (see [`beyond`]).
 pub(crate) fn after(keys: &[Key], values: &[Bson]) -> Document {
     let mut branches = Vec::with_capacity(keys.len());
     for (i, (key, value)) in keys.iter().zip(values).enumerate() {
@@ -127,17 +128,95 @@ pub(crate) fn after(keys: &[Key], values: &[Bson]) -> Document {
     }
 }
 
+/// MongoDB's sort order of BSON types, as the `$type` aliases of each bracket: a value sorts
+/// after every value of an earlier bracket, whatever their values. `$gt` and `$lt` compare
+/// values of one bracket only.
+const BRACKETS: [&[&str]; 13] = [
+    &["minKey"],
+    &["null"],
+    &["number"],
+    &["string", "symbol"],
+    &["object"],
+    &["array"],
+    &["binData"],
+    &["objectId"],
+    &["bool"],
+    &["date"],
+    &["timestamp"],
+    &["regex"],
+    &["maxKey"],
+];
+
+/// The bracket of `value` in [`BRACKETS`]; `None` for the types the sort order does not list.
+fn bracket(value: &Bson) -> Option<usize> {
+    Some(match value {
+        Bson::MinKey => 0,
+        Bson::Null | Bson::Undefined => 1,
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => 2,
+        Bson::String(_) | Bson::Symbol(_) => 3,
+        Bson::Document(_) => 4,
+        Bson::Array(_) => 5,
+        Bson::Binary(_) => 6,
+        Bson::ObjectId(_) => 7,
+        Bson::Boolean(_) => 8,
+        Bson::DateTime(_) => 9,
+        Bson::Timestamp(_) => 10,
+        Bson::RegularExpression(_) => 11,
+        Bson::MaxKey => 12,
+        _ => return None,
+    })
+}
+
+/// `{path: {$type: [...]}}` for the brackets in `range`; `None` when it is empty.
+fn of_types(path: &str, range: std::ops::Range<usize>) -> Option<Document> {
+    let types: Vec<Bson> = BRACKETS[range]
+        .iter()
+        .flat_map(|b| b.iter().map(|t| Bson::from(*t)))
+        .collect();
+    (!types.is_empty()).then(|| doc! { path: { "$type": types } })
+}
+
 /// The documents strictly after `value` at `key`; `None` when none can be.
+///
+/// Within `value`'s bracket, `$gt` (ascending) or `$lt` (descending); then every value of the
+/// brackets that sort after it. NaN sorts before every other number, and neither `$gt` nor
+/// `$lt` matches it or against it: after NaN ascending come the other numbers (`$gte: -inf`),
+/// and NaN comes after every number descending.
 fn beyond(key: &Key, value: &Bson) -> Option<Document> {
     let path = key.path.as_str();
-    Some(match (key.ascending, value) {
-        (true, Bson::Null) => doc! { path: { "$ne": Bson::Null } },
-        (true, v) => doc! { path: { "$gt": v.clone() } },
-        (false, Bson::Null) => return None,
-        (false, v) => doc! { "$or": [
-            { path: { "$lt": v.clone() } },
-            { path: { "$eq": Bson::Null } },
-        ] },
+    let nan = matches!(value, Bson::Double(d) if d.is_nan());
+    let Some(at) = bracket(value) else {
+        // A type the sort order does not place: its own values only.
+        let op = if key.ascending { "$gt" } else { "$lt" };
+        return Some(doc! { path: { op: value.clone() } });
+    };
+    let mut any: Vec<Document> = Vec::new();
+    if key.ascending {
+        match value {
+            Bson::Null | Bson::Undefined => return Some(doc! { path: { "$ne": Bson::Null } }),
+            _ if nan => any.push(doc! { path: { "$gte": f64::NEG_INFINITY } }),
+            v => any.push(doc! { path: { "$gt": v.clone() } }),
+        }
+        any.extend(of_types(path, at + 1..BRACKETS.len()));
+    } else {
+        match value {
+            Bson::Null | Bson::Undefined => return None,
+            _ if nan => {}
+            v => {
+                any.push(doc! { path: { "$lt": v.clone() } });
+                if at == 2 {
+                    any.push(doc! { path: { "$eq": f64::NAN } });
+                }
+            }
+        }
+        // Null and a missing field last, after every other bracket but `minKey`.
+        any.extend(of_types(path, 2..at));
+        any.push(doc! { path: { "$eq": Bson::Null } });
+        any.extend(of_types(path, 0..1));
+    }
+    Some(match any.len() {
+        1 => any.remove(0),
+        _ => doc! { "$or": any },
     })
 }
 
@@ -164,24 +243,95 @@ mod tests {
         assert_eq!(keys(None), [key("_id", true)]);
     }
 
+    /// Equal as printed: NaN is not equal to itself.
+    fn same<A: std::fmt::Debug, B: std::fmt::Debug>(a: A, b: B) {
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+
+    /// `{path: {$type: <the aliases of brackets from..to>}}`.
+    fn types(path: &str, range: std::ops::Range<usize>) -> Document {
+        of_types(path, range).expect("some brackets")
+    }
+
     #[test]
     fn after_a_compound_key() {
         let keys = [key("title", true), key("year", false), key("_id", true)];
         let filter = after(&keys, &[Bson::from("B"), Bson::from(1999), Bson::from(7)]);
-        assert_eq!(
+        same(
             filter,
             doc! { "$or": [
-                { "title": { "$gt": "B" } },
+                { "$or": [{ "title": { "$gt": "B" } }, types("title", 4..13)] },
                 { "$and": [
                     { "title": "B" },
-                    { "$or": [{ "year": { "$lt": 1999 } }, { "year": { "$eq": null } }] },
+                    { "$or": [
+                        { "year": { "$lt": 1999 } },
+                        { "year": { "$eq": f64::NAN } },
+                        { "year": { "$eq": null } },
+                        { "year": { "$type": ["minKey"] } },
+                    ] },
                 ] },
                 { "$and": [
                     { "title": "B" },
                     { "year": 1999 },
-                    { "_id": { "$gt": 7 } },
+                    { "$or": [{ "_id": { "$gt": 7 } }, types("_id", 3..13)] },
                 ] },
-            ] }
+            ] },
+        );
+    }
+
+    #[test]
+    fn after_a_value_come_the_brackets_mongodb_sorts_after_it() {
+        let asc = key("v", true);
+        let desc = key("v", false);
+        assert_eq!(
+            types("v", 2..4),
+            doc! { "v": { "$type": ["number", "string", "symbol"] } }
+        );
+        // Ascending after a string: greater strings, then objects and every later bracket.
+        assert_eq!(
+            beyond(&asc, &Bson::from("a")),
+            Some(doc! { "$or": [{ "v": { "$gt": "a" } }, types("v", 4..13)] })
+        );
+        // Descending after a boolean: smaller booleans, then every earlier bracket down to
+        // numbers, then null or missing, then `minKey`.
+        assert_eq!(
+            beyond(&desc, &Bson::Boolean(true)),
+            Some(doc! { "$or": [
+                { "v": { "$lt": true } },
+                types("v", 2..8),
+                { "v": { "$eq": null } },
+                types("v", 0..1),
+            ] })
+        );
+        // After `maxKey` ascending comes nothing of another bracket.
+        assert_eq!(
+            beyond(&asc, &Bson::MaxKey),
+            Some(doc! { "v": { "$gt": Bson::MaxKey } })
+        );
+    }
+
+    #[test]
+    fn nan_sorts_before_every_other_number() {
+        let asc = key("v", true);
+        let desc = key("v", false);
+        let nan = Bson::Double(f64::NAN);
+        same(
+            beyond(&asc, &nan),
+            Some(doc! { "$or": [{ "v": { "$gte": f64::NEG_INFINITY } }, types("v", 3..13)] }),
+        );
+        same(
+            beyond(&desc, &nan),
+            Some(doc! { "$or": [{ "v": { "$eq": null } }, types("v", 0..1)] }),
+        );
+        // Descending, NaN follows every other number.
+        same(
+            beyond(&desc, &Bson::from(2.5)),
+            Some(doc! { "$or": [
+                { "v": { "$lt": 2.5 } },
+                { "v": { "$eq": f64::NAN } },
+                { "v": { "$eq": null } },
+                types("v", 0..1),
+            ] }),
         );
     }
 
@@ -192,13 +342,19 @@ mod tests {
             after(&keys, &[Bson::Null, Bson::from(3)]),
             doc! { "$or": [
                 { "subtitle": { "$ne": null } },
-                { "$and": [{ "subtitle": null }, { "_id": { "$gt": 3 } }] },
+                { "$and": [
+                    { "subtitle": null },
+                    { "$or": [{ "_id": { "$gt": 3 } }, types("_id", 3..13)] },
+                ] },
             ] }
         );
         let keys = [key("subtitle", false), key("_id", true)];
         assert_eq!(
             after(&keys, &[Bson::Null, Bson::from(3)]),
-            doc! { "$and": [{ "subtitle": null }, { "_id": { "$gt": 3 } }] }
+            doc! { "$and": [
+                { "subtitle": null },
+                { "$or": [{ "_id": { "$gt": 3 } }, types("_id", 3..13)] },
+            ] }
         );
     }
 
@@ -216,8 +372,11 @@ mod tests {
         assert_eq!(
             filter,
             doc! { "$or": [
-                { "title": { "$gt": hostile.clone() } },
-                { "$and": [{ "title": { "$eq": hostile } }, { "_id": { "$gt": regex } }] },
+                { "$or": [{ "title": { "$gt": hostile.clone() } }, types("title", 5..13)] },
+                { "$and": [
+                    { "title": { "$eq": hostile } },
+                    { "$or": [{ "_id": { "$gt": regex } }, types("_id", 12..13)] },
+                ] },
             ] }
         );
     }

@@ -78,16 +78,18 @@ impl<'a, T: Model> Find<'a, T> {
     /// Commands: one `find` per page, with the query's filter and, after a token,
     /// `{$and: [filter, after]}` where `after` is `{$or: [{k1: {$gt: v1}}, {k1: v1, k2: {$gt:
     /// v2}}, ..., {k1: v1, ..., _id: {$gt: id}}]}` over the last document's values (`$lt` for
-    /// a descending key), sort `{k1, ..., _id}`, `limit` and `batchSize` `size + 1`: the one
+    /// a descending key; each `$gt`/`$lt` with `$or` the BSON types MongoDB sorts after or
+    /// before the value's, since they compare values of one type only), sort `{k1, ..., _id}`, `limit` and `batchSize` `size + 1`: the one
     /// more document says whether a next page exists, and is not returned. With
     /// [`Find::populate`], one `find {_id: {$in: ids}}` per relation and level for the page.
     /// An index on the sort's keys then `_id` lets every page start without a scan.
     ///
     /// Missing values and `null` order as MongoDB orders them: equal, and before every other
-    /// value (ascending; after them descending). A sort key holding an array is refused
+    /// value (ascending; after them descending); so do values of other types and NaN. A sort
+    /// key holding an array is refused
     /// ([`Error::Decode`](crate::Error::Decode) naming the document and field), as MongoDB
     /// orders a document by one of its elements. `skip` and `limit` set on the query are
-    /// replaced; a projection keeps the sort's fields.
+    /// replaced; a projection keeps the sort's fields and `_id`.
     pub fn page(self, size: u32) -> Paged<'a, T> {
         Paged {
             parts: self.into_parts(),
@@ -175,25 +177,20 @@ fn keep_sort_fields(options: &mut FindOptions, keys: &[keyset::Key]) {
             || matches!(v, Bson::Double(d) if *d == 0.0)
     };
     let inclusion = projection.iter().any(|(k, v)| k != "_id" && !excluded(v));
+    let over = |key: &keyset::Key, p: &str| key.path == p || key.path.starts_with(&format!("{p}."));
     for key in keys {
-        if inclusion {
-            let covered = projection
-                .keys()
-                .any(|p| key.path == *p || key.path.starts_with(&format!("{p}.")));
-            if !covered {
-                projection.insert(key.path.clone(), 1);
-            }
-        } else {
-            let left_out: Vec<String> = projection
-                .iter()
-                .filter(|(p, v)| {
-                    excluded(v) && (key.path == **p || key.path.starts_with(&format!("{p}.")))
-                })
-                .map(|(p, _)| p.clone())
-                .collect();
-            for p in left_out {
-                projection.remove(&p);
-            }
+        // An exclusion of a sort field goes, in either kind of projection: in an inclusion the
+        // one exclusion allowed is `_id: 0`, and `_id` is the sort's tie-breaker.
+        let left_out: Vec<String> = projection
+            .iter()
+            .filter(|(p, v)| excluded(v) && over(key, p))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in left_out {
+            projection.remove(&p);
+        }
+        if inclusion && key.path != "_id" && !projection.keys().any(|p| over(key, p)) {
+            projection.insert(key.path.clone(), 1);
         }
     }
 }
