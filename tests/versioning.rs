@@ -564,3 +564,104 @@ async fn kinds_written_through_their_enum_keep_their_own_fields() -> odm::Result
     );
     Ok(())
 }
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "labels")]
+struct Label {
+    #[serde(rename = "_id")]
+    id: i32,
+    text: String,
+}
+
+/// A jar keeps one label (cleared when the label is deleted) and others (pulled).
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "jars")]
+struct Jar {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(on_delete = "nullify")]
+    label: Option<Ref<Label>>,
+    #[reference(many, max = 10, on_delete = "pull")]
+    spares: Vec<Ref<Label>>,
+    #[odm(version)]
+    version: u64,
+    #[odm(updated_at)]
+    updated_at: DateTime,
+}
+
+#[tokio::test]
+async fn a_delete_rule_s_write_is_a_new_version_of_the_holder() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let labels: Vec<Label> = (1..=3)
+        .map(|id| Label {
+            id,
+            text: format!("label {id}"),
+        })
+        .collect();
+    odm.insert_many(&labels).await?;
+    let jar = Jar {
+        id: 1,
+        label: Some(Ref::new(1)),
+        spares: vec![Ref::new(2), Ref::new(3)],
+        version: 0,
+        updated_at: DateTime::from_millis(0),
+    };
+    odm.insert_one(&jar).await?;
+    let loaded = odm.get::<Jar>(1).await?.expect("stored");
+    let before = at(&stored_one(&db, "jars", 1).await.unwrap(), "updated_at");
+    // Deleting a label nullifies the jar's `label`; deleting another pulls it from `spares`.
+    odm.delete_one(Label::id_field().eq(1)).await?;
+    odm.delete_one(Label::id_field().eq(2)).await?;
+    // The rule's update names both kept fields with the reference it clears.
+    let update = last_update_of(&db, "jars");
+    assert_eq!(
+        update.get_document("$inc").ok(),
+        Some(&doc! {"version": 1_i64}),
+        "{update}"
+    );
+    assert!(
+        update
+            .get_document("$set")
+            .is_ok_and(|s| s.contains_key("updated_at")),
+        "{update}"
+    );
+    let d = stored_one(&db, "jars", 1).await.unwrap();
+    assert_eq!(d.get("label"), Some(&Bson::Null));
+    assert_eq!(d.get_array("spares").unwrap(), &vec![Bson::Int32(3)]);
+    assert_eq!(version(&d), 2, "one version per rule's write: {d}");
+    assert!(at(&d, "updated_at") >= before);
+    // The jar loaded before the deletes is stale: replacing it would bring back references to
+    // deleted labels. It is a conflict, and nothing is written.
+    let e = odm.replace_one(&loaded).await.expect_err("stale");
+    assert!(
+        matches!(
+            e,
+            Error::VersionConflict {
+                expected: 0,
+                found: 2,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(stored_one(&db, "jars", 1).await.unwrap(), d);
+    Ok(())
+}
+
+/// The update statement of the last `update` command sent to `collection`.
+fn last_update_of(db: &TestDb, collection: &str) -> Document {
+    let sent = db.commands().take();
+    let command = sent
+        .iter()
+        .rev()
+        .filter_map(|c| c.command.as_ref())
+        .find(|c| c.get_str("update").is_ok_and(|n| n == collection))
+        .expect("an update of the collection");
+    command.get_array("updates").expect("updates")[0]
+        .as_document()
+        .expect("a statement")
+        .get_document("u")
+        .expect("an update")
+        .clone()
+}

@@ -12,11 +12,15 @@
 //!   [`Error::VersionConflict`] when it differs, nothing written. A replacement stores the
 //!   loaded version + 1 and `updated_at: now`, and keeps the loaded `created_at` (set to now
 //!   when it holds none: an upsert inserting).
-//! - The follow-up writes of the ODM (copies cascaded from their sources, latest-N arrays
-//!   recomputed, a tree's descendants moved, inverse arrays, delete rules) change neither the
-//!   version nor `updated_at`: they keep data derived from other documents in line, which a
-//!   writer of the document does not race with (a replacement retakes its copies from their
-//!   sources, and a tree's fields are guarded).
+//! - A delete rule that nullifies or pulls a reference (`on_delete = "nullify"`, `"pull"`)
+//!   increments the holder's version and sets its `updated_at`: it changes a field the holder's
+//!   writers own, and a stale replacement of the holder must be a conflict, not a write that
+//!   brings back a reference to a deleted document.
+//! - The other follow-up writes of the ODM (copies cascaded from their sources, latest-N
+//!   arrays recomputed, summaries of deleted documents pulled, a tree's descendants moved,
+//!   inverse arrays) change neither the version nor `updated_at`: they keep data derived from
+//!   other documents in line, which a writer of the document does not race with (a
+//!   replacement retakes its copies from their sources, and a tree's fields are guarded).
 //!
 //! Timestamps are the writing client's clock (`bson::DateTime::now()`), not the server's: an
 //! insert has no `$currentDate`, and one clock for every write keeps `created_at <=
@@ -225,6 +229,25 @@ fn set_on_insert_version<T: Model>(update: &mut Document, current: u32) -> Resul
             "this update of `{}` holds `$setOnInsert: {other}`, not a document of fields",
             T::COLLECTION
         ))),
+    }
+}
+
+/// A delete rule's write of the references its holders keep (`stamps`): `$inc` of the version
+/// and `$set` of `updated_at`, merged into `update`'s operators.
+pub(crate) fn stamp_follow_up(update: &mut Document, stamps: Stamps) {
+    let mut add = |op: &str, path: &str, value: Bson| {
+        if let Bson::Document(d) = update
+            .entry(op.to_owned())
+            .or_insert_with(|| Document::new().into())
+        {
+            d.insert(path, value);
+        }
+    };
+    if let Some(v) = stamps.version {
+        add("$inc", v, Bson::Int64(1));
+    }
+    if let Some(at) = stamps.updated_at {
+        add("$set", at, Bson::DateTime(bson::DateTime::now()));
     }
 }
 

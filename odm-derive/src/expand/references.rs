@@ -14,6 +14,12 @@ pub fn reference_infos(cont: &Container<'_>) -> Option<TokenStream> {
     let ident = cont.ident;
     let type_name = ident.to_string();
     let collection = cont.collection_expr();
+    // The kept fields of the holder, which a delete rule's write of a reference updates too.
+    let stamped = cont
+        .fields
+        .iter()
+        .any(|f| f.stamp.is_some())
+        .then(|| quote!(.stamped(<#ident as ::odm::__private::Model>::STAMPS)));
     let infos = cont.stored_fields().filter_map(|f| {
         let r = f.reference.as_ref()?;
         let stored = &f.stored;
@@ -47,6 +53,7 @@ pub fn reference_infos(cont: &Container<'_>) -> Option<TokenStream> {
                     ::odm::__private::Option::None,
                 )
                 .bounded(#max)
+                #stamped
                 .per_target(<#poly as ::odm::__private::PolyRef>::TARGETS)
             };
             return Some(quote!(all.extend(#info);));
@@ -77,6 +84,7 @@ pub fn reference_infos(cont: &Container<'_>) -> Option<TokenStream> {
                 #inverse,
             )
             .bounded(#max)
+            #stamped
             #dbref);
         })
     });

@@ -117,6 +117,10 @@ struct Matching {
     dbref: Option<(&'static str, bool, String)>,
     /// When the holders are a kind of a polymorphic model: its discriminator.
     kind: Option<crate::kind::Kind>,
+    /// The holders' version and `updated_at`, which a rule's write of a reference updates:
+    /// a stale replacement of a holder is then a conflict, and does not bring back the
+    /// reference the rule removed.
+    stamps: crate::schema::Stamps,
 }
 
 /// The DBRefs of `ids` as this database's documents store them: `{$ref: target, $id: id}`,
@@ -443,6 +447,7 @@ fn plan_level<'a>(
                             ids: ids.clone(),
                             dbref: None,
                             kind: copy.dependent_kind,
+                            stamps: crate::schema::Stamps::NONE,
                         },
                         Change::Pull {
                             path: copy.path.clone(),
@@ -464,6 +469,7 @@ fn plan_level<'a>(
                         ids: ids.clone(),
                         dbref: None,
                         kind: copy.dependent_kind,
+                        stamps: crate::schema::Stamps::NONE,
                     };
                     if *optional {
                         plan.updates.push((
@@ -515,6 +521,7 @@ fn plan_level<'a>(
                     (target, r.kind == RefKind::Many, db)
                 }),
                 kind: r.from_kind,
+                stamps: r.from_stamps,
             };
             match r.on_delete {
                 OnDelete::Restrict => {
@@ -605,7 +612,9 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
         for chunk in chunks {
             let filter = holders.filter(chunk.clone());
             let target = crate::error::show_filter(&filter);
-            let action = coll.update_many(filter, change.update(&chunk));
+            let mut update = change.update(&chunk);
+            crate::versioning::stamp_follow_up(&mut update, holders.stamps);
+            let action = coll.update_many(filter, update);
             crate::ops::send!(action, session.as_deref_mut())
                 .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
         }
@@ -759,6 +768,7 @@ mod tests {
                 ids: ids.clone(),
                 dbref: Some((target, many, "d".repeat(60))),
                 kind: None,
+                stamps: crate::schema::Stamps::NONE,
             };
             let change = Change::Pull {
                 path: "mentions".into(),

@@ -57,6 +57,8 @@ pub struct ReferenceInfo {
     /// When the holder is a kind of a polymorphic model: its discriminator. The reference's
     /// delete rule then applies to documents of that kind only.
     pub from_kind: Option<crate::kind::Kind>,
+    /// The holder's version and timestamp fields, which a delete rule's write updates.
+    pub from_stamps: crate::schema::Stamps,
 }
 
 impl ReferenceInfo {
@@ -85,7 +87,16 @@ impl ReferenceInfo {
             max: None,
             dbref: None,
             from_kind: None,
+            from_stamps: crate::schema::Stamps::NONE,
         }
+    }
+
+    /// Used by the generated code: the holder keeps a version or `updated_at`, which the
+    /// writes of a delete rule update like any other write of the document.
+    #[doc(hidden)]
+    pub fn stamped(mut self, stamps: crate::schema::Stamps) -> Self {
+        self.from_stamps = stamps;
+        self
     }
 
     /// Used by the generated code of a kind: the reference is held by documents of that kind.
