@@ -161,6 +161,7 @@ async fn run() -> odm::Result<()> {
     let db_name = format!("odm_library_{}", std::process::id());
     let odm = Odm::new(client.database(&db_name));
     // ANCHOR_END: connect
+    common::shut_down_at_exit(&client);
     println!("odm library example: database `{db_name}` on {uri}");
     println!("Each step prints what it did and the commands it sent to the server.");
     let steps = Steps::new(log);

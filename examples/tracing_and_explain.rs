@@ -82,6 +82,7 @@ async fn run() -> odm::Result<()> {
     println!("odm tracing_and_explain example: database `{db}` on {uri}");
     print_spans();
     let (odm, log) = connect(&uri, &db).await?;
+    common::shut_down_at_exit(odm.client());
 
     println!("\n1. Indexes, a product and its parts: one span per operation");
     odm.sync_indexes().await?;

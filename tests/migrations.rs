@@ -145,6 +145,30 @@ async fn old_documents_are_upgraded_on_read_and_not_written_back() -> odm::Resul
     Ok(())
 }
 
+/// The message of the `Error::Decode` that reading person `id` is, after checking that it names
+/// the collection, the document and `_v`.
+async fn refused_at_v(db: &TestDb, id: i32) -> String {
+    let err = db
+        .odm()
+        .find_one(Person::id_field().eq(id))
+        .await
+        .expect_err("refused");
+    let odm::Error::Decode {
+        collection,
+        id: shown,
+        path,
+        message,
+    } = &err
+    else {
+        panic!("not a decode error: {err:?}");
+    };
+    assert_eq!(
+        (collection.as_str(), shown.as_str(), path.as_str()),
+        ("people", format!("{{ _id: {id} }}").as_str(), "_v")
+    );
+    message.clone()
+}
+
 #[tokio::test]
 async fn a_document_that_cannot_be_upgraded_is_a_decode_error_naming_it() -> odm::Result<()> {
     let db = TestDb::new().await?;
@@ -153,24 +177,7 @@ async fn a_document_that_cannot_be_upgraded_is_a_decode_error_naming_it() -> odm
         .insert_one(doc! {"_id": 7, "name": "Plato"})
         .await
         .unwrap();
-    let err = db
-        .odm()
-        .find_one(Person::id_field().eq(7))
-        .await
-        .expect_err("cannot upgrade");
-    let odm::Error::Decode {
-        collection,
-        id,
-        path,
-        message,
-    } = &err
-    else {
-        panic!("not a decode error: {err:?}");
-    };
-    assert_eq!(
-        (collection.as_str(), id.as_str(), path.as_str()),
-        ("people", "{ _id: 7 }", "_v")
-    );
+    let message = refused_at_v(&db, 7).await;
     assert!(
         message.contains("from schema version 1 to 2: `name` has no space"),
         "{message}"
@@ -239,24 +246,7 @@ async fn a_schema_version_that_is_not_a_whole_number_is_a_decode_error() -> odm:
         d.insert("_id", id);
         d.insert("_v", v.clone());
         coll.insert_one(d).await.unwrap();
-        let err = db
-            .odm()
-            .find_one(Person::id_field().eq(id))
-            .await
-            .expect_err("not a version");
-        let odm::Error::Decode {
-            id: shown,
-            path,
-            message,
-            ..
-        } = &err
-        else {
-            panic!("not a decode error: {err:?}");
-        };
-        assert_eq!(
-            (shown.as_str(), path.as_str()),
-            (format!("{{ _id: {id} }}").as_str(), "_v")
-        );
+        let message = refused_at_v(&db, id).await;
         assert!(message.contains("schema version is"), "{v}: {message}");
     }
     // A whole number stored as a double is that version.

@@ -243,45 +243,30 @@ async fn update_document_requires_the_loaded_version() -> odm::Result<()> {
         .await?;
     // ANCHOR_END: update_document
     assert_eq!(sent(&db), ["update"]);
-    let e = odm
-        .update_document(&loaded, Book::available().inc(-1))
-        .await
-        .expect_err("stale");
-    assert!(
-        matches!(
-            e,
-            Error::VersionConflict {
-                expected: 0,
-                found: 1,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_eq!(sent(&db), ["update", "find"]);
-    let d = stored_one(&db, "books", 1).await.unwrap();
-    assert_eq!((d.get_i32("available").unwrap(), version(&d)), (2, 1));
-    // Upserting, the stale version's filter matches nothing and the insert meets the stored
-    // `_id`: still the version's conflict, not a duplicate key, and nothing written.
-    let e = odm
-        .update_document(&loaded, Book::available().inc(-1))
-        .upsert(true)
-        .await
-        .expect_err("stale");
-    assert!(
-        matches!(
-            e,
-            Error::VersionConflict {
-                expected: 0,
-                found: 1,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_eq!(sent(&db), ["update", "find"]);
-    let d = stored_one(&db, "books", 1).await.unwrap();
-    assert_eq!((d.get_i32("available").unwrap(), version(&d)), (2, 1));
+    // Stale: a conflict, and nothing written. Upserting, the stale version's filter matches
+    // nothing and the insert meets the stored `_id`: still the version's conflict, not a
+    // duplicate key.
+    for upsert in [false, true] {
+        let e = odm
+            .update_document(&loaded, Book::available().inc(-1))
+            .upsert(upsert)
+            .await
+            .expect_err("stale");
+        assert!(
+            matches!(
+                e,
+                Error::VersionConflict {
+                    expected: 0,
+                    found: 1,
+                    ..
+                }
+            ),
+            "upsert {upsert}: {e:?}"
+        );
+        assert_eq!(sent(&db), ["update", "find"]);
+        let d = stored_one(&db, "books", 1).await.unwrap();
+        assert_eq!((d.get_i32("available").unwrap(), version(&d)), (2, 1));
+    }
     Ok(())
 }
 

@@ -45,6 +45,11 @@ pub async fn connect(example: &str) -> odm::Result<(Odm, Steps)> {
 /// The example's client, shut down by [`shutdown`].
 static CLIENT: OnceLock<Client> = OnceLock::new();
 
+/// Makes `client` the one [`shutdown`] shuts down, for an example that connects by itself.
+pub fn shut_down_at_exit(client: &Client) {
+    let _ = CLIENT.set(client.clone());
+}
+
 /// Shuts the example's client down before `main` returns: the driver's clean-up of dropped
 /// sessions finishes while the runtime still runs, instead of racing its shutdown (which the
 /// driver reports as a panic of its connection pool's task). Bounded: a handle still alive

@@ -692,7 +692,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             ))
             .await?;
         }
-        let result = if !touched.is_empty() && !self.upsert {
+        let written = if !touched.is_empty() && !self.upsert {
             let cascade = crate::denormalize::cascade_update::<T>(
                 self.odm,
                 filter,
@@ -702,7 +702,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                 self.mode,
                 session.as_deref_mut(),
             );
-            Box::pin(crate::trace::step!("cascade", T::COLLECTION, cascade)).await?
+            Box::pin(crate::trace::step!("cascade", T::COLLECTION, cascade)).await
         } else {
             let coll = self.odm.raw_collection::<T>();
             // No options unless they say something: the statement is then the driver's own.
@@ -712,7 +712,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                     .array_filters((!array_filters.is_empty()).then_some(array_filters))
                     .build()
             });
-            let written = if self.many {
+            if self.many {
                 let action = coll.update_many(filter, update).with_options(options);
                 crate::ops::send!(action, session.as_deref_mut())
             } else {
@@ -721,44 +721,31 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             }
             // The filter is shown only when the write fails (formatting it costs more than
             // building the whole command).
-            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e));
-            match written {
-                // Upserting a loaded document that a newer version no longer matches inserts a
-                // second `_id`: the conflict is the version's, reported as such.
-                Err(e) if self.upsert && e.is_duplicate_key() => {
-                    if let Some((id, expected)) = &self.loaded {
-                        Box::pin(crate::versioning::check_conflict::<T>(
-                            self.odm,
-                            id,
-                            *expected,
-                            session.as_deref_mut(),
-                        ))
-                        .await?;
-                    }
-                    return Err(e);
-                }
-                written => written?,
-            }
+            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e))
         };
-        if result.matched_count == 0 && result.upserted_id.is_none() {
-            if let Some((id, expected)) = &self.loaded {
-                Box::pin(crate::versioning::check_conflict::<T>(
-                    self.odm,
-                    id,
-                    *expected,
-                    session.as_deref_mut(),
-                ))
-                .await?;
-            }
-            if !guards.is_empty() {
-                Box::pin(guards::refuse_full::<T>(
-                    self.odm,
-                    &base,
-                    &guards,
-                    session.as_deref_mut(),
-                ))
-                .await?;
-            }
+        // Matching nothing (or, upserting, inserting a second `_id`) may be a newer version.
+        let missed = match &written {
+            Ok(r) => r.matched_count == 0 && r.upserted_id.is_none(),
+            Err(e) => self.upsert && e.is_duplicate_key(),
+        };
+        if let (true, Some((id, expected))) = (missed, &self.loaded) {
+            Box::pin(crate::versioning::check_conflict::<T>(
+                self.odm,
+                id,
+                *expected,
+                session.as_deref_mut(),
+            ))
+            .await?;
+        }
+        let result = written?;
+        if result.matched_count == 0 && result.upserted_id.is_none() && !guards.is_empty() {
+            Box::pin(guards::refuse_full::<T>(
+                self.odm,
+                &base,
+                &guards,
+                session.as_deref_mut(),
+            ))
+            .await?;
         }
         if latest.is_active() {
             Box::pin(latest.run(self.odm, session)).await?;
