@@ -650,3 +650,62 @@ fn last_update_of(db: &TestDb, collection: &str) -> Document {
         .expect("an update")
         .clone()
 }
+
+/// A crew lists its members; a member keeps its crew, a version and `updated_at`.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "crews")]
+struct Crew {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(many, max = 10, inverse = "crew", on_delete = "pull")]
+    members: Vec<Ref<Member>>,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "members")]
+struct Member {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[parent(inverse = "members")]
+    crew: Ref<Crew>,
+    #[odm(version)]
+    version: u64,
+    #[odm(updated_at)]
+    updated_at: DateTime,
+}
+
+#[tokio::test]
+async fn moving_a_child_to_another_parent_is_a_new_version_of_it() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    for (id, members) in [(1, vec![Ref::new(1)]), (2, vec![])] {
+        odm.insert_one(&Crew { id, members }).await?;
+    }
+    odm.insert_one(&Member {
+        id: 1,
+        crew: Ref::new(1),
+        version: 0,
+        updated_at: DateTime::from_millis(0),
+    })
+    .await?;
+    let loaded = odm.get::<Member>(1).await?.expect("stored");
+    odm.reassign(Member::crew(), 1, 2).await?;
+    let d = stored_one(&db, "members", 1).await.unwrap();
+    assert_eq!((d.get_i32("crew").unwrap(), version(&d)), (2, 1), "{d}");
+    assert!(at(&d, "updated_at") > DateTime::from_millis(0));
+    // Saving the member loaded before the move would move it back on one side only.
+    let e = odm.replace_one(&loaded).await.expect_err("stale");
+    assert!(
+        matches!(
+            e,
+            Error::VersionConflict {
+                expected: 0,
+                found: 1,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(stored_one(&db, "members", 1).await.unwrap(), d);
+    Ok(())
+}

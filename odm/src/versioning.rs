@@ -3,7 +3,7 @@
 //!
 //! - An insert stores version 0 and both timestamps (the client's clock, one value for both).
 //! - An update (`update_one`, `update_many`, `update_by_id`, `update_document`,
-//!   `find_one_and_update`) adds `$inc: {version: 1}` and `$set: {updated_at: now}`, and with
+//!   `find_one_and_update`, and the child's side of `reassign`) adds `$inc: {version: 1}` and `$set: {updated_at: now}`, and with
 //!   `upsert` `$setOnInsert: {created_at: now}` (an upserted document starts at version 1:
 //!   the update that created it counts).
 //! - A write of a *loaded* document (`replace_one`, `update_document`) also requires the

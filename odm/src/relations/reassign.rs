@@ -160,6 +160,8 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         // parents it leaves and joins are recomputed.
         let mut session = self.session.take();
         let mut update = doc! { "$set": { self.link_path.as_str(): to.clone() } };
+        // Moving the child is a write of it: its version and `updated_at`, like any update.
+        crate::versioning::stamp_update::<C>(&mut update, false)?;
         let taken = crate::denormalize::fill_update(
             self.odm,
             C::COLLECTION,
