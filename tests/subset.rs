@@ -609,6 +609,51 @@ async fn a_many_comment_update_recomputes_each_affected_post_once() -> odm::Resu
     Ok(())
 }
 
+/// Two rating changes whose recomputations of one post's top three interleave: one leaves the
+/// top as it was (a comment outside it falls further), the other, reading a snapshot taken
+/// before the first committed, recomputes the top with the first comment's old rating. The
+/// first recomputation writes the post all the same, so the second meets a write conflict and
+/// is run again from a snapshot that has the first change.
+#[tokio::test]
+async fn a_recomputation_that_changes_nothing_still_conflicts_with_a_stale_one() -> odm::Result<()>
+{
+    let db = TestDb::new().await?;
+    if !db.odm().supports_transactions().await? {
+        return Ok(());
+    }
+    // By rating, then `_id` descending: c1 10, c2 9, c4 5; c3 5 is fourth.
+    let (post, c) = post_with_comments(&db, &[10, 9, 5, 5]).await?;
+    assert_eq!(summary(&db, post.id).await, truth(&db, post.id).await);
+    let third = c[2].id;
+    let (odm, armed) = common::act_after_next_find(&db, move |database| async move {
+        // After the other update's first read: c3 falls from 5 to 4, outside the top.
+        Odm::new(database)
+            .update_by_id::<Comment>(third, Comment::rating().set(4))
+            .await
+            .expect("the concurrent rating change");
+    })
+    .await?;
+    armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    // c1 falls out of the top: c3 comes in, at 4 and not at the 5 of the older snapshot.
+    odm.update_by_id::<Comment>(c[0].id, Comment::rating().set(1))
+        .await?;
+    assert!(
+        !armed.load(std::sync::atomic::Ordering::SeqCst),
+        "the concurrent change ran"
+    );
+    let top = summary(&db, post.id).await;
+    assert_eq!(top, truth(&db, post.id).await);
+    let ratings: Vec<i64> = top
+        .iter()
+        .filter_map(|s| s.as_document()?.get_i64("rating").ok())
+        .collect();
+    assert_eq!(ratings, [9, 5, 4]);
+    // The marker the write leaves nothing of.
+    let stored = stored_one(&db, "posts", post.id).await.expect("the post");
+    assert!(!stored.contains_key("__odm_claim"), "{stored}");
+    Ok(())
+}
+
 /// Many writers change ratings of comments of a few posts at once; afterwards every post's
 /// summary is exactly its top three, computed from the comments with the raw driver.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -52,8 +52,38 @@ pub(super) async fn claim(
     Ok(())
 }
 
+/// `$set` of `fields` on the document `filter` names, inside the session's transaction, which
+/// writes it even when the fields already hold these values: one `update` with two statements
+/// (the fields with the marker set, then the marker removed). A recomputed latest-N array that
+/// comes out as it was is then still a write of its parent, which a concurrent recomputation
+/// of the same parent, from a snapshot without this transaction's change, conflicts with.
+pub(super) async fn set_claiming(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    mut fields: Document,
+    session: &mut ClientSession,
+) -> Result<()> {
+    fields.insert(MARKER, true);
+    let command = doc! {
+        "update": collection,
+        "updates": [
+            { "q": filter.clone(), "u": { "$set": fields } },
+            { "q": filter, "u": { "$unset": { MARKER: "" } } },
+        ],
+        "ordered": true,
+    };
+    let reply = odm
+        .database()
+        .run_command(command)
+        .session(session)
+        .await
+        .map_err(|e| Error::from_driver(collection, e))?;
+    refuse_write_errors(collection, &reply)
+}
+
 /// A write error in the reply of a raw `update` (the command itself succeeded).
-fn refuse_write_errors(source: &str, reply: &Document) -> Result<()> {
+fn refuse_write_errors(collection: &str, reply: &Document) -> Result<()> {
     let Ok(errors) = reply.get_array("writeErrors") else {
         return Ok(());
     };
@@ -61,7 +91,7 @@ fn refuse_write_errors(source: &str, reply: &Document) -> Result<()> {
         return Ok(());
     };
     Err(Error::Unsupported(format!(
-        "cannot claim the sources copied from `{source}` in this transaction: {}",
+        "cannot write `{collection}` in this transaction: {}",
         first.get_str("errmsg").unwrap_or("write error")
     )))
 }

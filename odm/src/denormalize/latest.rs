@@ -7,7 +7,10 @@
 //! then one `update` per parent setting its array. Each summary carries its source's `_id`,
 //! so that the recomputed array is exactly what the pushes would have built. An update or a
 //! replacement of a source that changes nothing else the ODM maintains runs with these
-//! recomputations in one transaction (see [`crate::ops::UpdateOp`]).
+//! recomputations in one transaction (see [`crate::ops::UpdateOp`]). There each parent's
+//! `update` writes the parent even when its array comes out as it was (a marker field set and
+//! removed, in two statements of one command), so that recomputations of one parent from
+//! different snapshots always conflict.
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
@@ -242,10 +245,16 @@ async fn refresh_in(
     let arrays = expected(odm, copy, parents, session.as_deref_mut()).await?;
     let coll = odm.database().collection::<Document>(copy.dependent);
     for (parent, docs) in arrays {
-        let action = coll.update_one(
-            crate::literal::eq("_id", parent.clone()),
-            doc! { "$set": { copy.path.as_str(): docs } },
-        );
+        let filter = crate::literal::eq("_id", parent.clone());
+        let set = doc! { copy.path.as_str(): docs };
+        // In a transaction the parent is written even when its array comes out as it was: a
+        // write that changes nothing conflicts with nothing, and a concurrent recomputation
+        // from a snapshot without this transaction's source change would stand.
+        if let Some(s) = session.as_deref_mut() {
+            super::claim::set_claiming(odm, copy.dependent, filter, set, s).await?;
+            continue;
+        }
+        let action = coll.update_one(filter, doc! { "$set": set });
         crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
             Error::from_write(copy.dependent, || crate::error::show_id(Some(&parent)), e)
         })?;
