@@ -216,10 +216,7 @@ async fn upserts_store_the_current_version() -> odm::Result<()> {
         .await?;
     let raw = stored_one(&db, "people", 1).await.expect("stored");
     assert_eq!(raw.get("_v"), Some(&Bson::Int32(3)));
-    let sent = common::last_command(&db, "update");
-    let update = sent.get_array("updates").expect("updates")[0]
-        .as_document()
-        .expect("a statement")
+    let update = common::first_statement(&db.commands().take(), "update", "people")
         .get_document("u")
         .expect("an update")
         .clone();

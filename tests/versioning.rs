@@ -599,7 +599,10 @@ async fn a_delete_rule_s_write_is_a_new_version_of_the_holder() -> odm::Result<(
     odm.delete_one(Label::id_field().eq(1)).await?;
     odm.delete_one(Label::id_field().eq(2)).await?;
     // The rule's update names both kept fields with the reference it clears.
-    let update = last_update_of(&db, "jars");
+    let update = common::first_statement(&db.commands().take(), "update", "jars")
+        .get_document("u")
+        .expect("an update")
+        .clone();
     assert_eq!(
         update.get_document("$inc").ok(),
         Some(&doc! {"version": 1_i64}),
@@ -632,23 +635,6 @@ async fn a_delete_rule_s_write_is_a_new_version_of_the_holder() -> odm::Result<(
     );
     assert_eq!(stored_one(&db, "jars", 1).await.unwrap(), d);
     Ok(())
-}
-
-/// The update statement of the last `update` command sent to `collection`.
-fn last_update_of(db: &TestDb, collection: &str) -> Document {
-    let sent = db.commands().take();
-    let command = sent
-        .iter()
-        .rev()
-        .filter_map(|c| c.command.as_ref())
-        .find(|c| c.get_str("update").is_ok_and(|n| n == collection))
-        .expect("an update of the collection");
-    command.get_array("updates").expect("updates")[0]
-        .as_document()
-        .expect("a statement")
-        .get_document("u")
-        .expect("an update")
-        .clone()
 }
 
 /// A crew lists its members; a member keeps its crew, a version and `updated_at`.

@@ -142,13 +142,11 @@ pub(crate) fn stamp_replace<T: Model>(
 /// then `$inc` of the version, `$set` of `updated_at` and, for an upsert, `$setOnInsert` of
 /// `created_at`.
 pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Result<()> {
+    let stamps = T::STAMPS;
     // A document an upsert inserts is written in the current schema: it says so, or the next
     // read would take it for version 1 and upgrade it again.
-    if let (true, Some(version)) = (upsert, T::SCHEMA_VERSION) {
-        set_on_insert_version::<T>(update, version.current)?;
-    }
-    let stamps = T::STAMPS;
-    if stamps.is_none() {
+    let schema = T::SCHEMA_VERSION.filter(|_| upsert);
+    if stamps.is_none() && schema.is_none() {
         return Ok(());
     }
     if stamps.mixed {
@@ -157,12 +155,13 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
             T::COLLECTION
         )));
     }
+    let schema_field = schema.map(|_| crate::versions::VERSION_FIELD);
     for (op, fields) in update.iter() {
         let Bson::Document(fields) = fields else {
             continue;
         };
         for path in fields.keys() {
-            let kept = stamps.paths().find(|k| {
+            let kept = stamps.paths().chain(schema_field).find(|k| {
                 path == k
                     || path
                         .strip_prefix(k)
@@ -170,7 +169,7 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
             });
             if let Some(kept) = kept {
                 return Err(Error::Unsupported(format!(
-                    "this update of `{}` writes `{path}` with `{op}`, but `{kept}` is kept by odm (a version or timestamp field): every write updates it; nothing was written",
+                    "this update of `{}` writes `{path}` with `{op}`, but `{kept}` is kept by odm (a version, timestamp or schema version field): every write updates it; nothing was written",
                     T::COLLECTION
                 )));
             }
@@ -178,20 +177,16 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
     }
     let now = Bson::DateTime(bson::DateTime::now());
     let mut add = |op: &str, path: &str, value: Bson| -> Result<()> {
-        match update
-            .entry(op.to_owned())
-            .or_insert_with(|| Document::new().into())
-        {
-            Bson::Document(d) => {
-                d.insert(path, value);
-                Ok(())
-            }
-            other => Err(Error::Unsupported(format!(
+        add_under(update, op, path, value).map_err(|other| {
+            Error::Unsupported(format!(
                 "this update of `{}` holds `{op}: {other}`, not a document of fields",
                 T::COLLECTION
-            ))),
-        }
+            ))
+        })
     };
+    if let (Some(v), Some(field)) = (schema, schema_field) {
+        add("$setOnInsert", field, Bson::Int32(v.current as i32))?;
+    }
     if let Some(v) = stamps.version {
         add("$inc", v, Bson::Int64(1))?;
     }
@@ -204,50 +199,44 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
     Ok(())
 }
 
-/// `$setOnInsert: {_v: current}`; refused when the update writes `_v` itself.
-fn set_on_insert_version<T: Model>(update: &mut Document, current: u32) -> Result<()> {
-    let field = crate::versions::VERSION_FIELD;
-    let writes_it = update.iter().any(|(_, fields)| match fields {
-        Bson::Document(fields) => fields.keys().any(|k| k == field),
-        _ => false,
-    });
-    if writes_it {
-        return Err(Error::Unsupported(format!(
-            "this upsert of `{}` writes `{field}`, the schema version odm stores with every document it inserts; nothing was written",
-            T::COLLECTION
-        )));
-    }
+/// `path: value` under the operator `op` of `update`; `Err` with what `op` holds when that is
+/// not a document of fields.
+fn add_under(
+    update: &mut Document,
+    op: &str,
+    path: &str,
+    value: Bson,
+) -> std::result::Result<(), Bson> {
     match update
-        .entry("$setOnInsert".to_owned())
+        .entry(op.to_owned())
         .or_insert_with(|| Document::new().into())
     {
         Bson::Document(d) => {
-            d.insert(field, Bson::Int32(current as i32));
+            d.insert(path, value);
             Ok(())
         }
-        other => Err(Error::Unsupported(format!(
-            "this update of `{}` holds `$setOnInsert: {other}`, not a document of fields",
-            T::COLLECTION
-        ))),
+        other => Err(other.clone()),
     }
 }
 
 /// A delete rule's write of the references its holders keep (`stamps`): `$inc` of the version
-/// and `$set` of `updated_at`, merged into `update`'s operators.
+/// and `$set` of `updated_at`, merged into `update`'s operators (which the rule builds, each a
+/// document of fields).
 pub(crate) fn stamp_follow_up(update: &mut Document, stamps: Stamps) {
-    let mut add = |op: &str, path: &str, value: Bson| {
-        if let Bson::Document(d) = update
-            .entry(op.to_owned())
-            .or_insert_with(|| Document::new().into())
-        {
-            d.insert(path, value);
-        }
-    };
     if let Some(v) = stamps.version {
-        add("$inc", v, Bson::Int64(1));
+        let _ = add_under(update, "$inc", v, Bson::Int64(1));
     }
     if let Some(at) = stamps.updated_at {
-        add("$set", at, Bson::DateTime(bson::DateTime::now()));
+        let _ = add_under(update, "$set", at, Bson::DateTime(bson::DateTime::now()));
+    }
+}
+
+/// Whether a write of a loaded document may have met a newer version: it matched nothing, or,
+/// upserting, its insert met the stored `_id`.
+pub(crate) fn missed(written: &Result<mongodb::results::UpdateResult>, upsert: bool) -> bool {
+    match written {
+        Ok(r) => r.matched_count == 0 && r.upserted_id.is_none(),
+        Err(e) => upsert && e.is_duplicate_key(),
     }
 }
 

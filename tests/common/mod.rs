@@ -194,6 +194,18 @@ pub fn sent_filter(db: &TestDb, name: &str, collection: &str) -> Document {
 
 /// [`sent_filter`] in a log already taken.
 pub fn filter_in(log: &[odm::monitor::SentCommand], name: &str, collection: &str) -> Document {
+    first_statement(log, name, collection)
+        .get_document("q")
+        .unwrap()
+        .clone()
+}
+
+/// The first statement of the last `update` or `delete` (`name`) sent to `collection`.
+pub fn first_statement(
+    log: &[odm::monitor::SentCommand],
+    name: &str,
+    collection: &str,
+) -> Document {
     let list = if name == "update" {
         "updates"
     } else {
@@ -206,8 +218,10 @@ pub fn filter_in(log: &[odm::monitor::SentCommand], name: &str, collection: &str
         .filter_map(|c| c.command.as_ref())
         .find(|c| c.get_str(name).is_ok_and(|n| n == collection))
         .unwrap_or_else(|| panic!("no `{name}` on `{collection}` was sent"));
-    let first = cmd.get_array(list).unwrap()[0].as_document().unwrap();
-    first.get_document("q").unwrap().clone()
+    cmd.get_array(list).unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone()
 }
 
 /// The options of a connection string that make a lost server show soon: a second to select

@@ -16,9 +16,7 @@ pub fn reference_infos(cont: &Container<'_>) -> Option<TokenStream> {
     let collection = cont.collection_expr();
     // The kept fields of the holder, which a delete rule's write of a reference updates too.
     let stamped = cont
-        .fields
-        .iter()
-        .any(|f| f.stamp.is_some())
+        .keeps_stamps()
         .then(|| quote!(.stamped(<#ident as ::odm::__private::Model>::STAMPS)));
     let infos = cont.stored_fields().filter_map(|f| {
         let r = f.reference.as_ref()?;

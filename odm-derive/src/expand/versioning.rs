@@ -18,7 +18,7 @@ pub struct StampItems {
 }
 
 pub fn stamp_items(cont: &Container<'_>) -> Option<StampItems> {
-    if cont.fields.iter().all(|f| f.stamp.is_none()) {
+    if !cont.keeps_stamps() {
         return None;
     }
     let stored = |stamp| match field_of(cont, stamp) {

@@ -282,6 +282,11 @@ impl<'a> Container<'a> {
     pub fn stored_fields(&self) -> impl Iterator<Item = &Field<'a>> {
         self.fields.iter().filter(|f| !f.skipped)
     }
+
+    /// Whether a field is `#[odm(version)]`, `#[odm(created_at)]` or `#[odm(updated_at)]`.
+    pub fn keeps_stamps(&self) -> bool {
+        self.fields.iter().any(|f| f.stamp.is_some())
+    }
 }
 
 use syn::ext::IdentExt;

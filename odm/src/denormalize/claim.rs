@@ -33,44 +33,45 @@ pub(super) async fn claim(
     );
     for chunk in chunks {
         let filter = crate::literal::is_in("_id", chunk);
-        let command = doc! {
-            "update": source,
-            "updates": [
-                { "q": filter.clone(), "u": { "$set": { MARKER: true } }, "multi": true },
-                { "q": filter, "u": { "$unset": { MARKER: "" } }, "multi": true },
-            ],
-            "ordered": true,
-        };
-        let reply = odm
-            .database()
-            .run_command(command)
-            .session(&mut *session)
-            .await
-            .map_err(|e| Error::from_driver(source, e))?;
-        refuse_write_errors(source, &reply)?;
+        write_claiming(odm, source, filter, Document::new(), true, session).await?;
     }
     Ok(())
 }
 
 /// `$set` of `fields` on the document `filter` names, inside the session's transaction, which
-/// writes it even when the fields already hold these values: one `update` with two statements
-/// (the fields with the marker set, then the marker removed). A recomputed latest-N array that
+/// writes it even when the fields already hold these values. A recomputed latest-N array that
 /// comes out as it was is then still a write of its parent, which a concurrent recomputation
 /// of the same parent, from a snapshot without this transaction's change, conflicts with.
 pub(super) async fn set_claiming(
     odm: &Odm,
     collection: &str,
     filter: Document,
+    fields: Document,
+    session: &mut ClientSession,
+) -> Result<()> {
+    write_claiming(odm, collection, filter, fields, false, session).await
+}
+
+/// One `update` with two statements on what `filter` matches (every document when `multi`):
+/// `fields` set with the marker, then the marker removed.
+async fn write_claiming(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
     mut fields: Document,
+    multi: bool,
     session: &mut ClientSession,
 ) -> Result<()> {
     fields.insert(MARKER, true);
+    let mut set = doc! { "q": filter.clone(), "u": { "$set": fields } };
+    let mut unset = doc! { "q": filter, "u": { "$unset": { MARKER: "" } } };
+    if multi {
+        set.insert("multi", true);
+        unset.insert("multi", true);
+    }
     let command = doc! {
         "update": collection,
-        "updates": [
-            { "q": filter.clone(), "u": { "$set": fields } },
-            { "q": filter, "u": { "$unset": { MARKER: "" } } },
-        ],
+        "updates": [set, unset],
         "ordered": true,
     };
     let reply = odm

@@ -723,11 +723,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             // building the whole command).
             .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e))
         };
-        // Matching nothing (or, upserting, inserting a second `_id`) may be a newer version.
-        let missed = match &written {
-            Ok(r) => r.matched_count == 0 && r.upserted_id.is_none(),
-            Err(e) => self.upsert && e.is_duplicate_key(),
-        };
+        let missed = crate::versioning::missed(&written, self.upsert);
         if let (true, Some((id, expected))) = (missed, &self.loaded) {
             Box::pin(crate::versioning::check_conflict::<T>(
                 self.odm,
@@ -927,12 +923,7 @@ impl<'a, T: Model> Replace<'a, T> {
             );
             crate::trace::step!("cascade", T::COLLECTION, cascade).await
         };
-        // Matching nothing (or, upserting, inserting a second `_id`) may be a newer version.
-        let conflict = match (expected, &written) {
-            (Some(v), Ok(r)) if r.matched_count == 0 && r.upserted_id.is_none() => Some(v),
-            (Some(v), Err(e)) if self.upsert && e.is_duplicate_key() => Some(v),
-            _ => None,
-        };
+        let conflict = expected.filter(|_| crate::versioning::missed(&written, self.upsert));
         if let Some(v) = conflict {
             let path = self.doc.stamps().version;
             crate::versioning::check_conflict_at::<T>(
