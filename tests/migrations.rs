@@ -224,6 +224,19 @@ async fn upserts_store_the_current_version() -> odm::Result<()> {
         update.get_document("$setOnInsert").ok(),
         Some(&doc! {"_v": 3})
     );
+    // An upsert that writes `_v` itself (a raw update can) is refused before anything is sent.
+    let raw = odm::Update::<Person>::raw(doc! {"$set": {"_v": 1, "first": "Grace"}});
+    let e = odm
+        .update_one(Person::id_field().eq(3), raw)
+        .upsert(true)
+        .await
+        .expect_err("writes _v");
+    assert!(
+        matches!(&e, odm::Error::Unsupported(m) if m.contains("`_v`")),
+        "{e:?}"
+    );
+    assert!(sent(&db).is_empty());
+    assert!(stored_one(&db, "people", 3).await.is_none());
     Ok(())
 }
 
