@@ -5,10 +5,11 @@
 mod common;
 
 use common::sent;
+use futures_util::TryStreamExt;
 use odm::bson::{doc, Bson, Document};
 use odm::prelude::*;
 use odm::testing::TestDb;
-use odm::validator::{Validated, ValidatorOutcome};
+use odm::validator::{BsonSchema, Schema, Validated, ValidatorOutcome};
 
 #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[odm(collection = "authors")]
@@ -103,6 +104,45 @@ struct Visits {
     hour: odm::counters::Hours,
 }
 
+// ANCHOR: own_schema
+/// Stored as its variant's name; its schema, written by hand, lists them.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Status {
+    Open,
+    Closed,
+}
+
+impl BsonSchema for Status {
+    const SCHEMA: Schema = Schema::Custom(|| doc! {"enum": ["Open", "Closed"]});
+}
+
+/// Stored as a string, which is all its schema says.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Label(String);
+
+impl BsonSchema for Label {
+    const SCHEMA: Schema = Schema::Types(&["string"]);
+}
+// ANCHOR_END: own_schema
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "threads")]
+struct Thread {
+    #[serde(rename = "_id")]
+    id: i32,
+    status: Status,
+    #[embed(max = 20)]
+    comments: Vec<Comment>,
+}
+
+/// Holds comments like itself: the field that does is left unconstrained.
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Comment {
+    label: Label,
+    #[embed(max = 5)]
+    replies: Vec<Comment>,
+}
+
 fn book() -> Book {
     Book {
         id: 1,
@@ -170,6 +210,79 @@ fn the_schema_of_a_model_follows_its_types() {
     };
     assert_eq!(Book::json_schema(), expected);
     assert_eq!(Book::validator(), doc! {"$jsonSchema": expected});
+}
+
+#[test]
+fn hand_written_schemas_and_a_type_holding_itself() {
+    let expected = doc! {
+        "bsonType": "object",
+        "required": ["_id", "status", "comments"],
+        "properties": {
+            "_id": {"bsonType": ["int", "long"]},
+            "status": {"enum": ["Open", "Closed"]},
+            "comments": {"bsonType": "array", "items": {
+                "bsonType": "object",
+                "required": ["label", "replies"],
+                "properties": {"label": {"bsonType": "string"}, "replies": {"maxItems": 5i64}},
+            }, "maxItems": 20i64},
+        },
+    };
+    assert_eq!(Thread::json_schema(), expected);
+    assert_eq!(Status::bson_schema(), doc! {"enum": ["Open", "Closed"]});
+}
+
+#[tokio::test]
+async fn a_hand_written_schema_is_installed_and_enforced() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    db.odm().sync_validators_of::<Thread>().await?;
+    assert_eq!(
+        stored_validator(&db, "threads").await,
+        Some(Thread::validator())
+    );
+    let reply = |text: &str| Comment {
+        label: Label(text.into()),
+        replies: vec![],
+    };
+    let thread = Thread {
+        id: 1,
+        status: Status::Open,
+        comments: vec![Comment {
+            label: Label("first".into()),
+            replies: vec![reply("second")],
+        }],
+    };
+    db.odm().insert_one(&thread).await?;
+    // A status its schema does not list, and a label that is not a string, are refused.
+    let threads = db.raw().collection::<Document>("threads");
+    for bad in [
+        doc! {"_id": 2, "status": "Pending", "comments": []},
+        doc! {"_id": 3, "status": "Open", "comments": [{"label": 7, "replies": []}]},
+    ] {
+        let err = threads.insert_one(bad).await.expect_err("refused");
+        assert!(
+            err.to_string().contains("Document failed validation"),
+            "{err}"
+        );
+    }
+    // The replies of a reply are not checked (the schema does not recurse), their number is.
+    threads
+        .insert_one(doc! {"_id": 4, "status": "Closed", "comments": [
+            {"label": "a", "replies": [{"label": 5}]}
+        ]})
+        .await
+        .expect("accepted");
+    let stored: Vec<i32> = threads
+        .find(doc! {})
+        .await
+        .expect("find")
+        .try_collect::<Vec<_>>()
+        .await
+        .expect("documents")
+        .iter()
+        .map(|d| d.get_i32("_id").expect("_id"))
+        .collect();
+    assert_eq!(stored, [1, 4]);
+    Ok(())
 }
 
 #[test]
@@ -290,7 +403,7 @@ async fn sync_validators_covers_every_model_once_per_collection() -> odm::Result
         .map(|c| c.collection.as_str())
         .collect();
     // Not `visits`, whose documents are built by upserts.
-    assert_eq!(collections, ["authors", "books", "items"]);
+    assert_eq!(collections, ["authors", "books", "items", "threads"]);
     assert_eq!(stored_validator(&db, "visits").await, None);
     assert_eq!(
         stored_validator(&db, "items").await,

@@ -342,7 +342,7 @@ pub mod __private {
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
     pub use crate::validator::{kinds_schema, BsonSchema, Validated};
-    pub use crate::validator::{KnownSchema, ObjectSchema, RefIdOf, SchemaOf, UnknownSchema};
+    pub use crate::validator::{FieldSchema, RefIdOf, Schema, SchemaOf, UnknownSchema};
     pub use crate::versioning::{StampDate, VersionNumber};
     pub use crate::versions::SchemaVersion;
     pub use core::primitive::{str, u8};

@@ -57,9 +57,7 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                 }
 
                 impl ::odm::__private::Validated for #ident {
-                    fn json_schema() -> ::odm::bson::Document {
-                        ::odm::bson::Document::new()
-                    }
+                    const SCHEMA: ::odm::__private::Schema = ::odm::__private::Schema::Object(&[]);
                 }
             }
         }

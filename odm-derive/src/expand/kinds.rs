@@ -452,7 +452,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
                 indexes,
                 references: ::odm::__private::Vec::new,
                 copies: ::odm::__private::Vec::new,
-                validator: ::odm::__private::Option::Some(<#ident as ::odm::__private::Validated>::validator),
+                validator: ::odm::__private::Option::Some(&<#ident as ::odm::__private::Validated>::SCHEMA),
             }
         }
 

@@ -35,8 +35,9 @@ fn maybe_absent(input: &DeriveInput, field: &syn::Ident) -> bool {
     absent
 }
 
-/// The body that builds the struct's schema (a `Document`): its stored fields, each `required` unless serde
-/// may leave it out, typed by its Rust type where that has a schema, bounded by its `max`.
+/// The struct's schema as a constant expression (a `Schema::Object`): its stored fields, each
+/// `required` unless serde may leave it out, typed by its Rust type where that has a schema,
+/// bounded by its `max`.
 fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
     let fields = cont.fields.iter().filter(|f| !f.skipped).map(|f| {
         let name = &f.stored;
@@ -53,13 +54,14 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
             }
             None => f.ty.to_token_stream(),
         };
-        // DBRefs (polymorphic references, `odm::dbref`) are objects the id's schema is not.
-        // (The traits the autoref picks between are imported once, at the top of the body.)
-        let schema = if f.is_poly() || f.dbref.is_some() {
+        // DBRefs (polymorphic references, `odm::dbref`) are objects the id's schema is not; a
+        // type holding the struct itself is left unconstrained (a schema is a constant, and
+        // MongoDB's `$jsonSchema` has no recursion).
+        let schema = if f.is_poly() || f.dbref.is_some() || mentions(&ty, cont.ident) {
             quote!(::odm::__private::Option::None)
         } else {
             quote_spanned! {f.ty.span()=>
-                (&::odm::__private::SchemaOf::<#ty>::NEW).schema()
+                ::odm::__private::SchemaOf::<#ty>::SCHEMA
             }
         };
         let max = f.bound().and_then(|b| b.max.map(|(n, _)| n)).or_else(|| {
@@ -67,39 +69,53 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
                 .as_ref()
                 .and_then(|d| d.latest.map(|(n, _, _)| n))
         });
+        let field = if required {
+            quote!(::odm::__private::FieldSchema::req(#name, #schema))
+        } else {
+            quote!(::odm::__private::FieldSchema::opt(#name, #schema))
+        };
         match (f.shape, max) {
-            (Shape::Vec(_), Some(n)) => {
-                quote! { .field(#name, #required, #schema, ::odm::__private::Option::Some(#n)) }
-            }
-            _ if required => quote! { .req(#name, #schema) },
-            _ => quote! { .opt(#name, #schema) },
+            (Shape::Vec(_), Some(n)) => quote! { #field.bounded(#n), },
+            _ => quote! { #field, },
         }
     });
     let version = cont.versions.schema_version.map(|(n, _)| {
         let n = n as i32;
         // Not required: documents written before the model had a version have none.
-        quote! { .field("_v", false, ::odm::__private::Option::Some(::odm::bson::doc! { "bsonType": ["int", "long"], "minimum": 1i32, "maximum": #n }), ::odm::__private::Option::None) }
+        quote! {
+            ::odm::__private::FieldSchema::opt("_v", ::odm::__private::Option::Some(
+                &::odm::__private::Schema::WholeNumber { minimum: 1i32, maximum: #n },
+            )),
+        }
     });
     quote! {
-        #[allow(unused_imports)]
-        use ::odm::__private::{KnownSchema as _, UnknownSchema as _};
-        ::odm::__private::ObjectSchema::new()
-            #(#fields)*
-            #version
-            .finish()
+        ::odm::__private::Schema::Object(&[#(#fields)* #version])
     }
 }
 
-/// The validator items of a struct deriving `Model` or `Embed`.
+/// Whether `tokens` name `ident` (a field type holding the struct itself).
+fn mentions(tokens: &TokenStream, ident: &syn::Ident) -> bool {
+    tokens.clone().into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == *ident,
+        proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), ident),
+        _ => false,
+    })
+}
+
+/// The validator items of a struct deriving `Model` or `Embed`: its schema as a constant (the
+/// trait that names "no schema" imported for `SchemaOf`'s fallback).
 pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
     let ident = cont.ident;
     let schema = object_schema(cont, input);
+    let fallback = quote! {
+        #[allow(unused_imports)]
+        use ::odm::__private::UnknownSchema as _;
+    };
     if cont.derive == Derive::Embed {
         return quote! {
+            #fallback
             impl ::odm::__private::BsonSchema for #ident {
-                fn bson_schema() -> ::odm::bson::Document {
-                    #schema
-                }
+                const SCHEMA: ::odm::__private::Schema = #schema;
             }
         };
     }
@@ -112,10 +128,9 @@ pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
         }
     });
     quote! {
+        #fallback
         impl ::odm::__private::Validated for #ident {
-            fn json_schema() -> ::odm::bson::Document {
-                #schema
-            }
+            const SCHEMA: ::odm::__private::Schema = #schema;
             #validator
         }
     }
@@ -132,7 +147,7 @@ pub fn registered(cont: &Container<'_>) -> TokenStream {
     if cont.kind_of.is_some() || upserted {
         return quote!(::odm::__private::Option::None);
     }
-    quote!(::odm::__private::Option::Some(<#ident as ::odm::__private::Validated>::validator))
+    quote!(::odm::__private::Option::Some(&<#ident as ::odm::__private::Validated>::SCHEMA))
 }
 
 /// `const SCHEMA_VERSION` in the `Model` impl, when the model (or the enum of kinds) declares
@@ -167,11 +182,11 @@ pub fn kinds_items(
     let types = kinds.iter().map(|(_, t)| t);
     quote! {
         impl ::odm::__private::Validated for #ident {
-            fn json_schema() -> ::odm::bson::Document {
+            const SCHEMA: ::odm::__private::Schema = ::odm::__private::Schema::Custom(|| {
                 ::odm::__private::kinds_schema(#tag, #other, &[
                     #((#values, <#types as ::odm::__private::Validated>::json_schema as fn() -> ::odm::bson::Document)),*
                 ])
-            }
+            });
         }
     }
 }

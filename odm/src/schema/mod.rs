@@ -27,7 +27,7 @@ pub struct ModelEntry {
     pub references: fn() -> Vec<ReferenceInfo>,
     pub copies: fn() -> Vec<CopyInfo>,
     /// The validator `sync_validators` installs on the collection, if it installs one.
-    pub validator: Option<fn() -> bson::Document>,
+    pub validator: Option<&'static crate::validator::Schema>,
 }
 
 inventory::collect!(ModelEntry);

@@ -15,20 +15,31 @@ mod sync;
 
 use bson::{doc, Document};
 
-pub use schema::{kinds_schema, nullable, BsonSchema, ObjectSchema};
+pub use schema::{kinds_schema, nullable, BsonSchema, FieldSchema, Schema};
 #[doc(hidden)]
-pub use schema::{KnownSchema, RefIdOf, SchemaOf, UnknownSchema};
+pub use schema::{RefIdOf, SchemaOf, UnknownSchema};
 pub use sync::{SyncValidators, ValidationLevel, ValidatorOutcome, ValidatorReport, ValidatorSync};
 
 /// A model whose documents the derive describes as a `$jsonSchema`; implemented by
 /// `#[derive(Model)]`.
 pub trait Validated {
+    /// The schema of one document of this type, as data: the derive emits it as a constant
+    /// (an object schema of the stored fields), which the registry of models points at.
+    const SCHEMA: Schema;
+
     /// The schema of one document of this type (an object schema).
-    fn json_schema() -> Document;
+    fn json_schema() -> Document {
+        Self::SCHEMA.document()
+    }
 
     /// The validator for the model's collection: `{$jsonSchema: ...}`. For a kind of an enum of
     /// kinds, the enum's, since the kinds share the collection.
     fn validator() -> Document {
-        doc! { "$jsonSchema": Self::json_schema() }
+        validator_of(&Self::SCHEMA)
     }
+}
+
+/// `{$jsonSchema: ...}` of a model's schema.
+pub(crate) fn validator_of(schema: &Schema) -> Document {
+    doc! { "$jsonSchema": schema.document() }
 }

@@ -9,16 +9,124 @@ use bson::{doc, Bson, Document};
 
 use crate::reference::{Ref, RefTarget};
 
+/// A value's `$jsonSchema` as data: what [`BsonSchema::SCHEMA`] holds and the derive emits for
+/// a struct, without generated code to type-check or compile.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Schema {
+    /// `{bsonType: "t"}`, or `{bsonType: [..]}` for several accepted types.
+    Types(&'static [&'static str]),
+    /// The schema or `null` (an `Option`).
+    Nullable(&'static Schema),
+    /// An array whose items have the schema (a `Vec`).
+    Array(&'static Schema),
+    /// An object whose values all have the schema (a map with string keys).
+    Map(&'static Schema),
+    /// A struct's object schema: its stored fields (`#[derive(Embed)]`, `#[derive(Model)]`).
+    Object(&'static [FieldSchema]),
+    /// A whole number between two bounds, stored as `int` or `long`.
+    WholeNumber {
+        /// The smallest value accepted.
+        minimum: i32,
+        /// The largest value accepted.
+        maximum: i32,
+    },
+    /// Built by a function: a schema no other variant says (`enum`, `pattern`, `oneOf`...).
+    Custom(fn() -> Document),
+}
+
+/// One stored field of an object [`Schema`].
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSchema {
+    /// The stored name.
+    pub name: &'static str,
+    /// Whether every document holds it (serde always writes it).
+    pub required: bool,
+    /// Its value's schema; `None` for a type without one (no constraint).
+    pub schema: Option<&'static Schema>,
+    /// The declared array bound (`maxItems`).
+    pub max_items: Option<u32>,
+}
+
+impl FieldSchema {
+    /// A field serde always writes.
+    pub const fn req(name: &'static str, schema: Option<&'static Schema>) -> Self {
+        FieldSchema {
+            name,
+            required: true,
+            schema,
+            max_items: None,
+        }
+    }
+
+    /// A field serde may leave out (an `Option`, a field skipped when empty).
+    pub const fn opt(name: &'static str, schema: Option<&'static Schema>) -> Self {
+        FieldSchema {
+            name,
+            required: false,
+            schema,
+            max_items: None,
+        }
+    }
+
+    /// An array field bounded by `max_items`.
+    pub const fn bounded(mut self, max_items: u32) -> Self {
+        self.max_items = Some(max_items);
+        self
+    }
+}
+
+impl Schema {
+    /// The schema as a `$jsonSchema` document.
+    pub fn document(&self) -> Document {
+        match *self {
+            Schema::Types(names) => types(names),
+            Schema::Nullable(inner) => nullable(inner.document()),
+            Schema::Array(items) => doc! { "bsonType": "array", "items": items.document() },
+            Schema::Map(values) => {
+                doc! { "bsonType": "object", "additionalProperties": values.document() }
+            }
+            Schema::Object(fields) => {
+                let mut object = ObjectSchema::default();
+                for f in fields {
+                    object.field(
+                        f.name,
+                        f.required,
+                        f.schema.map(Schema::document),
+                        f.max_items,
+                    );
+                }
+                object.finish()
+            }
+            Schema::WholeNumber { minimum, maximum } => doc! {
+                "bsonType": ["int", "long"], "minimum": minimum, "maximum": maximum
+            },
+            Schema::Custom(build) => build(),
+        }
+    }
+}
+
 /// A type whose stored BSON shape can be described by a `$jsonSchema`.
 ///
 /// Implemented for the primitive types, `String`, `ObjectId`, `bson::DateTime`, `Document`,
 /// `Option`, `Vec`, `Box`, maps with string keys, `Ref<T>` (as `T`'s id), and by
 /// `#[derive(Embed)]` for embedded types. A field whose type does not implement it is stored
 /// without a constraint on its value (it stays required unless it is an `Option`). Implement it
-/// for a type of your own (an enum stored as strings, say) to constrain the fields holding it.
+/// for a type of your own (an enum stored as strings, say) to constrain the fields holding it:
+/// `const SCHEMA: Schema = Schema::Types(&["string"]);`, or [`Schema::Custom`] with a function
+/// building any schema.
+///
+/// The schema is data (a constant), so that the derive describes a struct without generating
+/// code: a type that holds itself (a comment's replies) is described without the field that
+/// holds it.
 pub trait BsonSchema {
-    /// The schema of one value (`{bsonType: "string"}`).
-    fn bson_schema() -> Document;
+    /// The schema of one value.
+    const SCHEMA: Schema;
+
+    /// The schema of one value as a document (`{bsonType: "string"}`).
+    fn bson_schema() -> Document {
+        Self::SCHEMA.document()
+    }
 }
 
 fn types(names: &[&str]) -> Document {
@@ -31,9 +139,7 @@ fn types(names: &[&str]) -> Document {
 macro_rules! schema {
     ($($t:ty => $names:expr),* $(,)?) => {
         $(impl BsonSchema for $t {
-            fn bson_schema() -> Document {
-                types($names)
-            }
+            const SCHEMA: Schema = Schema::Types($names);
         })*
     };
 }
@@ -66,33 +172,23 @@ schema! {
 }
 
 impl<T: BsonSchema + ?Sized> BsonSchema for Box<T> {
-    fn bson_schema() -> Document {
-        T::bson_schema()
-    }
+    const SCHEMA: Schema = T::SCHEMA;
 }
 
 impl<T: BsonSchema> BsonSchema for Option<T> {
-    fn bson_schema() -> Document {
-        nullable(T::bson_schema())
-    }
+    const SCHEMA: Schema = Schema::Nullable(&T::SCHEMA);
 }
 
 impl<T: BsonSchema> BsonSchema for Vec<T> {
-    fn bson_schema() -> Document {
-        doc! { "bsonType": "array", "items": T::bson_schema() }
-    }
+    const SCHEMA: Schema = Schema::Array(&T::SCHEMA);
 }
 
 impl<V: BsonSchema, S> BsonSchema for HashMap<String, V, S> {
-    fn bson_schema() -> Document {
-        doc! { "bsonType": "object", "additionalProperties": V::bson_schema() }
-    }
+    const SCHEMA: Schema = Schema::Map(&V::SCHEMA);
 }
 
 impl<V: BsonSchema> BsonSchema for BTreeMap<String, V> {
-    fn bson_schema() -> Document {
-        doc! { "bsonType": "object", "additionalProperties": V::bson_schema() }
-    }
+    const SCHEMA: Schema = Schema::Map(&V::SCHEMA);
 }
 
 /// A reference is stored as the target's id.
@@ -100,9 +196,7 @@ impl<T: RefTarget> BsonSchema for Ref<T>
 where
     T::Id: BsonSchema,
 {
-    fn bson_schema() -> Document {
-        T::Id::bson_schema()
-    }
+    const SCHEMA: Schema = <T::Id as BsonSchema>::SCHEMA;
 }
 
 /// The schema of a `Ref<T>` named without `Ref`'s bound, so that a reference to a type that is
@@ -115,9 +209,7 @@ impl<T: RefTarget> BsonSchema for RefIdOf<T>
 where
     T::Id: BsonSchema,
 {
-    fn bson_schema() -> Document {
-        T::Id::bson_schema()
-    }
+    const SCHEMA: Schema = <T::Id as BsonSchema>::SCHEMA;
 }
 
 /// `schema` or `null`.
@@ -136,62 +228,43 @@ pub fn nullable(mut schema: Document) -> Document {
     }
 }
 
-/// Picks a field type's schema at compile time by method-call autoref:
-/// `(&SchemaOf::<T>::NEW).schema()` is `Some` when `T: BsonSchema`, `None` (no constraint)
-/// otherwise, so that a field of a type without a schema still compiles.
+/// Picks a field type's schema at compile time: `SchemaOf::<T>::SCHEMA` is the inherent constant,
+/// `Some(&T::SCHEMA)`, when `T: BsonSchema`, and otherwise [`UnknownSchema`]'s `None` (no
+/// constraint), so that a field of a type without a schema still compiles. (An inherent
+/// associated item whose impl does not apply is passed over for the trait's.)
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct SchemaOf<T: ?Sized>(PhantomData<T>);
 
-impl<T: ?Sized> SchemaOf<T> {
-    pub const NEW: Self = SchemaOf(PhantomData);
-}
-
-#[doc(hidden)]
-pub trait KnownSchema {
-    fn schema(&self) -> Option<Document>;
-}
-
-impl<T: BsonSchema + ?Sized> KnownSchema for SchemaOf<T> {
-    fn schema(&self) -> Option<Document> {
-        Some(T::bson_schema())
-    }
+impl<T: BsonSchema + ?Sized> SchemaOf<T> {
+    pub const SCHEMA: Option<&'static Schema> = Some(&T::SCHEMA);
 }
 
 #[doc(hidden)]
 pub trait UnknownSchema {
-    fn schema(&self) -> Option<Document>;
+    const SCHEMA: Option<&'static Schema> = None;
 }
 
-impl<T: ?Sized> UnknownSchema for &SchemaOf<T> {
-    fn schema(&self) -> Option<Document> {
-        None
-    }
-}
+impl<T: ?Sized> UnknownSchema for SchemaOf<T> {}
 
-/// The object schema of a struct, built field by field by the derive.
-#[doc(hidden)]
+/// The object schema of a struct, built field by field.
 #[derive(Debug, Default)]
-pub struct ObjectSchema {
+struct ObjectSchema {
     required: Vec<Bson>,
     properties: Document,
 }
 
 impl ObjectSchema {
-    pub fn new() -> Self {
-        ObjectSchema::default()
-    }
-
     /// A stored field: `required` unless serde may leave it out (an `Option`, a field skipped
     /// when empty); `schema` is `None` for a type without one; `max_items` is the declared
     /// array bound.
-    pub fn field(
-        mut self,
+    fn field(
+        &mut self,
         name: &str,
         required: bool,
         schema: Option<Document>,
         max_items: Option<u32>,
-    ) -> Self {
+    ) {
         if required {
             self.required.push(Bson::from(name));
         }
@@ -202,20 +275,9 @@ impl ObjectSchema {
         if !schema.is_empty() {
             self.properties.insert(name, schema);
         }
-        self
     }
 
-    /// A field serde always writes ([`field`](Self::field), required, unbounded).
-    pub fn req(self, name: &str, schema: Option<Document>) -> Self {
-        self.field(name, true, schema, None)
-    }
-
-    /// A field serde may leave out ([`field`](Self::field), not required, unbounded).
-    pub fn opt(self, name: &str, schema: Option<Document>) -> Self {
-        self.field(name, false, schema, None)
-    }
-
-    pub fn finish(self) -> Document {
+    fn finish(self) -> Document {
         let mut out = doc! { "bsonType": "object" };
         if !self.required.is_empty() {
             out.insert("required", self.required);

@@ -18,7 +18,7 @@ impl Odm {
         for e in crate::schema::registered_models() {
             if let Some(validator) = e.validator {
                 if !targets.iter().any(|(c, _)| c == e.collection) {
-                    targets.push((e.collection.to_owned(), validator()));
+                    targets.push((e.collection.to_owned(), super::validator_of(validator)));
                 }
             }
         }
