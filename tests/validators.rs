@@ -527,3 +527,41 @@ async fn a_moderate_validator_lets_documents_stored_before_it_be_updated() -> od
     );
     Ok(())
 }
+
+/// Types holding each other: each is described once, and unconstrained inside itself.
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Question {
+    text: String,
+    #[embed(max = 3)]
+    answers: Vec<Answer>,
+}
+
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Answer {
+    text: String,
+    #[embed(max = 3)]
+    follow_ups: Vec<Question>,
+}
+
+#[test]
+fn types_holding_each_other_are_described_once_each() {
+    let answer = doc! {
+        "bsonType": "object",
+        "required": ["text", "follow_ups"],
+        "properties": {
+            "text": {"bsonType": "string"},
+            "follow_ups": {"bsonType": "array", "items": {}, "maxItems": 3i64},
+        },
+    };
+    assert_eq!(
+        Question::bson_schema(),
+        doc! {
+            "bsonType": "object",
+            "required": ["text", "answers"],
+            "properties": {
+                "text": {"bsonType": "string"},
+                "answers": {"bsonType": "array", "items": answer, "maxItems": 3i64},
+            },
+        }
+    );
+}

@@ -115,7 +115,12 @@ pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
         return quote! {
             #fallback
             impl ::odm::__private::BsonSchema for #ident {
-                const SCHEMA: ::odm::__private::Schema = #schema;
+                // Through a function, so that types holding each other are no constant
+                // holding itself.
+                const SCHEMA: ::odm::__private::Schema = ::odm::__private::Schema::Of(|| {
+                    const SCHEMA: ::odm::__private::Schema = #schema;
+                    &SCHEMA
+                });
             }
         };
     }

@@ -33,7 +33,15 @@ pub enum Schema {
     },
     /// Built by a function: a schema no other variant says (`enum`, `pattern`, `oneOf`...).
     Custom(fn() -> Document),
+    /// Another schema, reached through a function: what `#[derive(Embed)]` emits, so that
+    /// types holding each other (a question's answers holding questions) are described
+    /// without a constant that holds itself. Where the function is reached again inside its
+    /// own schema, the value there is left unconstrained, since a `$jsonSchema` cannot recurse.
+    Of(fn() -> &'static Schema),
 }
+
+/// How many embedded types deep a schema is described; below, values are unconstrained.
+const MAX_DEPTH: usize = 32;
 
 /// One stored field of an object [`Schema`].
 #[derive(Debug, Clone, Copy)]
@@ -79,22 +87,26 @@ impl FieldSchema {
 impl Schema {
     /// The schema as a `$jsonSchema` document.
     pub fn document(&self) -> Document {
+        self.document_within(&mut Vec::new())
+    }
+
+    /// [`document`](Self::document) inside the schemas of `open` (an [`Of`](Schema::Of) being
+    /// described), which are not described again.
+    fn document_within(&self, open: &mut Vec<fn() -> &'static Schema>) -> Document {
         match *self {
             Schema::Types(names) => types(names),
-            Schema::Nullable(inner) => nullable(inner.document()),
-            Schema::Array(items) => doc! { "bsonType": "array", "items": items.document() },
+            Schema::Nullable(inner) => nullable(inner.document_within(open)),
+            Schema::Array(items) => {
+                doc! { "bsonType": "array", "items": items.document_within(open) }
+            }
             Schema::Map(values) => {
-                doc! { "bsonType": "object", "additionalProperties": values.document() }
+                doc! { "bsonType": "object", "additionalProperties": values.document_within(open) }
             }
             Schema::Object(fields) => {
                 let mut object = ObjectSchema::default();
                 for f in fields {
-                    object.field(
-                        f.name,
-                        f.required,
-                        f.schema.map(Schema::document),
-                        f.max_items,
-                    );
+                    let schema = f.schema.map(|s| s.document_within(open));
+                    object.field(f.name, f.required, schema, f.max_items);
                 }
                 object.finish()
             }
@@ -102,6 +114,18 @@ impl Schema {
                 "bsonType": ["int", "long"], "minimum": minimum, "maximum": maximum
             },
             Schema::Custom(build) => build(),
+            // Also bounded in depth, should a function's address differ between two of its
+            // uses (one copy per codegen unit).
+            Schema::Of(schema) => {
+                let again = open.iter().any(|f| std::ptr::fn_addr_eq(*f, schema));
+                if again || open.len() >= MAX_DEPTH {
+                    return Document::new();
+                }
+                open.push(schema);
+                let out = schema().document_within(open);
+                open.pop();
+                out
+            }
         }
     }
 }
@@ -117,8 +141,9 @@ impl Schema {
 /// building any schema.
 ///
 /// The schema is data (a constant), so that the derive describes a struct without generating
-/// code: a type that holds itself (a comment's replies) is described without the field that
-/// holds it.
+/// code to type-check per field: a type that holds itself (a comment's replies) is described
+/// without the field that holds it, and types holding each other (through [`Schema::Of`]) are
+/// described once each, unconstrained inside themselves.
 pub trait BsonSchema {
     /// The schema of one value.
     const SCHEMA: Schema;
