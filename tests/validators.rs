@@ -135,12 +135,22 @@ struct Thread {
     comments: Vec<Comment>,
 }
 
-/// Holds comments like itself: the field that does is left unconstrained.
+/// Holds comments like itself: inside itself, a comment is left unconstrained.
 #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
 struct Comment {
     label: Label,
     #[embed(max = 5)]
     replies: Vec<Comment>,
+}
+
+/// A model referring to itself: its references are its own ids.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "topics")]
+struct Topic {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(on_delete = "nullify")]
+    broader: Option<Ref<Topic>>,
 }
 
 fn book() -> Book {
@@ -223,11 +233,19 @@ fn hand_written_schemas_and_a_type_holding_itself() {
             "comments": {"bsonType": "array", "items": {
                 "bsonType": "object",
                 "required": ["label", "replies"],
-                "properties": {"label": {"bsonType": "string"}, "replies": {"maxItems": 5i64}},
+                "properties": {
+                    "label": {"bsonType": "string"},
+                    "replies": {"bsonType": "array", "items": {}, "maxItems": 5i64},
+                },
             }, "maxItems": 20i64},
         },
     };
     assert_eq!(Thread::json_schema(), expected);
+    // A reference to the model itself is its id, as any reference.
+    assert_eq!(
+        Topic::json_schema().get_document("properties").unwrap(),
+        &doc! {"_id": {"bsonType": ["int", "long"]}, "broader": {"bsonType": ["int", "long", "null"]}}
+    );
     assert_eq!(Status::bson_schema(), doc! {"enum": ["Open", "Closed"]});
 }
 
@@ -403,7 +421,10 @@ async fn sync_validators_covers_every_model_once_per_collection() -> odm::Result
         .map(|c| c.collection.as_str())
         .collect();
     // Not `visits`, whose documents are built by upserts.
-    assert_eq!(collections, ["authors", "books", "items", "threads"]);
+    assert_eq!(
+        collections,
+        ["authors", "books", "items", "threads", "topics"]
+    );
     assert_eq!(stored_validator(&db, "visits").await, None);
     assert_eq!(
         stored_validator(&db, "items").await,

@@ -54,10 +54,8 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
             }
             None => f.ty.to_token_stream(),
         };
-        // DBRefs (polymorphic references, `odm::dbref`) are objects the id's schema is not; a
-        // type holding the struct itself is left unconstrained (a schema is a constant, and
-        // MongoDB's `$jsonSchema` has no recursion).
-        let schema = if f.is_poly() || f.dbref.is_some() || mentions(&ty, cont.ident) {
+        // DBRefs (polymorphic references, `odm::dbref`) are objects the id's schema is not.
+        let schema = if f.is_poly() || f.dbref.is_some() {
             quote!(::odm::__private::Option::None)
         } else {
             quote_spanned! {f.ty.span()=>
@@ -91,15 +89,6 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
     quote! {
         ::odm::__private::Schema::Object(&[#(#fields)* #version])
     }
-}
-
-/// Whether `tokens` name `ident` (a field type holding the struct itself).
-fn mentions(tokens: &TokenStream, ident: &syn::Ident) -> bool {
-    tokens.clone().into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => i == *ident,
-        proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), ident),
-        _ => false,
-    })
 }
 
 /// The validator items of a struct deriving `Model` or `Embed`: its schema as a constant (the

@@ -141,9 +141,9 @@ impl Schema {
 /// building any schema.
 ///
 /// The schema is data (a constant), so that the derive describes a struct without generating
-/// code to type-check per field: a type that holds itself (a comment's replies) is described
-/// without the field that holds it, and types holding each other (through [`Schema::Of`]) are
-/// described once each, unconstrained inside themselves.
+/// code to type-check per field. Embedded types are reached through [`Schema::Of`], so that a
+/// type holding itself (a comment's replies) or types holding each other are described once
+/// each, unconstrained inside themselves.
 pub trait BsonSchema {
     /// The schema of one value.
     const SCHEMA: Schema;
