@@ -92,61 +92,13 @@ fn name_checks(cont: &Container<'_>) -> TokenStream {
 }
 
 fn wrap(body: TokenStream) -> TokenStream {
-    let body = short_paths(body);
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {
-            use ::odm::__private as __odm;
             #body
         };
     }
-}
-
-/// The keywords a path can follow.
-const KEYWORDS: &[&str] = &[
-    "impl", "for", "as", "dyn", "where", "use", "mut", "return", "in", "else", "move", "type",
-    "const", "static", "let", "pub", "fn", "unsafe", "ref", "if", "match", "while", "break",
-];
-
-/// `::odm::__private::X` written `__odm::X`, through the import at the top of the block: the
-/// same item in four tokens instead of nine, for the compiler to take in and resolve in every
-/// model. (The import is an item of the block, seen by everything nested in it; a user's own
-/// `__odm` outside the block is not.)
-fn short_paths(tokens: TokenStream) -> TokenStream {
-    use proc_macro2::{Group, Ident, TokenTree};
-    let tts: Vec<TokenTree> = tokens.into_iter().collect();
-    let mut out: Vec<TokenTree> = Vec::with_capacity(tts.len());
-    let mut i = 0;
-    while i < tts.len() {
-        if let [TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Ident(odm), TokenTree::Punct(c), TokenTree::Punct(d), TokenTree::Ident(private), ..] =
-            &tts[i..]
-        {
-            let colons = |p: &proc_macro2::Punct| p.as_char() == ':';
-            // `a::odm::__private` (a user's path through a module of their own) stays.
-            let after_path =
-                matches!(out.last(), Some(TokenTree::Ident(k)) if !KEYWORDS.iter().any(|w| k == w));
-            if !after_path
-                && [a, b, c, d].into_iter().all(colons)
-                && odm == "odm"
-                && private == "__private"
-            {
-                out.push(TokenTree::Ident(Ident::new("__odm", odm.span())));
-                i += 6;
-                continue;
-            }
-        }
-        match &tts[i] {
-            TokenTree::Group(g) => {
-                let mut group = Group::new(g.delimiter(), short_paths(g.stream()));
-                group.set_span(g.span());
-                out.push(TokenTree::Group(group));
-            }
-            other => out.push(other.clone()),
-        }
-        i += 1;
-    }
-    out.into_iter().collect()
 }
 
 fn model_impl(cont: &Container<'_>) -> TokenStream {
