@@ -361,3 +361,143 @@ async fn update_many_reports_documents_that_filled_up_while_it_ran() -> odm::Res
     eprintln!("{reported} of 20 rounds reported documents that filled up during the update");
     Ok(())
 }
+
+/// Counters of narrow integer types: the server would carry an `$inc` past the type (storing
+/// a 64-bit number, or a negative one for an unsigned field) and the document would no longer
+/// decode.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "tallies")]
+struct Tally {
+    #[serde(rename = "_id")]
+    id: i32,
+    hits: i32,
+    small: u8,
+    total: u32,
+    #[embed(max = 31)]
+    days: Vec<Day>,
+}
+
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Day {
+    day: i32,
+    hits: i32,
+}
+
+#[tokio::test]
+async fn an_increment_never_carries_a_narrow_integer_past_its_type() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let tally = |id, hits| Tally {
+        id,
+        hits,
+        small: 250,
+        total: 1,
+        days: vec![Day { day: 1, hits }],
+    };
+    odm.insert_many(&[tally(1, i32::MAX - 1), tally(2, i32::MIN + 1), tally(3, 0)])
+        .await?;
+
+    // Up to the bound: written.
+    odm.update_by_id::<Tally>(1, Tally::hits().inc(1)).await?;
+    assert_eq!(
+        stored_one(&db, "tallies", 1)
+            .await
+            .unwrap()
+            .get_i32("hits")
+            .ok(),
+        Some(i32::MAX)
+    );
+    odm.update_by_id::<Tally>(2, Tally::hits().inc(-1)).await?;
+    assert_eq!(
+        stored_one(&db, "tallies", 2)
+            .await
+            .unwrap()
+            .get_i32("hits")
+            .ok(),
+        Some(i32::MIN)
+    );
+
+    // Past it, at both ends: a typed error, the document as it was, still decoding.
+    for (id, by) in [(1, 1), (1, i32::MAX), (2, -1), (2, i32::MIN)] {
+        let before = stored_one(&db, "tallies", id).await.unwrap();
+        let err = odm
+            .update_by_id::<Tally>(id, Tally::hits().inc(by))
+            .await
+            .expect_err("past the bound");
+        match &err {
+            odm::Error::Overflow {
+                collection,
+                path,
+                ty,
+                documents,
+                ..
+            } => assert_eq!(
+                (collection.as_str(), path.as_str(), ty.as_str(), *documents),
+                ("tallies", "hits", "i32", 1)
+            ),
+            other => panic!("expected Overflow, got {other}"),
+        }
+        assert_eq!(stored_one(&db, "tallies", id).await.unwrap(), before);
+        assert!(odm.get::<Tally>(id).await?.is_some(), "still decodes");
+    }
+
+    // Unsigned and narrower types, through `find_one_and_update` and `update_many` alike.
+    let err = odm
+        .find_one_and_update(Tally::id().eq(1), Tally::small().inc(6))
+        .await
+        .expect_err("250 + 6 > u8::MAX");
+    assert!(
+        matches!(&err, odm::Error::Overflow { ty, .. } if ty == "u8"),
+        "{err}"
+    );
+    odm.update_by_id::<Tally>(1, Tally::small().inc(5)).await?;
+    assert_eq!(
+        stored_one(&db, "tallies", 1)
+            .await
+            .unwrap()
+            .get_i32("small")
+            .ok(),
+        Some(255)
+    );
+    let err = odm
+        .update_many(Filter::all(), Tally::hits().inc(1))
+        .await
+        .expect_err("tally 1 is at i32::MAX");
+    assert!(
+        matches!(err, odm::Error::Overflow { documents: 1, .. }),
+        "{err}"
+    );
+    let third = stored_one(&db, "tallies", 3).await.unwrap();
+    assert_eq!(
+        third.get_i32("hits").ok(),
+        Some(0),
+        "refused before anything is written"
+    );
+
+    // Through an element path: every element must have room.
+    let err = odm
+        .update_by_id::<Tally>(1, Tally::days().each().hits().inc(2))
+        .await
+        .expect_err("day 1 of tally 1 is at i32::MAX - 1");
+    assert!(matches!(err, odm::Error::Overflow { .. }), "{err}");
+    odm.update_by_id::<Tally>(3, Tally::days().each().hits().inc(1))
+        .await?;
+    let third = stored_one(&db, "tallies", 3).await.unwrap();
+    let days = third.get_array("days").unwrap();
+    assert_eq!(days[0].as_document().unwrap().get_i32("hits").ok(), Some(1));
+
+    // The filter sent: the value cannot pass the bound.
+    odm.update_by_id::<Tally>(3, Tally::total().inc(2)).await?;
+    let update = common::last_command(&db, "update");
+    let q = update.get_array("updates").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_document("q")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        q,
+        doc! { "$and": [{ "_id": 3 }, { "total": { "$not": { "$gt": Bson::Int64(i64::from(u32::MAX) - 2) } } }] }
+    );
+    Ok(())
+}

@@ -161,6 +161,19 @@ async fn a_refused_write_names_the_collection_and_what_it_wrote() -> odm::Result
             .starts_with(r#"write to collection `books` ({ "_id": 1 }) failed: "#),
         "{err}"
     );
+    // The server's words and code, as a person reads them: not the driver's dump of the raw
+    // reply.
+    let message = err.to_string();
+    assert!(message.contains("(code "), "{message}");
+    assert!(
+        !message.contains("RawDocumentBuf") && !message.contains("server response"),
+        "{message}"
+    );
+    assert!(
+        message.len() < 400,
+        "{} characters: {message}",
+        message.len()
+    );
     let stored = db
         .raw()
         .collection::<Document>("books")

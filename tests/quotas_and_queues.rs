@@ -201,6 +201,54 @@ async fn hostile_items_are_values() -> odm::Result<()> {
     Ok(())
 }
 
+/// A quota spent on embedded documents: `Quota::new` takes the typed paths of the embedded
+/// array as the accessor returns them.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "pick_lists")]
+struct Picks {
+    #[serde(rename = "_id")]
+    id: i32,
+    left: i32,
+    #[embed(max = 10)]
+    picks: Vec<Pick>,
+}
+
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Pick {
+    book: i32,
+    note: String,
+}
+
+#[tokio::test]
+async fn a_quota_takes_the_paths_of_an_embedded_array() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_one(&Picks {
+        id: 1,
+        left: 1,
+        picks: Vec::new(),
+    })
+    .await?;
+    let quota = Quota::new(Picks::left(), Picks::picks());
+    let pick = |book| Pick {
+        book,
+        note: "a favourite".into(),
+    };
+    assert_eq!(
+        quota.take(odm, 1, pick(3)).await?,
+        odm::counters::Taken::Taken
+    );
+    assert_eq!(
+        quota.take(odm, 1, pick(4)).await?,
+        odm::counters::Taken::Exhausted
+    );
+    assert_eq!(
+        stored(&db, "pick_lists").await,
+        vec![doc! { "_id": 1, "left": 0, "picks": [{ "book": 3, "note": "a favourite" }] }]
+    );
+    Ok(())
+}
+
 // ANCHOR: loan
 /// A loan request (the workshop's exercise 3), as in the library example.
 #[derive(Model, Serialize, Deserialize, Debug, Clone)]

@@ -111,6 +111,80 @@ async fn inserts_racing_the_delete_of_their_source_leave_no_summary_of_it() -> o
     Ok(())
 }
 
+/// 100 concurrent inserts of products copying parts 1 and 2, each sent the way a user sends
+/// it (no session of the caller's), while part 1 is deleted, over several rounds: afterwards
+/// no product lists part 1, and every product lists part 2. Run with the ODM's transactions
+/// (the default on a replica set) and without them.
+async fn default_mode_inserts_racing_a_delete(odm: &Odm, db: &TestDb) -> odm::Result<()> {
+    const ROUNDS: usize = 5;
+    const INSERTS: usize = 100;
+    let products = db.raw().collection::<Document>("products");
+    for round in 0..ROUNDS {
+        let (one, two) = (part(2 * round), part(2 * round + 1));
+        odm.insert_many([one.clone(), two.clone()].as_slice())
+            .await?;
+        let inserts = (0..INSERTS).map(|n| {
+            let mut product = product_of(&one, round * INSERTS + n);
+            product.parts.push(PartSummary {
+                id: Ref::new(two.id),
+                name: String::new(),
+            });
+            async move {
+                match odm.insert_one(&product).await {
+                    Ok(_) => Ok(true),
+                    // Read after the delete landed: refused, nothing written.
+                    Err(odm::Error::DanglingReference { .. }) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
+        });
+        let delete = async {
+            // Let some inserts start first.
+            tokio::task::yield_now().await;
+            odm.delete_one(Part::id().eq(one.id)).await
+        };
+        let (inserted, deleted) = tokio::join!(futures_util::future::try_join_all(inserts), delete);
+        assert_eq!(deleted?, 1);
+        let inserted = inserted?.into_iter().filter(|i| *i).count();
+        let stored: Vec<Document> = products
+            .find(odm::bson::doc! { "parts.id": two.id })
+            .await?
+            .try_collect()
+            .await?;
+        assert_eq!(stored.len(), inserted, "round {round}: every insert landed");
+        let stale = stored
+            .iter()
+            .filter(|d| {
+                d.get_array("parts")
+                    .unwrap()
+                    .iter()
+                    .any(|s| s.as_document().unwrap().get_object_id("id").ok() == Some(one.id))
+            })
+            .count();
+        eprintln!("round {round}: {inserted} of {INSERTS} inserted, {stale} list the deleted part");
+        assert_eq!(
+            stale, 0,
+            "round {round}: products keep a summary of the deleted part"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn default_mode_inserts_racing_the_delete_of_a_source_keep_no_summary_of_it(
+) -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    assert!(db.odm().supports_transactions().await?);
+    default_mode_inserts_racing_a_delete(db.odm(), &db).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn inserts_racing_a_delete_without_transactions_keep_no_summary_of_it() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm().clone().without_transactions();
+    default_mode_inserts_racing_a_delete(&odm, &db).await
+}
+
 /// `update_many` of a copied field and a push onto a bounded array: the cascade finds the
 /// sources' ids, then updates them; a document that fills up in between is not pushed past
 /// its bound (the update keeps the room guard), and the update reports it.

@@ -129,8 +129,93 @@ async fn a_replacement_of_the_loaded_version_increments_it() -> odm::Result<()> 
         .get_document("q")
         .unwrap()
         .clone();
-    assert_eq!(q, doc! { "_id": 1, "version": 1_i64 });
+    assert_eq!(
+        q,
+        doc! { "_id": 1, "version": 1_i64, "created_at": loaded.created_at }
+    );
     assert_eq!(version(&stored_one(&db, "books", 1).await.unwrap()), 2);
+    Ok(())
+}
+
+/// Only a `created_at`: kept by replacements without a version to check.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "joiners")]
+struct Joiner {
+    #[serde(rename = "_id")]
+    id: i32,
+    name: String,
+    #[odm(created_at)]
+    joined: Option<DateTime>,
+}
+
+#[tokio::test]
+async fn a_replacement_keeps_the_stored_created_at_whatever_the_struct_holds() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    odm.insert_one(&book(1)).await?;
+    let created = at(&stored_one(&db, "books", 1).await.unwrap(), "created_at");
+    let mut loaded = odm.get::<Book>(1).await?.expect("stored");
+    sent(&db);
+    loaded.created_at = DateTime::from_millis(86_400_000);
+    loaded.available = 1;
+    let replaced = odm.replace_one(&loaded).await?;
+    assert_eq!(replaced.matched_count, 1);
+    // The first replacement names the struct's value and misses; the stored one is read and
+    // the replacement sent again with it.
+    assert_eq!(sent(&db), ["update", "find", "update"]);
+    let d = stored_one(&db, "books", 1).await.unwrap();
+    assert_eq!(at(&d, "created_at"), created, "the insert time stands");
+    assert_eq!(d.get_i32("available").unwrap(), 1, "the rest is replaced");
+    assert_eq!(version(&d), 1, "one write");
+
+    // The same through an upsert, and with a stale version still a conflict.
+    loaded.version = 1;
+    odm.replace_one(&loaded).upsert(true).await?;
+    let d = stored_one(&db, "books", 1).await.unwrap();
+    assert_eq!(at(&d, "created_at"), created);
+    assert_eq!(version(&d), 2);
+    let err = odm
+        .replace_one(&loaded)
+        .await
+        .expect_err("version 1 is stale");
+    assert!(
+        matches!(err, Error::VersionConflict { found: 2, .. }),
+        "{err}"
+    );
+    assert_eq!(
+        at(&stored_one(&db, "books", 1).await.unwrap(), "created_at"),
+        created
+    );
+
+    // Without a version: a struct holding none, or another date, keeps the stored one.
+    odm.insert_one(&Joiner {
+        id: 1,
+        name: "Ann".into(),
+        joined: None,
+    })
+    .await?;
+    let joined = at(&stored_one(&db, "joiners", 1).await.unwrap(), "joined");
+    for given in [None, Some(DateTime::from_millis(1))] {
+        let member = Joiner {
+            id: 1,
+            name: "Ann B.".into(),
+            joined: given,
+        };
+        odm.replace_one(&member).await?;
+        let d = stored_one(&db, "joiners", 1).await.unwrap();
+        assert_eq!(at(&d, "joined"), joined, "{given:?}");
+        assert_eq!(d.get_str("name").unwrap(), "Ann B.");
+    }
+    // An upsert that inserts takes now.
+    let before = DateTime::now();
+    odm.replace_one(&Joiner {
+        id: 2,
+        name: "Bo".into(),
+        joined: None,
+    })
+    .upsert(true)
+    .await?;
+    assert!(at(&stored_one(&db, "joiners", 2).await.unwrap(), "joined") >= before);
     Ok(())
 }
 

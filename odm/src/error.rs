@@ -232,6 +232,27 @@ pub enum Error {
         detail: String,
     },
 
+    /// An increment (`inc`) of an integer field narrower than 64 bits that would carry its
+    /// value past the field's type (`inc(1)` of an `i32` at `i32::MAX`): the server would
+    /// store a 64-bit number the document can no longer be read with. Checked atomically on
+    /// the server: the update's filter keeps such documents out, and nothing is written to
+    /// them.
+    #[error("`inc({by})` of `{path}` in collection `{collection}` would take it past what an `{ty}` holds: {documents} document(s) left as they were ({detail})")]
+    Overflow {
+        /// Collection written to.
+        collection: String,
+        /// The field's path.
+        path: String,
+        /// The field's Rust type (`i32`, `u8`, ...).
+        ty: String,
+        /// The increment.
+        by: i64,
+        /// How many documents were left out.
+        documents: u64,
+        /// What happened to the write.
+        detail: String,
+    },
+
     /// An update of copies that the server refused (the document would pass 16 MB, the copy
     /// has the wrong shape, ...). The other copies were updated.
     #[error("copies at `{path}` in collection `{collection}` matching {filter} were not updated: {}", join(.failures))]
@@ -446,7 +467,7 @@ pub enum Error {
     /// validation failure, a write conflict, a lost connection, ...), with what it was writing.
     /// [`is_transient`](Error::is_transient), [`has_label`](Error::has_label) and
     /// [`driver_error`](Error::driver_error) see the driver's error inside.
-    #[error("write to collection `{collection}` ({target}) failed: {source}")]
+    #[error("write to collection `{collection}` ({target}) failed: {}", server_said(.source))]
     Write {
         /// Collection written to.
         collection: String,
@@ -463,6 +484,52 @@ pub enum Error {
 }
 
 /// Errors one after the other, `; `-separated.
+/// What the server (or the driver) said of a failed write, as a person reads it: the error's
+/// name, code and message, and its labels; never the raw reply, which the driver's own message
+/// dumps in hexadecimal (it stays in [`Error::driver_error`]).
+fn server_said(e: &mongodb::error::Error) -> String {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    let named = |name: &str, code: i32, message: &str| match name {
+        "" => format!("{message} (code {code})"),
+        name => format!("{name} (code {code}): {message}"),
+    };
+    let said = match &*e.kind {
+        ErrorKind::Command(c) => named(&c.code_name, c.code, &c.message),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => {
+            named(w.code_name.as_deref().unwrap_or(""), w.code, &w.message)
+        }
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => {
+            format!("write concern: {}", named(&w.code_name, w.code, &w.message))
+        }
+        ErrorKind::InsertMany(m) => {
+            let mut parts: Vec<String> = m
+                .write_errors
+                .iter()
+                .flatten()
+                .map(|w| {
+                    let name = w.code_name.as_deref().unwrap_or("");
+                    format!("document {}: {}", w.index, named(name, w.code, &w.message))
+                })
+                .collect();
+            if let Some(w) = &m.write_concern_error {
+                parts.push(format!(
+                    "write concern: {}",
+                    named(&w.code_name, w.code, &w.message)
+                ));
+            }
+            parts.join("; ")
+        }
+        other => other.to_string(),
+    };
+    let labels: Vec<&String> = e.labels().iter().collect();
+    if labels.is_empty() {
+        said
+    } else {
+        let labels: Vec<&str> = labels.iter().map(|l| l.as_str()).collect();
+        format!("{said} [{}]", labels.join(", "))
+    }
+}
+
 fn join(errors: &[Error]) -> String {
     errors
         .iter()

@@ -149,6 +149,16 @@ impl<Root, T, M> Field<Root, T, M> {
     }
 }
 
+/// A field is a reference to itself: what takes `impl AsRef<Field<..>>` (a [`Quota`]'s
+/// fields) takes a field, or the typed paths into an embedded document, which hold one.
+///
+/// [`Quota`]: crate::counters::Quota
+impl<Root, T, M> AsRef<Field<Root, T, M>> for Field<Root, T, M> {
+    fn as_ref(&self) -> &Self {
+        self
+    }
+}
+
 impl<Root, T, M> Clone for Field<Root, T, M> {
     fn clone(&self) -> Self {
         Field {
@@ -235,6 +245,15 @@ impl Value<Option<String>> for &str {
 pub trait Numeric {
     /// The type of an increment: the number itself, also for an `Option` field.
     type By: Serialize + 'static;
+
+    /// For an integer narrower than 64 bits: its name, the increment and the type's bounds,
+    /// which an `$inc` must not pass (the server would store a 64-bit number that the field
+    /// can no longer be read from). `None` for 64-bit integers (the server refuses an overflow
+    /// itself) and floats.
+    #[doc(hidden)]
+    fn range(_by: &Self::By) -> Option<(&'static str, i64, i64, i64)> {
+        None
+    }
 }
 
 /// Field types that may be missing from a document: `Option`s, which read back as `None`.
@@ -283,4 +302,23 @@ macro_rules! numeric {
         impl Numeric for Option<$t> { type By = $t; }
     )* };
 }
-numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
+numeric!(i64, f32, f64);
+
+/// Integers the server would widen past their type: their increments are guarded.
+macro_rules! narrow {
+    ($($t:ty),*) => { $(
+        impl Numeric for $t {
+            type By = $t;
+            fn range(by: &$t) -> Option<(&'static str, i64, i64, i64)> {
+                Some((stringify!($t), i64::from(*by), i64::from(<$t>::MIN), i64::from(<$t>::MAX)))
+            }
+        }
+        impl Numeric for Option<$t> {
+            type By = $t;
+            fn range(by: &$t) -> Option<(&'static str, i64, i64, i64)> {
+                <$t as Numeric>::range(by)
+            }
+        }
+    )* };
+}
+narrow!(i8, i16, i32, u8, u16, u32);

@@ -190,6 +190,25 @@ fn on_element(doc: Document) -> Document {
     doc
 }
 
+/// The filter of an update: written as one document (see [`merged`]) when the update writes
+/// through the positional operator (`referrers.$.count`), which some servers refuse to apply
+/// after a top-level `$and` ("did not find the match needed from the query"); as it is
+/// otherwise.
+pub(crate) fn filter_for_update(filter: Document, update: &Document) -> Document {
+    let positional = update.values().any(|v| {
+        v.as_document().is_some_and(|fields| {
+            fields
+                .keys()
+                .any(|p| p.split('.').any(|segment| segment == "$"))
+        })
+    });
+    if positional {
+        merged(filter)
+    } else {
+        filter
+    }
+}
+
 /// `doc` with its `$and` (at any depth of `$and`s) written as one document when no path, and
 /// no operator of a path, is there twice; `doc` as it was otherwise.
 fn merged(doc: Document) -> Document {

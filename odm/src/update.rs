@@ -151,28 +151,69 @@ impl<Root> Update<Root> {
     }
 }
 
-/// A bound an update must respect: room for `room` more elements in `path`.
+/// A bound an update must respect at `path`: the filter that holds when the update may go on.
 #[derive(Debug, Clone)]
 pub(crate) struct Guard {
     pub(crate) path: String,
-    pub(crate) max: u32,
-    /// How many elements the update adds (at most `max`).
-    pub(crate) room: u32,
-    /// For `$addToSet`: the element, which may already be there (then no room is needed).
-    pub(crate) element: Option<Bson>,
+    pub(crate) limit: Limit,
+}
+
+/// What a [`Guard`] requires.
+#[derive(Debug, Clone)]
+pub(crate) enum Limit {
+    /// Room for `room` more elements in a bounded array of `max`.
+    Room {
+        max: u32,
+        /// How many elements the update adds (at most `max`).
+        room: u32,
+        /// For `$addToSet`: the element, which may already be there (then no room is needed).
+        element: Option<Bson>,
+    },
+    /// An `$inc` of `by` on a field of type `ty` holding `min..=max`, which the server would
+    /// otherwise carry past the type (storing a 64-bit number that no longer decodes).
+    Range {
+        ty: &'static str,
+        by: i64,
+        min: i64,
+        max: i64,
+    },
 }
 
 impl Guard {
     /// The filter that holds when the update may proceed.
     pub(crate) fn filter(&self) -> Document {
-        // Room for `room` more: no element at index `max - room`.
-        let room = match self.max.checked_sub(self.room.max(1)) {
-            None => bson::doc! { "_id": { "$exists": false } },
-            Some(last) => bson::doc! { format!("{}.{last}", self.path): { "$exists": false } },
-        };
-        match &self.element {
-            Some(e) => bson::doc! { "$or": [room, { self.path.as_str(): { "$eq": e.clone() } }] },
-            None => room,
+        match &self.limit {
+            Limit::Room { max, room, element } => {
+                // Room for `room` more: no element at index `max - room`.
+                let room = match max.checked_sub((*room).max(1)) {
+                    None => bson::doc! { "_id": { "$exists": false } },
+                    Some(last) => {
+                        bson::doc! { format!("{}.{last}", self.path): { "$exists": false } }
+                    }
+                };
+                match element {
+                    Some(e) => {
+                        bson::doc! { "$or": [room, { self.path.as_str(): { "$eq": e.clone() } }] }
+                    }
+                    None => room,
+                }
+            }
+            // No stored value the increment would carry out of range (a missing field, which
+            // `$inc` sets to `by`, passes). Through an element path, the array's field: every
+            // element must have room, since the filter cannot name the one written.
+            Limit::Range { by, min, max, .. } => {
+                let path: Vec<&str> = self
+                    .path
+                    .split('.')
+                    .filter(|s| !s.starts_with('$'))
+                    .collect();
+                let path = path.join(".");
+                if *by > 0 {
+                    bson::doc! { path: { "$not": { "$gt": Bson::Int64(max - by) } } }
+                } else {
+                    bson::doc! { path: { "$not": { "$lt": Bson::Int64(min - by) } } }
+                }
+            }
         }
     }
 }
@@ -271,7 +312,15 @@ impl<Root, T, M> Field<Root, T, M> {
             || format!("update value for `{}`", self.path()),
             &mut error,
         );
-        Update::op("$inc", self, v, error)
+        let mut update = Update::op("$inc", self, v, error);
+        // A narrow integer: the filter keeps the result within the type.
+        if let Some((ty, by, min, max)) = T::range(&by).filter(|r| r.1 != 0) {
+            update.guards.push(Guard {
+                path: self.path().to_owned(),
+                limit: Limit::Range { ty, by, min, max },
+            });
+        }
+        update
     }
 }
 
@@ -311,9 +360,11 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
             };
             update.guards.push(Guard {
                 path: self.path().to_owned(),
-                max,
-                room: 1,
-                element,
+                limit: Limit::Room {
+                    max,
+                    room: 1,
+                    element,
+                },
             });
         }
         update

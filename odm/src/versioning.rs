@@ -10,8 +10,10 @@
 //!   stored version to be the loaded one: the filter names it, and a write that matches
 //!   nothing is told apart from a missing document by one `find` of the stored version:
 //!   [`Error::VersionConflict`] when it differs, nothing written. A replacement stores the
-//!   loaded version + 1 and `updated_at: now`, and keeps the loaded `created_at` (set to now
-//!   when it holds none: an upsert inserting).
+//!   loaded version + 1 and `updated_at: now`, and keeps the stored `created_at` whatever the
+//!   struct holds: the filter names the struct's, and when that is not the stored one the
+//!   write matches nothing, one `find` reads the stored one and the replacement is sent again
+//!   with it (now when nothing is stored: an upsert inserting).
 //! - A delete rule that nullifies or pulls a reference (`on_delete = "nullify"`, `"pull"`)
 //!   increments the holder's version and sets its `updated_at`: it changes a field the holder's
 //!   writers own, and a stale replacement of the holder must be a conflict, not a write that
@@ -105,22 +107,50 @@ pub(crate) fn stamp_insert<T: Model>(doc: &T, raw: &mut RawDocumentBuf) -> Resul
     })
 }
 
-/// A replacement of a loaded document: the filter requires the loaded version (returned, for
-/// the conflict check), the replacement stores the next one and `updated_at: now`, and
-/// `created_at: now` when the loaded document held none.
+/// What a replacement of a loaded document requires of the stored one (see [`stamp_replace`]).
+#[derive(Debug, Default)]
+pub(crate) struct Replacing {
+    /// The loaded version, which the filter names.
+    pub(crate) expected: Option<i64>,
+    /// The path of `created_at` and the value the filter names: the struct's (null when it
+    /// holds none), or the stored one on a second attempt.
+    pub(crate) created: Option<(&'static str, Bson)>,
+}
+
+/// A replacement of a loaded document: the filter requires the loaded version and the
+/// `created_at` the replacement keeps (returned, for the check of a write that missed), the
+/// replacement stores the next version, `updated_at: now`, and `created_at` as it is stored:
+/// `keep` when given (the stored value, read after a first attempt missed), else the struct's,
+/// and now when it holds none (an upsert inserting).
+///
+/// `created_at` cannot change: a struct whose `created_at` differs from the stored one misses,
+/// and [`check_missed_replace`] reads the stored value for a second attempt that keeps it.
 pub(crate) fn stamp_replace<T: Model>(
     doc: &T,
     filter: &mut Document,
     raw: &mut RawDocumentBuf,
-) -> Result<Option<i64>> {
+    keep: Option<Bson>,
+) -> Result<Replacing> {
     let stamps = doc.stamps();
     if stamps.is_none() {
-        return Ok(None);
+        return Ok(Replacing::default());
     }
     let expected = stamps.version.and(doc.document_version());
     if let (Some(path), Some(v)) = (stamps.version, expected) {
         filter.insert(path, Bson::Int64(v));
     }
+    let created = match stamps.created_at {
+        Some(at) => {
+            let given = keep.unwrap_or_else(|| match raw.get(at) {
+                Ok(Some(bson::RawBsonRef::DateTime(d))) => Bson::DateTime(d),
+                _ => Bson::Null,
+            });
+            // A date or null: never an operator.
+            filter.insert(at, given.clone());
+            Some((at, given))
+        }
+        None => None,
+    };
     let now = Bson::DateTime(bson::DateTime::now());
     rebuild::<T>(raw, |doc| {
         if let (Some(path), Some(v)) = (stamps.version, expected) {
@@ -129,13 +159,69 @@ pub(crate) fn stamp_replace<T: Model>(
         if let Some(at) = stamps.updated_at {
             put(doc, at, now.clone());
         }
-        if let Some(at) = stamps.created_at {
-            if matches!(doc.get(at), None | Some(Bson::Null)) {
-                put(doc, at, now.clone());
-            }
+        if let Some((at, given)) = &created {
+            let value = match given {
+                Bson::Null => now.clone(),
+                kept => kept.clone(),
+            };
+            put(doc, at, value);
         }
     })?;
-    Ok(expected)
+    Ok(Replacing { expected, created })
+}
+
+/// After a replacement that matched nothing: one `find` (by `_id`) of the stored version and
+/// `created_at`. [`Error::VersionConflict`] when the version is another; the stored
+/// `created_at` when it is not the one the filter named (the replacement is then sent again,
+/// keeping it); `None` when the document is gone or something else did not match. Nothing is
+/// sent for a model that keeps neither.
+pub(crate) async fn check_missed_replace<T: Model>(
+    odm: &Odm,
+    version: Option<&'static str>,
+    replacing: &Replacing,
+    id: &Bson,
+    session: Option<&mut ClientSession>,
+) -> Result<Option<Bson>> {
+    let version = version.zip(replacing.expected);
+    if version.is_none() && replacing.created.is_none() {
+        return Ok(None);
+    }
+    let mut projection = Document::new();
+    if let Some((path, _)) = version {
+        projection.insert(path, 1);
+    }
+    if let Some((at, _)) = &replacing.created {
+        projection.insert(*at, 1);
+    }
+    let coll = odm.raw_collection::<T>();
+    let action = coll
+        .find_one(crate::literal::eq("_id", id.clone()))
+        .projection(projection);
+    let stored = crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)?;
+    let Some(stored) = stored else {
+        return Ok(None);
+    };
+    if let Some((path, expected)) = version {
+        let found = stored_version::<T>(&stored, path, id)?;
+        if found != expected {
+            return Err(Error::VersionConflict {
+                collection: T::COLLECTION.to_owned(),
+                id: crate::error::show_id(Some(id)),
+                expected,
+                found,
+            });
+        }
+    }
+    if let Some((at, given)) = &replacing.created {
+        let kept = match stored.get(at) {
+            Ok(Some(bson::RawBsonRef::DateTime(d))) => Bson::DateTime(d),
+            _ => Bson::Null,
+        };
+        if kept != *given {
+            return Ok(Some(kept));
+        }
+    }
+    Ok(None)
 }
 
 /// An update: refused when it writes a kept field itself (a raw update: typed ones cannot),
@@ -279,22 +365,7 @@ pub(crate) async fn check_conflict_at<T: Model>(
     let Some(stored) = stored else {
         return Ok(());
     };
-    let found = match stored.get(path) {
-        Ok(Some(bson::RawBsonRef::Int64(v))) => v,
-        Ok(Some(bson::RawBsonRef::Int32(v))) => i64::from(v),
-        Ok(Some(bson::RawBsonRef::Double(v))) if v.fract() == 0.0 => v as i64,
-        other => {
-            return Err(Error::Decode {
-                collection: T::COLLECTION.to_owned(),
-                id: crate::error::show_id(Some(id)),
-                path: path.to_owned(),
-                message: format!(
-                    "the version is not an integer: {:?}",
-                    other.ok().flatten().and_then(|v| Bson::try_from(v).ok())
-                ),
-            })
-        }
-    };
+    let found = stored_version::<T>(&stored, path, id)?;
     if found == expected {
         return Ok(());
     }
@@ -304,4 +375,22 @@ pub(crate) async fn check_conflict_at<T: Model>(
         expected,
         found,
     })
+}
+
+/// The version stored at `path` of a document read back: a whole number, or a decode error.
+fn stored_version<T: Model>(stored: &bson::RawDocumentBuf, path: &str, id: &Bson) -> Result<i64> {
+    match stored.get(path) {
+        Ok(Some(bson::RawBsonRef::Int64(v))) => Ok(v),
+        Ok(Some(bson::RawBsonRef::Int32(v))) => Ok(i64::from(v)),
+        Ok(Some(bson::RawBsonRef::Double(v))) if v.fract() == 0.0 => Ok(v as i64),
+        other => Err(Error::Decode {
+            collection: T::COLLECTION.to_owned(),
+            id: crate::error::show_id(Some(id)),
+            path: path.to_owned(),
+            message: format!(
+                "the version is not an integer: {:?}",
+                other.ok().flatten().and_then(|v| Bson::try_from(v).ok())
+            ),
+        }),
+    }
 }

@@ -296,6 +296,12 @@ pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
             }
         }
 
+        impl<__Root, __W, __M, __S> ::std::convert::AsRef<::odm::__private::Field<__Root, __W, __M>> for #paths_ident<__Root, __W, __M, __S> {
+            fn as_ref(&self) -> &::odm::__private::Field<__Root, __W, __M> {
+                &self.field
+            }
+        }
+
         impl<__Root, __W, __M, __S> #paths_ident<__Root, __W, __M, __S> {
             #(#fns)*
         }

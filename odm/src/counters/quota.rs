@@ -49,9 +49,14 @@ impl<T, N, E> Clone for Quota<T, N, E> {
 }
 
 impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
-    /// The quota counted by the numeric field `remaining`, spent on the items of `given`.
-    pub fn new(remaining: Field<T, N>, given: Field<T, Vec<E>>) -> Self {
-        Quota { remaining, given }
+    /// The quota counted by the numeric field `remaining`, spent on the items of `given`: each
+    /// a field, or the typed paths of an embedded field (`Picks::picks()`), as the model's
+    /// accessors return them.
+    pub fn new(remaining: impl AsRef<Field<T, N>>, given: impl AsRef<Field<T, Vec<E>>>) -> Self {
+        Quota {
+            remaining: remaining.as_ref().clone(),
+            given: given.as_ref().clone(),
+        }
     }
 
     /// Spends one unit of the document `id` on `item`, unless none remains or `item` was

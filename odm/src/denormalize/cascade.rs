@@ -78,7 +78,8 @@ pub(crate) async fn cascade_update<T: Model>(
         }
     }
     let (result, values) = update_sources::<T>(odm, &filter, &update, &copies, many).await?;
-    cascade_then_converge(odm, T::COLLECTION, &copies, values).await?;
+    let follow = cascade_then_converge(odm, T::COLLECTION, &copies, values);
+    Box::pin(crate::trace::step!("cascade", T::COLLECTION, follow)).await?;
     Ok(result)
 }
 
@@ -202,7 +203,24 @@ async fn forget(odm: &Odm, gone: &[Bson], copies: &[CopyInfo]) -> Result<()> {
 ///
 /// Commands: one `find` when `after` is `None`; one `update` per copy; outside a session one
 /// `find` re-reading the source (more only when a concurrent update changed it).
+///
+/// Traced as the step `cascade` of the operation: the source's own write is not in it.
 pub(crate) async fn cascade_source_write(
+    odm: &Odm,
+    source: &'static str,
+    id: Bson,
+    after: Option<Document>,
+    copies: Vec<CopyInfo>,
+    session: Option<&mut ClientSession>,
+) -> Result<()> {
+    if copies.is_empty() {
+        return Ok(());
+    }
+    let follow = source_write_follow_ups(odm, source, id, after, copies, session);
+    Box::pin(crate::trace::step!("cascade", source, follow)).await
+}
+
+async fn source_write_follow_ups(
     odm: &Odm,
     source: &'static str,
     id: Bson,
@@ -210,9 +228,6 @@ pub(crate) async fn cascade_source_write(
     copies: Vec<CopyInfo>,
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    if copies.is_empty() {
-        return Ok(());
-    }
     super::transitive::refuse_cycles(&copies)?;
     let copies = if super::background::any(&copies) {
         super::background::record_after_write(odm, source, &id, &copies, session.as_deref_mut())
@@ -462,7 +477,8 @@ pub(super) async fn steps_with<T: Model>(
         }
     };
     if cascade {
-        cascade_values(odm, &values, copies, session).await?;
+        let follow = cascade_values(odm, &values, copies, session);
+        Box::pin(crate::trace::step!("cascade", T::COLLECTION, follow)).await?;
     }
     Ok((result, values))
 }

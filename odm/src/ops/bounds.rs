@@ -3,7 +3,7 @@
 
 use bson::{Bson, Document};
 
-use crate::update::Guard;
+use crate::update::{Guard, Limit};
 use crate::{Error, Model, Result};
 
 /// The guards `update` needs on `T`'s bounded arrays: `typed` (those of typed pushes) and one
@@ -33,9 +33,11 @@ pub(crate) fn guards_for<T: Model>(update: &Document, typed: &[Guard]) -> Result
                     if !guards.iter().any(|g| g.path == path) {
                         guards.push(Guard {
                             path: path.to_owned(),
-                            max,
-                            room: 1,
-                            element: (op == "$addToSet").then(|| element.clone()),
+                            limit: Limit::Room {
+                                max,
+                                room: 1,
+                                element: (op == "$addToSet").then(|| element.clone()),
+                            },
                         });
                     }
                     continue;
@@ -56,9 +58,11 @@ pub(crate) fn guards_for<T: Model>(update: &Document, typed: &[Guard]) -> Result
             if n > 0 {
                 guards.push(Guard {
                     path: path.to_owned(),
-                    max,
-                    room: n as u32,
-                    element: None,
+                    limit: Limit::Room {
+                        max,
+                        room: n as u32,
+                        element: None,
+                    },
                 });
             }
         }

@@ -609,7 +609,10 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         crate::versioning::stamp_update::<T>(&mut update, options.upsert == Some(true))?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
-        let guarded = super::write::guards::guarded(base.clone(), &guards);
+        let guarded = crate::positional::filter_for_update(
+            super::write::guards::guarded(base.clone(), &guards),
+            &update,
+        );
         // A background copy's intent commits with the write: both in one transaction of their
         // own (in the caller's session, its transaction holds both).
         let background = !in_session && crate::denormalize::background::any(&touched);
@@ -664,7 +667,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
                     touched,
                     session.as_deref_mut(),
                 );
-                crate::trace::step!("cascade", T::COLLECTION, cascade).await?;
+                cascade.await?;
             }
             Some(_) => {}
         }

@@ -223,7 +223,7 @@ pub(crate) mod guards {
     use bson::{doc, Document};
     use mongodb::ClientSession;
 
-    use crate::update::Guard;
+    use crate::update::{Guard, Limit};
     use crate::{Error, Model, Odm, Result};
 
     /// `filter` with every guard added.
@@ -247,8 +247,9 @@ pub(crate) mod guards {
         crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)
     }
 
-    /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard.
-    /// One `aggregate` (a count) per guard; nothing when there are no guards.
+    /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard,
+    /// `Overflow` when an increment would carry one past its field's type. One `aggregate` (a
+    /// count) per guard; nothing when there are no guards.
     pub(crate) async fn refuse_full<T: Model>(
         odm: &Odm,
         filter: &Document,
@@ -262,16 +263,31 @@ pub(crate) mod guards {
             let n = crate::ops::send!(action, session.as_deref_mut())
                 .map_err(Odm::driver_error::<T>)?;
             if n > 0 {
-                return Err(Error::BoundExceeded {
-                    collection: T::COLLECTION.to_owned(),
-                    path: g.path.clone(),
-                    max: g.max,
-                    documents: n,
-                    detail: "nothing was written".to_owned(),
-                });
+                return Err(refused::<T>(g, n, "nothing was written".to_owned()));
             }
         }
         Ok(())
+    }
+
+    /// The error of `documents` refused by `guard`.
+    pub(crate) fn refused<T: Model>(guard: &Guard, documents: u64, detail: String) -> Error {
+        match &guard.limit {
+            Limit::Room { max, .. } => Error::BoundExceeded {
+                collection: T::COLLECTION.to_owned(),
+                path: guard.path.clone(),
+                max: *max,
+                documents,
+                detail,
+            },
+            Limit::Range { ty, by, .. } => Error::Overflow {
+                collection: T::COLLECTION.to_owned(),
+                path: guard.path.clone(),
+                ty: (*ty).to_owned(),
+                by: *by,
+                documents,
+                detail,
+            },
+        }
     }
 }
 
@@ -670,7 +686,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                 T::COLLECTION
             )));
         }
-        let filter = guards::guarded(base.clone(), &guards);
+        let filter =
+            crate::positional::filter_for_update(guards::guarded(base.clone(), &guards), &update);
         let mut with_room = None;
         if self.many && !guards.is_empty() {
             // Count the documents with room, then refuse the whole update, before writing, if
@@ -702,7 +719,9 @@ impl<'a, T: Model> UpdateOp<'a, T> {
                 self.mode,
                 session.as_deref_mut(),
             );
-            Box::pin(crate::trace::step!("cascade", T::COLLECTION, cascade)).await
+            // The copies' writes are the step `cascade`, traced inside: the source's own
+            // write belongs to the operation.
+            Box::pin(cascade).await
         } else {
             let coll = self.odm.raw_collection::<T>();
             // No options unless they say something: the statement is then the driver's own.
@@ -748,15 +767,14 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         }
         let short = with_room
             .filter(|n| result.matched_count < *n)
-            .map(|n| Error::BoundExceeded {
-                collection: T::COLLECTION.to_owned(),
-                path: guards.iter().map(|g| g.path.as_str()).collect::<Vec<_>>().join(", "),
-                max: guards[0].max,
-                documents: n - result.matched_count,
-                detail: format!(
-                    "{} document(s) were updated; the others filled up (or stopped matching) between the count and the update",
+            .map(|n| {
+                let mut guard = guards[0].clone();
+                guard.path = guards.iter().map(|g| g.path.as_str()).collect::<Vec<_>>().join(", ");
+                let detail = format!(
+                    "{} document(s) were updated; the others changed (or stopped matching) between the count and the update",
                     result.matched_count
-                ),
+                );
+                guards::refused::<T>(&guard, n - result.matched_count, detail)
             });
         Ok((result, taken, short))
     }
@@ -777,6 +795,10 @@ into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modif
 /// When other models copy from this one, the replacement is one `findAndModify` returning the
 /// copied fields as they were, followed by one `update` per copy whose fields changed (and, outside
 /// a session, one `find` re-reading this document).
+///
+/// A model with `#[odm(created_at)]` keeps the stored value: when the struct holds another,
+/// the replacement matches nothing, one `find` reads the stored value, and the replacement is
+/// sent again with it (see [`crate::versioning`]).
 #[must_use = "the replace runs when awaited"]
 #[derive(Debug)]
 pub struct Replace<'a, T> {
@@ -820,11 +842,24 @@ impl<'a, T: Model> Replace<'a, T> {
                     upsert,
                     session: Some(session),
                 };
-                Box::pin(attempt.write())
+                Box::pin(attempt.write_keeping_created_at())
             });
             return Box::pin(run).await;
         }
-        self.write().await
+        self.write_keeping_created_at().await
+    }
+
+    /// The replacement; when it missed because the struct's `created_at` is not the stored
+    /// one, once more with the stored one (which a replacement never changes).
+    async fn write_keeping_created_at(mut self) -> Result<UpdateResult> {
+        let mut keep = None;
+        loop {
+            // A second attempt (with `keep`) never asks for a third.
+            match self.write(keep.take()).await? {
+                Written::Done(result) => return Ok(result),
+                Written::Again(kept) => keep = Some(kept),
+            }
+        }
     }
 
     /// Whether a replacement changes latest-N arrays and nothing else the ODM maintains (this
@@ -844,7 +879,8 @@ impl<'a, T: Model> Replace<'a, T> {
         odm.supports_transactions().await
     }
 
-    async fn write(self) -> Result<UpdateResult> {
+    async fn write(&mut self, keep: Option<Bson>) -> Result<Written> {
+        let first = keep.is_none();
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
@@ -855,7 +891,7 @@ impl<'a, T: Model> Replace<'a, T> {
             crate::shard::pin_key(&mut filter, &raw, &key);
         }
         // A versioned document is written only over the version it was loaded at.
-        let expected = crate::versioning::stamp_replace(self.doc, &mut filter, &mut raw)?;
+        let replacing = crate::versioning::stamp_replace(self.doc, &mut filter, &mut raw, keep)?;
         // A tree's node keeps its place: the replacement's parent and ancestors must be the
         // stored ones.
         let tree = match T::TREE {
@@ -865,7 +901,7 @@ impl<'a, T: Model> Replace<'a, T> {
             }
             None => None,
         };
-        let mut session = self.session;
+        let mut session = self.session.as_deref_mut();
         let in_session = session.is_some();
         let encode_error = |e: bson::error::Error| Error::Encode {
             collection: T::COLLECTION.to_owned(),
@@ -921,19 +957,22 @@ impl<'a, T: Model> Replace<'a, T> {
                 copies_from,
                 session.as_deref_mut(),
             );
-            crate::trace::step!("cascade", T::COLLECTION, cascade).await
+            Box::pin(cascade).await
         };
-        let conflict = expected.filter(|_| crate::versioning::missed(&written, self.upsert));
-        if let Some(v) = conflict {
-            let path = self.doc.stamps().version;
-            crate::versioning::check_conflict_at::<T>(
+        if crate::versioning::missed(&written, self.upsert) {
+            let kept = crate::versioning::check_missed_replace::<T>(
                 self.odm,
-                path,
+                self.doc.stamps().version,
+                &replacing,
                 &id,
-                v,
                 session.as_deref_mut(),
             )
             .await?;
+            // A second attempt that misses (another program changed `created_at` in between)
+            // matched nothing, as any replacement of a changed document.
+            if let (Some(kept), true) = (kept, first) {
+                return Ok(Written::Again(kept));
+            }
         }
         let result = written?;
         if let (Some((tree, given)), 0) = (&tree, result.matched_count) {
@@ -957,8 +996,15 @@ impl<'a, T: Model> Replace<'a, T> {
         if !in_session {
             taken.settle(self.odm).await?;
         }
-        Ok(result)
+        Ok(Written::Done(result))
     }
+}
+
+/// What one attempt of a replacement did.
+enum Written {
+    Done(UpdateResult),
+    /// Nothing: the struct's `created_at` is not the stored one, which it returns.
+    Again(Bson),
 }
 
 into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.modified_count));

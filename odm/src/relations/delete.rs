@@ -231,6 +231,9 @@ struct Plan {
     deletes: Vec<(String, Vec<Bson>)>,
     /// The documents pull and nullify rules update, and how.
     updates: Vec<(Matching, Change)>,
+    /// Which of `updates` take out summaries copied from the deleted documents: sent again
+    /// once the delete is visible to other writers (see [`Resend`]).
+    summaries: Vec<usize>,
     /// Cascades into collections nothing references: deleted by filter, without reading their
     /// ids (a host's squillions of log messages).
     filter_deletes: Vec<Matching>,
@@ -440,6 +443,7 @@ fn plan_level<'a>(
                 crate::denormalize::CopyKind::Summary {
                     array: true, id, ..
                 } => {
+                    plan.summaries.push(plan.updates.len());
                     plan.updates.push((
                         Matching {
                             collection: copy.dependent.to_owned(),
@@ -472,6 +476,7 @@ fn plan_level<'a>(
                         stamps: crate::schema::Stamps::NONE,
                     };
                     if *optional {
+                        plan.summaries.push(plan.updates.len());
                         plan.updates.push((
                             holders,
                             Change::Fixed(doc! { "$set": { copy.path.as_str(): Bson::Null } }),
@@ -604,19 +609,63 @@ fn plan_level<'a>(
     })
 }
 
-/// The plan's writes, each sent per [chunk](crate::batch) of the ids it names.
-async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>) -> Result<u64> {
-    for (holders, change) in plan.updates {
-        let coll = odm.database().collection::<Document>(&holders.collection);
-        let chunks = holders.chunks(&holders.ids, change.budget());
-        for chunk in chunks {
-            let filter = holders.filter(chunk.clone());
-            let target = crate::error::show_filter(&filter);
-            let mut update = change.update(&chunk);
-            crate::versioning::stamp_follow_up(&mut update, holders.stamps);
-            let action = coll.update_many(filter, update);
-            crate::ops::send!(action, session.as_deref_mut())
-                .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
+/// Summaries of deleted documents, taken out again once the delete is visible to every other
+/// writer (after the ODM's transaction commits, or after the deletes without one).
+///
+/// An insert copying a source reads it, writes, then re-reads it (see
+/// [`crate::denormalize`]'s `settle`) and takes out its summary when the source is gone. A
+/// delete in a transaction pulls from the snapshot it read, which cannot hold a document
+/// inserted meanwhile; without a transaction the pull comes before the delete. Either way an
+/// insert whose re-read still saw the source, because the delete was not yet visible, lands
+/// before this second pass, which then finds it: between the two, no summary of a deleted
+/// source outlives the delete.
+#[must_use = "send the summaries' updates again once the delete is visible"]
+struct Resend(Vec<(Matching, Change)>);
+
+impl Resend {
+    /// One `update` per collection holding summaries of the deleted documents (per chunk of
+    /// ids); nothing when they have none.
+    async fn send(self, odm: &Odm) -> Result<()> {
+        for (holders, change) in self.0 {
+            write_update(odm, &holders, &change, None).await?;
+        }
+        Ok(())
+    }
+}
+
+/// One `update_many` per [chunk](crate::batch) of `holders`' ids, applying `change`.
+async fn write_update(
+    odm: &Odm,
+    holders: &Matching,
+    change: &Change,
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let coll = odm.database().collection::<Document>(&holders.collection);
+    for chunk in holders.chunks(&holders.ids, change.budget()) {
+        let filter = holders.filter(chunk.clone());
+        let target = crate::error::show_filter(&filter);
+        let mut update = change.update(&chunk);
+        crate::versioning::stamp_follow_up(&mut update, holders.stamps);
+        let action = coll.update_many(filter, update);
+        crate::ops::send!(action, session.as_deref_mut())
+            .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
+    }
+    Ok(())
+}
+
+/// The plan's writes, each sent per [chunk](crate::batch) of the ids it names; returns the
+/// number of documents deleted from the root collection and the summaries' updates to send
+/// again once the delete is visible.
+async fn execute(
+    odm: &Odm,
+    plan: Plan,
+    mut session: Option<&mut ClientSession>,
+) -> Result<(u64, Resend)> {
+    let mut again = Vec::new();
+    for (i, (holders, change)) in plan.updates.into_iter().enumerate() {
+        write_update(odm, &holders, &change, session.as_deref_mut()).await?;
+        if plan.summaries.contains(&i) {
+            again.push((holders, change));
         }
     }
     for holders in plan.filter_deletes {
@@ -647,7 +696,7 @@ async fn execute(odm: &Odm, plan: Plan, mut session: Option<&mut ClientSession>)
     for (copy, parents) in plan.latest {
         crate::denormalize::refresh_latest(odm, &copy, parents, session.as_deref_mut()).await?;
     }
-    Ok(root_deleted)
+    Ok((root_deleted, Resend(again)))
 }
 
 /// Deletes what `filter` matches in `collection` (one document unless `many`), applying the
@@ -672,10 +721,12 @@ pub(crate) async fn delete_with_rules(
     many: bool,
     session: Option<&mut ClientSession>,
 ) -> Result<u64> {
-    match session {
+    let (deleted, again) = match session {
+        // The caller commits: what the delete pulled is all it can do (see the consistency
+        // chapter: an insert outside that transaction may keep a summary until the sweep).
         Some(s) => {
             let plan = delete_in(odm, collection, filter, many, Some(&mut *s)).await?;
-            execute(odm, plan, Some(s)).await
+            return Ok(execute(odm, plan, Some(s)).await?.0);
         }
         None if odm.supports_transactions().await? => {
             let outcome = crate::retry::in_transaction(
@@ -698,16 +749,18 @@ pub(crate) async fn delete_with_rules(
                     // without a transaction, in the order that never leaves a reference
                     // dangling (see the module's documentation).
                     let plan = delete_in(odm, collection, filter, many, None).await?;
-                    execute(odm, plan, None).await
+                    execute(odm, plan, None).await?
                 }
-                other => other,
+                other => other?,
             }
         }
         None => {
             let plan = delete_in(odm, collection, filter, many, None).await?;
-            execute(odm, plan, None).await
+            execute(odm, plan, None).await?
         }
-    }
+    };
+    again.send(odm).await?;
+    Ok(deleted)
 }
 
 /// The plan and its commands in the ODM's own transaction `s`; a plan too large for one
@@ -718,7 +771,7 @@ async fn plan_and_execute(
     filter: Document,
     many: bool,
     s: &mut ClientSession,
-) -> Result<u64> {
+) -> Result<(u64, Resend)> {
     let plan = delete_in(odm, collection, filter, many, Some(&mut *s))
         .await?
         .fits_one_transaction()?;

@@ -132,7 +132,8 @@ pub(crate) async fn update_and_record<T: Model>(
     )
     .await?;
     if !inside && !now.is_empty() {
-        cascade_then_converge(odm, T::COLLECTION, &now, values).await?;
+        let follow = cascade_then_converge(odm, T::COLLECTION, &now, values);
+        Box::pin(crate::trace::step!("cascade", T::COLLECTION, follow)).await?;
     }
     Ok(result)
 }
