@@ -1012,7 +1012,9 @@ into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.m
 /// Builder returned by [`Odm::delete_one`] and [`Odm::delete_many`]; resolves to the number of
 /// documents deleted. Sends one `delete` when nothing references the model and nothing keeps a
 /// summary of it; otherwise the delete rules' plan (see [`crate::relations`]), each of its
-/// commands once per [chunk](crate::batch) of the ids it names. A plan naming more than 16 MiB
+/// commands once per [chunk](crate::batch) of the ids it names, and, outside a caller's
+/// session, the pull of the deleted documents' summaries once more after the delete is visible
+/// (so that an insert copying them while they were deleted keeps no summary of them). A plan naming more than 16 MiB
 /// of ids does not run in a transaction the ODM opens: the transaction is abandoned
 /// (`abortTransaction`) and the plan is read and run again without one, in batches. A tree's
 /// nodes are deleted by the tree's rule, with these rules after it: see [`crate::tree`].

@@ -710,7 +710,9 @@ async fn execute(
 /// cascade into an unreferenced collection, and one `delete` per other collection; for sources
 /// of latest-N arrays, one `find` of their parents before and, after the deletes, one
 /// `aggregate` recomputing those parents' arrays and one `update` per parent; plus
-/// `hello` once per `Odm` and the transaction's `commitTransaction` when the ODM opened one.
+/// `hello` once per `Odm` and the transaction's `commitTransaction` when the ODM opened one;
+/// outside a caller's session, once the delete is visible (after the commit), the `update`
+/// of each collection holding summaries of the deleted documents again (see [`Resend`]).
 /// Every command naming ids is sent once per [chunk](crate::batch) of them. A plan naming more
 /// than 16 MiB of ids, or one the server finds too large for a transaction, is abandoned with
 /// `abortTransaction` (nothing written) and planned and run again without a transaction.
