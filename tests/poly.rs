@@ -360,7 +360,11 @@ async fn references_get_indexes_on_their_dbref_fields() -> odm::Result<()> {
         names.contains(&"subject.$ref_1_subject.$id_1".to_owned()),
         "{names:?}"
     );
-    assert!(names.contains(&"mentions_1".to_owned()), "{names:?}");
+    // An array of DBRefs by the same two fields: its elements' fields come in any order.
+    assert!(
+        names.contains(&"mentions.$ref_1_mentions.$id_1".to_owned()),
+        "{names:?}"
+    );
     let names: Vec<String> = listed_indexes(&db, "shelves")
         .await
         .iter()
@@ -370,7 +374,10 @@ async fn references_get_indexes_on_their_dbref_fields() -> odm::Result<()> {
         names.contains(&"favourite.$ref_1_favourite.$id_1".to_owned()),
         "{names:?}"
     );
-    assert!(names.contains(&"books_1".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"books.$ref_1_books.$id_1".to_owned()),
+        "{names:?}"
+    );
     Ok(())
 }
 
@@ -609,6 +616,117 @@ async fn a_delete_rule_leaves_a_dbref_to_another_database() -> odm::Result<()> {
         stored(&db, "notes").await.len(),
         1,
         "the note about archive's book 1 was deleted with this database's book 1"
+    );
+    Ok(())
+}
+
+/// Elements of arrays of DBRefs written by other tools: `$id` before `$ref`, extra fields, a
+/// `$db` naming this database, next to odm's own form and to elements that must not match
+/// (another collection, another database, the same id under another `$ref`, a value that is
+/// not a document). `refers_to` counts them, populate reads them, and the `pull` rules of a
+/// polymorphic array and of a plain reference stored as DBRefs remove exactly them.
+#[tokio::test]
+async fn dbrefs_in_arrays_match_in_any_field_order_and_with_extra_fields() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    library(&db).await?;
+    let odm = db.odm();
+    let name = db.name().to_owned();
+    raw_insert(
+        &db,
+        "feed",
+        doc! { "_id": 91, "verb": "reviewed", "subject": { "$ref": "books", "$id": 2 },
+        "mentions": [
+            { "$id": 1, "$ref": "users" },
+            { "$ref": "users", "$id": 1, "source": "import" },
+            { "$ref": "users", "$id": 1, "$db": name.clone() },
+            { "$ref": "users", "$id": 2 },
+            { "$ref": "books", "$id": 1 },
+            { "$id": 1, "$ref": "authors", "source": "import" },
+        ], "via": null },
+    )
+    .await;
+    // Matched by two different elements only: user 2's `$ref` with book 1's `$id`.
+    raw_insert(
+        &db,
+        "feed",
+        doc! { "_id": 92, "verb": "read", "subject": { "$ref": "books", "$id": 2 },
+        "mentions": [{ "$id": 2, "$ref": "users" }, { "$ref": "books", "$id": 1 }], "via": null },
+    )
+    .await;
+    // Another database's user 1 is not this database's.
+    raw_insert(
+        &db,
+        "feed",
+        doc! { "_id": 93, "verb": "read", "subject": { "$ref": "books", "$id": 2 },
+        "mentions": [{ "$ref": "users", "$id": 1, "$db": "archive" }], "via": null },
+    )
+    .await;
+    let count = |s: Subject| odm.count(FeedEntry::mentions().refers_to(&s));
+    assert_eq!(
+        count(Subject::User(Ref::new(1))).await?,
+        2,
+        "91 and 93 (any database)"
+    );
+    assert_eq!(count(Subject::Author(Ref::new(1))).await?, 1, "91");
+    assert_eq!(count(Subject::User(Ref::new(2))).await?, 2, "91 and 92");
+    assert_eq!(count(Subject::Author(Ref::new(2))).await?, 0);
+    assert_eq!(count(Subject::User(Ref::new(7))).await?, 0);
+    let filter = FeedEntry::mentions().refers_to(&Subject::Book(Ref::new(2)));
+    assert_eq!(odm.count(filter).await?, 0, "no element is book 2");
+
+    // Populate reads every form.
+    let mut entry = odm
+        .get::<FeedEntry>(91)
+        .populate(FeedEntry::mentions())
+        .await?
+        .expect("stored");
+    let users = entry
+        .mentions
+        .iter_mut()
+        .filter(|m| matches!(m, Subject::User(u) if u.loaded().is_ok()))
+        .count();
+    assert_eq!(users, 4);
+
+    // Deleting user 1 pulls its three forms from 91 (this database's), and nothing else.
+    odm.delete_one(User::id_field().eq(1)).await?;
+    let left = stored_one(&db, "feed", 91).await.expect("91 stays");
+    assert_eq!(
+        left.get_array("mentions").unwrap(),
+        &vec![
+            Bson::Document(doc! { "$ref": "users", "$id": 2 }),
+            Bson::Document(doc! { "$ref": "books", "$id": 1 }),
+            Bson::Document(doc! { "$id": 1, "$ref": "authors", "source": "import" }),
+        ]
+    );
+    let other_db = stored_one(&db, "feed", 93).await.expect("93 stays");
+    assert_eq!(
+        other_db.get_array("mentions").unwrap().len(),
+        1,
+        "another database's user"
+    );
+    let two = stored_one(&db, "feed", 92).await.expect("92 stays");
+    assert_eq!(two.get_array("mentions").unwrap().len(), 2);
+
+    // A plain reference stored as DBRefs: the same for its `pull` rule.
+    raw_insert(
+        &db,
+        "shelves",
+        doc! { "_id": "s", "favourite": null, "books": [
+            { "$id": 2, "$ref": "books", "shelved_by": "import" },
+            { "$ref": "books", "$id": 1 },
+            "not a reference",
+        ] },
+    )
+    .await;
+    assert_eq!(odm.count(Shelf::books().refers_to(2)).await?, 1);
+    odm.delete_one(Book::id_field().eq(2)).await?;
+    let shelf = stored_one(&db, "shelves", "s").await.expect("the shelf");
+    assert_eq!(
+        shelf.get_array("books").unwrap(),
+        &vec![
+            Bson::Document(doc! { "$ref": "books", "$id": 1 }),
+            Bson::String("not a reference".into()),
+        ]
     );
     Ok(())
 }

@@ -26,9 +26,10 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
         if let (Some(_), None, false, false) = (&f.reference, &f.index, f.is_id(), covered) {
             let stored = &f.stored;
             let asc = quote!(::odm::__private::IndexKey::Asc);
-            // One DBRef is found by its fields, an element of an array of them by its value.
+            // A DBRef, alone or in an array, is found by its fields (`$ref` and `$id`, in any
+            // order in the stored element).
             let dbref = f.is_poly() || f.dbref.is_some();
-            let spec = if dbref && !matches!(f.shape, Shape::Vec(_)) {
+            let spec = if dbref {
                 let (r, id) = (format!("{stored}.$ref"), format!("{stored}.$id"));
                 quote!(::odm::__private::IndexSpec::on(#r, #asc).then(#id, #asc))
             } else {

@@ -454,17 +454,97 @@ impl<T: Model> crate::path::Value<Vec<Stored<Ref<T>>>> for Vec<Ref<T>> {
 }
 
 /// The filter that finds the documents whose DBRef at `path` (to `collection`) names `id`:
-/// `{path.$ref, path.$id}` for one reference, the whole DBRef for an element of an array.
+/// `{path.$ref, path.$id}` for one reference; for an array, an element that is such a DBRef
+/// (see [`array_holds`]). Either way the DBRef's fields may come in any order, with others.
 pub(crate) fn refers_to_filter(path: &str, many: bool, collection: &str, id: Bson) -> Document {
     if many {
-        return crate::literal::eq(
-            path,
-            Bson::Document(bson::doc! { "$ref": collection, "$id": id }),
-        );
+        return array_holds(path, collection, vec![id], None);
     }
     let mut d = crate::literal::eq(&format!("{path}.$ref"), collection.into());
     d.extend(crate::literal::eq(&format!("{path}.$id"), id));
     d
+}
+
+/// The aggregation expression that holds when `$$e` is a DBRef to `collection` naming one of
+/// `ids` (and, with `database`, whose `$db` is absent or names it), whatever the order of its
+/// fields and whatever other fields it has; false for an element that is not a document.
+/// Every value goes through `$literal`: an id such as `"$x"` is a value, not a field path.
+pub(crate) fn element_is(collection: &str, ids: Vec<Bson>, database: Option<&str>) -> Document {
+    let get = |f: &str| bson::doc! { "$getField": { "field": { "$literal": f }, "input": "$$e" } };
+    let mut all = vec![
+        Bson::Document(bson::doc! { "$eq": [get("$ref"), { "$literal": collection }] }),
+        Bson::Document(bson::doc! { "$in": [get("$id"), { "$literal": ids }] }),
+    ];
+    if let Some(db) = database {
+        all.push(Bson::Document(bson::doc! {
+            "$in": [{ "$ifNull": [get("$db"), null] }, { "$literal": [null, db] }]
+        }));
+    }
+    bson::doc! { "$cond": [{ "$eq": [{ "$type": "$$e" }, "object"] }, { "$and": all }, false] }
+}
+
+/// The documents whose array of DBRefs at `path` holds an element naming one of `ids` in
+/// `collection` ([`element_is`]): the dotted fields first (`{path.$ref, path.$id: {$in}}`,
+/// which the index on them serves but which two different elements could meet together),
+/// then `$expr` testing each element whole. MongoDB compares an element with a document field
+/// by field in order, so an equality with the DBRef odm writes would miss one written by
+/// another tool with `$id` first or with more fields; and `$elemMatch: {$ref: ..}` is refused
+/// by some servers as an unknown operator.
+pub(crate) fn array_holds(
+    path: &str,
+    collection: &str,
+    ids: Vec<Bson>,
+    database: Option<&str>,
+) -> Document {
+    let mut d = crate::literal::eq(&format!("{path}.$ref"), collection.into());
+    d.extend(crate::literal::is_in(&format!("{path}.$id"), ids.clone()));
+    let field = format!("${path}");
+    let items = bson::doc! { "$cond": [{ "$isArray": field.as_str() }, field.as_str(), []] };
+    d.insert(
+        "$expr",
+        bson::doc! { "$anyElementTrue": [{ "$map": {
+            "input": items,
+            "as": "e",
+            "in": element_is(collection, ids, database),
+        } }] },
+    );
+    d
+}
+
+/// The pipeline update that removes from the array at `path` every element naming one of
+/// `ids` in `collection` ([`element_is`]), whatever its fields' order: a `$pull` cannot name
+/// `$ref` in its condition (an unknown top-level operator on MongoDB), and a `$pullAll` of the
+/// DBRef odm writes would miss the others. `stamps` adds the holder's version and `updated_at`.
+pub(crate) fn pull_pipeline(
+    path: &str,
+    collection: &str,
+    ids: Vec<Bson>,
+    database: Option<&str>,
+    stamps: crate::schema::Stamps,
+) -> Vec<Document> {
+    let field = format!("${path}");
+    let mut set = Document::new();
+    set.insert(
+        path,
+        bson::doc! { "$filter": {
+            "input": field.as_str(),
+            "as": "e",
+            "cond": { "$not": [element_is(collection, ids, database)] },
+        } },
+    );
+    if let Some(v) = stamps.version {
+        set.insert(
+            v,
+            bson::doc! { "$add": [{ "$ifNull": [format!("${v}"), 0] }, { "$literal": 1_i64 }] },
+        );
+    }
+    if let Some(at) = stamps.updated_at {
+        set.insert(
+            at,
+            bson::doc! { "$literal": Bson::DateTime(bson::DateTime::now()) },
+        );
+    }
+    vec![bson::doc! { "$set": set }]
 }
 
 #[cfg(test)]

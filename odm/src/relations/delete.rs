@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use bson::{doc, Bson, Document};
-use mongodb::options::FindOptions;
+use mongodb::options::{FindOptions, UpdateModifications};
 use mongodb::ClientSession;
 
 use super::{references_to, OnDelete, RefKind};
@@ -76,8 +76,23 @@ enum Change {
 }
 
 impl Change {
-    fn update(&self, ids: &[Bson]) -> Document {
-        match self {
+    /// The update of `ids`, with the holders' `stamps`.
+    fn update(&self, ids: &[Bson], stamps: crate::schema::Stamps) -> UpdateModifications {
+        let mut update = match self {
+            // DBRefs whatever their fields' order: a pipeline testing each element.
+            Change::Pull {
+                path,
+                dbref: Some((target, db)),
+                ..
+            } => {
+                return UpdateModifications::Pipeline(crate::reference::dbref::pull_pipeline(
+                    path,
+                    target,
+                    ids.to_vec(),
+                    Some(db),
+                    stamps,
+                ))
+            }
             Change::Pull {
                 path,
                 field: None,
@@ -85,16 +100,13 @@ impl Change {
             } => crate::literal::pull_all(path, ids.to_vec()),
             Change::Pull {
                 path,
-                dbref: Some((target, db)),
-                ..
-            } => crate::literal::pull_all(path, dbrefs(target, ids, Some(db))),
-            Change::Pull {
-                path,
                 field: Some(f),
                 ..
             } => doc! { "$pull": { path.as_str(): crate::literal::is_in(f, ids.to_vec()) } },
             Change::Fixed(update) => update.clone(),
-        }
+        };
+        crate::versioning::stamp_follow_up(&mut update, stamps);
+        UpdateModifications::Document(update)
     }
 
     /// The id budget of one statement: halved when the update repeats the filter's ids.
@@ -123,19 +135,6 @@ struct Matching {
     stamps: crate::schema::Stamps,
 }
 
-/// The DBRefs of `ids` as this database's documents store them: `{$ref: target, $id: id}`,
-/// and with `database` given, `{$ref, $id, $db: database}` too.
-fn dbrefs(target: &str, ids: &[Bson], database: Option<&str>) -> Vec<Bson> {
-    let plain = ids
-        .iter()
-        .map(|id| Bson::Document(doc! { "$ref": target, "$id": id.clone() }));
-    let named = database.into_iter().flat_map(|db| {
-        ids.iter()
-            .map(move |id| Bson::Document(doc! { "$ref": target, "$id": id.clone(), "$db": db }))
-    });
-    plain.chain(named).collect()
-}
-
 impl Matching {
     fn filter(&self, chunk: Vec<Bson>) -> Document {
         let filter = self.key_filter(chunk);
@@ -160,49 +159,25 @@ impl Matching {
                 ));
                 d
             }
-            // An array of DBRefs: an element equal to one of them, with or without this
-            // database's name (two conditions on the dotted fields could be met by two
-            // different elements).
+            // An array of DBRefs: an element that is one of them, in any field order and with
+            // any other fields, without a `$db` or naming this database (two conditions on
+            // the dotted fields alone could be met by two different elements).
             Some((target, true, ref db)) => {
-                crate::literal::is_in(&self.key, dbrefs(target, &chunk, Some(db)))
+                crate::reference::dbref::array_holds(&self.key, target, chunk, Some(db))
             }
         }
     }
 
-    /// `ids` in chunks whose filter (and a `$pullAll` repeating them) stays within `bytes`: a
-    /// DBRef repeats the collection's name with each id, so the chunks are measured on the
-    /// DBRefs as sent.
+    /// `ids` in chunks whose filter (and an update repeating them) stays within `bytes`. A
+    /// reference stored as a DBRef names its ids more than once: an array's filter twice (the
+    /// dotted `$id` and the test of each element) and its pull once more, a single one's filter
+    /// once with the collection's name beside it: a third of the budget each.
     fn chunks(&self, ids: &[Bson], bytes: usize) -> Vec<Vec<Bson>> {
-        let Some((target, _, db)) = &self.dbref else {
-            return crate::batch::chunks_within(ids.to_vec(), bytes, crate::batch::MAX_IDS);
+        let bytes = match self.dbref {
+            Some(_) => bytes / 3,
+            None => bytes,
         };
-        // Measured with the longer form, `$db` included, which the filter sends too: half the
-        // budget each.
-        crate::batch::chunks_within(
-            dbrefs(target, ids, None)
-                .into_iter()
-                .map(|r| match r {
-                    Bson::Document(mut d) => {
-                        d.insert("$db", db.clone());
-                        Bson::Document(d)
-                    }
-                    other => other,
-                })
-                .collect(),
-            bytes / 2,
-            crate::batch::MAX_IDS,
-        )
-        .into_iter()
-        .map(|chunk| {
-            chunk
-                .into_iter()
-                .map(|r| match r {
-                    Bson::Document(mut d) => d.remove("$id").unwrap_or(Bson::Null),
-                    other => other,
-                })
-                .collect()
-        })
-        .collect()
+        crate::batch::chunks_within(ids.to_vec(), bytes, crate::batch::MAX_IDS)
     }
 
     /// Whether the document `d` (projected on `key`) holds one of `ids`.
@@ -644,8 +619,7 @@ async fn write_update(
     for chunk in holders.chunks(&holders.ids, change.budget()) {
         let filter = holders.filter(chunk.clone());
         let target = crate::error::show_filter(&filter);
-        let mut update = change.update(&chunk);
-        crate::versioning::stamp_follow_up(&mut update, holders.stamps);
+        let update = change.update(&chunk, holders.stamps);
         let action = coll.update_many(filter, update);
         crate::ops::send!(action, session.as_deref_mut())
             .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
@@ -810,8 +784,8 @@ async fn delete_in(
 mod tests {
     use super::*;
 
-    /// A DBRef repeats its collection's name with every id: the chunks of a rule on DBRefs keep
-    /// each filter, and the `$pullAll` that repeats the ids, under the command limit.
+    /// A rule on DBRefs names its ids several times: the chunks keep each filter, and the
+    /// pipeline that repeats the ids, under the command limit.
     #[test]
     fn chunks_of_dbrefs_are_measured_as_sent() {
         let target: &'static str = Box::leak("c".repeat(100).into_boxed_str());
@@ -835,7 +809,13 @@ mod tests {
             assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), ids.len());
             for chunk in chunks {
                 let filter = holders.filter(chunk.clone());
-                let update = change.update(&chunk);
+                let update = match change.update(&chunk, crate::schema::Stamps::NONE) {
+                    UpdateModifications::Document(d) => Bson::Document(d),
+                    UpdateModifications::Pipeline(p) => {
+                        Bson::Array(p.into_iter().map(Bson::Document).collect())
+                    }
+                    _ => unreachable!("a document or a pipeline"),
+                };
                 let bytes = bson::serialize_to_vec(&doc! { "q": filter, "u": update })
                     .unwrap()
                     .len();

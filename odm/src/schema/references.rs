@@ -52,7 +52,7 @@ pub struct ReferenceInfo {
     pub max: Option<u32>,
     /// For a reference stored as a DBRef (a polymorphic reference, or a `Ref` with
     /// `#[serde(with = "odm::dbref")]`): the `$ref` its DBRefs to `to` hold. Its documents are
-    /// then found by `{path.$ref, path.$id}` (one reference) or by the whole DBRef (an array).
+    /// then found by `{path.$ref, path.$id}`, one reference or an element of an array alike.
     pub dbref: Option<&'static str>,
     /// When the holder is a kind of a polymorphic model: its discriminator. The reference's
     /// delete rule then applies to documents of that kind only.
