@@ -40,6 +40,8 @@ pub struct Odm {
     pub(crate) cut_off: Arc<std::sync::Mutex<Vec<bson::Document>>>,
     /// The database's name as decoding knows it (see [`crate::decode::Reading`]).
     pub(crate) database_name: crate::reference::dbref::DbName,
+    /// The writes this handle's transactions keep conflicting on (see [`crate::contention`]).
+    pub(crate) contention: Arc<crate::contention::Contention>,
 }
 
 /// Installs, when `options` has none, an SDAM handler that records the type of the first server
@@ -82,6 +84,7 @@ impl Odm {
             populate_plan: crate::populate::Plan::Auto,
             mongos: Arc::default(),
             cut_off: Arc::default(),
+            contention: Arc::default(),
         }
     }
 

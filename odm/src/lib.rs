@@ -43,6 +43,7 @@ pub mod aggregate;
 mod array_filters;
 pub mod batch;
 pub mod bucket;
+mod contention;
 pub mod counters;
 mod decode;
 pub mod denormalize;

@@ -41,6 +41,8 @@ macro_rules! transaction_loop {
         let start = ::std::time::Instant::now();
         let deadline = odm.retry_deadline();
         let mut attempt: u32 = 0;
+        // The lock of the write this operation last conflicted on (see `crate::contention`).
+        let mut held: Option<$crate::contention::Held> = None;
         'transaction: loop {
             attempt += 1;
             let mut $tx = $crate::retry::Tx::begin(odm, $operation, attempt).await?;
@@ -53,7 +55,17 @@ macro_rules! transaction_loop {
                     } else if e.is_outcome_unknown() {
                         $crate::retry::cut_off(odm, &$tx.session);
                     }
-                    if e.is_transient() && $crate::retry::wait(start, deadline, attempt).await {
+                    if e.is_transient()
+                        && ($crate::contention::queue_behind(
+                            &odm.contention,
+                            &mut held,
+                            &e,
+                            start,
+                            deadline,
+                        )
+                        .await
+                            || $crate::retry::wait(start, deadline, attempt).await)
+                    {
                         continue 'transaction;
                     }
                     break 'transaction Err(e);

@@ -64,7 +64,7 @@ async fn write_claiming(
 ) -> Result<()> {
     fields.insert(MARKER, true);
     let mut set = doc! { "q": filter.clone(), "u": { "$set": fields } };
-    let mut unset = doc! { "q": filter, "u": { "$unset": { MARKER: "" } } };
+    let mut unset = doc! { "q": filter.clone(), "u": { "$unset": { MARKER: "" } } };
     if multi {
         set.insert("multi", true);
         unset.insert("multi", true);
@@ -74,12 +74,14 @@ async fn write_claiming(
         "updates": [set, unset],
         "ordered": true,
     };
+    // A write error names the write: a conflict on it queues the ODM's next attempt behind
+    // the other writers of this process that met it (see `crate::contention`).
     let reply = odm
         .database()
         .run_command(command)
         .session(session)
         .await
-        .map_err(|e| Error::from_driver(collection, e))?;
+        .map_err(|e| Error::from_write(collection, || crate::error::show_filter(&filter), e))?;
     refuse_write_errors(collection, &reply)
 }
 

@@ -1,0 +1,197 @@
+//! Work that ends on one parent document, from many writers at once, on a machine that is also
+//! busy: the ODM's maintenance of one parent degrades into waiting, never into failures. 100
+//! deletes of log messages that feed one host's latest-100 array, and 100 reassignments of
+//! tasks to one owner, each with two threads spinning on the CPU meanwhile; every operation
+//! succeeds, and what is stored is read back raw.
+
+mod common;
+#[path = "common/denorm.rs"]
+mod denorm;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use denorm::logs::{Host, LogMsg};
+use denorm::tasks::{Person, Task};
+use futures_util::TryStreamExt;
+use odm::bson::{doc, DateTime, Document};
+use odm::prelude::*;
+use odm::testing::TestDb;
+
+const WRITERS: usize = 100;
+
+/// Threads that keep the CPU busy until dropped (a machine compiling beside the server).
+struct Busy(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
+
+impl Busy {
+    fn threads(n: usize) -> Busy {
+        let stop = Arc::new(AtomicBool::new(false));
+        let handles = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    // Bounded: at most two minutes, whatever happens to the test.
+                    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+                    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                    }
+                })
+            })
+            .collect();
+        Busy(stop, handles)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        for h in self.1.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Runs every future at once on the runtime's threads; returns the errors.
+async fn all_at_once<F>(futures: Vec<F>) -> Vec<String>
+where
+    F: std::future::Future<Output = odm::Result<()>> + Send + 'static,
+{
+    let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
+    let mut errors = Vec::new();
+    for h in handles {
+        if let Err(e) = h.await.expect("no panic") {
+            errors.push(e.to_string());
+        }
+    }
+    errors
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hundred_deletes_feeding_one_latest_array_all_succeed_on_a_busy_machine(
+) -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm().clone();
+    let host = Host {
+        id: ObjectId::new(),
+        name: "www.example.com".into(),
+        ipaddr: "127.66.66.66".into(),
+        logmsgs: Vec::new(),
+    };
+    odm.insert_one(&host).await?;
+    let base = DateTime::now().timestamp_millis();
+    let messages: Vec<LogMsg> = (0..2 * WRITERS as i64)
+        .map(|n| LogMsg {
+            id: ObjectId::new(),
+            time: DateTime::from_millis(base + n),
+            message: format!("message {n}"),
+            host: Ref::new(host.id),
+            ipaddr: String::new(),
+        })
+        .collect();
+    odm.insert_many(&messages).await?;
+
+    // The newest 100, each in the host's array: every delete recomputes it.
+    let busy = Busy::threads(2);
+    let deletes = messages[WRITERS..]
+        .iter()
+        .map(|m| {
+            let (odm, id) = (odm.clone(), m.id);
+            async move { odm.delete_one(LogMsg::id().eq(id)).await.map(|_| ()) }
+        })
+        .collect();
+    let errors = all_at_once(deletes).await;
+    drop(busy);
+    assert!(
+        errors.is_empty(),
+        "{} of {WRITERS} deletes failed, e.g. {:?}",
+        errors.len(),
+        errors.first()
+    );
+
+    // The array holds the newest 100 of the messages left, newest last.
+    let stored = db
+        .raw()
+        .collection::<Document>("hosts")
+        .find_one(doc! { "_id": host.id })
+        .await?
+        .expect("the host");
+    let kept: Vec<String> = stored
+        .get_array("logmsgs")
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s.as_document()
+                .unwrap()
+                .get_str("message")
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let left: Vec<String> = db
+        .raw()
+        .collection::<Document>("logmsg")
+        .find(doc! { "host": host.id })
+        .sort(doc! { "time": 1 })
+        .await?
+        .try_collect::<Vec<_>>()
+        .await?
+        .iter()
+        .map(|d| d.get_str("message").unwrap().to_owned())
+        .collect();
+    assert_eq!(left.len(), WRITERS);
+    assert_eq!(kept, left);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hundred_reassignments_to_one_owner_all_succeed_on_a_busy_machine() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm().clone();
+    let person = |name: &str| Person {
+        id: ObjectId::new(),
+        name: name.into(),
+        tasks: Vec::new(),
+    };
+    let (kate, bob) = (person("Kate"), person("Bob"));
+    odm.insert_many(&[kate.clone(), bob.clone()]).await?;
+    let tasks: Vec<Task> = (0..WRITERS)
+        .map(|n| Task {
+            id: ObjectId::new(),
+            description: format!("task {n}"),
+            due_date: DateTime::now(),
+            owner: Ref::new(bob.id),
+            owner_name: String::new(),
+        })
+        .collect();
+    odm.insert_many(&tasks).await?;
+
+    let busy = Busy::threads(2);
+    let moves = tasks
+        .iter()
+        .map(|t| {
+            let (odm, id) = (odm.clone(), t.id);
+            async move { odm.reassign(Task::owner(), id, kate.id).await.map(|_| ()) }
+        })
+        .collect();
+    let errors = all_at_once(moves).await;
+    drop(busy);
+    assert!(
+        errors.is_empty(),
+        "{} of {WRITERS} reassignments failed, e.g. {:?}",
+        errors.len(),
+        errors.first()
+    );
+    let people = db.raw().collection::<Document>("people");
+    let kate_doc = people.find_one(doc! { "_id": kate.id }).await?.unwrap();
+    let bob_doc = people.find_one(doc! { "_id": bob.id }).await?.unwrap();
+    assert_eq!(kate_doc.get_array("tasks").unwrap().len(), WRITERS);
+    assert!(bob_doc.get_array("tasks").unwrap().is_empty());
+    let moved = db
+        .raw()
+        .collection::<Document>("tasks")
+        .count_documents(doc! { "owner": kate.id, "owner_name": "Kate" })
+        .await?;
+    assert_eq!(moved, WRITERS as u64);
+    Ok(())
+}
