@@ -454,6 +454,12 @@ async fn the_routing_report_says_what_scatters_and_why() {
         text.contains("get / update_by_id of Product scatters"),
         "{text}"
     );
+    // A part's delete pulls its summaries from the products by `parts.id`: listed on both
+    // sides, as the scatter it is.
+    let pulled = "delete of a Part: its summaries pulled from products.parts scatters: the filter lacks products' shard key `category`";
+    assert!(text.contains(pulled), "{text}");
+    let parts = RoutingReport::of::<Part>().to_string();
+    assert!(parts.contains(pulled), "{parts}");
     let logs = RoutingReport::of::<LogMsg>();
     let text = logs.to_string();
     assert!(
@@ -1094,5 +1100,43 @@ async fn find_and_modify_by_id_reads_and_names_the_shard_key() -> odm::Result<()
     assert_eq!(bob.get_array("chores").unwrap(), &vec![Bson::Int32(7)]);
     let kate = stored_one(&db, "crew", 1).await.unwrap();
     assert!(kate.get_array("chores").unwrap().is_empty());
+    Ok(())
+}
+
+/// A model whose documents feed a latest-N array (a log message, sharded by `{host, time}`),
+/// deleted through its delete plan: the read of its ids takes the key's values, and the
+/// `delete` names them, as the routing report says.
+#[tokio::test]
+async fn a_delete_with_rules_names_the_shard_key_values_read_with_the_ids() -> odm::Result<()> {
+    let db = TestDb::new().await?;
+    let odm = db.odm();
+    let host = Host {
+        id: 1,
+        name: "www.example.com".into(),
+        logmsgs: Vec::new(),
+    };
+    odm.insert_one(&host).await?;
+    let at = DateTime::from_millis(1_000);
+    let msg = LogMsg {
+        id: 7,
+        host: Ref::new(1),
+        time: at,
+        message: "up".into(),
+    };
+    odm.insert_one(&msg).await?;
+    let loaded = odm.get::<LogMsg>(msg.id).await?.expect("stored");
+    db.commands().clear();
+    assert_eq!(odm.delete_document(&loaded).await?, 1);
+    let q = sent_filter(&db, "delete", "logmsg");
+    assert_eq!(q.get_document("_id").unwrap(), &doc! { "$in": [7] });
+    let and = and_of(&q);
+    assert!(and.contains(&doc! { "host": { "$in": [1] } }), "{q}");
+    assert!(and.contains(&doc! { "time": { "$in": [at] } }), "{q}");
+    assert!(stored_one(&db, "logmsg", msg.id).await.is_none());
+    let report = RoutingReport::of::<LogMsg>().to_string();
+    assert!(
+        report.contains("delete_document of a loaded LogMsg is routed"),
+        "{report}"
+    );
     Ok(())
 }

@@ -7,6 +7,8 @@
 //! the one place that does so: a fresh session and transaction per attempt, exponential backoff
 //! with jitter between attempts, the commit retried alone on `UnknownTransactionCommitResult`,
 //! and an overall deadline ([`Odm::retry_deadline`]) after which the last error is returned.
+//! An attempt that met a write conflict on a write it can name queues its next attempts behind
+//! the other writers of this process that met it (see [`crate::contention`]).
 //!
 //! Nothing else is retried: an error that is not [`Error::is_transient`] (a refused delete, a
 //! full array, a server that cannot be reached, ...) ends the operation at once. A caller's own

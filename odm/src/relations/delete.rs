@@ -204,6 +204,10 @@ impl Matching {
 struct Plan {
     /// Ids to delete per collection, in the order they were reached (parents first).
     deletes: Vec<(String, Vec<Bson>)>,
+    /// For each entry of `deletes`, the documents as read with their ids, holding their shard
+    /// key's values (empty for a collection without a key to carry): the delete names them, so
+    /// that it is routed (see [`crate::shard::KeyCarrier`]).
+    keyed: Vec<Vec<Document>>,
     /// The documents pull and nullify rules update, and how.
     updates: Vec<(Matching, Change)>,
     /// Which of `updates` take out summaries copied from the deleted documents: sent again
@@ -358,23 +362,25 @@ impl Plan {
     }
 }
 
-/// The ids of the documents matching `filter`: one `find`.
-async fn find_ids(
+/// The ids of the documents `filter` matches and, when `collection` has a shard key to carry,
+/// the documents read (the id and the key's fields): one `find`.
+async fn find_keyed(
     odm: &Odm,
     collection: &str,
     filter: Document,
     limit_one: bool,
     session: Option<&mut ClientSession>,
-) -> Result<Vec<Bson>> {
+) -> Result<(Vec<Bson>, Vec<Document>)> {
+    let key = crate::shard::KeyCarrier::of(collection);
+    let mut projection = doc! { "_id": 1 };
+    key.project(&mut projection);
     let options = FindOptions::builder()
-        .projection(doc! { "_id": 1 })
+        .projection(projection)
         .limit(limit_one.then_some(1))
         .build();
     let docs = crate::ops::find_documents(odm, collection, filter, options, session).await?;
-    Ok(docs
-        .into_iter()
-        .filter_map(|mut d| d.remove("_id"))
-        .collect())
+    let ids = docs.iter().filter_map(|d| d.get("_id").cloned()).collect();
+    Ok((ids, if key.is_empty() { Vec::new() } else { docs }))
 }
 
 async fn count(
@@ -392,7 +398,7 @@ fn plan_level<'a>(
     odm: &'a Odm,
     plan: &'a mut Plan,
     collection: String,
-    ids: Vec<Bson>,
+    (ids, keyed): (Vec<Bson>, Vec<Document>),
     chain: Vec<String>,
     mut session: Option<&'a mut ClientSession>,
 ) -> crate::populate::BoxFuture<'a, Result<()>> {
@@ -412,6 +418,7 @@ fn plan_level<'a>(
             return Ok(());
         }
         plan.deletes.push((collection.clone(), ids.clone()));
+        plan.keyed.push(keyed);
         // Summaries of the deleted documents go with them (`parts: [{id, name}]`).
         for copy in crate::denormalize::copies_from(&collection) {
             match &copy.kind {
@@ -521,18 +528,18 @@ fn plan_level<'a>(
                     plan.filter_deletes.push(holders);
                 }
                 OnDelete::Cascade => {
-                    let mut children = Vec::new();
+                    let mut children = (Vec::new(), Vec::new());
                     for chunk in holders.chunks(&ids, crate::batch::MAX_IDS_BYTES) {
-                        children.extend(
-                            find_ids(
-                                odm,
-                                r.from,
-                                holders.filter(chunk),
-                                false,
-                                session.as_deref_mut(),
-                            )
-                            .await?,
-                        );
+                        let (ids, keyed) = find_keyed(
+                            odm,
+                            r.from,
+                            holders.filter(chunk),
+                            false,
+                            session.as_deref_mut(),
+                        )
+                        .await?;
+                        children.0.extend(ids);
+                        children.1.extend(keyed);
                     }
                     let mut deeper = chain.clone();
                     deeper.push(format!("`{}` ({})", r.from, r.path));
@@ -654,10 +661,24 @@ async fn execute(
     }
     let mut root_deleted = 0;
     // Children (reached later) are deleted before their parents; the first entry is the root.
-    for (i, (collection, ids)) in plan.deletes.into_iter().enumerate().rev() {
+    // One entry of `keyed` per entry of `deletes`: pushed together.
+    let deletes: Vec<_> = plan.deletes.into_iter().zip(plan.keyed).collect();
+    for (i, ((collection, ids), keyed)) in deletes.into_iter().enumerate().rev() {
         let coll = odm.database().collection::<Document>(&collection);
+        let carrier = crate::shard::KeyCarrier::of(&collection);
+        let read: std::collections::HashMap<IdKey, &Document> = keyed
+            .iter()
+            .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
+            .collect();
         for chunk in crate::batch::chunks(ids) {
-            let filter = crate::literal::is_in("_id", chunk);
+            let mut filter = crate::literal::is_in("_id", chunk.clone());
+            // Routed: the key's values read with the ids.
+            if !read.is_empty() {
+                let docs = chunk
+                    .iter()
+                    .filter_map(|id| read.get(&IdKey::of(id)).copied());
+                carrier.restrict(&mut filter, docs);
+            }
             let target = crate::error::show_filter(&filter);
             let action = coll.delete_many(filter);
             let result = crate::ops::send!(action, session.as_deref_mut())
@@ -762,7 +783,7 @@ async fn delete_in(
     mut session: Option<&mut ClientSession>,
 ) -> Result<Plan> {
     let root = format!("`{collection}` {}", crate::error::show_filter(&filter));
-    let ids = find_ids(odm, collection, filter, !many, session.as_deref_mut()).await?;
+    let (ids, keyed) = find_keyed(odm, collection, filter, !many, session.as_deref_mut()).await?;
     if ids.is_empty() {
         return Ok(Plan::default());
     }
@@ -771,7 +792,7 @@ async fn delete_in(
         odm,
         &mut plan,
         collection.to_owned(),
-        ids,
+        (ids, keyed),
         vec![root],
         session.as_deref_mut(),
     )

@@ -198,6 +198,11 @@ impl KeyCarrier {
         Self::new(crate::schema::shard_key_of(collection))
     }
 
+    /// Whether nothing is carried (no key, `_id` alone, or a mutable key).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
     /// Adds the key's fields to the projection of the read.
     pub(crate) fn project(&self, projection: &mut Document) {
         for f in &self.fields {

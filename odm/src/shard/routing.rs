@@ -361,8 +361,43 @@ impl RoutingReport {
                 &[r.path.as_str()],
             );
         }
+        // Deleting its documents: the summaries of them held elsewhere are pulled (in the
+        // delete's plan, and again once the delete is visible).
+        for copy in copies_from(c) {
+            if let CopyKind::Summary { id, .. } = &copy.kind {
+                let by = format!("{}.{id}", copy.path);
+                add(
+                    format!(
+                        "delete of a {model}: its summaries pulled from {}.{}",
+                        copy.dependent, copy.path
+                    ),
+                    copy.dependent,
+                    format!(
+                        "update_many {} {{ {by}: {{ $in: <ids> }} }}",
+                        copy.dependent
+                    ),
+                    &[by.as_str()],
+                );
+            }
+        }
         // What other models' cascades write into this collection.
         for copy in copies_into(c) {
+            if let (CopyKind::Summary { id, .. }, false) = (&copy.kind, copy.background) {
+                let source = registered_models()
+                    .into_iter()
+                    .find(|m| m.collection == copy.source)
+                    .map_or(copy.source, |m| m.type_name);
+                let by = format!("{}.{id}", copy.path);
+                add(
+                    format!(
+                        "delete of a {source}: its summaries pulled from {c}.{}",
+                        copy.path
+                    ),
+                    c,
+                    format!("update_many {c} {{ {by}: {{ $in: <ids> }} }}"),
+                    &[by.as_str()],
+                );
+            }
             let source = registered_models()
                 .into_iter()
                 .find(|m| m.collection == copy.source)
