@@ -573,6 +573,50 @@ async fn a_tree_move_names_the_shard_keys_of_the_node_and_its_new_parent() -> od
             doc! { "_id": 2, "zone": "eu" },
         ]
     );
+    // The last `update` removes the new parent's mark: by its id and the zone read with it.
+    let unmark = commands
+        .iter()
+        .rfind(|c| c.name == "update")
+        .and_then(|c| c.command.as_ref())
+        .and_then(|c| c.get_array("updates").ok())
+        .and_then(|u| u[0].as_document())
+        .and_then(|u| u.get_document("q").ok())
+        .cloned()
+        .expect("an update");
+    assert_eq!(unmark.get_i32("_id").ok(), Some(3), "{unmark}");
+    assert!(
+        and_of(&unmark).contains(&doc! { "zone": { "$in": ["us"] } }),
+        "{unmark}"
+    );
+    // An insert under a parent marks and unmarks it the same way, inside a transaction.
+    let mut session = odm.start_session().await?;
+    session.start_transaction().await?;
+    db.commands().clear();
+    odm.insert_one(&region(4, "us", Some(3)))
+        .session(&mut session)
+        .await?;
+    session.commit_transaction().await?;
+    let commands = db.commands().take();
+    let unmark = commands
+        .iter()
+        .filter(|c| c.name == "update")
+        .filter_map(|c| {
+            c.command.as_ref()?.get_array("updates").ok()?[0]
+                .as_document()
+                .cloned()
+        })
+        .filter_map(|u| u.get_document("q").ok().cloned())
+        .find(|q| q.get_i32("_id").ok() == Some(3))
+        .expect("the parent's mark removed");
+    assert!(
+        and_of(&unmark).contains(&doc! { "zone": { "$in": ["us"] } }),
+        "{unmark}"
+    );
+    let report = RoutingReport::of::<Region>().to_string();
+    assert!(
+        report.contains("tree insert or move under a Region: the parent's mark removed is routed"),
+        "{report}"
+    );
     let moved = stored_one(&db, "regions", 2).await.unwrap();
     assert_eq!(moved.get_i32("parent").ok(), Some(3));
     assert_eq!(

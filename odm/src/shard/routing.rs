@@ -214,6 +214,18 @@ impl RoutingReport {
                 format!("find {c} {{ {}: <node> }}", tree.parent),
                 &[tree.parent],
             );
+            add(
+                format!("tree insert or move under a {model}: the parent read (and marked, in a transaction)"),
+                c,
+                format!("find {c} {{ _id }} (its shard key), then findAndModify {c} {{ _id, <its shard key> }}"),
+                &with_id,
+            );
+            add(
+                format!("tree insert or move under a {model}: the parent's mark removed"),
+                c,
+                format!("update {c} {{ _id, <its shard key read> }}"),
+                &with_id,
+            );
         }
         // What its documents hold copies of: read from the sources on insert and replace.
         for copy in copies_into(c) {

@@ -193,7 +193,12 @@ impl Job {
             .collect::<Result<Vec<_>>>()?;
         let n = (self.insert)(odm, raws, self.ordered, session.as_deref_mut()).await?;
         if let (true, Some(s)) = (mark && !self.outside.is_empty(), session) {
-            node::unmark::<T>(odm, &self.outside, s).await?;
+            let read: Vec<&node::Node> = self
+                .outside
+                .iter()
+                .filter_map(|p| known.get(&IdKey::of(p)))
+                .collect();
+            node::unmark::<T>(odm, &read, s).await?;
         }
         Ok(n)
     }

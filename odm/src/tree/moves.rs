@@ -150,6 +150,9 @@ impl Plan<'_> {
     ) -> Result<Moved<T>> {
         let info = T::INFO;
         let coll = odm.database().collection::<Document>(T::COLLECTION);
+        // The new parent as read (marked in a transaction), to remove its mark by its id and
+        // shard key once the move is written.
+        let mut marked = None;
         let mut ancestors = match self.parent {
             None => Vec::new(),
             Some(parent) => {
@@ -158,6 +161,7 @@ impl Plan<'_> {
                     (_, s) => node::read::<T>(odm, info, parent, s).await?,
                 };
                 let found = found.ok_or_else(|| super::not_found::<T>(parent, "the new parent"))?;
+                marked = Some(found.clone());
                 if found.ancestors.contains(self.node) {
                     return Err(cycle::<T>(self.node, parent));
                 }
@@ -221,8 +225,8 @@ impl Plan<'_> {
             })?;
             descendants = result;
         }
-        if let (true, Some(parent), Some(s)) = (mark, self.parent, session) {
-            node::unmark::<T>(odm, std::slice::from_ref(parent), s).await?;
+        if let (true, Some(parent), Some(s)) = (mark, &marked, session) {
+            node::unmark::<T>(odm, &[parent], s).await?;
         }
         Ok(Moved {
             previous,

@@ -32,11 +32,22 @@ pub(crate) struct Node {
     pub(crate) parent: Option<Bson>,
     /// Root first.
     pub(crate) ancestors: Vec<Bson>,
+    /// The document as read: its id, place and, when read with [`projection_keyed`], its
+    /// shard key's values, which a later write of it names (routed).
+    pub(crate) stored: Document,
 }
 
 /// `{parent: 1, ancestors: 1}`.
 pub(crate) fn projection(info: TreeInfo) -> Document {
     doc! { info.parent: 1, info.ancestors: 1 }
+}
+
+/// [`projection`] and the fields of `T`'s shard key, for a node written again later (its
+/// mark removed) by a filter that names them.
+fn projection_keyed<T: Model>(info: TreeInfo) -> Document {
+    let mut p = projection(info);
+    crate::shard::KeyCarrier::new(T::SHARD_KEY).project(&mut p);
+    p
 }
 
 fn malformed<T: Model>(doc: &Document, path: &str, message: impl Into<String>) -> Error {
@@ -96,6 +107,7 @@ pub(crate) fn parse<T: Model>(info: TreeInfo, doc: &Document) -> Result<Node> {
         id: doc.get("_id").cloned().unwrap_or(Bson::Null),
         parent,
         ancestors: ancestors_of::<T>(info, doc)?,
+        stored: doc.clone(),
     })
 }
 
@@ -109,7 +121,7 @@ pub(crate) async fn read<T: Model>(
     let coll = odm.database().collection::<Document>(T::COLLECTION);
     let action = coll
         .find_one(crate::literal::eq("_id", id.clone()))
-        .projection(projection(info));
+        .projection(projection_keyed::<T>(info));
     let found = crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)?;
     found.as_ref().map(|d| parse::<T>(info, d)).transpose()
 }
@@ -123,7 +135,7 @@ pub(crate) async fn mark_one<T: Model>(
 ) -> Result<Option<Node>> {
     let coll = odm.database().collection::<Document>(T::COLLECTION);
     let options = FindOneAndUpdateOptions::builder()
-        .projection(projection(info))
+        .projection(projection_keyed::<T>(info))
         .build();
     let filter = crate::shard::by_id_routed::<T>(odm, id, Some(&mut *session)).await?;
     let found = coll
@@ -135,18 +147,28 @@ pub(crate) async fn mark_one<T: Model>(
     found.as_ref().map(|d| parse::<T>(info, d)).transpose()
 }
 
-/// Removes the marks of `ids`: one `update` per [chunk](crate::batch) of ids.
+/// Removes the marks of the nodes `read` (as [`read_many`] or [`mark_one`] returned them): one
+/// `update` per [chunk](crate::batch) of them, naming their ids and, for a sharded model, the
+/// shard key values read with them (routed).
 pub(crate) async fn unmark<T: Model>(
     odm: &Odm,
-    ids: &[Bson],
+    read: &[&Node],
     session: &mut ClientSession,
 ) -> Result<()> {
     let coll = odm.database().collection::<Document>(T::COLLECTION);
-    for chunk in crate::batch::chunks(ids.to_vec()) {
-        let filter = match <[Bson; 1]>::try_from(chunk) {
+    let key = crate::shard::KeyCarrier::new(T::SHARD_KEY);
+    for chunk in crate::batch::chunks(read.iter().map(|n| n.id.clone()).collect()) {
+        let mut filter = match <[Bson; 1]>::try_from(chunk.clone()) {
             Ok([id]) => crate::literal::eq("_id", id),
             Err(chunk) => crate::literal::is_in("_id", chunk),
         };
+        let ids: std::collections::HashSet<IdKey> = chunk.iter().map(IdKey::of).collect();
+        key.restrict(
+            &mut filter,
+            read.iter()
+                .filter(|n| ids.contains(&IdKey::of(&n.id)))
+                .map(|n| &n.stored),
+        );
         let target = crate::error::show_filter(&filter);
         coll.update_many(filter, doc! { "$unset": { MARK: "" } })
             .session(&mut *session)
@@ -180,7 +202,9 @@ pub(crate) async fn read_many<T: Model>(
                 .await
                 .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
         }
-        let options = FindOptions::builder().projection(projection(info)).build();
+        let options = FindOptions::builder()
+            .projection(projection_keyed::<T>(info))
+            .build();
         let docs: Vec<Document> = match session.as_deref_mut() {
             None => coll
                 .find(filter)
