@@ -221,6 +221,12 @@ impl RoutingReport {
                 &with_id,
             );
             add(
+                format!("tree insert of {model}s under several parents: the parents marked (in a transaction)"),
+                c,
+                format!("update {c} {{ _id: {{ $in: <parents> }} }}"),
+                &["_id"],
+            );
+            add(
                 format!("tree insert or move under a {model}: the parent's mark removed"),
                 c,
                 format!("update {c} {{ _id, <its shard key read> }}"),
