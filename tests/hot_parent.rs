@@ -8,49 +8,16 @@ mod common;
 #[path = "common/denorm.rs"]
 mod denorm;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::time::Duration;
 
 use denorm::logs::{Host, LogMsg};
 use denorm::tasks::{Person, Task};
 use futures_util::TryStreamExt;
 use odm::bson::{doc, DateTime, Document};
 use odm::prelude::*;
-use odm::testing::TestDb;
+use odm::testing::{BusyCpu, TestDb};
 
 const WRITERS: usize = 100;
-
-/// Threads that keep the CPU busy until dropped (a machine compiling beside the server).
-struct Busy(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
-
-impl Busy {
-    fn threads(n: usize) -> Busy {
-        let stop = Arc::new(AtomicBool::new(false));
-        let handles = (0..n)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let mut x = 0u64;
-                    // Bounded: at most two minutes, whatever happens to the test.
-                    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
-                    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < until {
-                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-                    }
-                })
-            })
-            .collect();
-        Busy(stop, handles)
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-        for h in self.1.drain(..) {
-            let _ = h.join();
-        }
-    }
-}
 
 /// Runs every future at once on the runtime's threads; returns the errors.
 async fn all_at_once<F>(futures: Vec<F>) -> Vec<String>
@@ -92,7 +59,7 @@ async fn a_hundred_deletes_feeding_one_latest_array_all_succeed_on_a_busy_machin
     odm.insert_many(&messages).await?;
 
     // The newest 100, each in the host's array: every delete recomputes it.
-    let busy = Busy::threads(2);
+    let busy = BusyCpu::threads(2, Duration::from_secs(120));
     let deletes = messages[WRITERS..]
         .iter()
         .map(|m| {
@@ -166,7 +133,7 @@ async fn a_hundred_reassignments_to_one_owner_all_succeed_on_a_busy_machine() ->
         .collect();
     odm.insert_many(&tasks).await?;
 
-    let busy = Busy::threads(2);
+    let busy = BusyCpu::threads(2, Duration::from_secs(120));
     let moves = tasks
         .iter()
         .map(|t| {

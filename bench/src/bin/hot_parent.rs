@@ -13,12 +13,11 @@
 //! operations in sequence on the same server in the same run. `cargo xtask bench hot_parent`;
 //! with `ODM_BENCH_RTT_US=1000` a proxy adds a round trip to every command.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use odm::bson::DateTime;
 use odm::prelude::*;
+use odm::testing::BusyCpu;
 use odm::TransactionMode;
 use odm_bench::{show, Bench};
 
@@ -98,37 +97,6 @@ struct Task {
     description: String,
     #[parent(inverse = "tasks")]
     owner: Ref<Person>,
-}
-
-/// Threads spinning on the CPU until dropped.
-struct Busy(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
-
-impl Busy {
-    fn threads(n: usize) -> Busy {
-        let stop = Arc::new(AtomicBool::new(false));
-        let handles = (0..n)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let until = Instant::now() + Duration::from_secs(600);
-                    let mut x = 0u64;
-                    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
-                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-                    }
-                })
-            })
-            .collect();
-        Busy(stop, handles)
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-        for h in self.1.drain(..) {
-            let _ = h.join();
-        }
-    }
 }
 
 type Op = std::pin::Pin<Box<dyn std::future::Future<Output = odm::Result<()>> + Send>>;
@@ -293,7 +261,7 @@ async fn main() -> odm::Result<()> {
     let mut all_ok = true;
     for work in ["latest-N delete", "rename -> 1 doc", "reassign -> 1 owner"] {
         for n in [10, 40, 100] {
-            let busy = Busy::threads(2);
+            let busy = BusyCpu::threads(2, Duration::from_secs(600));
             let sequential = in_sequence(prepare(odm, work, n).await?).await?;
             let mut row = concurrently(prepare(odm, work, n).await?).await;
             drop(busy);

@@ -29,6 +29,7 @@
 //! `ODM_TEST_POPULATE_PLAN=in|lookup|auto` to run every populate of the tests under one plan
 //! (see [`populate_plan`]).
 
+mod busy;
 mod explain;
 pub mod hooks;
 mod location;
@@ -40,6 +41,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
+pub use busy::BusyCpu;
 pub use explain::{explain_sent, Explained, IndexReport, Plan};
 pub use location::{install_command, server_binary, SERVER_CRATE, SERVER_VERSION};
 pub use proxy::FaultProxy;
