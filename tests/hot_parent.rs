@@ -1,7 +1,8 @@
 //! Work that ends on one parent document, from many writers at once, on a machine that is also
 //! busy: the ODM's maintenance of one parent degrades into waiting, never into failures. 100
-//! deletes of log messages that feed one host's latest-100 array, and 100 reassignments of
-//! tasks to one owner, each with two threads spinning on the CPU meanwhile; every operation
+//! deletes of log messages that feed one host's latest-100 array, 100 reassignments of tasks to
+//! one owner, and 100 renames of parts whose summaries live in one product (cascades in
+//! transactions), each with two threads spinning on the CPU meanwhile; every operation
 //! succeeds, and what is stored is read back raw.
 
 mod common;
@@ -160,5 +161,77 @@ async fn a_hundred_reassignments_to_one_owner_all_succeed_on_a_busy_machine() ->
         .count_documents(doc! { "owner": kate.id, "owner_name": "Kate" })
         .await?;
     assert_eq!(moved, WRITERS as u64);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hundred_renames_cascading_into_one_product_all_succeed_on_a_busy_machine(
+) -> odm::Result<()> {
+    use denorm::parts::Part;
+    use denorm::products::{PartSummary, Product};
+    let db = TestDb::new().await?;
+    let odm = db.odm().clone();
+    let parts: Vec<Part> = (0..WRITERS)
+        .map(|n| Part {
+            id: ObjectId::new(),
+            partno: format!("p-{n}"),
+            name: format!("part {n}"),
+            qty: 1,
+            product: None,
+            product_name: String::new(),
+            product_catalog_number: 0,
+        })
+        .collect();
+    odm.insert_many(&parts).await?;
+    let product = Product {
+        id: ObjectId::new(),
+        name: "smoke shifter".into(),
+        manufacturer: "ACME".into(),
+        catalog_number: 1234,
+        parts: parts
+            .iter()
+            .map(|p| PartSummary {
+                id: Ref::new(p.id),
+                name: String::new(),
+            })
+            .collect(),
+    };
+    odm.insert_one(&product).await?;
+
+    let busy = BusyCpu::threads(2, Duration::from_secs(120));
+    let renames = parts
+        .iter()
+        .map(|p| {
+            let (odm, id, name) = (odm.clone(), p.id, format!("{}, zinc", p.name));
+            async move {
+                odm.update_by_id::<Part>(id, Part::name().set(name))
+                    .transaction(odm::TransactionMode::Always)
+                    .await
+                    .map(|_| ())
+            }
+        })
+        .collect();
+    let errors = all_at_once(renames).await;
+    drop(busy);
+    assert!(
+        errors.is_empty(),
+        "{} of {WRITERS} renames failed, e.g. {:?}",
+        errors.len(),
+        errors.first()
+    );
+    let stored = db
+        .raw()
+        .collection::<Document>("products")
+        .find_one(doc! { "_id": product.id })
+        .await?
+        .expect("the product");
+    let names: Vec<&str> = stored
+        .get_array("parts")
+        .unwrap()
+        .iter()
+        .map(|s| s.as_document().unwrap().get_str("name").unwrap())
+        .collect();
+    let want: Vec<String> = (0..WRITERS).map(|n| format!("part {n}, zinc")).collect();
+    assert_eq!(names, want);
     Ok(())
 }

@@ -7,8 +7,9 @@
 //! many reach the retry deadline without ever committing.
 //!
 //! So a transaction the ODM runs for itself that fails with a write conflict remembers the
-//! write that met it (its collection and filter, as [`Error::Write`] names them), and holds a
-//! lock on that write, in this process, for its next attempts. The other operations that
+//! write that met it (its collection and filter, as [`Error::Write`] names them; for a write
+//! not by `_id`, the collection and the filter's first field), and holds a lock on that write,
+//! in this process, for its next attempts. The other operations that
 //! conflict on the same write queue behind it (first come, first served) and go one at a
 //! time. An operation holds at most one such lock, taking it only between two attempts while
 //! holding no other, so two operations never wait for each other. The first attempt takes no
@@ -57,14 +58,33 @@ impl Contention {
     }
 }
 
-/// The write a write conflict met, as a lock's key: its collection and filter. `None` for any
-/// other error, and for a conflict the error does not place (one met by the commit).
+/// The write a write conflict met, as a lock's key (see [`key_of`]). `None` for any other
+/// error, and for a conflict the error does not place (one met by the commit).
 pub(crate) fn contended(e: &Error) -> Option<String> {
     match e {
         Error::Write {
             collection, target, ..
-        } if e.is_write_conflict() => Some(format!("{collection} {target}")),
+        } if e.is_write_conflict() => Some(key_of(collection, target)),
         _ => None,
+    }
+}
+
+/// The lock's key of a write on `collection` with the filter `target` (as [`Error::Write`]
+/// shows it). A write by `_id` reaches the documents it names: its key is the whole filter, so
+/// that writers of one parent queue together and writers of another go on. Any other write (a
+/// cascade's `{parts.id: {$in: ..}}`) reaches documents its filter does not name, the
+/// contended one among them: its key is the collection and the filter's first field, so that
+/// the writers that met a conflict through that field queue together (renames of different
+/// parts whose summaries live in one product).
+fn key_of(collection: &str, target: &str) -> String {
+    let first = target
+        .trim_start_matches('{')
+        .trim_start()
+        .strip_prefix('"')
+        .and_then(|t| t.split('"').next());
+    match first {
+        Some("_id") | None => format!("{collection} {target}"),
+        Some(field) => format!("{collection} {field}"),
     }
 }
 
@@ -97,6 +117,19 @@ pub(crate) async fn queue_behind(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_by_id_is_its_own_key_any_other_its_collection_and_field() {
+        let by_id = r#"{ "_id": ObjectId("65f0c0ffee00000000000001") }"#;
+        assert_eq!(key_of("hosts", by_id), format!("hosts {by_id}"));
+        let other = r#"{ "_id": 2 }"#;
+        assert_ne!(key_of("hosts", by_id), key_of("hosts", other));
+        let cascade = r#"{ "parts.id": { "$in": [ObjectId("65f0c0ffee00000000000002")] } }"#;
+        let another = r#"{ "parts.id": { "$in": [ObjectId("65f0c0ffee00000000000003")] } }"#;
+        assert_eq!(key_of("products", cascade), "products parts.id");
+        assert_eq!(key_of("products", cascade), key_of("products", another));
+        assert_eq!(key_of("products", "{}"), "products {}");
+    }
 
     #[tokio::test]
     async fn one_holder_at_a_time_and_forgotten_when_free() {
