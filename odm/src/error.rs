@@ -521,12 +521,10 @@ fn server_said(e: &mongodb::error::Error) -> String {
         }
         other => other.to_string(),
     };
-    let labels: Vec<&String> = e.labels().iter().collect();
-    if labels.is_empty() {
-        said
-    } else {
-        let labels: Vec<&str> = labels.iter().map(|l| l.as_str()).collect();
-        format!("{said} [{}]", labels.join(", "))
+    let labels: Vec<&str> = e.labels().iter().map(String::as_str).collect();
+    match labels.is_empty() {
+        true => said,
+        false => format!("{said} [{}]", labels.join(", ")),
     }
 }
 

@@ -28,7 +28,7 @@
 //! insert has no `$currentDate`, and one clock for every write keeps `created_at <=
 //! updated_at` on one client. The version is stored as a 64-bit integer.
 
-use bson::{doc, Bson, Document, RawDocumentBuf};
+use bson::{Bson, Document, RawDocumentBuf};
 use mongodb::ClientSession;
 
 use crate::{Error, Model, Odm, Result};
@@ -343,38 +343,13 @@ pub(crate) async fn check_conflict<T: Model>(
     expected: i64,
     session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    check_conflict_at::<T>(odm, T::STAMPS.version, id, expected, session).await
-}
-
-/// [`check_conflict`] for a version stored at `path` (a document's own, for an enum of kinds).
-pub(crate) async fn check_conflict_at<T: Model>(
-    odm: &Odm,
-    path: Option<&'static str>,
-    id: &Bson,
-    expected: i64,
-    session: Option<&mut ClientSession>,
-) -> Result<()> {
-    let Some(path) = path else {
-        return Ok(());
+    let replacing = Replacing {
+        expected: Some(expected),
+        created: None,
     };
-    let coll = odm.raw_collection::<T>();
-    let action = coll
-        .find_one(crate::literal::eq("_id", id.clone()))
-        .projection(doc! { path: 1 });
-    let stored = crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)?;
-    let Some(stored) = stored else {
-        return Ok(());
-    };
-    let found = stored_version::<T>(&stored, path, id)?;
-    if found == expected {
-        return Ok(());
-    }
-    Err(Error::VersionConflict {
-        collection: T::COLLECTION.to_owned(),
-        id: crate::error::show_id(Some(id)),
-        expected,
-        found,
-    })
+    check_missed_replace::<T>(odm, T::STAMPS.version, &replacing, id, session)
+        .await
+        .map(|_| ())
 }
 
 /// The version stored at `path` of a document read back: a whole number, or a decode error.

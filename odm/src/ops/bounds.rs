@@ -83,3 +83,76 @@ fn too_many<T: Model>(path: &str, max: u32, op: &str, n: usize) -> Error {
         detail: format!("the update's `{op}` writes {n} elements; nothing was sent"),
     }
 }
+
+/// Bounded arrays: guarded pushes and the check that tells "full" from "not found".
+pub(crate) mod guards {
+    use bson::{doc, Document};
+    use mongodb::ClientSession;
+
+    use crate::update::{Guard, Limit};
+    use crate::{Error, Model, Odm, Result};
+
+    /// `filter` with every guard added.
+    pub(crate) fn guarded(filter: Document, guards: &[Guard]) -> Document {
+        if guards.is_empty() {
+            return filter;
+        }
+        let mut all = vec![bson::Bson::Document(filter)];
+        all.extend(guards.iter().map(|g| bson::Bson::Document(g.filter())));
+        doc! { "$and": all }
+    }
+
+    /// The documents matching `filter`: one `aggregate`.
+    pub(crate) async fn count<T: Model>(
+        odm: &Odm,
+        filter: Document,
+        session: Option<&mut ClientSession>,
+    ) -> Result<u64> {
+        let coll = odm.raw_collection::<T>();
+        let action = coll.count_documents(filter);
+        crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)
+    }
+
+    /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard,
+    /// `Overflow` when an increment would carry one past its field's type. One `aggregate` (a
+    /// count) per guard; nothing when there are no guards.
+    pub(crate) async fn refuse_full<T: Model>(
+        odm: &Odm,
+        filter: &Document,
+        guards: &[Guard],
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<()> {
+        let coll = odm.raw_collection::<T>();
+        for g in guards {
+            let full = doc! { "$and": [filter.clone(), { "$nor": [g.filter()] }] };
+            let action = coll.count_documents(full);
+            let n = crate::ops::send!(action, session.as_deref_mut())
+                .map_err(Odm::driver_error::<T>)?;
+            if n > 0 {
+                return Err(refused::<T>(g, n, "nothing was written".to_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The error of `documents` refused by `guard`.
+    pub(crate) fn refused<T: Model>(guard: &Guard, documents: u64, detail: String) -> Error {
+        match &guard.limit {
+            Limit::Room { max, .. } => Error::BoundExceeded {
+                collection: T::COLLECTION.to_owned(),
+                path: guard.path.clone(),
+                max: *max,
+                documents,
+                detail,
+            },
+            Limit::Range { ty, by, .. } => Error::Overflow {
+                collection: T::COLLECTION.to_owned(),
+                path: guard.path.clone(),
+                ty: (*ty).to_owned(),
+                by: *by,
+                documents,
+                detail,
+            },
+        }
+    }
+}

@@ -610,7 +610,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
         let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
         let guarded = crate::positional::filter_for_update(
-            super::write::guards::guarded(base.clone(), &guards),
+            super::bounds::guards::guarded(base.clone(), &guards),
             &update,
         );
         // A background copy's intent commits with the write: both in one transaction of their
@@ -637,7 +637,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         };
         match &found {
             None => {
-                super::write::guards::refuse_full::<T>(
+                super::bounds::guards::refuse_full::<T>(
                     self.odm,
                     &base,
                     &guards,

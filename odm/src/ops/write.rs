@@ -4,6 +4,7 @@ use mongodb::options::{InsertManyOptions, ReplaceOptions, UpdateOptions};
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
+use super::bounds::guards;
 use super::into_future;
 use crate::keys::check_document;
 use crate::query::Filter;
@@ -216,79 +217,6 @@ pub(crate) async fn prepare_update<T: Model>(
         latest.add_written(set);
     }
     Ok((update, taken, latest))
-}
-
-/// Bounded arrays: guarded pushes and the check that tells "full" from "not found".
-pub(crate) mod guards {
-    use bson::{doc, Document};
-    use mongodb::ClientSession;
-
-    use crate::update::{Guard, Limit};
-    use crate::{Error, Model, Odm, Result};
-
-    /// `filter` with every guard added.
-    pub(crate) fn guarded(filter: Document, guards: &[Guard]) -> Document {
-        if guards.is_empty() {
-            return filter;
-        }
-        let mut all = vec![bson::Bson::Document(filter)];
-        all.extend(guards.iter().map(|g| bson::Bson::Document(g.filter())));
-        doc! { "$and": all }
-    }
-
-    /// The documents matching `filter`: one `aggregate`.
-    pub(crate) async fn count<T: Model>(
-        odm: &Odm,
-        filter: Document,
-        session: Option<&mut ClientSession>,
-    ) -> Result<u64> {
-        let coll = odm.raw_collection::<T>();
-        let action = coll.count_documents(filter);
-        crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)
-    }
-
-    /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard,
-    /// `Overflow` when an increment would carry one past its field's type. One `aggregate` (a
-    /// count) per guard; nothing when there are no guards.
-    pub(crate) async fn refuse_full<T: Model>(
-        odm: &Odm,
-        filter: &Document,
-        guards: &[Guard],
-        mut session: Option<&mut ClientSession>,
-    ) -> Result<()> {
-        let coll = odm.raw_collection::<T>();
-        for g in guards {
-            let full = doc! { "$and": [filter.clone(), { "$nor": [g.filter()] }] };
-            let action = coll.count_documents(full);
-            let n = crate::ops::send!(action, session.as_deref_mut())
-                .map_err(Odm::driver_error::<T>)?;
-            if n > 0 {
-                return Err(refused::<T>(g, n, "nothing was written".to_owned()));
-            }
-        }
-        Ok(())
-    }
-
-    /// The error of `documents` refused by `guard`.
-    pub(crate) fn refused<T: Model>(guard: &Guard, documents: u64, detail: String) -> Error {
-        match &guard.limit {
-            Limit::Room { max, .. } => Error::BoundExceeded {
-                collection: T::COLLECTION.to_owned(),
-                path: guard.path.clone(),
-                max: *max,
-                documents,
-                detail,
-            },
-            Limit::Range { ty, by, .. } => Error::Overflow {
-                collection: T::COLLECTION.to_owned(),
-                path: guard.path.clone(),
-                ty: (*ty).to_owned(),
-                by: *by,
-                documents,
-                detail,
-            },
-        }
-    }
 }
 
 /// Inserts encoded documents, taking the copies they hold first and pushing summaries of
