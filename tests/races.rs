@@ -6,7 +6,9 @@
 //! deletes of log messages that feed one host's latest-100 array, 100 reassignments of tasks to
 //! one owner, and 100 renames of parts whose summaries live in one product (cascades in
 //! transactions), each with two threads spinning on the CPU meanwhile; every operation
-//! succeeds, and what is stored is read back raw.
+//! succeeds, and what is stored is read back raw. The same holds for 100 renames in
+//! transactions racing 200 inserts that copy the renamed parts: the inserts correct their own
+//! copies only, never the documents the renames' transactions hold.
 
 mod common;
 #[path = "common/denorm.rs"]
@@ -473,5 +475,108 @@ async fn a_hundred_renames_cascading_into_one_product_all_succeed_on_a_busy_mach
         .collect();
     let want: Vec<String> = (0..WRITERS).map(|n| format!("part {n}, zinc")).collect();
     assert_eq!(names, want);
+    Ok(())
+}
+
+type Work = std::pin::Pin<Box<dyn std::future::Future<Output = odm::Result<()>> + Send>>;
+
+/// Inserts copying parts settle their own copies only: 100 renames in transactions racing 200
+/// inserts that copy the renamed parts, on a busy machine, all succeed and leave every summary
+/// naming its part as it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn renames_in_transactions_racing_inserts_that_copy_them_all_succeed_on_a_busy_machine(
+) -> odm::Result<()> {
+    const PARTS: usize = 20;
+    const RENAMES: usize = 5;
+    const INSERTS: usize = 200;
+    let db = TestDb::new().await?;
+    let odm = db.odm().clone();
+    let parts: Vec<Part> = (0..PARTS).map(part).collect();
+    odm.insert_many(&parts).await?;
+
+    let busy = BusyCpu::threads(2, Duration::from_secs(120));
+    let started = std::time::Instant::now();
+    let mut work: Vec<Work> = Vec::new();
+    for p in &parts {
+        let (odm, id, name) = (odm.clone(), p.id, p.name.clone());
+        work.push(Box::pin(async move {
+            for round in 1..=RENAMES {
+                odm.update_by_id::<Part>(id, Part::name().set(format!("{name} v{round}")))
+                    .transaction(odm::TransactionMode::Always)
+                    .await?;
+            }
+            Ok(())
+        }));
+    }
+    for n in 0..INSERTS {
+        let odm = odm.clone();
+        let (a, b) = (parts[n % PARTS].id, parts[(n * 7 + 3) % PARTS].id);
+        let mut product = product_of(&parts[n % PARTS], n);
+        if a != b {
+            product.parts.push(PartSummary {
+                id: Ref::new(b),
+                name: String::new(),
+            });
+        }
+        work.push(Box::pin(async move {
+            odm.insert_one(&product).await.map(|_| ())
+        }));
+    }
+    let errors = all_at_once(work).await;
+    let took = started.elapsed();
+    drop(busy);
+    // The failures by kind (the start of their message), for the report below.
+    let mut kinds = std::collections::BTreeMap::<String, usize>::new();
+    for e in &errors {
+        *kinds.entry(e.chars().take(60).collect()).or_default() += 1;
+    }
+    assert!(
+        errors.is_empty(),
+        "{} of {} operations failed in {took:?}: {kinds:#?}",
+        errors.len(),
+        PARTS + INSERTS,
+    );
+    // Every summary names its part as the part is now, read back raw.
+    let names: std::collections::HashMap<Bson, String> = db
+        .raw()
+        .collection::<Document>("parts")
+        .find(doc! {})
+        .await?
+        .try_collect::<Vec<_>>()
+        .await?
+        .into_iter()
+        .map(|p| {
+            (
+                p.get("_id").unwrap().clone(),
+                p.get_str("name").unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(names.values().all(|n| n.ends_with(&format!("v{RENAMES}"))));
+    let products: Vec<Document> = db
+        .raw()
+        .collection::<Document>("products")
+        .find(doc! {})
+        .await?
+        .try_collect()
+        .await?;
+    assert_eq!(products.len(), INSERTS);
+    let mut stale = 0;
+    for product in &products {
+        for s in product.get_array("parts").unwrap() {
+            let s = s.as_document().unwrap();
+            if names[s.get("id").unwrap()] != s.get_str("name").unwrap() {
+                stale += 1;
+            }
+        }
+    }
+    assert_eq!(
+        stale, 0,
+        "summaries that do not name their part as it is now"
+    );
+    eprintln!(
+        "{} renames and {INSERTS} inserts in {took:?}",
+        PARTS * RENAMES
+    );
     Ok(())
 }

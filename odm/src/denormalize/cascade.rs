@@ -8,8 +8,8 @@ use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 use std::collections::HashMap;
 
-use super::transitive::{cascade_values, Failures};
 use super::value_at;
+use super::values::{cascade_values, Failures};
 use super::{CopyInfo, CopyKind};
 use crate::ops::find_documents;
 use crate::populate::IdKey;
@@ -126,7 +126,7 @@ pub(super) async fn converge(
             .filter(|id| !present.contains(&IdKey::of(id)))
             .cloned()
             .collect();
-        forget(odm, &gone, copies).await?;
+        forget(odm, &gone, copies, None).await?;
         let changed: Vec<Document> = now
             .into_iter()
             .filter(|d| {
@@ -157,9 +157,15 @@ pub(super) async fn converge(
 }
 
 /// Sources deleted while their copies were being written: their summaries are taken out
-/// again, as the delete did (pulled from arrays; an optional single summary cleared). Other
-/// copies of them are left to the sweep. One `update` per such copy; none when nothing is gone.
-async fn forget(odm: &Odm, gone: &[Bson], copies: &[CopyInfo]) -> Result<()> {
+/// again, as the delete did (pulled from arrays; an optional single summary cleared), from the
+/// dependents matching `scope` (all of them when `None`). Other copies of them are left to the
+/// sweep. One `update` per such copy; none when nothing is gone.
+pub(super) async fn forget(
+    odm: &Odm,
+    gone: &[Bson],
+    copies: &[CopyInfo],
+    scope: Option<&Document>,
+) -> Result<()> {
     if gone.is_empty() {
         return Ok(());
     }
@@ -183,7 +189,7 @@ async fn forget(odm: &Odm, gone: &[Bson], copies: &[CopyInfo]) -> Result<()> {
                 } => doc! { "$set": { copy.path.as_str(): Bson::Null } },
                 _ => break,
             };
-            let filter = copy.dependents_of(&chunk);
+            let filter = super::values::within(copy.dependents_of(&chunk), scope);
             odm.database()
                 .collection::<Document>(copy.dependent)
                 .update_many(filter.clone(), update)

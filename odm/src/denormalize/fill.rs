@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use bson::{Bson, Document};
 use mongodb::ClientSession;
 
+use super::settle::Taken;
 use super::{get_path, CopyInfo, CopyKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
@@ -36,35 +37,6 @@ fn source_ids(doc: &Document, copy: &CopyInfo) -> Vec<Bson> {
             .into_iter()
             .collect(),
         CopyKind::Latest { .. } => Vec::new(),
-    }
-}
-
-/// The source documents a write copied from, kept to check them once the write has landed.
-#[derive(Debug, Default)]
-#[must_use = "settle the copies once the write has landed"]
-pub(crate) struct Taken {
-    /// Per source collection: the copies taken from it and the source values used.
-    sources: Vec<(&'static str, Vec<CopyInfo>, Vec<Document>)>,
-}
-
-impl Taken {
-    /// Whether no copy was taken: nothing to settle.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.sources.is_empty()
-    }
-
-    /// Once the write has landed (outside a caller's session): re-reads the sources copied
-    /// and, for any a concurrent update changed since it was read, updates the copies until
-    /// they hold what the source holds. One `find` per source collection; more only when a
-    /// source changed in between.
-    ///
-    /// Without it a rename could cascade to the dependents after this write read the old
-    /// value and before this write landed, missing the document written with the old value.
-    pub(crate) async fn settle(self, odm: &Odm) -> Result<()> {
-        for (source, copies, used) in self.sources {
-            super::cascade::converge(odm, source, &copies, used).await?;
-        }
-        Ok(())
     }
 }
 
@@ -140,10 +112,11 @@ pub(super) type Sources = HashMap<&'static str, HashMap<IdKey, Document>>;
 /// Fills every copy held by `docs` (documents about to be inserted into, or to replace
 /// documents of, `dependent`) from its source: one `find` per source collection for all the
 /// documents, projecting only the copied fields. A copy whose source does not exist is an
-/// error naming the document and the id.
+/// error naming the document and the id. `key` is the shard key of `dependent`, if sharded.
 pub(crate) async fn fill_copies(
     odm: &Odm,
     copies: &[CopyInfo],
+    key: Option<crate::schema::ShardKey>,
     docs: &mut [Document],
     session: Option<&mut ClientSession>,
 ) -> Result<Taken> {
@@ -160,8 +133,12 @@ pub(crate) async fn fill_copies(
         }
     }
     let dependent = copies.first().map_or("", |c| c.dependent);
-    let (sources, taken) =
+    let (sources, mut taken) =
         crate::trace::step!("fill", dependent, wanted.fetch(odm, session)).await?;
+    // Known by id, the documents written are the only ones their settling corrects.
+    if docs.iter().all(|d| d.contains_key("_id")) {
+        taken.wrote(docs, &crate::shard::KeyCarrier::new(key));
+    }
     for doc in docs.iter_mut() {
         for copy in &copies {
             if copy.applies_to(doc) {

@@ -28,8 +28,10 @@ mod claim;
 mod fill;
 mod latest;
 mod plan;
+mod settle;
 mod transitive;
 mod update;
+mod values;
 mod verify;
 
 pub use audit::{audit, reset_audit, AuditReport, AuditRow};
@@ -38,11 +40,12 @@ pub use background::{CascadeStatus, CascadeWorker, WorkerReport, INTENTS};
 pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use cascade::{cascade_source_write, cascade_update, is_too_large, replace_source};
-pub(crate) use fill::{fill_copies, Taken};
+pub(crate) use fill::fill_copies;
 pub(crate) use latest::{
     latest_touched, parents_of, push_latest, refresh as refresh_latest, LatestRefresh,
 };
 pub use plan::{cascade_plan, CascadePlan, CascadeStep};
+pub(crate) use settle::Taken;
 pub use transitive::check_copies;
 pub(crate) use update::{fill_update, Writes};
 

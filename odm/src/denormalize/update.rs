@@ -9,7 +9,8 @@
 use bson::{Bson, Document};
 use mongodb::ClientSession;
 
-use super::fill::{Taken, Wanted};
+use super::fill::Wanted;
+use super::settle::Taken;
 use super::{CopyInfo, CopyKind};
 use crate::{Error, Odm, Result};
 

@@ -225,7 +225,9 @@ pub(crate) async fn prepare_update<T: Model>(
 /// Commands: one `find` per source collection the documents copy from (none when they copy
 /// nothing), one `insert` (split by the driver past 100,000 documents or 48 MB), then one
 /// `update` per parent keeping the latest of these documents; outside a session, one more
-/// `find` per source collection re-reading the sources copied; inside one, one `update` per
+/// `find` per source collection re-reading the sources copied (and, only when a source changed
+/// meanwhile, one `update` per copy of it correcting these documents, then another `find`, see
+/// `denormalize::settle`); inside one, one `update` per
 /// source collection before its `find`, claiming the sources so that a concurrent delete of one
 /// conflicts (see [`crate::denormalize`]).
 async fn insert_raw<T: Model>(
@@ -255,10 +257,18 @@ async fn insert_raw<T: Model>(
             .collect::<Result<_>>()?;
     }
     if !copies_in.is_empty() {
+        // The id the driver would give a document without one, given first: its copies are
+        // settled by id.
+        for d in docs.iter_mut().filter(|d| !d.contains_key("_id")) {
+            let mut with_id = bson::doc! { "_id": bson::oid::ObjectId::new() };
+            with_id.extend(std::mem::take(d));
+            *d = with_id;
+        }
         // Boxed, like every follow-up: a plain insert awaits a future the size of the driver's.
         taken = Box::pin(crate::denormalize::fill_copies(
             odm,
             copies_in,
+            T::SHARD_KEY,
             &mut docs,
             session.as_deref_mut(),
         ))
@@ -844,6 +854,7 @@ impl<'a, T: Model> Replace<'a, T> {
             taken = crate::denormalize::fill_copies(
                 self.odm,
                 copies_in,
+                T::SHARD_KEY,
                 &mut docs,
                 session.as_deref_mut(),
             )

@@ -256,6 +256,17 @@ impl RoutingReport {
                 format!("find {} {{ _id: {{ $in: <ids> }} }}", copy.source),
                 &["_id"],
             );
+            add(
+                format!(
+                    "settle of {c}.{} after an insert or replacement whose source in {} changed meanwhile",
+                    copy.path, copy.source
+                ),
+                c,
+                format!(
+                    "update_many {c} {{ _id: {{ $in: <written> }}, <its shard key>: {{ $in: <values written> }} }}"
+                ),
+                &with_id,
+            );
         }
         // What its operations write elsewhere: copies of its fields.
         let copies = copies_from(c);
