@@ -567,6 +567,8 @@ pub(crate) fn show_id(id: Option<&Bson>) -> String {
 
 const DUPLICATE_KEY: i32 = 11000;
 const WRITE_CONFLICT: i32 = 112;
+/// The server's code for a transaction it no longer has (aborted by a conflicting write).
+const NO_SUCH_TRANSACTION: i32 = 251;
 
 impl Error {
     /// Turns a driver error into the richest `odm` error it can be, given the collection the
@@ -653,8 +655,10 @@ impl Error {
     }
 
     /// True when running the whole transaction again may succeed: the server labelled the error
-    /// `TransientTransactionError` (a write conflict with a concurrent transaction, a failover)
-    /// or it is a write conflict (code 112).
+    /// `TransientTransactionError` (a write conflict with a concurrent transaction, a failover),
+    /// or it is a write conflict (code 112), or the server no longer has the transaction
+    /// (`NoSuchTransaction`, code 251: a conflicting write aborted it, nothing of it committed;
+    /// MongoDB labels it so, not every server does).
     ///
     /// Operations the ODM runs in transactions of its own already retry these (see the guide's
     /// error chapter); inside the caller's session they are returned, for the caller to abort
@@ -664,7 +668,8 @@ impl Error {
     pub fn is_transient(&self) -> bool {
         !self.is_unreachable()
             && (self.has_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
-                || self.is_write_conflict())
+                || self.is_write_conflict()
+                || self.server_code() == Some(NO_SUCH_TRANSACTION))
     }
 
     /// True when the command may or may not have run: the connection broke or was closed
@@ -699,6 +704,14 @@ impl Error {
         })
     }
 
+    /// The server's error code of a failed command (not of one statement of a write).
+    fn server_code(&self) -> Option<i32> {
+        self.driver_error().and_then(|e| match &*e.kind {
+            mongodb::error::ErrorKind::Command(c) => Some(c.code),
+            _ => None,
+        })
+    }
+
     /// True when no server could be selected (the deployment is down or unreachable).
     pub(crate) fn is_unreachable(&self) -> bool {
         self.driver_error()
@@ -724,6 +737,19 @@ fn parse_duplicate_key(message: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn command_error(code: i32, name: &str) -> Error {
+        let reply = bson::doc! { "code": code, "codeName": name, "errmsg": "from the server" };
+        let command: mongodb::error::CommandError = bson::deserialize_from_document(reply).unwrap();
+        Error::Driver(mongodb::error::ErrorKind::Command(command).into())
+    }
+
+    #[test]
+    fn a_transaction_the_server_no_longer_has_is_run_again() {
+        assert!(command_error(251, "NoSuchTransaction").is_transient());
+        assert!(command_error(112, "WriteConflict").is_transient());
+        assert!(!command_error(11000, "DuplicateKey").is_transient());
+    }
 
     #[test]
     fn parses_the_e11000_message() {
