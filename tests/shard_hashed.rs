@@ -85,7 +85,7 @@ fn the_routing_report_routes_by_the_hashed_key() {
     for line in [
         "replace_one (save) of a loaded Upload is routed",
         "delete_document of a loaded Upload is routed",
-        "get / update_by_id of Upload scatters: the filter lacks uploads' shard key `user`",
+        "get of Upload scatters: the filter lacks uploads' shard key `user`",
     ] {
         assert!(text.contains(line), "{line}\n{text}");
     }

@@ -476,11 +476,25 @@ fn plan_level<'a>(
                 crate::denormalize::CopyKind::Latest { .. } => {
                     let mut parents = Vec::new();
                     let mut known = std::collections::HashSet::new();
+                    // Routed: the key's values read with the ids.
+                    let carrier = crate::shard::KeyCarrier::of(&collection);
+                    let read: std::collections::HashMap<IdKey, Document> = plan
+                        .keyed
+                        .last()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|d| Some((IdKey::of(d.get("_id")?), d.clone())))
+                        .collect();
                     for chunk in crate::batch::chunks_of(&ids) {
+                        let mut filter = crate::literal::is_in("_id", chunk.clone());
+                        carrier.restrict(
+                            &mut filter,
+                            chunk.iter().filter_map(|id| read.get(&IdKey::of(id))),
+                        );
                         let found = crate::denormalize::parents_of(
                             odm,
                             &collection,
-                            crate::literal::is_in("_id", chunk),
+                            filter,
                             std::slice::from_ref(copy),
                             session.as_deref_mut(),
                         )

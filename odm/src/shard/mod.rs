@@ -26,6 +26,8 @@
 //!   by `_id`, a dependent sharded by the reference it is found through), and scatters
 //!   otherwise. [`RoutingReport`] lists every one of them with its verdict and the reason.
 
+mod check;
+mod report;
 mod routing;
 pub(crate) mod sync;
 
@@ -35,6 +37,7 @@ use bson::{doc, Bson, Document, RawDocumentBuf};
 use crate::{Error, Result};
 
 pub use crate::schema::{Segment, ShardKey, ShardOrder};
+pub use check::{filters_of, named_fields, unlisted, Unlisted};
 pub use routing::{Route, RouteVerdict, RoutingReport};
 pub use sync::{shard_collection_command, ShardSync};
 
