@@ -8,8 +8,9 @@ use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 use std::collections::HashMap;
 
+use super::transitive::cascade_values;
 use super::value_at;
-use super::values::{cascade_values, Failures};
+use super::values::Failures;
 use super::{CopyInfo, CopyKind};
 use crate::ops::find_documents;
 use crate::populate::IdKey;

@@ -20,7 +20,7 @@ use std::time::Instant;
 use bson::{Bson, Document};
 
 use super::cascade::{converge, copied_values, forget, read_values};
-use super::values::cascade_values_within;
+use super::transitive::cascade_values_within;
 use super::CopyInfo;
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};

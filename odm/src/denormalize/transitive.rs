@@ -26,7 +26,7 @@ use mongodb::options::{FindOptions, UpdateOptions};
 use mongodb::ClientSession;
 
 use super::get_path;
-use super::values::{cascade_values, Failures};
+use super::values::{within, write_copy, Failures};
 use super::{all_copies, CopyInfo, CopyKind};
 use crate::ops::find_documents;
 use crate::populate::IdKey;
@@ -457,6 +457,63 @@ async fn latest_level(
             Ok(()) => {}
             Err(e) if session.is_some() => return Err(e),
             Err(e) => failures.push(e),
+        }
+    }
+    failures.into_result()
+}
+
+/// One `update_many` per copy, distinct new value and [chunk](crate::batch) of source ids (see
+/// `values`); then the copies of those copies, level after level (one `find` and the same
+/// updates per level; nothing when nothing copies them).
+pub(super) async fn cascade_values(
+    odm: &Odm,
+    sources: &[Document],
+    copies: &[CopyInfo],
+    session: Option<&mut ClientSession>,
+) -> Result<()> {
+    cascade_values_within(odm, sources, copies, None, session).await
+}
+
+/// [`cascade_values`] into the dependents matching `scope` only (the documents one write
+/// wrote, when it settles its own copies), and the copies of them.
+pub(super) async fn cascade_values_within(
+    odm: &Odm,
+    sources: &[Document],
+    copies: &[CopyInfo],
+    scope: Option<&Document>,
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let mut failures = Failures::default();
+    for copy in copies {
+        let written = write_copy(
+            odm,
+            sources,
+            copy,
+            scope,
+            session.as_deref_mut(),
+            &mut failures,
+        )
+        .await?;
+        let written_ids: Vec<Bson> = written.iter().map(|(id, _)| id.clone()).collect();
+        // The copies of this copy, one chunk of the sources' ids at a time (one chunk but for
+        // very large cascades).
+        for chunk in crate::batch::chunks_of(&written_ids) {
+            let keys: std::collections::HashSet<IdKey> = chunk.iter().map(IdKey::of).collect();
+            let values = written
+                .iter()
+                .filter(|(id, _)| keys.contains(&IdKey::of(id)))
+                .cloned()
+                .collect();
+            let level = Written {
+                copy,
+                filter: within(copy.dependents_of(&chunk), scope),
+                values,
+            };
+            match follow(odm, level, session.as_deref_mut()).await {
+                Ok(()) => {}
+                Err(e) if session.is_some() => return Err(e),
+                Err(e) => failures.push(e),
+            }
         }
     }
     failures.into_result()

@@ -1,160 +1,126 @@
-//! Writing new source values into the copies of them: the updates every cascade, settle and
-//! refill ends with.
+//! One level of a cascade: new source values written into the copies of them, the updates
+//! every cascade, settle and refill ends with (the levels below are `transitive`'s).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use bson::{doc, Bson, Document};
 use mongodb::options::UpdateOptions;
 use mongodb::ClientSession;
 
-use super::transitive::{follow, Written};
 use super::{CopyInfo, CopyKind};
-use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
-/// One `update_many` per copy, distinct new value and [chunk](crate::batch) of source ids;
-/// then the copies of those copies, level after level (see `transitive`: one `find` and the
-/// same updates per level; nothing when nothing copies them).
-pub(super) async fn cascade_values(
+/// The updates of one copy for new source values: one `update_many` per distinct new value
+/// and [chunk](crate::batch) of source ids, into the dependents matching `scope` (all of them
+/// when `None`). Returns the source ids whose copies were written, with the values written. A
+/// value the copy's type cannot decode, or an update refused outside a session, goes into
+/// `failures` and the other updates are still sent; in a session an error ends the cascade
+/// (the server has aborted the transaction).
+pub(super) async fn write_copy(
     odm: &Odm,
     sources: &[Document],
-    copies: &[CopyInfo],
-    session: Option<&mut ClientSession>,
-) -> Result<()> {
-    cascade_values_within(odm, sources, copies, None, session).await
-}
-
-/// [`cascade_values`] into the dependents matching `scope` only (the documents one write
-/// wrote, when it settles its own copies), and the copies of them.
-pub(super) async fn cascade_values_within(
-    odm: &Odm,
-    sources: &[Document],
-    copies: &[CopyInfo],
+    copy: &CopyInfo,
     scope: Option<&Document>,
     mut session: Option<&mut ClientSession>,
-) -> Result<()> {
-    let mut failures = Failures::default();
-    for copy in copies {
-        // Sources with the same new values share one update.
-        let mut groups: BTreeMap<Vec<u8>, (Document, Vec<Bson>)> = BTreeMap::new();
-        for source in sources {
-            let Some(id) = source.get("_id") else {
-                continue;
-            };
-            // A value the copy's type cannot decode is never copied; the other sources are.
-            let set: Document = match copy.values_of(source) {
-                Ok(values) => values.into_iter().collect(),
-                Err(e) => {
-                    failures.push(e);
-                    continue;
-                }
-            };
-            let key = bson::serialize_to_vec(&set).unwrap_or_default();
-            groups
-                .entry(key)
-                .or_insert_with(|| (set, Vec::new()))
-                .1
-                .push(id.clone());
-        }
-        let coll = odm.database().collection::<Document>(copy.dependent);
-        // The ids go in the filter and, for arrays, in the array filter: half the budget each.
-        let budget = match &copy.kind {
-            CopyKind::Summary { array: true, .. } => crate::batch::MAX_IDS_BYTES / 2,
-            _ => crate::batch::MAX_IDS_BYTES,
+    failures: &mut Failures,
+) -> Result<Vec<(Bson, Document)>> {
+    // Sources with the same new values share one update.
+    let mut groups: BTreeMap<Vec<u8>, (Document, Vec<Bson>)> = BTreeMap::new();
+    for source in sources {
+        let Some(id) = source.get("_id") else {
+            continue;
         };
-        let groups = groups.into_values().flat_map(|(values, ids)| {
-            crate::batch::chunks_within(ids, budget, crate::batch::MAX_IDS)
-                .into_iter()
-                .map(move |chunk| (values.clone(), chunk))
+        // A value the copy's type cannot decode is never copied; the other sources are.
+        let set: Document = match copy.values_of(source) {
+            Ok(values) => values.into_iter().collect(),
+            Err(e) => {
+                failures.push(e);
+                continue;
+            }
+        };
+        let key = bson::serialize_to_vec(&set).unwrap_or_default();
+        groups
+            .entry(key)
+            .or_insert_with(|| (set, Vec::new()))
+            .1
+            .push(id.clone());
+    }
+    let coll = odm.database().collection::<Document>(copy.dependent);
+    // The ids go in the filter and, for arrays, in the array filter: half the budget each.
+    let budget = match &copy.kind {
+        CopyKind::Summary { array: true, .. } => crate::batch::MAX_IDS_BYTES / 2,
+        _ => crate::batch::MAX_IDS_BYTES,
+    };
+    let groups = groups.into_values().flat_map(|(values, ids)| {
+        crate::batch::chunks_within(ids, budget, crate::batch::MAX_IDS)
+            .into_iter()
+            .map(move |chunk| (values.clone(), chunk))
+    });
+    // What landed, for the copies of this copy (level after level).
+    let mut written = Vec::new();
+    for (values, ids) in groups {
+        let landed: Vec<(Bson, Document)> =
+            ids.iter().map(|id| (id.clone(), values.clone())).collect();
+        let filter = within(copy.dependents_of(&ids), scope);
+        let (update, options) = match &copy.kind {
+            CopyKind::Summary {
+                array: true, id, ..
+            } => {
+                let mut set = Document::new();
+                for (to, v) in values {
+                    set.insert(format!("{}.$[copy].{to}", copy.path), v);
+                }
+                let options = UpdateOptions::builder()
+                    .array_filters(vec![crate::literal::is_in(
+                        &format!("copy.{id}"),
+                        ids.clone(),
+                    )])
+                    .build();
+                (doc! { "$set": set }, options)
+            }
+            CopyKind::Summary { array: false, .. } => {
+                let mut set = Document::new();
+                for (to, v) in values {
+                    set.insert(format!("{}.{to}", copy.path), v);
+                }
+                (doc! { "$set": set }, UpdateOptions::default())
+            }
+            CopyKind::Flat { .. } => {
+                let v = values
+                    .into_iter()
+                    .next()
+                    .map(|(_, v)| v)
+                    .unwrap_or(Bson::Null);
+                (
+                    doc! { "$set": { copy.path.as_str(): v } },
+                    UpdateOptions::default(),
+                )
+            }
+            CopyKind::Latest { .. } => continue,
+        };
+        let action = coll
+            .update_many(filter.clone(), update)
+            .with_options(options);
+        let outcome = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+            Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
         });
-        // What landed, for the copies of this copy (level after level).
-        let mut written = Vec::new();
-        let mut written_ids = Vec::new();
-        for (values, ids) in groups {
-            let landed: Vec<(Bson, Document)> =
-                ids.iter().map(|id| (id.clone(), values.clone())).collect();
-            let filter = within(copy.dependents_of(&ids), scope);
-            let (update, options) = match &copy.kind {
-                CopyKind::Summary {
-                    array: true, id, ..
-                } => {
-                    let mut set = Document::new();
-                    for (to, v) in values {
-                        set.insert(format!("{}.$[copy].{to}", copy.path), v);
-                    }
-                    let options = UpdateOptions::builder()
-                        .array_filters(vec![crate::literal::is_in(
-                            &format!("copy.{id}"),
-                            ids.clone(),
-                        )])
-                        .build();
-                    (doc! { "$set": set }, options)
-                }
-                CopyKind::Summary { array: false, .. } => {
-                    let mut set = Document::new();
-                    for (to, v) in values {
-                        set.insert(format!("{}.{to}", copy.path), v);
-                    }
-                    (doc! { "$set": set }, UpdateOptions::default())
-                }
-                CopyKind::Flat { .. } => {
-                    let v = values
-                        .into_iter()
-                        .next()
-                        .map(|(_, v)| v)
-                        .unwrap_or(Bson::Null);
-                    (
-                        doc! { "$set": { copy.path.as_str(): v } },
-                        UpdateOptions::default(),
-                    )
-                }
-                CopyKind::Latest { .. } => continue,
-            };
-            let action = coll
-                .update_many(filter.clone(), update)
-                .with_options(options);
-            let outcome = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
-                Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
-            });
-            match outcome {
-                Ok(_) => {
-                    super::record_write(copy);
-                    written_ids.extend(landed.iter().map(|(id, _)| id.clone()));
-                    written.extend(landed);
-                }
-                // In a transaction the server has aborted it: nothing more can be written.
-                Err(e) if session.is_some() => return Err(e),
-                // Outside one, the other dependents are still updated; this one is reported.
-                Err(e) => failures.push(Error::CopiesNotUpdated {
-                    collection: copy.dependent.to_owned(),
-                    path: copy.path.clone(),
-                    filter: crate::error::show_filter(&filter),
-                    failures: vec![e],
-                }),
+        match outcome {
+            Ok(_) => {
+                super::record_write(copy);
+                written.extend(landed);
             }
-        }
-        // The copies of this copy, one chunk of the sources' ids at a time (one chunk but for
-        // very large cascades): see `transitive`.
-        for chunk in crate::batch::chunks_of(&written_ids) {
-            let keys: HashSet<IdKey> = chunk.iter().map(IdKey::of).collect();
-            let values = written
-                .iter()
-                .filter(|(id, _)| keys.contains(&IdKey::of(id)))
-                .cloned()
-                .collect();
-            let level = Written {
-                copy,
-                filter: within(copy.dependents_of(&chunk), scope),
-                values,
-            };
-            match follow(odm, level, session.as_deref_mut()).await {
-                Ok(()) => {}
-                Err(e) if session.is_some() => return Err(e),
-                Err(e) => failures.push(e),
-            }
+            // In a transaction the server has aborted it: nothing more can be written.
+            Err(e) if session.is_some() => return Err(e),
+            // Outside one, the other dependents are still updated; this one is reported.
+            Err(e) => failures.push(Error::CopiesNotUpdated {
+                collection: copy.dependent.to_owned(),
+                path: copy.path.clone(),
+                filter: crate::error::show_filter(&filter),
+                failures: vec![e],
+            }),
         }
     }
-    failures.into_result()
+    Ok(written)
 }
 
 /// Errors met while updating copies, past which the other copies are still updated.

@@ -1,19 +1,26 @@
 //! The operation builders returned by [`Odm`](crate::Odm). Each is `.await`ed to run.
 
 mod bounds;
+mod delete;
+mod encode;
 mod in_session;
+mod insert;
 mod read;
+mod replace;
 mod stream;
-mod write;
+mod update;
 
+pub use delete::Delete;
+#[cfg(feature = "testing")]
+pub(crate) use encode::encode_document;
 pub use in_session::InSession;
+pub use insert::{InsertMany, InsertOne};
 pub(crate) use read::{find_decoded, find_documents, FindParts};
 pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
+pub use replace::Replace;
 pub(crate) use stream::Open;
 pub use stream::{FindStream, DEFAULT_STREAM_BATCH};
-#[cfg(feature = "testing")]
-pub(crate) use write::encode_document;
-pub use write::{Delete, InsertMany, InsertOne, Replace, UpdateOp};
+pub use update::UpdateOp;
 
 /// Implements `IntoFuture` for a builder by boxing its `run` method, traced as the operation
 /// `$name` (see [`crate::trace`]); `$documents` gives the `documents` field from the output.

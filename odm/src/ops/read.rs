@@ -604,7 +604,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             options.array_filters = Some(array_filters);
         }
         let (mut update, taken, latest) =
-            super::write::prepare_update(self.odm, &base, self.update, session.as_deref_mut())
+            super::update::prepare_update(self.odm, &base, self.update, session.as_deref_mut())
                 .await?;
         crate::versioning::stamp_update::<T>(&mut update, options.upsert == Some(true))?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.

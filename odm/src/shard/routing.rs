@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-use crate::model::Model;
 use crate::schema::{shard_key_of, ShardKey};
 
 /// Where a command goes on a sharded cluster.
@@ -175,72 +174,6 @@ pub struct RoutingReport {
 }
 
 impl RoutingReport {
-    /// The report of model `T`.
-    pub fn of<T: Model>() -> RoutingReport {
-        let c = T::COLLECTION;
-        let model = std::any::type_name::<T>()
-            .rsplit("::")
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        let key = T::SHARD_KEY.or_else(|| shard_key_of(c));
-        let key_names: Vec<&'static str> = key.map(|k| k.names()).unwrap_or_default();
-        let mut with_id = vec!["_id"];
-        with_id.extend(key_names.iter().copied());
-        let routes = super::report::routes_of::<T>(c, &model, key_names, with_id);
-        RoutingReport {
-            model,
-            collection: c,
-            key: key.map(|k| k.show()),
-            routes,
-        }
-    }
-
-    /// The report of the main model of the subset pair whose details model is `D`, with the
-    /// pair's own commands: the deletes of both sides and the read of the details.
-    pub fn of_subset<D: crate::rules::Subset>() -> RoutingReport {
-        let mut report = RoutingReport::of::<D::Main>();
-        let main = report.model.clone();
-        let (m, d) = (<D::Main as Model>::COLLECTION, D::COLLECTION);
-        let details = std::any::type_name::<D>()
-            .rsplit("::")
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        let mut with_id = vec!["_id"];
-        with_id.extend(shard_key_of(m).map(|k| k.names()).unwrap_or_default());
-        let mut add = |operation: String, collection: &str, command: String, named: &[&str]| {
-            report
-                .routes
-                .push(Route::new(operation, collection, command, named));
-        };
-        add(
-            format!("subset insert of a {main} and its {details}"),
-            d,
-            format!("insert {m}, insert {d} (each document holds its key)"),
-            &shard_key_of(d).map(|k| k.names()).unwrap_or_default(),
-        );
-        add(
-            format!("subset delete of {main}s: each chunk of the main documents"),
-            m,
-            format!("delete {m} {{ _id: {{ $in: <ids read> }}, <its shard key>: {{ $in: <values read> }} }}"),
-            &with_id,
-        );
-        add(
-            format!("subset delete of {main}s: the {details} of each chunk"),
-            d,
-            format!("delete {d} {{ _id: {{ $in: <ids> }} }}"),
-            &["_id"],
-        );
-        add(
-            format!("details_of {main}s"),
-            d,
-            format!("find {d} {{ _id: {{ $in: <ids> }} }}"),
-            &["_id"],
-        );
-        report
-    }
-
     /// The shard key declared for `collection` (by a model linked into the program), if any.
     pub fn key_of(collection: &str) -> Option<ShardKey> {
         shard_key_of(collection)

@@ -1,0 +1,101 @@
+//! Deleting documents: `delete_one`, `delete_many` and `delete_document`.
+
+use mongodb::ClientSession;
+
+use super::into_future;
+use crate::query::Filter;
+use crate::{Error, Model, Odm, Result};
+
+/// Builder returned by [`Odm::delete_one`] and [`Odm::delete_many`]; resolves to the number of
+/// documents deleted. Sends one `delete` when nothing references the model and nothing keeps a
+/// summary of it; otherwise the delete rules' plan (see [`crate::relations`]), each of its
+/// commands once per [chunk](crate::batch) of the ids it names, and, outside a caller's
+/// session, the pull of the deleted documents' summaries once more after the delete is visible
+/// (so that an insert copying them while they were deleted keeps no summary of them). A plan naming more than 16 MiB
+/// of ids does not run in a transaction the ODM opens: the transaction is abandoned
+/// (`abortTransaction`) and the plan is read and run again without one, in batches. A tree's
+/// nodes are deleted by the tree's rule, with these rules after it: see [`crate::tree`].
+#[must_use = "the delete runs when awaited"]
+#[derive(Debug)]
+pub struct Delete<'a, T> {
+    odm: &'a Odm,
+    filter: Filter<T>,
+    many: bool,
+    session: Option<&'a mut ClientSession>,
+}
+
+impl<'a, T: Model> Delete<'a, T> {
+    pub(crate) fn new(odm: &'a Odm, filter: Filter<T>, many: bool) -> Self {
+        Delete {
+            odm,
+            filter,
+            many,
+            session: None,
+        }
+    }
+
+    /// Runs inside the caller's session.
+    pub fn session(mut self, session: &'a mut ClientSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    async fn run(self) -> Result<u64> {
+        let filter = super::model_filter(self.filter)?;
+        let summarized = crate::denormalize::copies_from(T::COLLECTION)
+            .iter()
+            .any(|c| {
+                matches!(
+                    c.kind,
+                    crate::denormalize::CopyKind::Summary { .. }
+                        | crate::denormalize::CopyKind::Latest { .. }
+                )
+            });
+        let rules = summarized || !crate::relations::references_to(T::COLLECTION).is_empty();
+        if let Some(tree) = T::TREE {
+            let nodes = crate::tree::delete_nodes::<T>(
+                self.odm,
+                tree,
+                filter,
+                self.many,
+                rules,
+                self.session,
+            );
+            return Box::pin(crate::trace::step!("tree_delete", T::COLLECTION, nodes)).await;
+        }
+        if rules {
+            let rules = crate::relations::delete_with_rules(
+                self.odm,
+                T::COLLECTION,
+                filter,
+                self.many,
+                self.session,
+            );
+            return Box::pin(crate::trace::step!("delete_rules", T::COLLECTION, rules)).await;
+        }
+        let coll = self.odm.raw_collection::<T>();
+        // Shown only when the delete fails (a copy costs less than formatting it).
+        let shown = filter.clone();
+        let result = if self.many {
+            let action = coll.delete_many(filter);
+            crate::ops::send!(action, self.session)
+        } else {
+            let action = coll.delete_one(filter);
+            crate::ops::send!(action, self.session)
+        };
+        Ok(result
+            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&shown), e))?
+            .deleted_count)
+    }
+}
+
+into_future!(Delete => u64, "delete", |n: &u64| Some(*n));
+
+impl Odm {
+    /// Deletes one loaded document: `delete` by its `_id`, and for a sharded model by its shard
+    /// key values too, so that the command is routed to the document's shard. Otherwise as
+    /// [`Odm::delete_one`] (delete rules, tree rules): same commands.
+    pub fn delete_document<'a, T: Model>(&'a self, doc: &T) -> Delete<'a, T> {
+        Delete::new(self, self.document_filter(doc), false)
+    }
+}

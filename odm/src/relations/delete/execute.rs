@@ -1,0 +1,113 @@
+//! Running a delete's plan: the rules' writes, then the deletes, children first.
+
+use bson::Document;
+use mongodb::ClientSession;
+
+use crate::populate::IdKey;
+use crate::{Error, Odm, Result};
+
+use super::holders::{Change, Matching};
+use super::plan::Plan;
+
+/// Summaries of deleted documents, taken out again once the delete is visible to every other
+/// writer (after the ODM's transaction commits, or after the deletes without one).
+///
+/// An insert copying a source reads it, writes, then re-reads it (see
+/// [`crate::denormalize`]'s `settle`) and takes out its summary when the source is gone. A
+/// delete in a transaction pulls from the snapshot it read, which cannot hold a document
+/// inserted meanwhile; without a transaction the pull comes before the delete. Either way an
+/// insert whose re-read still saw the source, because the delete was not yet visible, lands
+/// before this second pass, which then finds it: between the two, no summary of a deleted
+/// source outlives the delete.
+#[must_use = "send the summaries' updates again once the delete is visible"]
+pub(super) struct Resend(Vec<(Matching, Change)>);
+
+impl Resend {
+    /// One `update` per collection holding summaries of the deleted documents (per chunk of
+    /// ids); nothing when they have none.
+    pub(super) async fn send(self, odm: &Odm) -> Result<()> {
+        for (holders, change) in self.0 {
+            write_update(odm, &holders, &change, None).await?;
+        }
+        Ok(())
+    }
+}
+
+/// One `update_many` per [chunk](crate::batch) of `holders`' ids, applying `change`.
+pub(super) async fn write_update(
+    odm: &Odm,
+    holders: &Matching,
+    change: &Change,
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let coll = odm.database().collection::<Document>(&holders.collection);
+    for chunk in holders.chunks(&holders.ids, change.budget()) {
+        let filter = holders.filter(chunk.clone());
+        let target = crate::error::show_filter(&filter);
+        let update = change.update(&chunk, holders.stamps);
+        let action = coll.update_many(filter, update);
+        crate::ops::send!(action, session.as_deref_mut())
+            .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
+    }
+    Ok(())
+}
+
+/// The plan's writes, each sent per [chunk](crate::batch) of the ids it names; returns the
+/// number of documents deleted from the root collection and the summaries' updates to send
+/// again once the delete is visible.
+pub(super) async fn execute(
+    odm: &Odm,
+    plan: Plan,
+    mut session: Option<&mut ClientSession>,
+) -> Result<(u64, Resend)> {
+    let mut again = Vec::new();
+    for (i, (holders, change)) in plan.updates.into_iter().enumerate() {
+        write_update(odm, &holders, &change, session.as_deref_mut()).await?;
+        if plan.summaries.contains(&i) {
+            again.push((holders, change));
+        }
+    }
+    for holders in plan.filter_deletes {
+        let coll = odm.database().collection::<Document>(&holders.collection);
+        for chunk in holders.chunks(&holders.ids, crate::batch::MAX_IDS_BYTES) {
+            let filter = holders.filter(chunk);
+            let target = crate::error::show_filter(&filter);
+            let action = coll.delete_many(filter);
+            crate::ops::send!(action, session.as_deref_mut())
+                .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
+        }
+    }
+    let mut root_deleted = 0;
+    // Children (reached later) are deleted before their parents; the first entry is the root.
+    // One entry of `keyed` per entry of `deletes`: pushed together.
+    let deletes: Vec<_> = plan.deletes.into_iter().zip(plan.keyed).collect();
+    for (i, ((collection, ids), keyed)) in deletes.into_iter().enumerate().rev() {
+        let coll = odm.database().collection::<Document>(&collection);
+        let carrier = crate::shard::KeyCarrier::of(&collection);
+        let read: std::collections::HashMap<IdKey, &Document> = keyed
+            .iter()
+            .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
+            .collect();
+        for chunk in crate::batch::chunks(ids) {
+            let mut filter = crate::literal::is_in("_id", chunk.clone());
+            // Routed: the key's values read with the ids.
+            if !read.is_empty() {
+                let docs = chunk
+                    .iter()
+                    .filter_map(|id| read.get(&IdKey::of(id)).copied());
+                carrier.restrict(&mut filter, docs);
+            }
+            let target = crate::error::show_filter(&filter);
+            let action = coll.delete_many(filter);
+            let result = crate::ops::send!(action, session.as_deref_mut())
+                .map_err(|e| Error::from_write(&collection, || target, e))?;
+            if i == 0 {
+                root_deleted += result.deleted_count;
+            }
+        }
+    }
+    for (copy, parents) in plan.latest {
+        crate::denormalize::refresh_latest(odm, &copy, parents, session.as_deref_mut()).await?;
+    }
+    Ok((root_deleted, Resend(again)))
+}

@@ -1,0 +1,145 @@
+//! Deleting with the delete rules of every referencing field.
+//!
+//! A delete runs in two passes. The plan reads: the ids to delete, then, field by field, the
+//! documents each rule touches (following cascades), refusing the whole delete if a
+//! `restrict` rule finds a reference. The execution writes: pulls and nullifies first, then
+//! the deletes, children before parents. With a session (the caller's, or one the ODM opens
+//! when the deployment has transactions) everything is one transaction; without, the order
+//! above means an interruption can leave references removed, never dangling.
+
+mod execute;
+mod holders;
+mod plan;
+
+use std::fmt;
+
+use bson::Document;
+use mongodb::ClientSession;
+
+use super::{references_to, OnDelete, RefKind};
+use crate::{Odm, Result};
+
+use execute::execute;
+use execute::Resend;
+use plan::delete_in;
+
+/// A delete refused by a `restrict` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeleteRestricted {
+    /// The collection the delete was on.
+    pub collection: String,
+    /// The referencing collection.
+    pub referenced_by: String,
+    /// The referencing field.
+    pub path: String,
+    /// How many documents reference the ones being deleted.
+    pub count: u64,
+    /// For a check reached through cascades: the delete asked for (collection and filter),
+    /// then each collection cascaded into, with the reference followed (`logmsg (host)`).
+    /// Empty when the restricted collection is the one the delete was on.
+    pub chain: Vec<String>,
+}
+
+impl fmt::Display for DeleteRestricted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let [first, rest @ ..] = self.chain.as_slice() {
+            if !rest.is_empty() {
+                return write!(
+                    f,
+                    "cannot delete: deleting {first} cascades to {}, which is restricted by `{}.{}`: {} document(s) reference it (on_delete = \"restrict\")",
+                    rest.join(", which cascades to "),
+                    self.referenced_by,
+                    self.path,
+                    self.count
+                );
+            }
+        }
+        write!(
+            f,
+            "cannot delete from `{}`: {} document(s) in `{}` reference them through `{}` (on_delete = \"restrict\")",
+            self.collection, self.count, self.referenced_by, self.path
+        )
+    }
+}
+
+/// Deletes what `filter` matches in `collection` (one document unless `many`), applying the
+/// delete rules of every registered reference into it. Returns the number of documents deleted
+/// from `collection` itself.
+///
+/// Commands: one `find` for the ids (a model nothing references is deleted with one `delete`,
+/// without any of this), then per referencing field one `aggregate` (restrict: a count) or,
+/// for a cascade into a collection that is itself referenced, one `find` of the children's
+/// ids (recursively); then one `update` per pull/nullify field, one `delete` by filter per
+/// cascade into an unreferenced collection, and one `delete` per other collection; for sources
+/// of latest-N arrays, one `find` of their parents before and, after the deletes, one
+/// `aggregate` recomputing those parents' arrays and one `update` per parent; plus
+/// `hello` once per `Odm` and the transaction's `commitTransaction` when the ODM opened one;
+/// outside a caller's session, once the delete is visible (after the commit), the `update`
+/// of each collection holding summaries of the deleted documents again (see [`Resend`]).
+/// Every command naming ids is sent once per [chunk](crate::batch) of them. A plan naming more
+/// than 16 MiB of ids, or one the server finds too large for a transaction, is abandoned with
+/// `abortTransaction` (nothing written) and planned and run again without a transaction.
+pub(crate) async fn delete_with_rules(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    many: bool,
+    session: Option<&mut ClientSession>,
+) -> Result<u64> {
+    let (deleted, again) = match session {
+        // The caller commits: what the delete pulled is all it can do (see the consistency
+        // chapter: an insert outside that transaction may keep a summary until the sweep).
+        Some(s) => {
+            let plan = delete_in(odm, collection, filter, many, Some(&mut *s)).await?;
+            return Ok(execute(odm, plan, Some(s)).await?.0);
+        }
+        None if odm.supports_transactions().await? => {
+            let outcome = crate::retry::in_transaction(
+                odm,
+                &(collection, &filter, many),
+                |odm, s, (collection, filter, many)| {
+                    Box::pin(plan_and_execute(
+                        odm,
+                        collection,
+                        (*filter).clone(),
+                        *many,
+                        s,
+                    ))
+                },
+            )
+            .await;
+            match outcome {
+                Err(e) if crate::denormalize::is_too_large(&e) => {
+                    // More than one transaction can hold: nothing was written. The same plan,
+                    // without a transaction, in the order that never leaves a reference
+                    // dangling (see the module's documentation).
+                    let plan = delete_in(odm, collection, filter, many, None).await?;
+                    execute(odm, plan, None).await?
+                }
+                other => other?,
+            }
+        }
+        None => {
+            let plan = delete_in(odm, collection, filter, many, None).await?;
+            execute(odm, plan, None).await?
+        }
+    };
+    again.send(odm).await?;
+    Ok(deleted)
+}
+
+/// The plan and its commands in the ODM's own transaction `s`; a plan too large for one
+/// transaction is refused before anything is written.
+async fn plan_and_execute(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    many: bool,
+    s: &mut ClientSession,
+) -> Result<(u64, Resend)> {
+    let plan = delete_in(odm, collection, filter, many, Some(&mut *s))
+        .await?
+        .fits_one_transaction()?;
+    execute(odm, plan, Some(s)).await
+}

@@ -1,0 +1,128 @@
+//! The routes of a model's report, section by section: what each generated operation sends.
+
+use crate::model::Model;
+use crate::schema::shard_key_of;
+
+use super::routing::{Route, RoutingReport};
+
+mod copies;
+mod own;
+mod relations;
+
+use copies::{copies_held, copies_taken, written_by_others};
+use own::own_operations;
+use relations::{deletes, references};
+
+impl RoutingReport {
+    /// The report of model `T`.
+    pub fn of<T: Model>() -> RoutingReport {
+        let c = T::COLLECTION;
+        let model = std::any::type_name::<T>()
+            .rsplit("::")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let key = T::SHARD_KEY.or_else(|| shard_key_of(c));
+        let key_names: Vec<&'static str> = key.map(|k| k.names()).unwrap_or_default();
+        let mut with_id = vec!["_id"];
+        with_id.extend(key_names.iter().copied());
+        let routes = routes_of::<T>(c, &model, key_names, with_id);
+        RoutingReport {
+            model,
+            collection: c,
+            key: key.map(|k| k.show()),
+            routes,
+        }
+    }
+
+    /// The report of the main model of the subset pair whose details model is `D`, with the
+    /// pair's own commands: the deletes of both sides and the read of the details.
+    pub fn of_subset<D: crate::rules::Subset>() -> RoutingReport {
+        let mut report = RoutingReport::of::<D::Main>();
+        let main = report.model.clone();
+        let (m, d) = (<D::Main as Model>::COLLECTION, D::COLLECTION);
+        let details = std::any::type_name::<D>()
+            .rsplit("::")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let mut with_id = vec!["_id"];
+        with_id.extend(shard_key_of(m).map(|k| k.names()).unwrap_or_default());
+        let mut add = |operation: String, collection: &str, command: String, named: &[&str]| {
+            report
+                .routes
+                .push(Route::new(operation, collection, command, named));
+        };
+        add(
+            format!("subset insert of a {main} and its {details}"),
+            d,
+            format!("insert {m}, insert {d} (each document holds its key)"),
+            &shard_key_of(d).map(|k| k.names()).unwrap_or_default(),
+        );
+        add(
+            format!("subset delete of {main}s: each chunk of the main documents"),
+            m,
+            format!("delete {m} {{ _id: {{ $in: <ids read> }}, <its shard key>: {{ $in: <values read> }} }}"),
+            &with_id,
+        );
+        add(
+            format!("subset delete of {main}s: the {details} of each chunk"),
+            d,
+            format!("delete {d} {{ _id: {{ $in: <ids> }} }}"),
+            &["_id"],
+        );
+        add(
+            format!("details_of {main}s"),
+            d,
+            format!("find {d} {{ _id: {{ $in: <ids> }} }}"),
+            &["_id"],
+        );
+        report
+    }
+}
+
+/// Every route of model `T` (collection `c`, named `model`, whose shard key has the fields
+/// `key_names`; `with_id` is `_id` and them).
+pub(super) fn routes_of<T: Model>(
+    c: &'static str,
+    model: &str,
+    key_names: Vec<&'static str>,
+    with_id: Vec<&'static str>,
+) -> Vec<Route> {
+    let mut out = Routes {
+        c,
+        model: model.to_owned(),
+        key_names,
+        with_id,
+        routes: Vec::new(),
+    };
+    own_operations::<T>(&mut out);
+    copies_held(&mut out);
+    copies_taken(&mut out);
+    references::<T>(&mut out);
+    deletes(&mut out);
+    written_by_others(&mut out);
+    out.routes
+}
+
+/// The routes of one report as they are gathered, with what every section needs.
+pub(super) struct Routes {
+    c: &'static str,
+    model: String,
+    key_names: Vec<&'static str>,
+    with_id: Vec<&'static str>,
+    routes: Vec<Route>,
+}
+
+impl Routes {
+    pub(super) fn add(
+        &mut self,
+        operation: String,
+        collection: &str,
+        command: String,
+        named: &[&str],
+    ) {
+        self.routes
+            .push(Route::new(operation, collection, command, named));
+    }
+}

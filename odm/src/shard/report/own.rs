@@ -1,0 +1,196 @@
+//! The routes of a model's own operations, its tree's included.
+
+use crate::model::Model;
+use crate::schema::{copies_from, references_to, CopyKind};
+
+use super::Routes;
+
+/// The model's own operations: inserts, reads and writes by id, of loaded documents, and the
+/// reads of ids before deletes.
+pub(super) fn own_operations<T: Model>(out: &mut Routes) {
+    let (c, model) = (out.c, out.model.clone());
+    let (key_names, with_id) = (out.key_names.clone(), out.with_id.clone());
+    // The model's own operations.
+    out.add(
+        format!("insert into {c}"),
+        c,
+        format!("insert {c} (each document holds its key)"),
+        &key_names,
+    );
+    out.add(
+        format!("replace_one (save) of a loaded {model}"),
+        c,
+        format!("update {c} {{ _id, <its shard key> }} (a replacement)"),
+        &with_id,
+    );
+    out.add(
+        format!("delete_document of a loaded {model}"),
+        c,
+        format!("delete {c} {{ _id, <its shard key> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("update_document of a loaded {model}"),
+        c,
+        format!("update {c} {{ _id, <its shard key> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("get of {model}"),
+        c,
+        format!("find {c} {{ _id }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("update_by_id of {model}"),
+        c,
+        format!("update {c} {{ _id }}"),
+        &["_id"],
+    );
+    // Deleting: a model with delete rules, summaries elsewhere or latest-N parents reads
+    // the ids (and shard key) of what it deletes, then deletes by them.
+    let delete_work =
+        !references_to(c).is_empty() || !copies_from(c).is_empty() || T::TREE.is_some();
+    if delete_work {
+        out.add(
+            format!("delete_document of a loaded {model}: its id read (with its shard key)"),
+            c,
+            format!("find {c} {{ _id, <its shard key> }}"),
+            &with_id,
+        );
+        out.add(
+            format!("delete_one / delete_many of {model}s: the ids read (with their shard key)"),
+            c,
+            format!("find {c} <filter>"),
+            &[],
+        );
+        if copies_from(c)
+            .iter()
+            .any(|copy| matches!(copy.kind, CopyKind::Latest { .. }))
+        {
+            out.add(
+                    format!("delete of {model}s: the parents of their latest-N summaries read"),
+                    c,
+                    format!("find {c} {{ _id: {{ $in: <ids read> }}, <its shard key>: {{ $in: <values read> }} }}"),
+                    &with_id,
+                );
+        }
+        out.add(
+                format!("delete_one / delete_many of {model}s: each chunk"),
+                c,
+                format!("delete {c} {{ _id: {{ $in: <ids read> }}, <its shard key>: {{ $in: <values read> }} }}"),
+                &with_id,
+            );
+    }
+    tree_routes::<T>(out);
+}
+
+/// A tree's inserts, moves, queries and deletes.
+pub(super) fn tree_routes<T: Model>(out: &mut Routes) {
+    let Some(tree) = T::TREE else {
+        return;
+    };
+    let (c, model, with_id) = (out.c, out.model.clone(), out.with_id.clone());
+    out.add(
+        format!("tree move of a {model} subtree (its descendants)"),
+        c,
+        format!("update {c} {{ {}: <node> }}", tree.ancestors),
+        &[tree.ancestors],
+    );
+    out.add(
+        format!("tree children of a {model}"),
+        c,
+        format!("find {c} {{ {}: <node> }}", tree.parent),
+        &[tree.parent],
+    );
+    let deleted = match tree.on_delete {
+        crate::schema::DeleteRule::Restrict => vec![(
+            "restrict: their children counted",
+            format!(
+                "aggregate {c} {{ {}: {{ $in: <ids> }}, _id: {{ $nin: <ids> }} }}",
+                tree.parent
+            ),
+            vec![tree.parent],
+        )],
+        crate::schema::DeleteRule::Cascade => vec![(
+            "cascade: the nodes and their subtrees",
+            format!(
+                "delete {c} {{ $or: [{{ _id: {{ $in: <ids> }} }}, {{ {}: {{ $in: <ids> }} }}] }}",
+                tree.ancestors
+            ),
+            vec![],
+        )],
+        crate::schema::DeleteRule::Lift => vec![
+            (
+                "lift: the nodes pulled from their descendants' ancestors",
+                format!("update {c} {{ {}: {{ $in: <ids> }} }}", tree.ancestors),
+                vec![tree.ancestors],
+            ),
+            (
+                "lift: their children given a new parent",
+                format!("update {c} {{ {}: {{ $in: <ids> }} }}", tree.parent),
+                vec![tree.parent],
+            ),
+        ],
+    };
+    out.add(
+        format!("tree delete of {model}s: the ids read"),
+        c,
+        format!("find {c} <filter>"),
+        &[],
+    );
+    for (what, command, named) in deleted {
+        out.add(
+            format!("tree delete of {model}s, {what}"),
+            c,
+            command,
+            &named,
+        );
+    }
+    out.add(
+        format!("tree delete of {model}s: the nodes deleted"),
+        c,
+        format!("delete {c} {{ _id: {{ $in: <ids> }} }}"),
+        &["_id"],
+    );
+    out.add(
+        format!(
+            "tree insert or move under a {model}: the parent read (its ancestors and shard key)"
+        ),
+        c,
+        format!("find {c} {{ _id }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("tree insert or move under a {model}: the parent marked (in a transaction)"),
+        c,
+        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("tree move of a {model}: the node set (its shard key read first, as the parent's)"),
+        c,
+        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("tree insert of {model}s under several parents: the parents read"),
+        c,
+        format!("find {c} {{ _id: {{ $in: <parents> }} }}"),
+        &["_id"],
+    );
+    out.add(
+        format!(
+            "tree insert of {model}s under several parents: the parents marked (in a transaction)"
+        ),
+        c,
+        format!("update {c} {{ _id: {{ $in: <parents> }} }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("tree insert or move under a {model}: the parent's mark removed"),
+        c,
+        format!("update {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+}
