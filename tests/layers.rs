@@ -2,6 +2,9 @@
 //! behaviour above it, and no module reaching back, through others, to one that reaches it.
 //! This test reads the sources of `odm/src`, finds every `crate::...` and `super::...` path a
 //! module names (outside comments and unit tests), and fails on any cycle, naming it.
+//!
+//! And the sizes: no file of `odm/src` or `odm-derive/src` past 600 lines, no function past
+//! 100, but those listed with the size they had, which may shrink and never grow.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -216,4 +219,144 @@ fn no_runtime_module_reaches_back_to_itself() {
             .is_some_and(|e| !e.is_empty()),
         "the test sees the imports: {edges:?}"
     );
+}
+
+// Sizes.
+
+/// Files past 600 lines and functions past 100, with the size each had when this test was
+/// written: they may shrink (then lower the figure), never grow, and no other may join them.
+/// Data tables (a function that is one list) are not exempt: none is this long.
+const TOO_LONG: &[(&str, usize)] = &[
+    ("odm-derive/src/expand/kinds.rs", 651),
+    ("odm/src/ops/read.rs", 684),
+    ("odm/src/denormalize/background/worker.rs", 706),
+    ("odm/src/error.rs", 769),
+    ("odm-derive/src/model/attr.rs", 981),
+    ("odm-derive/src/model/check.rs", 995),
+    ("odm/src/ops/replace.rs::write", 120),
+    ("odm/src/ops/update.rs::write", 116),
+    ("odm/src/denormalize/transitive.rs::latest_level", 122),
+    ("odm/src/denormalize/values.rs::write_copy", 106),
+    ("odm/src/denormalize/verify.rs::check_batch", 161),
+    ("odm/src/denormalize/update.rs::fill_update", 126),
+    ("odm/src/tree/verify.rs::run", 114),
+    ("odm/src/relations/delete/plan.rs::plan_copies", 104),
+    ("odm/src/shard/report/own.rs::tree_routes", 108),
+    ("odm/src/index/mod.rs::sync_collection", 101),
+    ("odm/src/versions/migrations.rs::run", 120),
+    ("odm-derive/src/model/attr.rs::parse", 124),
+    ("odm-derive/src/model/bucket.rs::parse", 105),
+    ("odm-derive/src/model/bucket.rs::check", 121),
+    ("odm-derive/src/model/mod.rs::from_ast", 112),
+    ("odm-derive/src/model/tree.rs::check", 116),
+    ("odm-derive/src/expand/kinds.rs::model_enum", 342),
+    ("odm-derive/src/expand/indexes.rs::index_specs", 119),
+    ("odm-derive/src/expand/bucket.rs::bucket_impl", 102),
+    ("odm-derive/src/expand/mod.rs::model_impl", 184),
+    ("odm-derive/src/expand/denormalize.rs::copy_info", 196),
+    ("odm-derive/src/expand/poly.rs::expand", 277),
+];
+
+const MAX_FILE_LINES: usize = 600;
+const MAX_FUNCTION_LINES: usize = 100;
+
+/// The functions of `source` and their length in lines, from the `fn` line to the brace that
+/// closes the body at the same indentation (a signature ending in `;` has no body).
+fn functions(source: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let after_vis = trimmed
+            .strip_prefix("pub(crate) ")
+            .or_else(|| trimmed.strip_prefix("pub(super) "))
+            .or_else(|| trimmed.strip_prefix("pub "))
+            .unwrap_or(trimmed);
+        let mut after_kw = after_vis;
+        for keyword in ["const ", "async ", "unsafe "] {
+            after_kw = after_kw.strip_prefix(keyword).unwrap_or(after_kw);
+        }
+        let Some(rest) = after_kw.strip_prefix("fn ") else {
+            i += 1;
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let mut open = i;
+        while open < lines.len()
+            && !lines[open].trim_end().ends_with('{')
+            && !lines[open].trim_end().ends_with(';')
+        {
+            open += 1;
+        }
+        if open >= lines.len() || lines[open].trim_end().ends_with(';') {
+            i = open + 1;
+            continue;
+        }
+        let close = format!("{indent}}}");
+        let mut end = open + 1;
+        while end < lines.len() && lines[end].trim_end() != close {
+            end += 1;
+        }
+        out.push((name, end - i + 1));
+        i = open + 1;
+    }
+    out
+}
+
+#[test]
+fn no_file_or_function_grows_past_its_size() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in ["odm/src", "odm-derive/src"] {
+        sources(&workspace.join(krate), &mut files);
+    }
+    let known: BTreeMap<&str, usize> = TOO_LONG.iter().copied().collect();
+    let mut over = Vec::new();
+    let mut seen = BTreeSet::new();
+    let (mut long_files, mut long_functions) = (0, 0);
+    for file in &files {
+        let name = file
+            .strip_prefix(&workspace)
+            .expect("in the workspace")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let source = std::fs::read_to_string(file).expect("read source");
+        let mut check = |what: String, size: usize, limit: usize| {
+            if size <= limit {
+                return false;
+            }
+            match known.get(what.as_str()) {
+                Some(&recorded) if size <= recorded => {}
+                Some(&recorded) => over.push(format!("{what}: {size} lines, was {recorded}")),
+                None => over.push(format!("{what}: {size} lines, the limit is {limit}")),
+            }
+            seen.insert(what);
+            true
+        };
+        long_files += usize::from(check(name.clone(), source.lines().count(), MAX_FILE_LINES));
+        for (function, size) in functions(&source) {
+            long_functions += usize::from(check(
+                format!("{name}::{function}"),
+                size,
+                MAX_FUNCTION_LINES,
+            ));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "split these by job before they grow further:\n{}",
+        over.join("\n")
+    );
+    let shrunk: Vec<&&str> = known.keys().filter(|k| !seen.contains(**k)).collect();
+    assert!(
+        shrunk.is_empty(),
+        "now within the limits: take them out of TOO_LONG: {shrunk:?}"
+    );
+    eprintln!("{long_files} files past {MAX_FILE_LINES} lines, {long_functions} functions past {MAX_FUNCTION_LINES}");
 }
