@@ -1,22 +1,28 @@
 //! The operation builders returned by [`Odm`](crate::Odm). Each is `.await`ed to run.
 
 mod bounds;
+mod count;
 mod delete;
 mod encode;
+mod find;
+mod find_one;
+mod find_one_and_update;
 mod in_session;
 mod insert;
-mod read;
 mod replace;
 mod stream;
 mod update;
 
+pub use count::Count;
 pub use delete::Delete;
 #[cfg(feature = "testing")]
 pub(crate) use encode::encode_document;
+pub(crate) use find::{find_decoded, find_documents, FindParts};
+pub use find::{Find, FindAs};
+pub use find_one::{FindId, FindOne, FindOneAs, IdOnly};
+pub use find_one_and_update::FindOneAndUpdate;
 pub use in_session::InSession;
 pub use insert::{InsertMany, InsertOne};
-pub(crate) use read::{find_decoded, find_documents, FindParts};
-pub use read::{Count, Find, FindAs, FindId, FindOne, FindOneAndUpdate, FindOneAs, IdOnly};
 pub use replace::Replace;
 pub(crate) use stream::Open;
 pub use stream::{FindStream, DEFAULT_STREAM_BATCH};

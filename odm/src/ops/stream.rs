@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
 
-use super::read::{Find, FindAs, FindParts};
+use super::find::{Find, FindAs, FindParts};
 use crate::decode::{decode, Reading};
 use crate::populate::BoxFuture;
 use crate::populate::{populate_all, Step};
