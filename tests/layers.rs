@@ -228,7 +228,6 @@ fn no_runtime_module_reaches_back_to_itself() {
 /// Data tables (a function that is one list) are not exempt: none is this long.
 const TOO_LONG: &[(&str, usize)] = &[
     ("odm-derive/src/expand/kinds.rs", 651),
-    ("odm-derive/src/model/attr.rs", 981),
     ("odm/src/ops/replace.rs::write", 120),
     ("odm/src/ops/update.rs::write", 116),
     ("odm/src/denormalize/transitive.rs::latest_level", 122),
@@ -240,7 +239,8 @@ const TOO_LONG: &[(&str, usize)] = &[
     ("odm/src/shard/report/own.rs::tree_routes", 108),
     ("odm/src/index/mod.rs::sync_collection", 101),
     ("odm/src/versions/migrations.rs::run", 120),
-    ("odm-derive/src/model/attr.rs::parse", 124),
+    ("odm-derive/src/model/attr/mod.rs::parse", 103),
+    ("odm-derive/src/model/attr/denormalize.rs::parse", 124),
     ("odm-derive/src/model/bucket.rs::parse", 105),
     ("odm-derive/src/model/bucket.rs::check", 121),
     ("odm-derive/src/model/mod.rs::from_ast", 112),
