@@ -11,12 +11,12 @@ fn read(path: &str) -> String {
 
 /// The variants of `pub enum Error`, from its source.
 fn error_variants() -> BTreeSet<String> {
-    let source = read("odm/src/error.rs");
+    let source = read("odm/src/error/mod.rs");
     let body = source
         .split_once("pub enum Error {")
         .and_then(|(_, rest)| rest.split_once("\n}\n"))
         .map(|(body, _)| body)
-        .expect("odm/src/error.rs declares `pub enum Error`");
+        .expect("odm/src/error/mod.rs declares `pub enum Error`");
     body.lines()
         .filter_map(|line| line.strip_prefix("    "))
         .filter(|line| line.starts_with(|c: char| c.is_ascii_uppercase()))
