@@ -227,7 +227,6 @@ fn no_runtime_module_reaches_back_to_itself() {
 /// written: they may shrink (then lower the figure), never grow, and no other may join them.
 /// Data tables (a function that is one list) are not exempt: none is this long.
 const TOO_LONG: &[(&str, usize)] = &[
-    ("odm-derive/src/expand/kinds.rs", 651),
     ("odm/src/ops/replace.rs::write", 120),
     ("odm/src/ops/update.rs::write", 116),
     ("odm/src/denormalize/transitive.rs::latest_level", 122),
@@ -245,7 +244,6 @@ const TOO_LONG: &[(&str, usize)] = &[
     ("odm-derive/src/model/bucket.rs::check", 121),
     ("odm-derive/src/model/mod.rs::from_ast", 112),
     ("odm-derive/src/model/tree.rs::check", 116),
-    ("odm-derive/src/expand/kinds.rs::model_enum", 342),
     ("odm-derive/src/expand/indexes.rs::index_specs", 119),
     ("odm-derive/src/expand/bucket.rs::bucket_impl", 102),
     ("odm-derive/src/expand/mod.rs::model_impl", 184),

@@ -5,11 +5,12 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type};
+use syn::{DeriveInput, Ident, LitStr, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::attr::{self, ContainerAttrs};
-use crate::model::{case, Container, Derive, Shape};
+use crate::model::attr;
+use crate::model::kinds::{EnumOfKinds, Variant};
+use crate::model::{case, Container, Shape};
 
 /// The FNV-1a hash of a field name, which `KindField` is keyed by (the same as
 /// `odm::rules::name_hash`).
@@ -119,314 +120,61 @@ pub fn kind_items(cont: &Container<'_>) -> TokenStream {
     }
 }
 
-struct Variant<'a> {
-    ident: &'a Ident,
-    /// The kind's struct; `None` for the catch-all.
-    ty: Option<&'a Type>,
-    value: String,
-    /// Where the value comes from (a `rename` string, else the variant's name).
-    span: Span,
-}
-
 /// `#[derive(Model)]` on an enum: the base of a polymorphic model.
 pub fn model_enum(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
-    let Data::Enum(data) = &input.data else {
-        unreachable!("called for enums")
-    };
-    let attrs = ContainerAttrs::parse(&cx, &input.attrs, Derive::Model);
-    attrs.versions.check_on_enum(&cx);
-    if !input.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &input.generics,
-            "`Model` cannot be derived for a generic enum: the stored shape must be known at compile time",
-        );
-        // Nothing is generated: impls without the parameters would only add errors.
-        return cx
-            .check()
-            .err()
-            .map(|e| e.to_compile_error())
-            .unwrap_or_default();
-    }
-    if let Some((_, lit)) = &attrs.kind_of {
-        cx.error_spanned_by(
-            lit,
-            "an enum of kinds is a base, not a kind: `kind_of` goes on the struct of each kind",
-        );
-    }
-    if let Some(bucket) = &attrs.bucket {
-        cx.error_at(
-            bucket.span,
-            "an enum of kinds cannot be a bucket: declare `bucket(...)` on a struct with a collection of its own",
-        );
-    }
-    if let Some(tree) = &attrs.tree {
-        cx.error_at(
-            tree.span,
-            "a tree is declared on a struct stored in its own collection, not on an enum of kinds",
-        );
-    }
-    if let Some((_, lit)) = &attrs.subset_of {
-        cx.error_spanned_by(
-            lit,
-            "`subset_of` goes on a struct stored in its own collection, not on an enum of kinds",
-        );
-    }
-    if let Some(span) = attrs.serde_not_internal {
-        cx.error_at(
-            span,
-            "an enum of kinds is stored in one collection with a discriminator field: use serde's internally tagged representation, `#[serde(tag = \"type\")]` alone",
-        );
-    }
-    let tag = match &attrs.serde_tag {
-        Some(tag) => {
-            if !attr::is_field_name(&tag.value()) {
-                cx.error_spanned_by(
-                    tag,
-                    "the discriminator is a stored field name: not empty, without `.`, `$` or NUL",
-                );
-            }
-            tag.value()
-        }
-        None => {
-            if attrs.serde_not_internal.is_none() {
-                cx.error_spanned_by(
-                    &input.ident,
-                    format!(
-                        "`{}` needs a discriminator field: add `#[serde(tag = \"type\")]` (every kind is stored in one collection, told apart by that field)",
-                        input.ident
-                    ),
-                );
-            }
-            String::new()
-        }
-    };
-    let mut variants: Vec<Variant<'_>> = Vec::new();
-    for v in &data.variants {
-        let (rename, other) = variant_serde(v);
-        let value = rename.as_ref().map_or_else(
-            || match attrs.rename_all {
-                Some(rule) => rule.apply_to_variant(&v.ident.unraw().to_string()),
-                None => v.ident.unraw().to_string(),
-            },
-            LitStr::value,
-        );
-        let span = rename.as_ref().map_or(v.ident.span(), LitStr::span);
-        let ty = match (&v.fields, other) {
-            (Fields::Unit, true) => None,
-            (_, true) => {
-                cx.error_spanned_by(
-                    &v.ident,
-                    "the catch-all kind (`#[serde(other)]`) is a unit variant: serde keeps nothing of a document it takes",
-                );
-                // Still a kind for the code generated around the error, so that its struct
-                // is not reported on top of it.
-                match &v.fields {
-                    Fields::Unnamed(f) if f.unnamed.len() == 1 => Some(&f.unnamed[0].ty),
-                    _ => continue,
-                }
-            }
-            (Fields::Unnamed(f), false) if f.unnamed.len() == 1 => Some(&f.unnamed[0].ty),
-            _ => {
-                cx.error_spanned_by(
-                    &v.ident,
-                    format!(
-                        "each kind is a variant holding the kind's struct, `{0}({0}{1})`, whose struct derives `Model` with `#[odm(kind_of = \"{1}\")]`",
-                        v.ident, input.ident
-                    ),
-                );
-                continue;
-            }
-        };
-        if let Some(first) = variants.iter().find(|o| o.value == value) {
-            cx.error_at(
-                span,
-                format!(
-                    "two kinds with the discriminator value \"{value}\": `{}` and `{}`; each kind needs its own (`#[serde(rename = \"...\")]`)",
-                    first.ident, v.ident
-                ),
-            );
-        }
-        variants.push(Variant {
-            ident: &v.ident,
-            ty,
-            value,
-            span,
-        });
-    }
-    let kinds: Vec<&Variant<'_>> = variants.iter().filter(|v| v.ty.is_some()).collect();
-    if kinds.is_empty()
-        && data
-            .variants
-            .iter()
-            .all(|v| matches!(v.fields, Fields::Unit))
-    {
-        cx.error_spanned_by(
-            &input.ident,
-            "an enum of kinds has at least one kind: a variant holding a struct that derives `Model`",
-        );
-    }
-    let common = parse_common(&cx, attrs.common.as_ref());
-    // An index on the base covers every kind: its keys are common fields.
-    for index in &attrs.indexes {
-        let (Some(lit), Some(key)) = (
-            &index.keys_lit,
-            index
-                .keys
-                .iter()
-                .find(|k| !common.iter().any(|(n, _)| *n == k.segments[0])),
-        ) else {
-            continue;
-        };
-        let listed: Vec<String> = common.iter().map(|(n, _)| format!("`{n}`")).collect();
-        cx.error_spanned_by(
-            lit,
-            format!(
-                "`{}` is not a common field of `{}`, so an index on the base cannot cover it ({}): list it in `common`, or index it on the kind that stores it (where it is partial on the kind)",
-                key.segments[0],
-                input.ident,
-                if listed.is_empty() { "`common` lists none".to_owned() } else { format!("common: {}", listed.join(", ")) }
-            ),
-        );
-    }
+    let resolved = crate::model::kinds::resolve(&cx, input);
     // The code is generated around the errors too, so that the kinds are not reported on top.
     let errors = cx.check().err().map(|e| e.to_compile_error());
+    let Some(resolved) = resolved else {
+        return errors.unwrap_or_default();
+    };
+    let kinds: Vec<&Variant<'_>> = resolved
+        .variants
+        .iter()
+        .filter(|v| v.ty.is_some())
+        .collect();
     if kinds.is_empty() {
         return errors.unwrap_or_default();
     }
+    let EnumOfKinds {
+        attrs,
+        tag,
+        variants,
+        common,
+    } = &resolved;
     let ident = &input.ident;
-    let collection = attrs.collection.as_ref().map_or_else(
-        || format!("{}s", case::snake_case(&ident.to_string())),
-        LitStr::value,
-    );
+    let collection = collection_name(attrs, ident);
     let first = kinds[0].ty.expect("a kind");
     let values: Vec<&str> = kinds.iter().map(|v| v.value.as_str()).collect();
     let other = variants.iter().any(|v| v.ty.is_none());
-    let kind_of = kinds.iter().map(|v| {
-        let ty = v.ty.expect("a kind");
-        let value = &v.value;
-        quote_spanned! {v.span=>
-            impl ::odm::__private::KindOf<#ident> for #ty {
-                const KIND: ::odm::__private::Kind = ::odm::__private::Kind {
-                    field: #tag,
-                    value: #value,
-                };
-            }
-        }
-    });
-    let same_ids = kinds.iter().skip(1).map(|v| {
-        let ty = v.ty.expect("a kind");
-        quote_spanned! {ty.span()=> ::odm::__private::same_kind_id::<#first, #ty>(); }
-    });
-    let arm = |body: TokenStream, none: TokenStream| {
-        let arms = variants.iter().map(|v| {
-            let name = v.ident;
-            match v.ty {
-                Some(_) => quote!(#ident::#name(__kind) => #body,),
-                None => quote!(#ident::#name => #none,),
-            }
-        });
-        // Variants that are not kinds were reported; they have none either.
-        quote! {
-            #[allow(unreachable_patterns)]
-            match self {
-                #(#arms)*
-                _ => #none,
-            }
-        }
-    };
-    // Through `kind_id`, so that kinds with different ids are one error, `same_kind_id`'s.
-    let document_id = arm(
-        quote!(::odm::__private::kind_id(
-            ::odm::__private::Model::document_id(__kind)
-        )),
-        quote!(::odm::__private::Option::None),
-    );
-    let bound_violation = arm(
-        quote!(::odm::__private::Model::bound_violation(__kind)),
-        quote!(::odm::__private::Option::None),
-    );
-    let document_version = arm(
-        quote!(::odm::__private::Model::document_version(__kind)),
-        quote!(::odm::__private::Option::None),
-    );
-    // The kept fields of a document are its kind's; the enum's own are the kinds' when they
-    // all keep the same ones (see `Stamps::common`).
-    let stamps = arm(
-        quote!(::odm::__private::Model::stamps(__kind)),
-        quote!(::odm::__private::Stamps::NONE),
-    );
+    let (kind_of, same_ids) = kind_impls(ident, tag, first, &kinds);
     let kind_types: Vec<&Type> = kinds.iter().filter_map(|v| v.ty).collect();
     let variant_types: Vec<(&Ident, Option<&Type>)> =
         variants.iter().map(|v| (v.ident, v.ty)).collect();
-    let (accessors, common_checks) = common_fields(ident, &kind_types, &variant_types, &common);
+    let (accessors, common_checks) = common_fields(ident, &kind_types, &variant_types, common);
     let common_names: Vec<String> = common.iter().map(|(n, _)| n.clone()).collect();
     let type_name = ident.unraw().to_string();
-    let own_indexes = base_indexes(ident, &attrs.indexes, &common);
-    let copy_source = copy_source(input, &common);
-    let kind_schemas: Vec<(&str, &Type)> = kinds
-        .iter()
-        .filter_map(|v| Some((v.value.as_str(), v.ty?)))
-        .collect();
-    let validator = super::validators::kinds_items(ident, &tag, other, &kind_schemas);
+    let own_indexes = base_indexes(ident, &attrs.indexes, common);
+    let copy_source = copy_source(input, common);
+    let validator = validator_items(ident, tag, other, &kinds);
     let version = super::validators::version_const(&attrs.versions);
+    let model_impl = base_model_impl(
+        ident,
+        first,
+        &collection,
+        tag,
+        &values,
+        other,
+        version,
+        &kind_types,
+        variants,
+    );
     let body = quote! {
         impl ::odm::__private::KindBase for #ident {}
         #(#kind_of)*
 
-        #[automatically_derived]
-        impl ::odm::__private::Model for #ident {
-            type Id = <#first as ::odm::__private::Model>::Id;
-            const COLLECTION: &'static str = #collection;
-            const KINDS: ::odm::__private::Option<::odm::__private::Kinds> =
-                ::odm::__private::Option::Some(::odm::__private::Kinds {
-                    field: #tag,
-                    values: &[#(#values),*],
-                    other: #other,
-                });
-            #version
-            const STAMPS: ::odm::__private::Stamps = ::odm::__private::Stamps::common(&[
-                #(<#kind_types as ::odm::__private::Model>::STAMPS),*
-            ]);
-
-            fn document_version(&self) -> ::odm::__private::Option<i64> {
-                #document_version
-            }
-
-            fn stamps(&self) -> ::odm::__private::Stamps {
-                #stamps
-            }
-
-            fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
-                #document_id
-            }
-
-            /// The base's own indexes (over every kind), then those of every kind (each partial
-            /// on its kind).
-            fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
-                let mut all = indexes();
-                #(all.extend(<#kind_types as ::odm::__private::Model>::indexes());)*
-                all
-            }
-
-            fn generate_id() -> ::odm::__private::Option<Self::Id> {
-                <#first as ::odm::__private::Model>::generate_id()
-            }
-
-            fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
-                #bound_violation
-            }
-
-            fn bounded_arrays() -> &'static [(&'static str, u32)] {
-                static ALL: ::std::sync::OnceLock<::odm::__private::Vec<(&'static str, u32)>> =
-                    ::std::sync::OnceLock::new();
-                ALL.get_or_init(|| {
-                    ::odm::__private::merge_bounds(&[
-                        #(<#kind_types as ::odm::__private::Model>::bounded_arrays()),*
-                    ])
-                })
-            }
-        }
+        #model_impl
 
         impl ::odm::__private::ModelOrEmbedNotBoth for #ident {}
 
@@ -472,55 +220,173 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
     }
 }
 
-/// serde's `rename` (serialize name) and `other` on a variant.
-fn variant_serde(v: &syn::Variant) -> (Option<LitStr>, bool) {
-    let mut rename = None;
-    let mut other = false;
-    for a in v.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = a.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename") {
-                if meta.input.peek(syn::Token![=]) {
-                    rename = Some(meta.value()?.parse::<LitStr>()?);
-                } else {
-                    meta.parse_nested_meta(|inner| {
-                        if inner.path.is_ident("serialize") {
-                            rename = Some(inner.value()?.parse::<LitStr>()?);
-                        } else {
-                            let _ = inner.value().and_then(|v| v.parse::<syn::Expr>());
-                        }
-                        Ok(())
-                    })?;
-                }
-            } else if meta.path.is_ident("other") {
-                other = true;
-            } else if meta.input.peek(syn::Token![=]) {
-                meta.value()?.parse::<syn::Expr>()?;
-            }
-            Ok(())
-        });
-    }
-    (rename, other)
-}
+/// The base's `impl Model`: its kinds' id type and collection, its discriminator and kinds,
+/// and each per-document method answered by the document's kind.
+#[allow(clippy::too_many_arguments)]
+fn base_model_impl(
+    ident: &Ident,
+    first: &Type,
+    collection: &str,
+    tag: &str,
+    values: &[&str],
+    other: bool,
+    version: TokenStream,
+    kind_types: &[&Type],
+    variants: &[Variant<'_>],
+) -> TokenStream {
+    let arm = |body: TokenStream, none: TokenStream| per_kind(ident, variants, &body, &none);
+    // Through `kind_id`, so that kinds with different ids are one error, `same_kind_id`'s.
+    let document_id = arm(
+        quote!(::odm::__private::kind_id(
+            ::odm::__private::Model::document_id(__kind)
+        )),
+        quote!(::odm::__private::Option::None),
+    );
+    let bound_violation = arm(
+        quote!(::odm::__private::Model::bound_violation(__kind)),
+        quote!(::odm::__private::Option::None),
+    );
+    let document_version = arm(
+        quote!(::odm::__private::Model::document_version(__kind)),
+        quote!(::odm::__private::Option::None),
+    );
+    // The kept fields of a document are its kind's; the enum's own are the kinds' when they
+    // all keep the same ones (see `Stamps::common`).
+    let stamps = arm(
+        quote!(::odm::__private::Model::stamps(__kind)),
+        quote!(::odm::__private::Stamps::NONE),
+    );
+    quote! {
+    #[automatically_derived]
+    impl ::odm::__private::Model for #ident {
+        type Id = <#first as ::odm::__private::Model>::Id;
+        const COLLECTION: &'static str = #collection;
+        const KINDS: ::odm::__private::Option<::odm::__private::Kinds> =
+            ::odm::__private::Option::Some(::odm::__private::Kinds {
+                field: #tag,
+                values: &[#(#values),*],
+                other: #other,
+            });
+        #version
+        const STAMPS: ::odm::__private::Stamps = ::odm::__private::Stamps::common(&[
+            #(<#kind_types as ::odm::__private::Model>::STAMPS),*
+        ]);
 
-/// `common = "title, isbn"`: the names, each with the span of the string.
-fn parse_common(cx: &Ctxt, lit: Option<&LitStr>) -> Vec<(String, Span)> {
-    let Some(lit) = lit else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, Span)> = Vec::new();
-    for name in lit.value().split(',').map(str::trim) {
-        if !attr::is_field_name(name) || syn::parse_str::<Ident>(name).is_err() {
-            cx.error_spanned_by(
-                lit,
-                format!("`common` lists field names separated by commas; `{name}` is not one"),
-            );
-        } else if out.iter().any(|(n, _)| n == name) {
-            cx.error_spanned_by(lit, format!("`{name}` is listed twice in `common`"));
-        } else {
-            out.push((name.to_owned(), lit.span()));
+        fn document_version(&self) -> ::odm::__private::Option<i64> {
+            #document_version
+        }
+
+        fn stamps(&self) -> ::odm::__private::Stamps {
+            #stamps
+        }
+
+        fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
+            #document_id
+        }
+
+        /// The base's own indexes (over every kind), then those of every kind (each partial
+        /// on its kind).
+        fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
+            let mut all = indexes();
+            #(all.extend(<#kind_types as ::odm::__private::Model>::indexes());)*
+            all
+        }
+
+        fn generate_id() -> ::odm::__private::Option<Self::Id> {
+            <#first as ::odm::__private::Model>::generate_id()
+        }
+
+        fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
+            #bound_violation
+        }
+
+        fn bounded_arrays() -> &'static [(&'static str, u32)] {
+            static ALL: ::std::sync::OnceLock<::odm::__private::Vec<(&'static str, u32)>> =
+                ::std::sync::OnceLock::new();
+            ALL.get_or_init(|| {
+                ::odm::__private::merge_bounds(&[
+                    #(<#kind_types as ::odm::__private::Model>::bounded_arrays()),*
+                ])
+            })
         }
     }
-    out
+    }
+}
+
+/// The collection: declared, or the enum's name in snake case with an `s`.
+fn collection_name(attrs: &attr::ContainerAttrs, ident: &Ident) -> String {
+    attrs.collection.as_ref().map_or_else(
+        || format!("{}s", case::snake_case(&ident.to_string())),
+        LitStr::value,
+    )
+}
+
+/// The base's validator: one schema per kind, told apart by the discriminator.
+fn validator_items(ident: &Ident, tag: &str, other: bool, kinds: &[&Variant<'_>]) -> TokenStream {
+    let kind_schemas: Vec<(&str, &Type)> = kinds
+        .iter()
+        .filter_map(|v| Some((v.value.as_str(), v.ty?)))
+        .collect();
+    super::validators::kinds_items(ident, tag, other, &kind_schemas)
+}
+
+/// Each kind's `KindOf` impl (its discriminator value), and the checks that the kinds share
+/// the first one's id type.
+fn kind_impls(
+    ident: &Ident,
+    tag: &str,
+    first: &Type,
+    kinds: &[&Variant<'_>],
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let kind_of: Vec<TokenStream> = kinds
+        .iter()
+        .map(|v| {
+            let ty = v.ty.expect("a kind");
+            let value = &v.value;
+            quote_spanned! {v.span=>
+                impl ::odm::__private::KindOf<#ident> for #ty {
+                    const KIND: ::odm::__private::Kind = ::odm::__private::Kind {
+                        field: #tag,
+                        value: #value,
+                    };
+                }
+            }
+        })
+        .collect();
+    let same_ids: Vec<TokenStream> = kinds
+        .iter()
+        .skip(1)
+        .map(|v| {
+            let ty = v.ty.expect("a kind");
+            quote_spanned! {ty.span()=> ::odm::__private::same_kind_id::<#first, #ty>(); }
+        })
+        .collect();
+    (kind_of, same_ids)
+}
+
+/// `match self` with one arm per variant: `body` for a kind (bound as `__kind`), `none` for the
+/// catch-all.
+fn per_kind(
+    ident: &Ident,
+    variants: &[Variant<'_>],
+    body: &TokenStream,
+    none: &TokenStream,
+) -> TokenStream {
+    let arms = variants.iter().map(|v| {
+        let name = v.ident;
+        match v.ty {
+            Some(_) => quote!(#ident::#name(__kind) => #body,),
+            None => quote!(#ident::#name => #none,),
+        }
+    });
+    // Variants that are not kinds were reported; they have none either.
+    quote! {
+        #[allow(unreachable_patterns)]
+        match self {
+            #(#arms)*
+            _ => #none,
+        }
+    }
 }
 
 /// The base's accessor of each common field (the first kind's path, from the base), and the

@@ -6,6 +6,7 @@ pub mod bucket;
 pub mod case;
 pub mod check;
 pub mod counters;
+pub mod kinds;
 pub mod shard;
 pub mod subset;
 pub mod tree;
