@@ -1064,6 +1064,26 @@ struct Chore {
     owner: Ref<Crew>,
 }
 
+/// Kate and Bob, and Kate's chore 7 in the kitchen.
+async fn crew_and_chore(odm: &Odm) -> odm::Result<()> {
+    for (id, name) in [(1, "Kate"), (2, "Bob")] {
+        odm.insert_one(&Crew {
+            id,
+            name: name.into(),
+            chores: Vec::new(),
+        })
+        .await?;
+    }
+    odm.insert_one(&Chore {
+        id: 7,
+        team: "kitchen".into(),
+        description: "dishes".into(),
+        owner: Ref::new(1),
+    })
+    .await?;
+    Ok(())
+}
+
 /// The `q` of the first `findAndModify` on `collection` in `log`.
 fn find_and_modify_query(log: &[odm::monitor::SentCommand], collection: &str) -> Document {
     log.iter()
@@ -1107,21 +1127,7 @@ async fn find_and_modify_by_id_reads_and_names_the_shard_key() -> odm::Result<()
     let listing = stored_one(&db, "listings", 2).await.unwrap();
     assert_eq!(listing.get_str("gadget_name").unwrap(), "kite");
 
-    for (id, name) in [(1, "Kate"), (2, "Bob")] {
-        odm.insert_one(&Crew {
-            id,
-            name: name.into(),
-            chores: Vec::new(),
-        })
-        .await?;
-    }
-    odm.insert_one(&Chore {
-        id: 7,
-        team: "kitchen".into(),
-        description: "dishes".into(),
-        owner: Ref::new(1),
-    })
-    .await?;
+    crew_and_chore(odm).await?;
     db.commands().clear();
     odm.reassign(Chore::owner(), 7, 2).await?;
     let log = db.commands().take();

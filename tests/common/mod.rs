@@ -85,6 +85,26 @@ where
     F: Fn(odm::mongodb::Database) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = ()>,
 {
+    let (odm, armed, _) = act_after_next_find_logged(db, act).await?;
+    Ok((odm, armed))
+}
+
+/// The commands an `Odm` of [`act_after_next_find_logged`] sent, with their documents.
+pub type SentLog = std::sync::Arc<std::sync::Mutex<Vec<odm::monitor::SentCommand>>>;
+
+/// [`act_after_next_find`], with the commands the returned `Odm` sends kept in a log.
+pub async fn act_after_next_find_logged<F, Fut>(
+    db: &TestDb,
+    act: F,
+) -> odm::Result<(
+    odm::Odm,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    SentLog,
+)>
+where
+    F: Fn(odm::mongodb::Database) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
     use odm::mongodb::event::command::CommandEvent;
     use odm::mongodb::event::EventHandler;
     use odm::mongodb::options::ClientOptions;
@@ -94,10 +114,21 @@ where
     let uri = odm::testing::test_uri()?;
     let armed = Arc::new(AtomicBool::new(false));
     let mut options = ClientOptions::parse(&uri).await?;
+    let log = SentLog::default();
     let (trigger, db_name, act) = (armed.clone(), db.name().to_owned(), Arc::new(act));
+    let sent = log.clone();
     options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
-        let CommandEvent::Succeeded(done) = ev else {
-            return;
+        let done = match ev {
+            CommandEvent::Started(started) => {
+                sent.lock().unwrap().push(odm::monitor::SentCommand {
+                    name: started.command_name,
+                    db: started.db,
+                    command: Some(started.command),
+                });
+                return;
+            }
+            CommandEvent::Succeeded(done) => done,
+            _ => return,
         };
         if done.command_name != "find" || !trigger.swap(false, Ordering::SeqCst) {
             return;
@@ -119,7 +150,7 @@ where
         .expect("the concurrent write");
     }));
     let client = odm::mongodb::Client::with_options(options)?;
-    Ok((odm::Odm::new(client.database(db.name())), armed))
+    Ok((odm::Odm::new(client.database(db.name())), armed, log))
 }
 
 /// Whether every populate of this run is forced to the lookup plan

@@ -229,21 +229,7 @@ async fn every_generated_command_on_a_sharded_collection_is_a_route_of_the_repor
     steps.check("delete a film with its details", 0);
 
     // Chores, sharded by team, owned two-way by crew members.
-    for (id, name) in [(1, "Kate"), (2, "Bob")] {
-        odm.insert_one(&Crew {
-            id,
-            name: name.into(),
-            chores: Vec::new(),
-        })
-        .await?;
-    }
-    odm.insert_one(&Chore {
-        id: 7,
-        team: "kitchen".into(),
-        description: "dishes".into(),
-        owner: Ref::new(1),
-    })
-    .await?;
+    crew_and_chore(&odm).await?;
     steps.check("insert a chore (two-way)", 0);
     odm.reassign(Chore::owner(), 7, 2).await?;
     steps.check("reassign a chore", 0);
@@ -253,7 +239,13 @@ async fn every_generated_command_on_a_sharded_collection_is_a_route_of_the_repor
     steps.check("delete a crew member (restricted by chores)", 0);
 
     // An insert whose part is renamed between its read and its write corrects its copy.
-    let (logged, armed, log) = rename_after_next_find(&db, 2, "gear").await?;
+    let (logged, armed, log) = common::act_after_next_find_logged(&db, |database| async move {
+        Odm::new(database)
+            .update_by_id::<Part>(2, Part::name().set("gear".to_owned()))
+            .await
+            .expect("the concurrent rename");
+    })
+    .await?;
     armed.store(true, std::sync::atomic::Ordering::SeqCst);
     logged
         .insert_one(&product(9, "garden", 9, &[&parts[1]]))
@@ -288,63 +280,4 @@ async fn every_generated_command_on_a_sharded_collection_is_a_route_of_the_repor
         steps.unlisted.join("\n")
     );
     Ok(())
-}
-
-type Log = std::sync::Arc<std::sync::Mutex<Vec<odm::monitor::SentCommand>>>;
-
-/// An `Odm` of its own client, logging what it sends in the returned log, whose next `find`
-/// (once armed) is followed by a rename of part `part` through another client.
-async fn rename_after_next_find(
-    db: &TestDb,
-    part: i32,
-    name: &'static str,
-) -> odm::Result<(Odm, std::sync::Arc<std::sync::atomic::AtomicBool>, Log)> {
-    use odm::mongodb::event::command::CommandEvent;
-    use odm::mongodb::event::EventHandler;
-    use odm::mongodb::options::ClientOptions;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-
-    let uri = odm::testing::test_uri()?;
-    let armed = Arc::new(AtomicBool::new(false));
-    let log: Log = Arc::default();
-    let mut options = ClientOptions::parse(&uri).await?;
-    let (trigger, db_name, sent) = (armed.clone(), db.name().to_owned(), log.clone());
-    options.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
-        let done = match ev {
-            CommandEvent::Started(started) => {
-                sent.lock().unwrap().push(odm::monitor::SentCommand {
-                    name: started.command_name,
-                    db: started.db,
-                    command: Some(started.command),
-                });
-                return;
-            }
-            CommandEvent::Succeeded(done) => done,
-            _ => return,
-        };
-        if done.command_name != "find" || !trigger.swap(false, Ordering::SeqCst) {
-            return;
-        }
-        let (uri, db_name) = (uri.clone(), db_name.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async {
-                let client = odm::mongodb::Client::with_uri_str(&uri)
-                    .await
-                    .expect("client");
-                Odm::new(client.database(&db_name))
-                    .update_by_id::<Part>(part, Part::name().set(name.to_owned()))
-                    .await
-                    .expect("the concurrent rename");
-            });
-        })
-        .join()
-        .expect("the concurrent rename");
-    }));
-    let client = odm::mongodb::Client::with_options(options)?;
-    Ok((Odm::new(client.database(db.name())), armed, log))
 }
