@@ -234,8 +234,6 @@ const TOO_LONG: &[(&str, usize)] = &[
     ("odm/src/denormalize/verify.rs::check_batch", 161),
     ("odm/src/denormalize/update.rs::fill_update", 126),
     ("odm/src/tree/verify.rs::run", 114),
-    ("odm/src/relations/delete/plan.rs::plan_copies", 104),
-    ("odm/src/shard/report/own.rs::tree_routes", 108),
     ("odm/src/index/mod.rs::sync_collection", 101),
     ("odm/src/versions/migrations.rs::run", 120),
     ("odm-derive/src/model/attr/mod.rs::parse", 103),

@@ -311,43 +311,57 @@ async fn plan_copies(
             }
             // A parent's latest-N array loses the deleted ones and takes the next latest.
             crate::denormalize::CopyKind::Latest { .. } => {
-                let mut parents = Vec::new();
-                let mut known = std::collections::HashSet::new();
-                // Routed: the key's values read with the ids.
-                let carrier = crate::shard::KeyCarrier::of(&collection);
-                let read: std::collections::HashMap<IdKey, Document> = plan
-                    .keyed
-                    .last()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|d| Some((IdKey::of(d.get("_id")?), d.clone())))
-                    .collect();
-                for chunk in crate::batch::chunks_of(&ids) {
-                    let mut filter = crate::literal::is_in("_id", chunk.clone());
-                    carrier.restrict(
-                        &mut filter,
-                        chunk.iter().filter_map(|id| read.get(&IdKey::of(id))),
-                    );
-                    let found = crate::denormalize::parents_of(
-                        odm,
-                        &collection,
-                        filter,
-                        std::slice::from_ref(copy),
-                        session.as_deref_mut(),
-                    )
-                    .await?;
-                    for p in found.into_iter().next().unwrap_or_default() {
-                        if known.insert(IdKey::of(&p)) {
-                            parents.push(p);
-                        }
-                    }
-                }
-                if !parents.is_empty() {
-                    plan.latest.push((copy.clone(), parents));
-                }
+                plan_latest(odm, plan, &collection, &ids, copy, session.as_deref_mut()).await?;
             }
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// The parents of the deleted documents whose latest-N array `copy` they feed: recomputed once
+/// the deletes are done. One `find` per chunk of ids, naming the key values read with them.
+async fn plan_latest(
+    odm: &Odm,
+    plan: &mut Plan,
+    collection: &str,
+    ids: &[Bson],
+    copy: &crate::denormalize::CopyInfo,
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let mut parents = Vec::new();
+    let mut known = std::collections::HashSet::new();
+    // Routed: the key's values read with the ids.
+    let carrier = crate::shard::KeyCarrier::of(collection);
+    let read: std::collections::HashMap<IdKey, Document> = plan
+        .keyed
+        .last()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| Some((IdKey::of(d.get("_id")?), d.clone())))
+        .collect();
+    for chunk in crate::batch::chunks_of(ids) {
+        let mut filter = crate::literal::is_in("_id", chunk.clone());
+        carrier.restrict(
+            &mut filter,
+            chunk.iter().filter_map(|id| read.get(&IdKey::of(id))),
+        );
+        let found = crate::denormalize::parents_of(
+            odm,
+            collection,
+            filter,
+            std::slice::from_ref(copy),
+            session.as_deref_mut(),
+        )
+        .await?;
+        for p in found.into_iter().next().unwrap_or_default() {
+            if known.insert(IdKey::of(&p)) {
+                parents.push(p);
+            }
+        }
+    }
+    if !parents.is_empty() {
+        plan.latest.push((copy.clone(), parents));
     }
     Ok(())
 }

@@ -103,6 +103,52 @@ pub(super) fn tree_routes<T: Model>(out: &mut Routes) {
         format!("find {c} {{ {}: <node> }}", tree.parent),
         &[tree.parent],
     );
+    tree_delete_routes(out, tree);
+    out.add(
+        format!(
+            "tree insert or move under a {model}: the parent read (its ancestors and shard key)"
+        ),
+        c,
+        format!("find {c} {{ _id }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("tree insert or move under a {model}: the parent marked (in a transaction)"),
+        c,
+        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("tree move of a {model}: the node set (its shard key read first, as the parent's)"),
+        c,
+        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("tree insert of {model}s under several parents: the parents read"),
+        c,
+        format!("find {c} {{ _id: {{ $in: <parents> }} }}"),
+        &["_id"],
+    );
+    out.add(
+        format!(
+            "tree insert of {model}s under several parents: the parents marked (in a transaction)"
+        ),
+        c,
+        format!("update {c} {{ _id: {{ $in: <parents> }} }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("tree insert or move under a {model}: the parent's mark removed"),
+        c,
+        format!("update {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+}
+
+/// A tree's delete: the ids read, then its rule's commands, then the nodes deleted.
+fn tree_delete_routes(out: &mut Routes, tree: crate::schema::TreeInfo) {
+    let (c, model) = (out.c, out.model.clone());
     let deleted = match tree.on_delete {
         crate::schema::DeleteRule::Restrict => vec![(
             "restrict: their children counted",
@@ -152,45 +198,5 @@ pub(super) fn tree_routes<T: Model>(out: &mut Routes) {
         c,
         format!("delete {c} {{ _id: {{ $in: <ids> }} }}"),
         &["_id"],
-    );
-    out.add(
-        format!(
-            "tree insert or move under a {model}: the parent read (its ancestors and shard key)"
-        ),
-        c,
-        format!("find {c} {{ _id }}"),
-        &["_id"],
-    );
-    out.add(
-        format!("tree insert or move under a {model}: the parent marked (in a transaction)"),
-        c,
-        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
-        &with_id,
-    );
-    out.add(
-        format!("tree move of a {model}: the node set (its shard key read first, as the parent's)"),
-        c,
-        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
-        &with_id,
-    );
-    out.add(
-        format!("tree insert of {model}s under several parents: the parents read"),
-        c,
-        format!("find {c} {{ _id: {{ $in: <parents> }} }}"),
-        &["_id"],
-    );
-    out.add(
-        format!(
-            "tree insert of {model}s under several parents: the parents marked (in a transaction)"
-        ),
-        c,
-        format!("update {c} {{ _id: {{ $in: <parents> }} }}"),
-        &["_id"],
-    );
-    out.add(
-        format!("tree insert or move under a {model}: the parent's mark removed"),
-        c,
-        format!("update {c} {{ _id, <its shard key read> }}"),
-        &with_id,
     );
 }
