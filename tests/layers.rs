@@ -230,7 +230,6 @@ const TOO_LONG: &[(&str, usize)] = &[
     ("odm/src/ops/replace.rs::write", 120),
     ("odm/src/ops/update.rs::write", 116),
     ("odm/src/denormalize/transitive.rs::latest_level", 122),
-    ("odm/src/denormalize/values.rs::write_copy", 106),
     ("odm/src/denormalize/verify.rs::check_batch", 161),
     ("odm/src/denormalize/update.rs::fill_update", 126),
     ("odm/src/tree/verify.rs::run", 114),

@@ -62,41 +62,8 @@ pub(super) async fn write_copy(
         let landed: Vec<(Bson, Document)> =
             ids.iter().map(|id| (id.clone(), values.clone())).collect();
         let filter = within(copy.dependents_of(&ids), scope);
-        let (update, options) = match &copy.kind {
-            CopyKind::Summary {
-                array: true, id, ..
-            } => {
-                let mut set = Document::new();
-                for (to, v) in values {
-                    set.insert(format!("{}.$[copy].{to}", copy.path), v);
-                }
-                let options = UpdateOptions::builder()
-                    .array_filters(vec![crate::literal::is_in(
-                        &format!("copy.{id}"),
-                        ids.clone(),
-                    )])
-                    .build();
-                (doc! { "$set": set }, options)
-            }
-            CopyKind::Summary { array: false, .. } => {
-                let mut set = Document::new();
-                for (to, v) in values {
-                    set.insert(format!("{}.{to}", copy.path), v);
-                }
-                (doc! { "$set": set }, UpdateOptions::default())
-            }
-            CopyKind::Flat { .. } => {
-                let v = values
-                    .into_iter()
-                    .next()
-                    .map(|(_, v)| v)
-                    .unwrap_or(Bson::Null);
-                (
-                    doc! { "$set": { copy.path.as_str(): v } },
-                    UpdateOptions::default(),
-                )
-            }
-            CopyKind::Latest { .. } => continue,
+        let Some((update, options)) = copy_update(copy, values, &ids) else {
+            continue;
         };
         let action = coll
             .update_many(filter.clone(), update)
@@ -121,6 +88,51 @@ pub(super) async fn write_copy(
         }
     }
     Ok(written)
+}
+
+/// The update writing `values` into the copies of the sources `ids`: array filters for an
+/// array of summaries; `None` for a latest-N array, which is recomputed instead.
+fn copy_update(
+    copy: &CopyInfo,
+    values: Document,
+    ids: &[Bson],
+) -> Option<(Document, UpdateOptions)> {
+    Some(match &copy.kind {
+        CopyKind::Summary {
+            array: true, id, ..
+        } => {
+            let mut set = Document::new();
+            for (to, v) in values {
+                set.insert(format!("{}.$[copy].{to}", copy.path), v);
+            }
+            let options = UpdateOptions::builder()
+                .array_filters(vec![crate::literal::is_in(
+                    &format!("copy.{id}"),
+                    ids.to_vec(),
+                )])
+                .build();
+            (doc! { "$set": set }, options)
+        }
+        CopyKind::Summary { array: false, .. } => {
+            let mut set = Document::new();
+            for (to, v) in values {
+                set.insert(format!("{}.{to}", copy.path), v);
+            }
+            (doc! { "$set": set }, UpdateOptions::default())
+        }
+        CopyKind::Flat { .. } => {
+            let v = values
+                .into_iter()
+                .next()
+                .map(|(_, v)| v)
+                .unwrap_or(Bson::Null);
+            (
+                doc! { "$set": { copy.path.as_str(): v } },
+                UpdateOptions::default(),
+            )
+        }
+        CopyKind::Latest { .. } => return None,
+    })
 }
 
 /// Errors met while updating copies, past which the other copies are still updated.
