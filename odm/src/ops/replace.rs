@@ -106,8 +106,18 @@ impl<'a, T: Model> Replace<'a, T> {
         odm.supports_transactions().await
     }
 
-    async fn write(&mut self, keep: Option<Bson>) -> Result<Written> {
-        let first = keep.is_none();
+    /// The filter and the document of the replacement: the document by its `_id` (and its
+    /// shard key values), at the version it was loaded at, a tree's node at its stored place.
+    #[allow(clippy::type_complexity)]
+    fn prepared(
+        &self,
+        keep: Option<Bson>,
+    ) -> Result<(
+        Document,
+        RawDocumentBuf,
+        crate::versioning::Replacing,
+        Option<(crate::schema::TreeInfo, RawDocumentBuf)>,
+    )> {
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
@@ -128,8 +138,50 @@ impl<'a, T: Model> Replace<'a, T> {
             }
             None => None,
         };
+        Ok((filter, raw, replacing, tree))
+    }
+
+    /// What follows a landed replacement: a tree's node that matched nothing is told from a
+    /// moved one (`tree` given only then), the latest-N arrays are recomputed, and the copies
+    /// taken are settled outside a session.
+    async fn follow_ups(
+        &mut self,
+        tree: Option<(crate::schema::TreeInfo, RawDocumentBuf)>,
+        id: &Bson,
+        latest: crate::denormalize::LatestRefresh,
+        copies_in: &[crate::denormalize::CopyInfo],
+        taken: crate::denormalize::Taken,
+    ) -> Result<()> {
         let mut session = self.session.as_deref_mut();
         let in_session = session.is_some();
+        if let Some((tree, given)) = &tree {
+            crate::tree::replace_missed::<T>(self.odm, *tree, id, given, session.as_deref_mut())
+                .await?;
+        }
+        latest.run(self.odm, session.as_deref_mut()).await?;
+        // A latest-N array is the ODM's to write: recomputed, whatever the caller's copy held.
+        for copy in copies_in
+            .iter()
+            .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
+        {
+            let refresh = crate::denormalize::refresh_latest(
+                self.odm,
+                copy,
+                vec![id.clone()],
+                session.as_deref_mut(),
+            );
+            crate::trace::step!("latest", copy.dependent, refresh).await?;
+        }
+        if !in_session {
+            taken.settle(self.odm).await?;
+        }
+        Ok(())
+    }
+
+    async fn write(&mut self, keep: Option<Bson>) -> Result<Written> {
+        let first = keep.is_none();
+        let (filter, mut raw, replacing, tree) = self.prepared(keep)?;
+        let mut session = self.session.as_deref_mut();
         let encode_error = |e: bson::error::Error| Error::Encode {
             collection: T::COLLECTION.to_owned(),
             what: "document".to_owned(),
@@ -193,7 +245,7 @@ impl<'a, T: Model> Replace<'a, T> {
                 self.doc.stamps().version,
                 &replacing,
                 &id,
-                session.as_deref_mut(),
+                session,
             )
             .await?;
             // A second attempt that misses (another program changed `created_at` in between)
@@ -203,27 +255,9 @@ impl<'a, T: Model> Replace<'a, T> {
             }
         }
         let result = written?;
-        if let (Some((tree, given)), 0) = (&tree, result.matched_count) {
-            crate::tree::replace_missed::<T>(self.odm, *tree, &id, given, session.as_deref_mut())
-                .await?;
-        }
-        latest.run(self.odm, session.as_deref_mut()).await?;
-        // A latest-N array is the ODM's to write: recomputed, whatever the caller's copy held.
-        for copy in copies_in
-            .iter()
-            .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
-        {
-            let refresh = crate::denormalize::refresh_latest(
-                self.odm,
-                copy,
-                vec![id.clone()],
-                session.as_deref_mut(),
-            );
-            crate::trace::step!("latest", copy.dependent, refresh).await?;
-        }
-        if !in_session {
-            taken.settle(self.odm).await?;
-        }
+        let missed = result.matched_count == 0;
+        self.follow_ups(tree.filter(|_| missed), &id, latest, copies_in, taken)
+            .await?;
         Ok(Written::Done(result))
     }
 }
