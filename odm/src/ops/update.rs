@@ -292,24 +292,16 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             // write belongs to the operation.
             Box::pin(cascade).await
         } else {
-            let coll = self.odm.raw_collection::<T>();
-            // No options unless they say something: the statement is then the driver's own.
-            let options = (self.upsert || !array_filters.is_empty()).then(|| {
-                UpdateOptions::builder()
-                    .upsert(self.upsert)
-                    .array_filters((!array_filters.is_empty()).then_some(array_filters))
-                    .build()
-            });
-            if self.many {
-                let action = coll.update_many(filter, update).with_options(options);
-                crate::ops::send!(action, session.as_deref_mut())
-            } else {
-                let action = coll.update_one(filter, update).with_options(options);
-                crate::ops::send!(action, session.as_deref_mut())
-            }
-            // The filter is shown only when the write fails (formatting it costs more than
-            // building the whole command).
-            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e))
+            send_plain::<T>(
+                self.odm,
+                filter,
+                update,
+                (self.many, self.upsert),
+                array_filters,
+                &base,
+                session.as_deref_mut(),
+            )
+            .await
         };
         let missed = crate::versioning::missed(&written, self.upsert);
         if let (true, Some((id, expected))) = (missed, &self.loaded) {
@@ -334,17 +326,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         if latest.is_active() {
             Box::pin(latest.run(self.odm, session)).await?;
         }
-        let short = with_room
-            .filter(|n| result.matched_count < *n)
-            .map(|n| {
-                let mut guard = guards[0].clone();
-                guard.path = guards.iter().map(|g| g.path.as_str()).collect::<Vec<_>>().join(", ");
-                let detail = format!(
-                    "{} document(s) were updated; the others changed (or stopped matching) between the count and the update",
-                    result.matched_count
-                );
-                guards::refused::<T>(&guard, n - result.matched_count, detail)
-            });
+        let short = with_room.and_then(|n| short_of::<T>(n, result.matched_count, &guards));
         Ok((result, taken, short))
     }
 }
@@ -369,4 +351,52 @@ impl Odm {
         }
         op
     }
+}
+
+/// The update as one command, `update_many` or `update_one` (`many`), with options only when
+/// they say something (an upsert, array filters): the statement is then the driver's own.
+async fn send_plain<T: Model>(
+    odm: &Odm,
+    filter: Document,
+    update: Document,
+    (many, upsert): (bool, bool),
+    array_filters: Vec<Document>,
+    base: &Document,
+    session: Option<&mut ClientSession>,
+) -> Result<UpdateResult> {
+    let coll = odm.raw_collection::<T>();
+    // No options unless they say something: the statement is then the driver's own.
+    let options = (upsert || !array_filters.is_empty()).then(|| {
+        UpdateOptions::builder()
+            .upsert(upsert)
+            .array_filters((!array_filters.is_empty()).then_some(array_filters))
+            .build()
+    });
+    if many {
+        let action = coll.update_many(filter, update).with_options(options);
+        crate::ops::send!(action, session)
+    } else {
+        let action = coll.update_one(filter, update).with_options(options);
+        crate::ops::send!(action, session)
+    }
+    // The filter is shown only when the write fails (formatting it costs more than
+    // building the whole command).
+    .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(base), e))
+}
+
+/// The error of an `update_many` of a bounded array that updated fewer documents than had room
+/// when counted (`with_room`): some filled up in between.
+fn short_of<T: Model>(
+    with_room: u64,
+    matched: u64,
+    guards: &[crate::update::Guard],
+) -> Option<Error> {
+    (matched < with_room).then(|| {
+        let mut guard = guards[0].clone();
+        guard.path = guards.iter().map(|g| g.path.as_str()).collect::<Vec<_>>().join(", ");
+        let detail = format!(
+            "{matched} document(s) were updated; the others changed (or stopped matching) between the count and the update"
+        );
+        guards::refused::<T>(&guard, with_room - matched, detail)
+    })
 }
