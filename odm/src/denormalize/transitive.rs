@@ -371,32 +371,7 @@ async fn latest_level(
         }
     } else {
         // Same order, new values: set them in place in the summaries of these sources.
-        let changed: Vec<&(String, String)> = copy
-            .fields
-            .iter()
-            .filter(|(from, _)| written.iter().any(|w| overlaps(from, w)))
-            .collect();
-        let mut groups: BTreeMap<Vec<u8>, InPlace> = BTreeMap::new();
-        for d in docs {
-            let (Some(id), Some(parent)) = (d.get("_id"), get_path(d, via)) else {
-                continue;
-            };
-            let mut set = Document::new();
-            let mut unset = Document::new();
-            for (from, to) in &changed {
-                let target = format!("{}.$[copy].{to}", copy.path);
-                // A missing field is left out of a summary, as the recomputing `$topN` does.
-                match get_path(d, from) {
-                    Some(v) => set.insert(target, v.clone()),
-                    None => unset.insert(target, ""),
-                };
-            }
-            let key = bson::serialize_to_vec(&doc! { "s": &set, "u": &unset }).unwrap_or_default();
-            let group = groups
-                .entry(key)
-                .or_insert_with(|| (set, unset, Vec::new()));
-            group.2.push((id.clone(), parent.clone()));
-        }
+        let groups = in_place_groups(copy, via, written, docs);
         let coll = odm.database().collection::<Document>(copy.dependent);
         for (_, (set, unset, pairs)) in groups {
             let mut update = Document::new();
@@ -460,6 +435,43 @@ async fn latest_level(
         }
     }
     failures.into_result()
+}
+
+/// The sources of `docs` grouped by the `$set` and `$unset` of the copied fields `written`
+/// changed in their summaries, each with its sources' ids and parents: one update per group.
+fn in_place_groups(
+    copy: &CopyInfo,
+    via: &str,
+    written: &[String],
+    docs: &[Document],
+) -> BTreeMap<Vec<u8>, InPlace> {
+    let changed: Vec<&(String, String)> = copy
+        .fields
+        .iter()
+        .filter(|(from, _)| written.iter().any(|w| overlaps(from, w)))
+        .collect();
+    let mut groups: BTreeMap<Vec<u8>, InPlace> = BTreeMap::new();
+    for d in docs {
+        let (Some(id), Some(parent)) = (d.get("_id"), get_path(d, via)) else {
+            continue;
+        };
+        let mut set = Document::new();
+        let mut unset = Document::new();
+        for (from, to) in &changed {
+            let target = format!("{}.$[copy].{to}", copy.path);
+            // A missing field is left out of a summary, as the recomputing `$topN` does.
+            match get_path(d, from) {
+                Some(v) => set.insert(target, v.clone()),
+                None => unset.insert(target, ""),
+            };
+        }
+        let key = bson::serialize_to_vec(&doc! { "s": &set, "u": &unset }).unwrap_or_default();
+        let group = groups
+            .entry(key)
+            .or_insert_with(|| (set, unset, Vec::new()));
+        group.2.push((id.clone(), parent.clone()));
+    }
+    groups
 }
 
 /// One `update_many` per copy, distinct new value and [chunk](crate::batch) of source ids (see
