@@ -229,6 +229,19 @@ pub(crate) async fn fill_update(
     }
     let (sources, taken) =
         crate::trace::step!("fill", collection, wanted.fetch(odm, session)).await?;
+    write_values(collection, &copies, update, &sources)?;
+    Ok(taken)
+}
+
+/// Writes into `update` the values of the sources its summaries and references name, from
+/// `sources` (fetched): a source that does not exist is a dangling reference, a value the copy
+/// cannot hold an error naming the source.
+fn write_values(
+    collection: &str,
+    copies: &[CopyInfo],
+    update: &mut Document,
+    sources: &super::fill::Sources,
+) -> Result<()> {
     let dangling = |copy: &CopyInfo, id: &Bson| Error::DanglingReference {
         collection: collection.to_owned(),
         id: "(the documents this update matches)".to_owned(),
@@ -236,7 +249,7 @@ pub(crate) async fn fill_update(
         target: copy.source.to_owned(),
         missing: id.to_string(),
     };
-    for copy in &copies {
+    for copy in copies {
         let found = sources.get(copy.source);
         let lookup = |id: &Bson| {
             found
@@ -294,7 +307,7 @@ pub(crate) async fn fill_update(
             CopyKind::Latest { .. } => {}
         }
     }
-    Ok(taken)
+    Ok(())
 }
 
 #[cfg(test)]
