@@ -294,71 +294,7 @@ impl<'a> VerifyCopies<'a> {
         report: &mut CopyReport,
     ) -> Result<()> {
         report.documents_checked += docs.len() as u64;
-        // (document id, source id, slot) for every copy in the batch.
-        let mut slots: Vec<(Bson, Bson, Document)> = Vec::new();
-        for d in &docs {
-            let Some(id) = d.get("_id").cloned() else {
-                continue;
-            };
-            match &copy.kind {
-                CopyKind::Summary {
-                    array: true,
-                    id: sid,
-                    ..
-                } => match d.get(&copy.path) {
-                    Some(Bson::Array(items)) => {
-                        for item in items {
-                            match item.as_document() {
-                                Some(item) => {
-                                    if let Some(s) = item.get(sid) {
-                                        slots.push((id.clone(), s.clone(), item.clone()));
-                                    }
-                                }
-                                None => report.bad_documents.push(wrong_shape(
-                                    copy,
-                                    &id,
-                                    "an array of summaries",
-                                    item,
-                                )),
-                            }
-                        }
-                    }
-                    None | Some(Bson::Null) => {}
-                    Some(other) => report.bad_documents.push(wrong_shape(
-                        copy,
-                        &id,
-                        "an array of summaries",
-                        other,
-                    )),
-                },
-                CopyKind::Summary {
-                    array: false,
-                    id: sid,
-                    ..
-                } => match d.get(&copy.path) {
-                    Some(Bson::Document(item)) => {
-                        if let Some(s) = item.get(sid) {
-                            slots.push((id.clone(), s.clone(), item.clone()));
-                        }
-                    }
-                    None | Some(Bson::Null) => {}
-                    Some(other) => report.bad_documents.push(wrong_shape(
-                        copy,
-                        &id,
-                        "a summary (a document)",
-                        other,
-                    )),
-                },
-                CopyKind::Flat { via } => {
-                    if let Some(s) = d.get(via).filter(|b| **b != Bson::Null) {
-                        let mut slot = Document::new();
-                        slot.insert("", d.get(&copy.path).cloned().unwrap_or(Bson::Null));
-                        slots.push((id.clone(), s.clone(), slot));
-                    }
-                }
-                CopyKind::Latest { .. } => {}
-            }
-        }
+        let slots = slots_of(copy, &docs, report);
         if slots.is_empty() {
             return Ok(());
         }
@@ -568,4 +504,78 @@ impl<'a> std::future::IntoFuture for VerifyCopies<'a> {
         let span = crate::trace::operation_span!("verify_copies", "*");
         crate::trace::boxed(span, self.run(), |r: &CopyReport| Some(r.documents_checked))
     }
+}
+
+/// (document id, source id, slot) for every copy held by `docs`; a copy of the wrong shape is
+/// reported as a bad document.
+fn slots_of(
+    copy: &CopyInfo,
+    docs: &[Document],
+    report: &mut CopyReport,
+) -> Vec<(Bson, Bson, Document)> {
+    let mut slots: Vec<(Bson, Bson, Document)> = Vec::new();
+    for d in docs {
+        let Some(id) = d.get("_id").cloned() else {
+            continue;
+        };
+        match &copy.kind {
+            CopyKind::Summary {
+                array: true,
+                id: sid,
+                ..
+            } => match d.get(&copy.path) {
+                Some(Bson::Array(items)) => {
+                    for item in items {
+                        match item.as_document() {
+                            Some(item) => {
+                                if let Some(s) = item.get(sid) {
+                                    slots.push((id.clone(), s.clone(), item.clone()));
+                                }
+                            }
+                            None => report.bad_documents.push(wrong_shape(
+                                copy,
+                                &id,
+                                "an array of summaries",
+                                item,
+                            )),
+                        }
+                    }
+                }
+                None | Some(Bson::Null) => {}
+                Some(other) => report.bad_documents.push(wrong_shape(
+                    copy,
+                    &id,
+                    "an array of summaries",
+                    other,
+                )),
+            },
+            CopyKind::Summary {
+                array: false,
+                id: sid,
+                ..
+            } => match d.get(&copy.path) {
+                Some(Bson::Document(item)) => {
+                    if let Some(s) = item.get(sid) {
+                        slots.push((id.clone(), s.clone(), item.clone()));
+                    }
+                }
+                None | Some(Bson::Null) => {}
+                Some(other) => report.bad_documents.push(wrong_shape(
+                    copy,
+                    &id,
+                    "a summary (a document)",
+                    other,
+                )),
+            },
+            CopyKind::Flat { via } => {
+                if let Some(s) = d.get(via).filter(|b| **b != Bson::Null) {
+                    let mut slot = Document::new();
+                    slot.insert("", d.get(&copy.path).cloned().unwrap_or(Bson::Null));
+                    slots.push((id.clone(), s.clone(), slot));
+                }
+            }
+            CopyKind::Latest { .. } => {}
+        }
+    }
+    slots
 }
