@@ -279,6 +279,28 @@ async fn list_indexes(odm: &Odm, collection: &str) -> Result<Vec<Document>> {
         .collect())
 }
 
+/// The existing index a declared one is: the one of its name, else one of its keys (not
+/// `_id_`).
+fn existing_index<'e>(
+    existing: &'e [Document],
+    spec: &IndexSpec,
+    name: &str,
+) -> Option<&'e Document> {
+    let declared_keys = normalized_keys(&spec.key_document(), None);
+    existing
+        .iter()
+        .find(|e| e.get_str("name").ok() == Some(name))
+        .or_else(|| {
+            existing.iter().find(|e| {
+                normalized_keys(
+                    e.get_document("key").unwrap_or(&Document::new()),
+                    e.get_document("weights").ok(),
+                ) == declared_keys
+                    && e.get_str("name").ok() != Some("_id_")
+            })
+        })
+}
+
 async fn sync_collection(
     odm: &Odm,
     collection: &str,
@@ -296,20 +318,7 @@ async fn sync_collection(
     let mut matched: BTreeSet<String> = BTreeSet::new();
     for spec in specs {
         let name = spec.name();
-        let declared_keys = normalized_keys(&spec.key_document(), None);
-        let found = existing
-            .iter()
-            .find(|e| e.get_str("name").ok() == Some(name.as_str()))
-            .or_else(|| {
-                existing.iter().find(|e| {
-                    normalized_keys(
-                        e.get_document("key").unwrap_or(&Document::new()),
-                        e.get_document("weights").ok(),
-                    ) == declared_keys
-                        && e.get_str("name").ok() != Some("_id_")
-                })
-            });
-        match found {
+        match existing_index(&existing, spec, &name) {
             None => to_create.push(spec),
             Some(e) => {
                 let found_name = e.get_str("name").unwrap_or_default().to_owned();
