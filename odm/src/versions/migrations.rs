@@ -134,68 +134,7 @@ impl<'a> Migrations<'a> {
                 message,
             };
             let driver = |e: mongodb::error::Error| Error::from_driver(MIGRATIONS_COLLECTION, e);
-            let lease_ms = i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX);
-            let until = || {
-                DateTime::from_millis(DateTime::now().timestamp_millis().saturating_add(lease_ms))
-            };
-            // Claim it, or learn who has it.
-            let mine = loop {
-                let claim = records
-                    .insert_one(doc! {
-                        "_id": i64::from(version),
-                        "name": &name,
-                        "owner": owner,
-                        "started": DateTime::now(),
-                        "lease_until": until(),
-                        "attempts": 1,
-                    })
-                    .await;
-                match claim.map_err(driver) {
-                    Ok(_) => break true,
-                    Err(e) if e.is_duplicate_key() => {}
-                    Err(e) => return Err(e),
-                }
-                let Some(record) = records
-                    .find_one(doc! { "_id": i64::from(version) })
-                    .await
-                    .map_err(driver)?
-                else {
-                    continue; // deleted in between: claim again
-                };
-                let recorded = record.get_str("name").unwrap_or_default();
-                if recorded != name {
-                    return Err(fail(format!(
-                        "version {version} is recorded in `{MIGRATIONS_COLLECTION}` as `{recorded}`"
-                    )));
-                }
-                if record.contains_key("finished") {
-                    break false;
-                }
-                let lease = record.get_datetime("lease_until").ok().copied();
-                if lease.is_none_or(|l| l <= DateTime::now()) {
-                    let mut filter =
-                        doc! { "_id": i64::from(version), "finished": { "$exists": false } };
-                    if let Some(l) = lease {
-                        filter.insert("lease_until", l);
-                    }
-                    let taken = records
-                        .update_one(
-                            filter,
-                            doc! {
-                                "$set": { "owner": owner, "lease_until": until(), "resumed": DateTime::now() },
-                                "$inc": { "attempts": 1 },
-                                "$unset": { "error": "" },
-                            },
-                        )
-                        .await
-                        .map_err(driver)?;
-                    if taken.modified_count == 1 {
-                        break true;
-                    }
-                    continue;
-                }
-                tokio::time::sleep(self.poll).await;
-            };
+            let mine = claim(&records, version, &name, owner, self.lease, self.poll).await?;
             if !mine {
                 report.already.push((version, name));
                 continue;
@@ -238,5 +177,82 @@ impl<'a> IntoFuture for Migrations<'a> {
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.run())
+    }
+}
+
+/// Claims the migration `version` for `owner` (a lease of `lease`), or learns that it is done
+/// (`false`); waits `poll` between looks while another process holds an unexpired lease.
+async fn claim(
+    records: &Collection<Document>,
+    version: u32,
+    name: &str,
+    owner: ObjectId,
+    lease: std::time::Duration,
+    poll: std::time::Duration,
+) -> Result<bool> {
+    let fail = |message: String| Error::Migration {
+        version,
+        name: name.to_owned(),
+        message,
+    };
+    let driver = |e: mongodb::error::Error| Error::from_driver(MIGRATIONS_COLLECTION, e);
+    let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+    let until =
+        || DateTime::from_millis(DateTime::now().timestamp_millis().saturating_add(lease_ms));
+    loop {
+        let claim = records
+            .insert_one(doc! {
+                "_id": i64::from(version),
+                "name": name,
+                "owner": owner,
+                "started": DateTime::now(),
+                "lease_until": until(),
+                "attempts": 1,
+            })
+            .await;
+        match claim.map_err(driver) {
+            Ok(_) => return Ok(true),
+            Err(e) if e.is_duplicate_key() => {}
+            Err(e) => return Err(e),
+        }
+        let Some(record) = records
+            .find_one(doc! { "_id": i64::from(version) })
+            .await
+            .map_err(driver)?
+        else {
+            continue; // deleted in between: claim again
+        };
+        let recorded = record.get_str("name").unwrap_or_default();
+        if recorded != name {
+            return Err(fail(format!(
+                "version {version} is recorded in `{MIGRATIONS_COLLECTION}` as `{recorded}`"
+            )));
+        }
+        if record.contains_key("finished") {
+            return Ok(false);
+        }
+        let lease = record.get_datetime("lease_until").ok().copied();
+        if lease.is_none_or(|l| l <= DateTime::now()) {
+            let mut filter = doc! { "_id": i64::from(version), "finished": { "$exists": false } };
+            if let Some(l) = lease {
+                filter.insert("lease_until", l);
+            }
+            let taken = records
+                .update_one(
+                    filter,
+                    doc! {
+                        "$set": { "owner": owner, "lease_until": until(), "resumed": DateTime::now() },
+                        "$inc": { "attempts": 1 },
+                        "$unset": { "error": "" },
+                    },
+                )
+                .await
+                .map_err(driver)?;
+            if taken.modified_count == 1 {
+                return Ok(true);
+            }
+            continue;
+        }
+        tokio::time::sleep(poll).await;
     }
 }
