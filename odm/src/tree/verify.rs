@@ -161,43 +161,7 @@ impl<'a, T: TreeModel> VerifyTree<'a, T> {
                 lifted
             })
             .collect();
-        let mut chains: Vec<Option<Chain>> = vec![None; nodes.len()];
-        for start in 0..nodes.len() {
-            let mut path: Vec<usize> = Vec::new();
-            let mut on_path: HashMap<usize, usize> = HashMap::new();
-            let mut at = Some(start);
-            let base = loop {
-                let Some(i) = at else {
-                    break Chain::Known(Vec::new());
-                };
-                match &chains[i] {
-                    // A parent computed earlier: its chain, then itself.
-                    Some(Chain::Known(done)) => {
-                        let mut chain = done.clone();
-                        chain.push(nodes[i].id.clone());
-                        break Chain::Known(chain);
-                    }
-                    Some(Chain::Broken) => break Chain::Broken,
-                    None => {}
-                }
-                if let Some(&pos) = on_path.get(&i) {
-                    report.issues.push(TreeIssue::Cycle {
-                        ids: path[pos..].iter().map(|&j| nodes[j].id.clone()).collect(),
-                    });
-                    break Chain::Broken;
-                }
-                on_path.insert(i, path.len());
-                path.push(i);
-                at = parents[i];
-            };
-            let mut chain = base;
-            for &i in path.iter().rev() {
-                chains[i] = Some(chain.clone());
-                if let Chain::Known(c) = &mut chain {
-                    c.push(nodes[i].id.clone());
-                }
-            }
-        }
+        let chains = chains_of(&nodes, &parents, &mut report);
         let mut fixes: Vec<Document> = Vec::new();
         for (i, n) in nodes.iter().enumerate() {
             let Some(Chain::Known(expected)) = &chains[i] else {
@@ -233,6 +197,53 @@ impl<'a, T: TreeModel> VerifyTree<'a, T> {
         }
         Ok(report)
     }
+}
+
+/// Each node's chain of ancestors as the repaired parents give it (`parents`, by index into
+/// `nodes`), root first; `Broken` for a node on or below a cycle, which is reported.
+fn chains_of(
+    nodes: &[Node],
+    parents: &[Option<usize>],
+    report: &mut TreeReport,
+) -> Vec<Option<Chain>> {
+    let mut chains: Vec<Option<Chain>> = vec![None; nodes.len()];
+    for start in 0..nodes.len() {
+        let mut path: Vec<usize> = Vec::new();
+        let mut on_path: HashMap<usize, usize> = HashMap::new();
+        let mut at = Some(start);
+        let base = loop {
+            let Some(i) = at else {
+                break Chain::Known(Vec::new());
+            };
+            match &chains[i] {
+                // A parent computed earlier: its chain, then itself.
+                Some(Chain::Known(done)) => {
+                    let mut chain = done.clone();
+                    chain.push(nodes[i].id.clone());
+                    break Chain::Known(chain);
+                }
+                Some(Chain::Broken) => break Chain::Broken,
+                None => {}
+            }
+            if let Some(&pos) = on_path.get(&i) {
+                report.issues.push(TreeIssue::Cycle {
+                    ids: path[pos..].iter().map(|&j| nodes[j].id.clone()).collect(),
+                });
+                break Chain::Broken;
+            }
+            on_path.insert(i, path.len());
+            path.push(i);
+            at = parents[i];
+        };
+        let mut chain = base;
+        for &i in path.iter().rev() {
+            chains[i] = Some(chain.clone());
+            if let Chain::Known(c) = &mut chain {
+                c.push(nodes[i].id.clone());
+            }
+        }
+    }
+    chains
 }
 
 /// Sends update statements, as many per `update` command as fit: at most 100,000 and about
