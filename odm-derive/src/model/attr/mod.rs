@@ -300,40 +300,11 @@ impl FieldAttrs {
                 }
                 out.frequently_updated = Some(attr.to_token_stream());
             } else if path.is_ident("embed") {
-                let mut bound = Bound::default();
-                let mut malformed = false;
-                if !matches!(attr.meta, syn::Meta::Path(_)) {
-                    let result = attr.parse_nested_meta(|meta| {
-                        match parse_bound_key(cx, &meta, &mut bound)? {
-                            BoundKey::Valid => {}
-                            BoundKey::Invalid => malformed = true,
-                            BoundKey::Other => {
-                                malformed = true;
-                                cx.error_spanned_by(
-                                    &meta.path,
-                                    format!(
-                                        "unknown embed option `{}`, expected one of {EMBED_KEYS}",
-                                        key_name(&meta)
-                                    ),
-                                );
-                                skip_value(&meta)?;
-                            }
-                        }
-                        Ok(())
-                    });
-                    if let Err(e) = result {
-                        malformed = true;
-                        cx.syn_error(e);
-                    }
-                }
+                let embed = EmbedAttr::parse(cx, attr);
                 if out.embed.is_some() {
                     cx.error_spanned_by(attr, "duplicate `#[embed]`");
                 }
-                out.embed = Some(EmbedAttr {
-                    tokens: attr.to_token_stream(),
-                    bound,
-                    malformed,
-                });
+                out.embed = Some(embed);
             } else if path.is_ident("denormalize") {
                 if derive == Derive::Embed {
                     cx.error_spanned_by(attr, "copies live on models: declare `#[denormalize]` on the model's field that holds this type");
@@ -393,6 +364,43 @@ fn allows_deprecated(attr: &Attribute) -> bool {
         Ok(())
     });
     found
+}
+
+impl EmbedAttr {
+    /// `#[embed]` or `#[embed(max = N, allow_large = "...")]`; every problem reported.
+    fn parse(cx: &Ctxt, attr: &Attribute) -> Self {
+        let mut bound = Bound::default();
+        let mut malformed = false;
+        if !matches!(attr.meta, syn::Meta::Path(_)) {
+            let result = attr.parse_nested_meta(|meta| {
+                match parse_bound_key(cx, &meta, &mut bound)? {
+                    BoundKey::Valid => {}
+                    BoundKey::Invalid => malformed = true,
+                    BoundKey::Other => {
+                        malformed = true;
+                        cx.error_spanned_by(
+                            &meta.path,
+                            format!(
+                                "unknown embed option `{}`, expected one of {EMBED_KEYS}",
+                                key_name(&meta)
+                            ),
+                        );
+                        skip_value(&meta)?;
+                    }
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                malformed = true;
+                cx.syn_error(e);
+            }
+        }
+        EmbedAttr {
+            tokens: attr.to_token_stream(),
+            bound,
+            malformed,
+        }
+    }
 }
 
 fn parse_serde_field(attr: &Attribute, out: &mut FieldAttrs) {
