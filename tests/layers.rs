@@ -233,7 +233,6 @@ const TOO_LONG: &[(&str, usize)] = &[
     ("odm-derive/src/model/mod.rs::from_ast", 112),
     ("odm-derive/src/model/tree.rs::check", 116),
     ("odm-derive/src/expand/indexes.rs::index_specs", 119),
-    ("odm-derive/src/expand/bucket.rs::bucket_impl", 102),
     ("odm-derive/src/expand/mod.rs::model_impl", 184),
     ("odm-derive/src/expand/denormalize.rs::copy_info", 196),
     ("odm-derive/src/expand/poly.rs::expand", 277),

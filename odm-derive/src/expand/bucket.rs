@@ -68,32 +68,9 @@ pub fn bucket_impl(cont: &Container<'_>) -> TokenStream {
     let period_start = quote_spanned! {period_ty.span()=>
         <#period_ty as ::odm::__private::BucketPeriod>::instant(&self.#period_ident)
     };
-    let count_ty = f.count.ty;
-    let count_check = quote_spanned!(count_ty.span()=> ::odm::__private::count_type::<#count_ty>());
-    let id_check = cont.id_field().map(|id| {
-        let ty = id.ty;
-        quote_spanned!(ty.span()=> ::odm::__private::id_type::<#ty>();)
-    });
-    let (time_name, id_name) = (time.to_string(), item_id.to_string());
-    let item_names = |span: proc_macro2::Span, option: &str, name: &str| {
-        quote_spanned! {span=>
-            const _: () = ::odm::__private::item_field(
-                <#item_ty as ::odm::__private::Embed>::NAME,
-                <#item_ty as ::odm::__private::Embed>::FIELDS,
-                #option,
-                #name,
-            );
-        }
-    };
-    let time_names = item_names(f.time.span(), "time", &time_name);
-    let id_names = item_names(f.item_id_span, "item_id", &id_name);
+    let checks = bucket_checks(cont, &f, item_ty, &time, &item_id);
     quote! {
-        const _: () = {
-            #count_check;
-            #id_check
-        };
-        #time_names
-        #id_names
+        #checks
 
         #[automatically_derived]
         impl ::odm::__private::Bucket for #ident {
@@ -134,5 +111,43 @@ pub fn bucket_impl(cont: &Container<'_>) -> TokenStream {
                 #period_start
             }
         }
+    }
+}
+
+/// The checks a bucket's code carries: the count's and the id's types, and the item's time and
+/// id fields, each reported at the attribute that names it.
+fn bucket_checks(
+    cont: &Container<'_>,
+    f: &bucket::BucketFields<'_, '_>,
+    item_ty: &syn::Type,
+    time: &syn::Ident,
+    item_id: &syn::Ident,
+) -> TokenStream {
+    let count_ty = f.count.ty;
+    let count_check = quote_spanned!(count_ty.span()=> ::odm::__private::count_type::<#count_ty>());
+    let id_check = cont.id_field().map(|id| {
+        let ty = id.ty;
+        quote_spanned!(ty.span()=> ::odm::__private::id_type::<#ty>();)
+    });
+    let (time_name, id_name) = (time.to_string(), item_id.to_string());
+    let item_names = |span: proc_macro2::Span, option: &str, name: &str| {
+        quote_spanned! {span=>
+            const _: () = ::odm::__private::item_field(
+                <#item_ty as ::odm::__private::Embed>::NAME,
+                <#item_ty as ::odm::__private::Embed>::FIELDS,
+                #option,
+                #name,
+            );
+        }
+    };
+    let time_names = item_names(f.time.span(), "time", &time_name);
+    let id_names = item_names(f.item_id_span, "item_id", &id_name);
+    quote! {
+        const _: () = {
+            #count_check;
+            #id_check
+        };
+        #time_names
+        #id_names
     }
 }
