@@ -100,28 +100,7 @@ impl BucketAttr {
                     None => out.malformed = true,
                 }
             } else if name == "max" {
-                let lit: Lit = inner.value()?.parse()?;
-                match &lit {
-                    Lit::Int(n) => match n.base10_parse::<u32>() {
-                        Ok(0) | Err(_) => {
-                            cx.error_spanned_by(
-                                &lit,
-                                "`max` is the most items one bucket holds: a number from 1 up",
-                            );
-                            out.malformed = true;
-                        }
-                        Ok(v) => {
-                            if out.max.is_some() {
-                                cx.error_spanned_by(&inner.path, "duplicate `max`");
-                            }
-                            out.max = Some((v, lit.span()));
-                        }
-                    },
-                    _ => {
-                        cx.error_spanned_by(&lit, "expected a number: `max = 100`");
-                        out.malformed = true;
-                    }
-                }
+                parse_max(cx, &inner, &mut out)?;
             } else {
                 cx.error_spanned_by(
                     &inner.path,
@@ -137,6 +116,33 @@ impl BucketAttr {
         })?;
         Ok(out)
     }
+}
+
+/// `max = N`: the most items one bucket holds, from 1 up.
+fn parse_max(cx: &Ctxt, inner: &ParseNestedMeta<'_>, out: &mut BucketAttr) -> syn::Result<()> {
+    let lit: Lit = inner.value()?.parse()?;
+    match &lit {
+        Lit::Int(n) => match n.base10_parse::<u32>() {
+            Ok(0) | Err(_) => {
+                cx.error_spanned_by(
+                    &lit,
+                    "`max` is the most items one bucket holds: a number from 1 up",
+                );
+                out.malformed = true;
+            }
+            Ok(v) => {
+                if out.max.is_some() {
+                    cx.error_spanned_by(&inner.path, "duplicate `max`");
+                }
+                out.max = Some((v, lit.span()));
+            }
+        },
+        _ => {
+            cx.error_spanned_by(&lit, "expected a number: `max = 100`");
+            out.malformed = true;
+        }
+    }
+    Ok(())
 }
 
 fn string(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Option<LitStr>> {
