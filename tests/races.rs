@@ -484,7 +484,6 @@ type Work = std::pin::Pin<Box<dyn std::future::Future<Output = odm::Result<()>> 
 /// inserts that copy the renamed parts, on a busy machine, all succeed and leave every summary
 /// naming its part as it is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "passes alone (220 of 220 in about 2 s) but not yet in a loaded full-suite run (42 of 220 failed at the 30 s deadline): run it with --ignored"]
 async fn renames_in_transactions_racing_inserts_that_copy_them_all_succeed_on_a_busy_machine(
 ) -> odm::Result<()> {
     const PARTS: usize = 20;

@@ -58,13 +58,17 @@ impl Contention {
     }
 }
 
-/// The write a write conflict met, as a lock's key (see [`key_of`]). `None` for any other
-/// error, and for a conflict the error does not place (one met by the commit).
+/// The write a write conflict met, as a lock's key (see [`key_of`]); for an error gathering
+/// several (copies not updated, an incomplete cascade), the first conflict among them. `None`
+/// for any other error, and for a conflict the error does not place (one met by the commit).
 pub(crate) fn contended(e: &Error) -> Option<String> {
     match e {
         Error::Write {
             collection, target, ..
         } if e.is_write_conflict() => Some(key_of(collection, target)),
+        Error::CopiesNotUpdated { failures, .. } | Error::Incomplete(failures) => {
+            failures.iter().find_map(contended)
+        }
         _ => None,
     }
 }

@@ -127,7 +127,7 @@ pub(super) async fn converge(
             .filter(|id| !present.contains(&IdKey::of(id)))
             .cloned()
             .collect();
-        forget(odm, &gone, copies, None).await?;
+        forget(odm, &gone, copies, None, None).await?;
         let changed: Vec<Document> = now
             .into_iter()
             .filter(|d| {
@@ -166,6 +166,7 @@ pub(super) async fn forget(
     gone: &[Bson],
     copies: &[CopyInfo],
     scope: Option<&Document>,
+    mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
     if gone.is_empty() {
         return Ok(());
@@ -191,13 +192,11 @@ pub(super) async fn forget(
                 _ => break,
             };
             let filter = super::values::within(copy.dependents_of(&chunk), scope);
-            odm.database()
-                .collection::<Document>(copy.dependent)
-                .update_many(filter.clone(), update)
-                .await
-                .map_err(|e| {
-                    Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
-                })?;
+            let coll = odm.database().collection::<Document>(copy.dependent);
+            let action = coll.update_many(filter.clone(), update);
+            crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+                Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
+            })?;
         }
     }
     Ok(())

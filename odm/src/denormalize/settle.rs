@@ -18,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use bson::{Bson, Document};
+use mongodb::ClientSession;
 
 use super::cascade::{converge, copied_values, forget, read_values};
 use super::transitive::cascade_values_within;
@@ -68,10 +69,12 @@ impl Taken {
     /// read, corrects the copies.
     ///
     /// Commands: one `find` per source collection; when a source changed, one `update` per
-    /// copy of it (and chunk of the documents written) and one more `find`, again until a
-    /// `find` finds nothing new. A write conflict with a transaction holding the documents is
-    /// waited out and the round run again; [`Error::CascadeIncomplete`] when the sources still
-    /// change at [`Odm::retry_deadline`].
+    /// copy of it (and chunk of the documents written), in a transaction of its own
+    /// (`commitTransaction`) where the deployment runs them, and one more `find`, again until
+    /// a `find` finds nothing new. A write conflict with a transaction holding the documents
+    /// is waited out (behind the other writers of this process that met it) and the round
+    /// run again; [`Error::CascadeIncomplete`] when the sources still change at
+    /// [`Odm::retry_deadline`].
     pub(crate) async fn settle(self, odm: &Odm) -> Result<()> {
         for (source, copies, used) in self.sources {
             if self.scope.is_empty() {
@@ -96,6 +99,8 @@ async fn own(
     let start = Instant::now();
     let deadline = odm.retry_deadline();
     let mut round = 0;
+    // The lock of the write the correction last conflicted on (see `crate::contention`).
+    let mut held = None;
     loop {
         round += 1;
         let ids: Vec<Bson> = used.iter().filter_map(|d| d.get("_id").cloned()).collect();
@@ -145,9 +150,21 @@ async fn own(
         }
         match correct(odm, copies, &gone, &changed, scope).await {
             Ok(()) => used = now,
-            // A transaction holds the documents: once it is over, read again.
+            // A transaction holds the documents: once it is over, read again. Behind the
+            // other writers of this process that met the same write (a rename's cascade), so
+            // that the correction and the rename do not abort each other again and again.
             Err(e) if transient(&e) => {
-                crate::retry::wait(start, deadline, round as u32).await;
+                let queued = crate::contention::queue_behind(
+                    &odm.contention,
+                    &mut held,
+                    &e,
+                    start,
+                    deadline,
+                )
+                .await;
+                if !queued {
+                    crate::retry::wait(start, deadline, round as u32).await;
+                }
             }
             Err(e) => return Err(e),
         }
@@ -155,7 +172,12 @@ async fn own(
 }
 
 /// Takes the summaries of `gone` out of, and writes the values of `changed` into, the
-/// documents of `scope`.
+/// documents of `scope`: in a transaction of its own where the deployment runs them, because a
+/// write outside one waits on the server for any transaction holding its document (a rename's
+/// cascade). With as many such writes as the connection pool has connections, the rename could
+/// not get a connection to commit, and all would wait until the server ends it (60 s on
+/// MongoDB). Writes in transactions never wait: one of two fails with a write conflict at
+/// once, and is run again behind the other (see `crate::retry`).
 async fn correct(
     odm: &Odm,
     copies: &[CopyInfo],
@@ -163,10 +185,30 @@ async fn correct(
     changed: &[Document],
     scope: &[Document],
 ) -> Result<()> {
+    if !odm.supports_transactions().await? {
+        return write(odm, copies, gone, changed, scope, None).await;
+    }
+    let context = (copies, gone, changed, scope);
+    crate::retry::in_transaction(odm, &context, |odm, s, &(copies, gone, changed, scope)| {
+        Box::pin(write(odm, copies, gone, changed, scope, Some(s)))
+    })
+    .await
+}
+
+/// The writes of [`correct`], in `session` when given.
+async fn write(
+    odm: &Odm,
+    copies: &[CopyInfo],
+    gone: &[Bson],
+    changed: &[Document],
+    scope: &[Document],
+    mut session: Option<&mut ClientSession>,
+) -> Result<()> {
     for chunk in scope {
-        forget(odm, gone, copies, Some(chunk)).await?;
+        forget(odm, gone, copies, Some(chunk), session.as_deref_mut()).await?;
         if !changed.is_empty() {
-            cascade_values_within(odm, changed, copies, Some(chunk), None).await?;
+            cascade_values_within(odm, changed, copies, Some(chunk), session.as_deref_mut())
+                .await?;
         }
     }
     Ok(())
