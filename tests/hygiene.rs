@@ -378,7 +378,10 @@ fn counters_and_time_series_declare_their_paths_and_indexes() {
         .map(|i| i.name())
         .collect();
     assert_eq!(names, vec!["book_1_at_1"]);
-    let series = odm::counters::series::declared("rec_events").expect("declared");
+    let series = odm::Catalog::new()
+        .with::<shadowed::RecEvent>()
+        .time_series("rec_events")
+        .expect("declared");
     assert_eq!(
         (series.time, series.meta, series.granularity),
         ("at", Some("book"), Some("minutes"))

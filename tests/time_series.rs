@@ -37,11 +37,20 @@ struct Refused {
 }
 
 odm::__private::inventory::submit! {
-    odm::__private::TimeSeriesEntry {
+    odm::__private::ModelEntry {
+        type_name: "RefusedSeries",
         collection: "refused_series",
-        time: "at",
-        meta: None,
-        granularity: Some("fortnights"),
+        indexes: Vec::new,
+        references: Vec::new,
+        copies: Vec::new,
+        validator: None,
+        shard_key: None,
+        time_series: Some(odm::__private::TimeSeriesEntry {
+            collection: "refused_series",
+            time: "at",
+            meta: None,
+            granularity: Some("fortnights"),
+        }),
     }
 }
 

@@ -42,6 +42,8 @@ pub struct Odm {
     pub(crate) database_name: crate::reference::dbref::DbName,
     /// The writes this handle's transactions keep conflicting on (see [`crate::contention`]).
     pub(crate) contention: Arc<crate::contention::Contention>,
+    /// The models this handle works with.
+    catalog: Arc<crate::schema::Catalog>,
 }
 
 /// Installs, when `options` has none, an SDAM handler that records the type of the first server
@@ -85,7 +87,21 @@ impl Odm {
             mongos: Arc::default(),
             cut_off: Arc::default(),
             contention: Arc::default(),
+            catalog: crate::schema::Catalog::linked(),
         }
+    }
+
+    /// The models this handle works with: by default every model linked into the program (see
+    /// [`Catalog`](crate::Catalog)).
+    pub fn catalog(&self) -> &crate::schema::Catalog {
+        &self.catalog
+    }
+
+    /// The same handle, working with the models of `catalog` only: their copies, references,
+    /// delete rules, latest-N arrays, shard keys and indexes, and no other model's.
+    pub fn with_catalog(mut self, catalog: crate::schema::Catalog) -> Self {
+        self.catalog = Arc::new(catalog);
+        self
     }
 
     /// How long an operation that runs its own transaction (`reassign`, a delete with rules, a

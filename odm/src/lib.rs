@@ -98,7 +98,7 @@ pub use reference::dbref;
 pub use reference::{expanded, DbRef, Expanded, PolyRef, Ref};
 pub use relations::{OnDelete, TransactionMode};
 pub use retry::Tx;
-pub use schema::{registered_models, ModelEntry};
+pub use schema::{registered_models, Catalog, ModelEntry};
 pub use subset::{Subset, SubsetPair, SubsetReport};
 pub use update::Update;
 pub use validator::{BsonSchema, Validated};
@@ -319,7 +319,6 @@ pub mod prelude {
 pub mod __private {
     pub use crate::bucket::{count_type, id_type, item_field, item_path, time_path};
     pub use crate::bucket::{Bucket, BucketPeriod, BucketSpec, Every};
-    pub use crate::counters::series::TimeSeriesEntry;
     pub use crate::counters::{Counted, CounterPaths, Granularity};
     pub use crate::kind::{Kind, Kinds};
     pub use crate::model::{Embed, Model};
@@ -336,12 +335,12 @@ pub mod __private {
     };
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
-    pub use crate::schema::ModelEntry;
     pub use crate::schema::Stamps;
     pub use crate::schema::{sub_path, CopyInfo, CopyKind};
+    pub use crate::schema::{unregistered_entry, ModelEntry};
     pub use crate::schema::{IndexKey, IndexSpec};
     pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
-    pub use crate::schema::{Segment, ShardEntry, ShardKey, ShardOrder};
+    pub use crate::schema::{Segment, ShardKey, ShardOrder, TimeSeriesEntry};
     pub use crate::validator::{kinds_schema, BsonSchema, Validated};
     pub use crate::validator::{FieldSchema, RefIdOf, Schema, SchemaOf, UnknownSchema};
     pub use crate::versioning::{StampDate, VersionNumber};

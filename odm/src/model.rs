@@ -71,6 +71,10 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// The indexes declared on the model, with every path resolved to its stored name.
     fn indexes() -> Vec<IndexSpec>;
 
+    /// The model's description, as the derive registers it (see [`crate::Catalog`]).
+    #[doc(hidden)]
+    fn entry() -> &'static crate::schema::ModelEntry;
+
     /// A fresh id when the id type can be generated client-side (`ObjectId`).
     #[doc(hidden)]
     fn generate_id() -> Option<Self::Id>;

@@ -50,36 +50,41 @@ pub fn counters_impl(cont: &Container<'_>) -> TokenStream {
             }
         });
     }
-    if let Some(t) = &cont.time_series {
-        let value = |lit: &Option<syn::LitStr>| lit.as_ref().map(syn::LitStr::value);
-        let Some(time) = field(cont, value(&t.time), "") else {
-            return out;
-        };
-        let time = &time.stored;
-        let meta = match field(cont, value(&t.meta), "") {
-            Some(f) if t.meta.is_some() => {
-                let stored = &f.stored;
-                quote!(::odm::__private::Option::Some(#stored))
-            }
-            _ => quote!(::odm::__private::Option::None),
-        };
-        let granularity = match &t.granularity {
-            Some(g) => quote!(::odm::__private::Option::Some(#g)),
-            None => quote!(::odm::__private::Option::None),
-        };
-        let collection = cont.collection_expr();
-        out.extend(quote! {
-            ::odm::__private::inventory::submit! {
-                ::odm::__private::TimeSeriesEntry {
-                    collection: #collection,
-                    time: #time,
-                    meta: #meta,
-                    granularity: #granularity,
-                }
-            }
-        });
-    }
     out
+}
+
+/// The model entry's time-series declaration: `Some(TimeSeriesEntry { .. })` for a model stored
+/// in a time-series collection, else `None`.
+pub fn time_series(cont: &Container<'_>) -> TokenStream {
+    let none = quote!(::odm::__private::Option::None);
+    let Some(t) = &cont.time_series else {
+        return none;
+    };
+    let value = |lit: &Option<syn::LitStr>| lit.as_ref().map(syn::LitStr::value);
+    let Some(time) = field(cont, value(&t.time), "") else {
+        return none;
+    };
+    let time = &time.stored;
+    let meta = match field(cont, value(&t.meta), "") {
+        Some(f) if t.meta.is_some() => {
+            let stored = &f.stored;
+            quote!(::odm::__private::Option::Some(#stored))
+        }
+        _ => quote!(::odm::__private::Option::None),
+    };
+    let granularity = match &t.granularity {
+        Some(g) => quote!(::odm::__private::Option::Some(#g)),
+        None => quote!(::odm::__private::Option::None),
+    };
+    let collection = cont.collection_expr();
+    quote! {
+        ::odm::__private::Option::Some(::odm::__private::TimeSeriesEntry {
+            collection: #collection,
+            time: #time,
+            meta: #meta,
+            granularity: #granularity,
+        })
+    }
 }
 
 /// For counters, the unique index on `(key, day)`: one document per key and day, and the index

@@ -170,6 +170,13 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         &kind_types,
         variants,
     );
+    let registration = super::registration(
+        &type_name,
+        &collection,
+        super::EntryParts::plain(
+            quote!(::odm::__private::Option::Some(&<#ident as ::odm::__private::Validated>::SCHEMA)),
+        ),
+    );
     let body = quote! {
         impl ::odm::__private::KindBase for #ident {}
         #(#kind_of)*
@@ -193,16 +200,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
             #own_indexes
         }
 
-        ::odm::__private::inventory::submit! {
-            ::odm::__private::ModelEntry {
-                type_name: #type_name,
-                collection: #collection,
-                indexes,
-                references: ::odm::__private::Vec::new,
-                copies: ::odm::__private::Vec::new,
-                validator: ::odm::__private::Option::Some(&<#ident as ::odm::__private::Validated>::SCHEMA),
-            }
-        }
+        #registration
 
         #[allow(dead_code)]
         fn __kinds_share_one_id() {
@@ -290,6 +288,10 @@ fn base_model_impl(
             let mut all = indexes();
             #(all.extend(<#kind_types as ::odm::__private::Model>::indexes());)*
             all
+        }
+
+        fn entry() -> &'static ::odm::__private::ModelEntry {
+            &__ODM_ENTRY
         }
 
         fn generate_id() -> ::odm::__private::Option<Self::Id> {

@@ -18,7 +18,7 @@ mod validators;
 mod versioning;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 use syn::DeriveInput;
 
 use crate::ctxt::Ctxt;
@@ -115,7 +115,6 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     };
     let bucket = bucket::bucket_impl(cont);
     let collection = cont.collection_expr();
-    let type_name = ident.to_string();
     let id = cont
         .id_field()
         .expect("checked: a model has an `_id` field");
@@ -157,6 +156,7 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
     let counters = counters::counters_impl(cont);
+
     let subset = subset::subset_items(cont);
     // A kind's documents are versioned by its enum of kinds, through which they are also read.
     let version = match &cont.kind_of {
@@ -196,20 +196,8 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
         quote!(::odm::__private::ReferenceInfo),
         references,
     );
-    let bounds = bounds.map(|bounds| {
-        quote! {
-            #[inline]
-            fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
-                #bounds
-                ::odm::__private::Option::None
-            }
-
-            #[inline]
-            fn bounded_arrays() -> &'static [(&'static str, u32)] {
-                #bounded_arrays
-            }
-        }
-    });
+    let bounds = bound_methods(bounds, bounded_arrays);
+    let registration = model_registration(cont, references_entry, copies_entry, validator);
     quote! {
         #kind_const
         #kind_items
@@ -255,6 +243,11 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             }
 
             #[inline]
+            fn entry() -> &'static ::odm::__private::ModelEntry {
+                &__ODM_ENTRY
+            }
+
+            #[inline]
             fn generate_id() -> ::odm::__private::Option<#id_ty> {
                 #[allow(unused_imports)]
                 use ::odm::__private::{GenerateNothing as _, GenerateObjectId as _};
@@ -273,17 +266,100 @@ fn model_impl(cont: &Container<'_>) -> TokenStream {
             #names
         }
 
-        ::odm::__private::inventory::submit! {
-            ::odm::__private::ModelEntry {
-                type_name: #type_name,
-                collection: #collection,
-                indexes,
-                references: #references_entry,
-                copies: #copies_entry,
-                validator: #validator,
-            }
+        #registration
+    }
+}
+
+/// What a model's entry says besides its name, collection and indexes.
+pub(crate) struct EntryParts {
+    references: TokenStream,
+    copies: TokenStream,
+    validator: TokenStream,
+    shard_key: TokenStream,
+    time_series: TokenStream,
+}
+
+impl EntryParts {
+    /// An entry with no lists nor declarations, and `validator`.
+    pub(crate) fn plain(validator: TokenStream) -> Self {
+        EntryParts {
+            references: quote!(::odm::__private::Vec::new),
+            copies: quote!(::odm::__private::Vec::new),
+            validator,
+            shard_key: quote!(::odm::__private::Option::None),
+            time_series: quote!(::odm::__private::Option::None),
         }
     }
+}
+
+/// The model's description, `__ODM_ENTRY` (the `indexes` function in scope): registered with
+/// `inventory`, and returned by `Model::entry` (a catalog reaches it from the type).
+pub(crate) fn registration(
+    type_name: &str,
+    collection: &impl ToTokens,
+    parts: EntryParts,
+) -> TokenStream {
+    let EntryParts {
+        references,
+        copies,
+        validator,
+        shard_key,
+        time_series,
+    } = parts;
+    quote! {
+        const __ODM_ENTRY: ::odm::__private::ModelEntry = ::odm::__private::ModelEntry {
+            type_name: #type_name,
+            collection: #collection,
+            indexes,
+            references: #references,
+            copies: #copies,
+            validator: #validator,
+            shard_key: #shard_key,
+            time_series: #time_series,
+        };
+
+        ::odm::__private::inventory::submit! { __ODM_ENTRY }
+    }
+}
+
+/// A model's entry (see [`registration`]).
+fn model_registration(
+    cont: &Container<'_>,
+    references: TokenStream,
+    copies: TokenStream,
+    validator: TokenStream,
+) -> TokenStream {
+    let shard_key = match cont.shard_key {
+        Some(_) => quote!(::odm::__private::Option::Some(__SHARD_KEY)),
+        None => quote!(::odm::__private::Option::None),
+    };
+    let parts = EntryParts {
+        references,
+        copies,
+        validator,
+        shard_key,
+        time_series: counters::time_series(cont),
+    };
+    registration(&cont.ident.to_string(), &cont.collection_expr(), parts)
+}
+
+/// The `Model` methods of a model with bounded arrays: the first array past its bound, and
+/// the bounds.
+fn bound_methods(bounds: Option<TokenStream>, bounded_arrays: TokenStream) -> Option<TokenStream> {
+    bounds.map(|bounds| {
+        quote! {
+            #[inline]
+            fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
+                #bounds
+                ::odm::__private::Option::None
+            }
+
+            #[inline]
+            fn bounded_arrays() -> &'static [(&'static str, u32)] {
+                #bounded_arrays
+            }
+        }
+    })
 }
 
 /// For a list a model declares (`copies`, `references`): the free function building it, the

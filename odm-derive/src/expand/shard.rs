@@ -1,6 +1,6 @@
 //! The generated side of `#[odm(shard_key(...))]`: the key's description (`Model::SHARD_KEY`),
-//! its registration (for the routing of other models' cascades into this collection and for
-//! `sync_indexes`), its index, and the check that a filled key field holds a `String`.
+//! carried by the model's entry (for the routing of other models' cascades into this
+//! collection and for `sync_indexes`), its index, and the check that a filled key field holds a `String`.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -90,9 +90,6 @@ pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
         _ => quote!(::odm::__private::Option::None),
     };
     let mutable = shard.mutable.is_some();
-    let ident = cont.ident;
-    let type_name = ident.to_string();
-    let collection = cont.collection_expr();
     Some(ShardItems {
         model_const: quote! {
             const SHARD_KEY: ::odm::__private::Option<::odm::__private::ShardKey> =
@@ -105,13 +102,6 @@ pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
                 mutable: #mutable,
             };
             #check
-            ::odm::__private::inventory::submit! {
-                ::odm::__private::ShardEntry {
-                    type_name: #type_name,
-                    collection: #collection,
-                    key: __SHARD_KEY,
-                }
-            }
         },
     })
 }

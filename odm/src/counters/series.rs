@@ -16,48 +16,11 @@ use bson::{doc, Bson, Document};
 
 use crate::{Error, Odm, Result};
 
-/// A declared time-series collection; written by the derive.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct TimeSeriesEntry {
-    /// The collection.
-    pub collection: &'static str,
-    /// The stored name of the time field (a `bson::DateTime`).
-    pub time: &'static str,
-    /// The stored name of the meta field, if any.
-    pub meta: Option<&'static str>,
-    /// `"seconds"`, `"minutes"` or `"hours"`, if declared.
-    pub granularity: Option<&'static str>,
-}
-
-inventory::collect!(TimeSeriesEntry);
-
-impl TimeSeriesEntry {
-    /// The `timeseries` options of `create`.
-    pub fn options(&self) -> Document {
-        let mut options = doc! { "timeField": self.time };
-        if let Some(meta) = self.meta {
-            options.insert("metaField", meta);
-        }
-        if let Some(granularity) = self.granularity {
-            options.insert("granularity", granularity);
-        }
-        options
-    }
-}
-
-/// The time-series declaration of `collection`, if a model linked into the program makes one.
-pub fn declared(collection: &str) -> Option<&'static TimeSeriesEntry> {
-    inventory::iter::<TimeSeriesEntry>
-        .into_iter()
-        .find(|e| e.collection == collection)
-}
-
 /// Creates `collection` as the time-series collection it is declared to be, if it is missing.
 /// Sends nothing for a collection no model declares as one; otherwise one `listCollections`,
 /// and one `create` when it is missing. Returns whether it created it.
 pub(crate) async fn ensure(odm: &Odm, collection: &str) -> Result<bool> {
-    let Some(entry) = declared(collection) else {
+    let Some(entry) = odm.catalog().time_series(collection) else {
         return Ok(false);
     };
     let refused = |message: String| Error::TimeSeries {

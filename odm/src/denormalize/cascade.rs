@@ -52,7 +52,7 @@ pub(crate) async fn cascade_update<T: Model>(
     mode: TransactionMode,
     session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
-    super::transitive::refuse_cycles(&copies)?;
+    super::graph::refuse_cycles(odm.catalog(), &copies)?;
     if super::background::any(&copies) {
         return super::background::update_and_record::<T>(
             odm, filter, update, copies, many, mode, session,
@@ -234,7 +234,7 @@ async fn source_write_follow_ups(
     copies: Vec<CopyInfo>,
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    super::transitive::refuse_cycles(&copies)?;
+    super::graph::refuse_cycles(odm.catalog(), &copies)?;
     let copies = if super::background::any(&copies) {
         super::background::record_after_write(odm, source, &id, &copies, session.as_deref_mut())
             .await?;
@@ -288,7 +288,7 @@ pub(crate) async fn replace_source<T: Model>(
     copies: Vec<CopyInfo>,
     mut session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
-    super::transitive::refuse_cycles(&copies)?;
+    super::graph::refuse_cycles(odm.catalog(), &copies)?;
     if super::background::any(&copies) {
         return super::background::replace_and_record::<T>(
             odm,

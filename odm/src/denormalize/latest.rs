@@ -77,8 +77,13 @@ pub(super) fn push_sort(copy: &CopyInfo, sort: &Document) -> Document {
 
 /// The latest-N copies taken from `source` that a write of `paths` may change: a copied field,
 /// a sort field, or the reference to the parent.
-pub(crate) fn latest_touched(source: &str, paths: &[&str]) -> Vec<CopyInfo> {
-    super::copies_from(source)
+pub(crate) fn latest_touched(
+    catalog: &crate::schema::Catalog,
+    source: &str,
+    paths: &[&str],
+) -> Vec<CopyInfo> {
+    catalog
+        .copies_from(source)
         .iter()
         .filter(|c| match &c.kind {
             CopyKind::Latest { via, sort, .. } => {
@@ -280,7 +285,7 @@ impl LatestRefresh {
         paths: &[&str],
         session: Option<&mut ClientSession>,
     ) -> Result<LatestRefresh> {
-        let copies = latest_touched(source, paths);
+        let copies = latest_touched(odm.catalog(), source, paths);
         // Most updates touch no latest-N array: no copy of their filter.
         if copies.is_empty() {
             return Ok(LatestRefresh {

@@ -26,6 +26,7 @@ pub(crate) mod background;
 mod cascade;
 mod claim;
 mod fill;
+mod graph;
 mod latest;
 mod plan;
 mod settle;
@@ -41,19 +42,18 @@ pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use cascade::{cascade_source_write, cascade_update, is_too_large, replace_source};
 pub(crate) use fill::fill_copies;
+pub use graph::{check_copies, check_copies_in};
 pub(crate) use latest::{
     latest_touched, parents_of, push_latest, refresh as refresh_latest, LatestRefresh,
 };
-pub use plan::{cascade_plan, CascadePlan, CascadeStep};
+pub use plan::{cascade_plan, cascade_plan_in, CascadePlan, CascadeStep};
 pub(crate) use settle::Taken;
-pub use transitive::check_copies;
 pub(crate) use update::{fill_update, Writes};
 
 use bson::{Bson, Document};
 
-pub use crate::schema::{
-    all_copies, copies_from, copies_into, sub_path, CopyInfo, CopyKind, ValueCheck,
-};
+use crate::schema::Catalog;
+pub use crate::schema::{sub_path, CopyInfo, CopyKind, ValueCheck};
 
 /// What the runtime does with a copy's description.
 impl CopyInfo {
@@ -132,12 +132,14 @@ pub(crate) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
 /// The copies taken from `source` (not the latest-N summaries) that `update` (as sent, with
 /// the copies it refills) writes.
 pub(crate) fn touched_by(
+    catalog: &Catalog,
     source: &str,
     kind: Option<crate::kind::Kind>,
     update: &Document,
 ) -> Vec<CopyInfo> {
     let paths = written_by(update);
-    copies_from(source)
+    catalog
+        .copies_from(source)
         .iter()
         // An update of one kind changes no copy taken from another kind.
         .filter(|c| match (kind, c.source_kind) {

@@ -2,8 +2,9 @@
 
 use std::fmt;
 
-use super::{copies_from, CopyInfo, CopyKind};
+use super::{CopyInfo, CopyKind};
 use crate::model::Model;
+use crate::schema::Catalog;
 
 /// What changing one source field does to one copy.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,21 +56,28 @@ pub struct CascadePlan {
 /// deployment has transactions). Copies of those copies follow, level after level (one `find`
 /// of the documents whose copy was written, then one `update` per copy of it), each step
 /// marked with its [`level`](CascadeStep::level).
+///
+/// Among every linked model; [`cascade_plan_in`] for a handle's [`Catalog`].
 pub fn cascade_plan<T: Model>() -> CascadePlan {
+    cascade_plan_in::<T>(&Catalog::linked())
+}
+
+/// [`cascade_plan`] among the models of `catalog`.
+pub fn cascade_plan_in<T: Model>(catalog: &Catalog) -> CascadePlan {
     let mut groups: Vec<((String, &'static str), Vec<CascadeStep>)> = Vec::new();
     let mut on_insert = Vec::new();
-    for copy in copies_from(T::COLLECTION) {
+    for copy in catalog.copies_from(T::COLLECTION) {
         if matches!(copy.kind, CopyKind::Latest { .. }) {
             on_insert.push(copy.clone());
             continue;
         }
         for (from, to) in &copy.fields {
-            let Some(mut step) = step(copy, from, to, "<ids>") else {
+            let Some(mut step) = step(catalog, copy, from, to, "<ids>") else {
                 continue;
             };
             step.field = from.clone();
             let mut group = vec![step];
-            deeper(copy, from, 2, &mut group);
+            deeper(catalog, copy, from, 2, &mut group);
             groups.push(((from.clone(), copy.dependent), group));
         }
     }
@@ -78,7 +86,7 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
         source: T::COLLECTION,
         steps: groups.into_iter().flat_map(|(_, g)| g).collect(),
         on_insert,
-        cycle: super::transitive::check_copies()
+        cycle: super::graph::check_copies_in(catalog)
             .err()
             .map(|e| e.to_string()),
     }
@@ -86,7 +94,13 @@ pub fn cascade_plan<T: Model>() -> CascadePlan {
 
 /// The step that writes `copy` (its field `to`, from the source field `from`) in the
 /// dependents of the sources `ids`.
-fn step(copy: &CopyInfo, from: &str, to: &str, ids: &str) -> Option<CascadeStep> {
+fn step(
+    catalog: &Catalog,
+    copy: &CopyInfo,
+    from: &str,
+    to: &str,
+    ids: &str,
+) -> Option<CascadeStep> {
     let by = match &copy.kind {
         CopyKind::Summary { id, .. } => format!("{}.{id}", copy.path),
         CopyKind::Flat { via } => via.clone(),
@@ -128,19 +142,25 @@ fn step(copy: &CopyInfo, from: &str, to: &str, ids: &str) -> Option<CascadeStep>
         commands: 1,
         level: 1,
         copy_of: format!("{}.{}", copy.source, from),
-        routing: crate::shard::verdict(copy.dependent, &[by.as_str()]),
+        routing: crate::shard::verdict_in(catalog, copy.dependent, &[by.as_str()]),
     })
 }
 
 /// The copies of what `copy` writes, at `level`, and theirs below, appended to `steps`.
-fn deeper(copy: &CopyInfo, root: &str, level: usize, steps: &mut Vec<CascadeStep>) {
+fn deeper(
+    catalog: &Catalog,
+    copy: &CopyInfo,
+    root: &str,
+    level: usize,
+    steps: &mut Vec<CascadeStep>,
+) {
     // A cycle would never end: the plan names it instead (see `CascadePlan::cycle`).
-    if super::transitive::check_copies().is_err() {
+    if super::graph::check_copies_in(catalog).is_err() {
         return;
     }
-    let written = super::transitive::written_paths(copy);
+    let written = super::graph::written_paths(copy);
     let ids = format!("<ids of the {} written>", copy.dependent);
-    for next in super::transitive::next_level(copy) {
+    for next in super::graph::next_level(catalog, copy) {
         for (from, to) in &next.fields {
             if !written
                 .iter()
@@ -168,10 +188,10 @@ fn deeper(copy: &CopyInfo, root: &str, level: usize, steps: &mut Vec<CascadeStep
                         commands: 1,
                         level: 1,
                         copy_of: String::new(),
-                        routing: crate::shard::verdict(next.dependent, &["_id"]),
+                        routing: crate::shard::verdict_in(catalog, next.dependent, &["_id"]),
                     }
                 }
-                _ => match step(&next, from, to, &ids) {
+                _ => match step(catalog, &next, from, to, &ids) {
                     Some(s) => s,
                     None => continue,
                 },
@@ -181,7 +201,7 @@ fn deeper(copy: &CopyInfo, root: &str, level: usize, steps: &mut Vec<CascadeStep
             step.copy_of = format!("{}.{}", next.source, from);
             steps.push(step);
         }
-        deeper(&next, root, level + 1, steps);
+        deeper(catalog, &next, root, level + 1, steps);
     }
 }
 

@@ -19,166 +19,18 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::OnceLock;
 
 use bson::{doc, Bson, Document};
 use mongodb::options::{FindOptions, UpdateOptions};
 use mongodb::ClientSession;
 
 use super::get_path;
+use super::graph::{check_copies_in, next_level, overlaps, written_paths};
 use super::values::{within, write_copy, Failures};
-use super::{all_copies, CopyInfo, CopyKind};
+use super::{CopyInfo, CopyKind};
 use crate::ops::find_documents;
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
-
-/// Whether one of two stored paths is the other or lies below it.
-fn overlaps(a: &str, b: &str) -> bool {
-    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
-}
-
-/// The paths of its dependent that writing `copy` changes: the copied fields of a single
-/// summary, else the copy field itself.
-pub(crate) fn written_paths(copy: &CopyInfo) -> Vec<String> {
-    match &copy.kind {
-        CopyKind::Summary { array: false, .. } => copy
-            .fields
-            .iter()
-            .map(|(_, to)| format!("{}.{to}", copy.path))
-            .collect(),
-        _ => vec![copy.path.clone()],
-    }
-}
-
-/// Whether `next` takes anything from `paths` of its source: a copied field, or for a latest-N
-/// array one of its sort keys.
-fn reads_any(next: &CopyInfo, paths: &[String]) -> bool {
-    paths.iter().any(|p| {
-        next.is_touched_by(p)
-            || matches!(&next.kind, CopyKind::Latest { sort, .. } if sort.keys().any(|k| overlaps(k, p)))
-    })
-}
-
-/// The copies taking from what `copy` writes: the next level of a cascade that writes `copy`.
-pub(crate) fn next_level(copy: &CopyInfo) -> Vec<CopyInfo> {
-    let written = written_paths(copy);
-    all_copies()
-        .iter()
-        .filter(|next| next.source == copy.dependent && reads_any(next, &written))
-        .cloned()
-        .collect()
-}
-
-/// The first cycle among `copies`, as `collection.path` names, each copying the next, the
-/// last the first again; `None` when copies of copies always end.
-pub(crate) fn find_cycle(copies: &[CopyInfo]) -> Option<Vec<String>> {
-    let next: Vec<Vec<usize>> = copies
-        .iter()
-        .map(|c| {
-            let written = written_paths(c);
-            copies
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| n.source == c.dependent && reads_any(n, &written))
-                .map(|(i, _)| i)
-                .collect()
-        })
-        .collect();
-    // Depth-first, colouring: 0 unseen, 1 on the current path, 2 done.
-    let mut colour = vec![0u8; copies.len()];
-    let mut path: Vec<usize> = Vec::new();
-    fn visit(
-        i: usize,
-        next: &[Vec<usize>],
-        colour: &mut [u8],
-        path: &mut Vec<usize>,
-    ) -> Option<Vec<usize>> {
-        colour[i] = 1;
-        path.push(i);
-        for &j in &next[i] {
-            if colour[j] == 1 {
-                let start = path.iter().position(|&k| k == j).unwrap_or(0);
-                let mut cycle = path[start..].to_vec();
-                cycle.push(j);
-                return Some(cycle);
-            }
-            if colour[j] == 0 {
-                if let Some(c) = visit(j, next, colour, path) {
-                    return Some(c);
-                }
-            }
-        }
-        path.pop();
-        colour[i] = 2;
-        None
-    }
-    for i in 0..copies.len() {
-        if colour[i] == 0 {
-            if let Some(cycle) = visit(i, &next, &mut colour, &mut path) {
-                // Found in the order of the cascade (each copied by the next): reversed, each
-                // copies the next.
-                return Some(
-                    cycle
-                        .into_iter()
-                        .rev()
-                        .map(|i| format!("{}.{}", copies[i].dependent, copies[i].path))
-                        .collect(),
-                );
-            }
-        }
-    }
-    None
-}
-
-/// Refuses to cascade when the registered copies copy each other in a circle
-/// ([`Error::CopyCycle`]). Computed once, when first asked, from the registry; sends nothing.
-pub fn check_copies() -> Result<()> {
-    static CYCLE: OnceLock<Option<Vec<String>>> = OnceLock::new();
-    match CYCLE.get_or_init(|| find_cycle(all_copies())) {
-        None => Ok(()),
-        Some(cycle) => Err(Error::CopyCycle {
-            cycle: cycle.clone(),
-        }),
-    }
-}
-
-/// Every registered copy, each after the copies it takes from (a copy of a copy after the
-/// copy), so that a sweep repairing them in this order compares each with a source it has
-/// already repaired. Refused when the copies form a cycle.
-pub(crate) fn in_cascade_order() -> Result<Vec<&'static CopyInfo>> {
-    check_copies()?;
-    let copies = all_copies();
-    // Depth: 1 for a copy of an original field, one more than the deepest copy it takes from.
-    fn depth(i: usize, copies: &[CopyInfo], memo: &mut [usize]) -> usize {
-        if memo[i] == 0 {
-            let c = &copies[i];
-            let above = (0..copies.len())
-                .filter(|&j| {
-                    copies[j].dependent == c.source && reads_any(c, &written_paths(&copies[j]))
-                })
-                .map(|j| depth(j, copies, memo))
-                .max()
-                .unwrap_or(0);
-            memo[i] = above + 1;
-        }
-        memo[i]
-    }
-    let mut memo = vec![0; copies.len()];
-    let mut order: Vec<(usize, &CopyInfo)> = (0..copies.len())
-        .map(|i| (depth(i, copies, &mut memo), &copies[i]))
-        .collect();
-    order.sort_by_key(|(d, _)| *d);
-    Ok(order.into_iter().map(|(_, c)| c).collect())
-}
-
-/// Before a write that cascades `copies`: refuses it when they are copied further and the
-/// registry holds a cycle, so that nothing is written. Sends nothing.
-pub(crate) fn refuse_cycles(copies: &[CopyInfo]) -> Result<()> {
-    if copies.iter().any(|c| !next_level(c).is_empty()) {
-        check_copies()?;
-    }
-    Ok(())
-}
 
 /// Adds `path` to a projection, unless it or a path above it is there (MongoDB refuses a
 /// projection of both `a` and `a.b`); a path below it is replaced.
@@ -251,11 +103,11 @@ pub(crate) fn follow<'a>(
     mut session: Option<&'a mut ClientSession>,
 ) -> Boxed<'a> {
     Box::pin(async move {
-        let next = next_level(written.copy);
+        let next = next_level(odm.catalog(), written.copy);
         if next.is_empty() {
             return Ok(());
         }
-        check_copies()?;
+        check_copies_in(odm.catalog())?;
         let copy = written.copy;
         let written_here = written_paths(copy);
         let mut projection = doc! { "_id": 1 };
@@ -534,6 +386,7 @@ pub(super) async fn cascade_values_within(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::denormalize::graph::find_cycle;
 
     fn flat(dependent: &'static str, path: &str, source: &'static str, from: &str) -> CopyInfo {
         CopyInfo::new(

@@ -178,7 +178,7 @@ pub(crate) async fn fill_update(
     checked: bool,
     session: Option<&mut ClientSession>,
 ) -> Result<Taken> {
-    let mut copies = super::copies_into(collection).to_vec();
+    let mut copies = odm.catalog().copies_into(collection).to_vec();
     if let Writes::Kind(kind) = writes {
         copies.retain(|c| c.dependent_kind.is_none_or(|k| k == kind));
     }

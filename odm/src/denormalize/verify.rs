@@ -172,7 +172,7 @@ impl<'a> VerifyCopies<'a> {
         let mut report = CopyReport::default();
         // Copies of copies after the copies they take from: each is compared with a source
         // already repaired.
-        for copy in super::transitive::in_cascade_order()? {
+        for copy in super::graph::in_cascade_order(self.odm.catalog())? {
             if self.only.is_some_and(|o| o != copy.dependent) {
                 continue;
             }
@@ -181,7 +181,7 @@ impl<'a> VerifyCopies<'a> {
                 _ => self.sweep(copy, &mut report).await?,
             }
         }
-        for (child, link, parent, inverse) in two_way_pairs() {
+        for (child, link, parent, inverse) in two_way_pairs(self.odm.catalog()) {
             if self.only.is_some_and(|o| o != child && o != parent) {
                 continue;
             }
@@ -477,9 +477,11 @@ fn wrong_shape(copy: &CopyInfo, id: &Bson, want: &str, found: &Bson) -> BadDocum
 
 /// Every registered two-way reference as `(child collection, link path, parent collection,
 /// inverse path)`, each once, whichever side declared it.
-fn two_way_pairs() -> Vec<(&'static str, String, &'static str, String)> {
+fn two_way_pairs(
+    catalog: &crate::schema::Catalog,
+) -> Vec<(&'static str, String, &'static str, String)> {
     let mut pairs = Vec::new();
-    for m in crate::schema::registered_models() {
+    for m in catalog.models() {
         for r in (m.references)() {
             let Some(inverse) = r.inverse.clone() else {
                 continue;

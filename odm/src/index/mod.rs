@@ -16,7 +16,6 @@ use bson::{doc, Bson, Document};
 use crate::model::Model;
 pub(crate) mod report;
 
-use crate::schema::registered_models;
 pub use crate::schema::{IndexKey, IndexSpec};
 use crate::{Error, Odm, Result};
 pub use report::{CollectionSync, IndexDiff, IndexFailure, SyncReport};
@@ -155,7 +154,7 @@ pub struct SyncIndexes<'a> {
 impl<'a> SyncIndexes<'a> {
     pub(crate) fn all(odm: &'a Odm) -> Self {
         let mut targets: Vec<(String, Vec<IndexSpec>)> = Vec::new();
-        for entry in registered_models() {
+        for entry in odm.catalog().models() {
             let specs = (entry.indexes)();
             match targets.iter_mut().find(|(c, _)| c == entry.collection) {
                 Some((_, existing)) => merge(existing, specs),

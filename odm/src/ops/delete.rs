@@ -42,7 +42,10 @@ impl<'a, T: Model> Delete<'a, T> {
 
     async fn run(self) -> Result<u64> {
         let filter = super::model_filter(self.filter)?;
-        let summarized = crate::denormalize::copies_from(T::COLLECTION)
+        let summarized = self
+            .odm
+            .catalog()
+            .copies_from(T::COLLECTION)
             .iter()
             .any(|c| {
                 matches!(
@@ -51,7 +54,7 @@ impl<'a, T: Model> Delete<'a, T> {
                         | crate::denormalize::CopyKind::Latest { .. }
                 )
             });
-        let rules = summarized || !crate::relations::references_to(T::COLLECTION).is_empty();
+        let rules = summarized || !self.odm.catalog().references_to(T::COLLECTION).is_empty();
         if let Some(tree) = T::TREE {
             let nodes = crate::tree::delete_nodes::<T>(
                 self.odm,

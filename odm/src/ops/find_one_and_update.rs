@@ -97,7 +97,8 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
                 .await?;
         crate::versioning::stamp_update::<T>(&mut update, options.upsert == Some(true))?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
-        let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
+        let touched =
+            crate::denormalize::touched_by(self.odm.catalog(), T::COLLECTION, T::KIND, &update);
         let guarded = crate::positional::filter_for_update(
             super::bounds::guards::guarded(base.clone(), &guards),
             &update,

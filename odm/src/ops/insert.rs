@@ -31,8 +31,10 @@ async fn insert_raw<T: Model>(
         what: "document".to_owned(),
         message: e.to_string(),
     };
-    let copies_in = crate::denormalize::copies_into(T::COLLECTION);
-    let latest: Vec<_> = crate::denormalize::copies_from(T::COLLECTION)
+    let copies_in = odm.catalog().copies_into(T::COLLECTION);
+    let latest: Vec<_> = odm
+        .catalog()
+        .copies_from(T::COLLECTION)
         .iter()
         .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
         .cloned()

@@ -93,10 +93,10 @@ impl<'a, T: Model> Replace<'a, T> {
     /// model holds no copies, and none but latest-N arrays copies from it), on a deployment
     /// with transactions.
     async fn latest_in_transaction(odm: &Odm) -> Result<bool> {
-        use crate::denormalize::{copies_from, copies_into, CopyKind};
-        let from = copies_from(T::COLLECTION);
+        use crate::denormalize::CopyKind;
+        let from = odm.catalog().copies_from(T::COLLECTION);
         if from.is_empty()
-            || !copies_into(T::COLLECTION).is_empty()
+            || !odm.catalog().copies_into(T::COLLECTION).is_empty()
             || !from
                 .iter()
                 .all(|c| matches!(c.kind, CopyKind::Latest { .. }))
@@ -188,7 +188,7 @@ impl<'a, T: Model> Replace<'a, T> {
             message: e.to_string(),
         };
         // The replacement's own copies are taken from their sources, as on insert.
-        let copies_in = crate::denormalize::copies_into(T::COLLECTION);
+        let copies_in = self.odm.catalog().copies_into(T::COLLECTION);
         let mut taken = crate::denormalize::Taken::default();
         if !copies_in.is_empty() {
             let mut docs = [Document::try_from(raw.as_ref()).map_err(encode_error)?];
@@ -203,7 +203,10 @@ impl<'a, T: Model> Replace<'a, T> {
             raw = RawDocumentBuf::try_from(&docs[0]).map_err(encode_error)?;
         }
         // Copies taken from this document follow the replacement.
-        let copies_from = crate::denormalize::copies_from(T::COLLECTION)
+        let copies_from = self
+            .odm
+            .catalog()
+            .copies_from(T::COLLECTION)
             .iter()
             .filter(|c| !matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
             .cloned()

@@ -32,7 +32,7 @@ pub(crate) async fn prepare_update<T: Model>(
     // A raw update is refused on copies too: raw is for operators, not for writing copies.
     // The follow-up work is boxed, and only built when there is some: an update of a model
     // without copies awaits a future the size of the driver's.
-    let taken = if crate::denormalize::copies_into(T::COLLECTION).is_empty() {
+    let taken = if odm.catalog().copies_into(T::COLLECTION).is_empty() {
         crate::denormalize::Taken::default()
     } else {
         Box::pin(crate::denormalize::fill_update(
@@ -47,7 +47,7 @@ pub(crate) async fn prepare_update<T: Model>(
     };
     // The paths as sent, copies taken included: a latest-N array holding a copy this update
     // refills (through the reference it follows) is recomputed too.
-    let mut latest = if crate::denormalize::copies_from(T::COLLECTION).is_empty() {
+    let mut latest = if odm.catalog().copies_from(T::COLLECTION).is_empty() {
         crate::denormalize::LatestRefresh::default()
     } else {
         Box::pin(crate::denormalize::LatestRefresh::before(
@@ -172,15 +172,16 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     /// one transaction ([`Self::run_with_latest`]). A source field nobody copies, or a model no
     /// latest-N array summarizes, answers at the first lookup.
     async fn latest_in_transaction(&self) -> Result<bool> {
-        use crate::denormalize::{
-            copies_from, copies_into, latest_touched, touched_by, written_by,
-        };
-        if copies_from(T::COLLECTION).is_empty() || !copies_into(T::COLLECTION).is_empty() {
+        use crate::denormalize::{latest_touched, touched_by, written_by};
+        let catalog = self.odm.catalog();
+        if catalog.copies_from(T::COLLECTION).is_empty()
+            || !catalog.copies_into(T::COLLECTION).is_empty()
+        {
             return Ok(false);
         }
         let update = self.update.as_document();
-        if latest_touched(T::COLLECTION, &written_by(update)).is_empty()
-            || !touched_by(T::COLLECTION, T::KIND, update).is_empty()
+        if latest_touched(catalog, T::COLLECTION, &written_by(update)).is_empty()
+            || !touched_by(catalog, T::COLLECTION, T::KIND, update).is_empty()
         {
             return Ok(false);
         }
@@ -246,7 +247,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             prepare_update(self.odm, &base, self.update, session.as_deref_mut()).await?;
         crate::versioning::stamp_update::<T>(&mut update, self.upsert)?;
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
-        let touched = crate::denormalize::touched_by(T::COLLECTION, T::KIND, &update);
+        let touched =
+            crate::denormalize::touched_by(self.odm.catalog(), T::COLLECTION, T::KIND, &update);
         // The cascade re-sends the update in commands of its own, without array filters. No
         // copy is taken from below an array today, so this is a guard, not a path taken.
         if !touched.is_empty() && !array_filters.is_empty() {

@@ -153,7 +153,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
     }
 
     async fn run(mut self) -> Result<Reassigned<P>> {
-        let inverse = resolve_inverse::<C, P>(&self.link_path, self.inverse)?;
+        let inverse = resolve_inverse::<C, P>(self.odm.catalog(), &self.link_path, self.inverse)?;
         let child = std::mem::replace(&mut self.child, Ok(Bson::Null))?;
         let to = std::mem::replace(&mut self.to, Ok(Bson::Null))?;
         // Copies the child takes through the reference follow it, and latest-N arrays of the
@@ -490,13 +490,15 @@ impl<C: Model, P: Model> Reassign<'_, C, P> {
 /// The inverse of the child's reference `link_path`: declared on the child's field, or else
 /// found in the registry on the parent's field that names it.
 pub(crate) fn resolve_inverse<C: Model, P: Model>(
+    catalog: &crate::schema::Catalog,
     link_path: &str,
     declared: Option<fn() -> Inverse>,
 ) -> Result<Inverse> {
     if let Some(f) = declared {
         return Ok(f());
     }
-    super::references_to(C::COLLECTION)
+    catalog
+        .references_to(C::COLLECTION)
         .iter()
         .find(|r| r.from == P::COLLECTION && r.inverse.as_deref() == Some(link_path))
         .map(Inverse::from_info)

@@ -126,7 +126,12 @@ impl<'a, C: Model, P: Model> VerifyInverse<'a, C, P> {
     }
 
     async fn run(self) -> Result<InverseReport> {
-        let inverse = super::reassign::resolve_inverse::<C, P>(&self.link_path, self.inverse)?.path;
+        let inverse = super::reassign::resolve_inverse::<C, P>(
+            self.odm.catalog(),
+            &self.link_path,
+            self.inverse,
+        )?
+        .path;
         Sweep {
             odm: self.odm,
             child: C::COLLECTION,

@@ -3,8 +3,6 @@
 
 use bson::Document;
 
-use super::registered_models;
-
 /// What kind of copy a `#[denormalize]` field is.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -192,49 +190,4 @@ pub fn sub_path(field: &str, full: &str) -> String {
         .and_then(|rest| rest.strip_prefix('.'))
         .unwrap_or(full)
         .to_owned()
-}
-
-/// Every registered copy, computed once: the registry does not change while the program runs.
-pub fn all_copies() -> &'static [CopyInfo] {
-    static ALL: std::sync::OnceLock<Vec<CopyInfo>> = std::sync::OnceLock::new();
-    ALL.get_or_init(|| {
-        registered_models()
-            .into_iter()
-            .flat_map(|m| (m.copies)())
-            .collect()
-    })
-}
-
-/// The registered copies by source and by dependent collection, built once.
-struct ByCollection {
-    from: std::collections::HashMap<&'static str, Vec<CopyInfo>>,
-    into: std::collections::HashMap<&'static str, Vec<CopyInfo>>,
-}
-
-fn by_collection() -> &'static ByCollection {
-    static BY: std::sync::OnceLock<ByCollection> = std::sync::OnceLock::new();
-    BY.get_or_init(|| {
-        let mut by = ByCollection {
-            from: std::collections::HashMap::new(),
-            into: std::collections::HashMap::new(),
-        };
-        for c in all_copies() {
-            by.from.entry(c.source).or_default().push(c.clone());
-            by.into.entry(c.dependent).or_default().push(c.clone());
-        }
-        by
-    })
-}
-
-/// Every copy taken from `source` (one lookup: the registry is indexed once).
-pub fn copies_from(source: &str) -> &'static [CopyInfo] {
-    by_collection().from.get(source).map_or(&[], Vec::as_slice)
-}
-
-/// Every copy held by documents of `dependent` (one lookup: the registry is indexed once).
-pub fn copies_into(dependent: &str) -> &'static [CopyInfo] {
-    by_collection()
-        .into
-        .get(dependent)
-        .map_or(&[], Vec::as_slice)
 }

@@ -1,20 +1,25 @@
 //! What the derive emits: the descriptions of every model linked into the program, of its
-//! indexes, of its references and of its copies. This module is at the bottom of the crate:
-//! the behaviour modules (index sync, populate, delete rules, cascades) read it, and it reads
-//! none of them.
+//! indexes, of its references and of its copies, and the [`Catalog`] of models a handle works
+//! with, indexed for the lookups of every write. This module is below the features: the
+//! behaviour modules (index sync, populate, delete rules, cascades) read it, and it reads none
+//! of them.
 
+mod catalog;
 mod copies;
 mod index;
 mod references;
 mod shard;
 mod stamps;
+mod time_series;
 mod tree;
 
-pub use copies::{all_copies, copies_from, copies_into, sub_path, CopyInfo, CopyKind, ValueCheck};
+pub use catalog::Catalog;
+pub use copies::{sub_path, CopyInfo, CopyKind, ValueCheck};
 pub use index::{IndexKey, IndexSpec};
-pub use references::{references_to, OnDelete, RefKind, ReferenceInfo};
-pub use shard::{shard_key_of, sharded_models, Segment, ShardEntry, ShardKey, ShardOrder};
+pub use references::{OnDelete, RefKind, ReferenceInfo};
+pub use shard::{Segment, ShardKey, ShardOrder};
 pub use stamps::Stamps;
+pub use time_series::TimeSeriesEntry;
 pub use tree::{DeleteRule, TreeInfo};
 
 /// What the registry knows of each model linked into the program.
@@ -28,12 +33,34 @@ pub struct ModelEntry {
     pub copies: fn() -> Vec<CopyInfo>,
     /// The validator `sync_validators` installs on the collection, if it installs one.
     pub validator: Option<&'static crate::validator::Schema>,
+    /// Its shard key (`#[odm(shard_key(...))]`), if sharded.
+    pub shard_key: Option<ShardKey>,
+    /// Its time-series collection (`#[odm(time_series(...))]`), if stored in one.
+    pub time_series: Option<TimeSeriesEntry>,
 }
 
 inventory::collect!(ModelEntry);
 
+/// The entry of a model the derive refused (it emits a stand-in `Model` impl so that the
+/// errors are the derive's alone); never registered.
+#[doc(hidden)]
+pub fn unregistered_entry() -> &'static ModelEntry {
+    const NONE: ModelEntry = ModelEntry {
+        type_name: "",
+        collection: "",
+        indexes: Vec::new,
+        references: Vec::new,
+        copies: Vec::new,
+        validator: None,
+        shard_key: None,
+        time_series: None,
+    };
+    &NONE
+}
+
 /// Every model linked into the program, without a registration step: the derive registers
-/// each one. Sorted by collection, then type name.
+/// each one. Sorted by collection, then type name. The models an [`Odm`](crate::Odm) works
+/// with are those of its [`Catalog`]: by default, these.
 pub fn registered_models() -> Vec<&'static ModelEntry> {
     let mut all: Vec<_> = inventory::iter::<ModelEntry>.into_iter().collect();
     all.sort_by_key(|e| (e.collection, e.type_name));

@@ -1,7 +1,5 @@
 //! A `#[reference]` or `#[parent]` field, as the derive describes it.
 
-use super::registered_models;
-
 /// How many references a field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefKind {
@@ -134,23 +132,4 @@ impl ReferenceInfo {
         self.max = max;
         self
     }
-}
-
-/// Every registered reference into `collection` (one lookup: the registry is indexed once,
-/// it does not change while the program runs).
-pub fn references_to(collection: &str) -> &'static [ReferenceInfo] {
-    type ByTarget = std::collections::HashMap<&'static str, Vec<ReferenceInfo>>;
-    static BY: std::sync::OnceLock<ByTarget> = std::sync::OnceLock::new();
-    BY.get_or_init(|| {
-        let mut by = ByTarget::new();
-        for r in registered_models()
-            .into_iter()
-            .flat_map(|m| (m.references)())
-        {
-            by.entry(r.to).or_default().push(r);
-        }
-        by
-    })
-    .get(collection)
-    .map_or(&[], Vec::as_slice)
 }

@@ -68,29 +68,3 @@ impl ShardKey {
         }
     }
 }
-
-/// A sharded model, registered by the derive beside its [`ModelEntry`](super::ModelEntry).
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct ShardEntry {
-    pub type_name: &'static str,
-    pub collection: &'static str,
-    pub key: ShardKey,
-}
-
-inventory::collect!(ShardEntry);
-
-/// The shard key declared for `collection`, if a model linked into the program declares one.
-pub fn shard_key_of(collection: &str) -> Option<ShardKey> {
-    inventory::iter::<ShardEntry>
-        .into_iter()
-        .find(|e| e.collection == collection)
-        .map(|e| e.key)
-}
-
-/// Every sharded model linked into the program, sorted by collection.
-pub fn sharded_models() -> Vec<&'static ShardEntry> {
-    let mut all: Vec<_> = inventory::iter::<ShardEntry>.into_iter().collect();
-    all.sort_by_key(|e| (e.collection, e.type_name));
-    all
-}

@@ -133,12 +133,13 @@ impl Route {
 /// ODM does not generate from declarations (the caller's own finds and updates by filter)
 /// are unlisted too: check the log of generated operations.
 pub fn unlisted(reports: &[RoutingReport], log: &[SentCommand]) -> Vec<Unlisted> {
+    let catalog = crate::schema::Catalog::linked();
     let mut out = Vec::new();
     for sent in log {
         let Some((verb, collection, filters)) = sent.command.as_ref().and_then(filters_of) else {
             continue;
         };
-        let Some(key) = crate::schema::shard_key_of(&collection) else {
+        let Some(key) = catalog.shard_key_of(&collection) else {
             continue;
         };
         for filter in filters {

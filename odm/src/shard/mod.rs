@@ -41,10 +41,20 @@ pub use check::{filters_of, named_fields, unlisted, Unlisted};
 pub use routing::{Route, RouteVerdict, RoutingReport};
 pub use sync::{shard_collection_command, ShardSync};
 
-/// The verdict of a filter on `collection` that names (with equality) the fields `named`:
-/// used by the routing report and the cascade plan.
+/// The verdict of a filter on `collection` that names (with equality) the fields `named`,
+/// among every linked model ([`verdict_in`] for a handle's catalog).
 pub fn verdict(collection: &str, named: &[&str]) -> RouteVerdict {
-    routing::verdict_for(crate::schema::shard_key_of(collection), collection, named)
+    verdict_in(&crate::schema::Catalog::linked(), collection, named)
+}
+
+/// The verdict of a filter on `collection` that names (with equality) the fields `named`,
+/// among the models of `catalog`: used by the routing report and the cascade plan.
+pub fn verdict_in(
+    catalog: &crate::schema::Catalog,
+    collection: &str,
+    named: &[&str],
+) -> RouteVerdict {
+    routing::verdict_for(catalog.shard_key_of(collection), collection, named)
 }
 
 /// Writes the computed key value of `key.segment` into `raw` (every insert and replace of a
@@ -196,9 +206,9 @@ impl KeyCarrier {
         KeyCarrier { fields }
     }
 
-    /// The carrier for `collection`, known by name only: one look-up of the registry.
-    pub(crate) fn of(collection: &str) -> Self {
-        Self::new(crate::schema::shard_key_of(collection))
+    /// The carrier for `collection`, known by name only: one look-up of the catalog.
+    pub(crate) fn of(catalog: &crate::schema::Catalog, collection: &str) -> Self {
+        Self::new(catalog.shard_key_of(collection))
     }
 
     /// Whether nothing is carried (no key, `_id` alone, or a mutable key).

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::schema::{shard_key_of, ShardKey};
+use crate::schema::{Catalog, ShardKey};
 
 /// Where a command goes on a sharded cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,7 +176,7 @@ pub struct RoutingReport {
 impl RoutingReport {
     /// The shard key declared for `collection` (by a model linked into the program), if any.
     pub fn key_of(collection: &str) -> Option<ShardKey> {
-        shard_key_of(collection)
+        Catalog::linked().shard_key_of(collection)
     }
 
     /// The commands that scatter.

@@ -4,7 +4,7 @@ use bson::{doc, Document};
 
 pub use crate::index::report::ShardSync;
 
-use crate::schema::{sharded_models, ShardKey};
+use crate::schema::ShardKey;
 use crate::{Error, Odm, Result};
 
 /// The `shardCollection` command for `collection` of database `db`:
@@ -19,13 +19,24 @@ pub fn shard_collection_command(db: &str, collection: &str, key: &ShardKey) -> D
 /// MongoDB's code for "already enabled" from `enableSharding` before 4.x-style no-ops.
 const ALREADY_INITIALIZED: i32 = 23;
 
+/// A sharded model's collection and its key.
+struct Target {
+    collection: &'static str,
+    key: ShardKey,
+}
+
 /// Shards the sharded models' collections among `collections` (whose indexes, the keys'
 /// included, have just been created). One `hello`; then, on a `mongos` only, one
 /// `enableSharding` and one `shardCollection` per collection.
 pub(crate) async fn shard_collections(odm: &Odm, collections: &[String]) -> Result<Vec<ShardSync>> {
-    let targets: Vec<_> = sharded_models()
-        .into_iter()
-        .filter(|e| collections.iter().any(|c| c == e.collection))
+    let targets: Vec<Target> = odm
+        .catalog()
+        .sharded()
+        .filter(|(m, _)| collections.iter().any(|c| c == m.collection))
+        .map(|(m, key)| Target {
+            collection: m.collection,
+            key,
+        })
         .collect();
     if targets.is_empty() {
         return Ok(Vec::new());

@@ -117,6 +117,13 @@ impl TestDb {
         })
     }
 
+    /// The same database, its handle working with the models of `catalog` only (see
+    /// [`Odm::with_catalog`]).
+    pub fn with_catalog(mut self, catalog: crate::schema::Catalog) -> Self {
+        self.odm = self.odm.clone().with_catalog(catalog);
+        self
+    }
+
     /// The `Odm` handle on this test's database.
     pub fn odm(&self) -> &Odm {
         &self.odm

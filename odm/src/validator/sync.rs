@@ -11,11 +11,12 @@ use crate::{Error, Model, Odm, Result};
 
 /// Validator sync on the handle.
 impl Odm {
-    /// Installs the `$jsonSchema` validator generated from every model linked into the program
-    /// on its collection. See [`SyncValidators`] for the commands it sends.
+    /// Installs the `$jsonSchema` validator generated from every model of the handle's
+    /// [catalog](crate::Catalog) (by default, every model linked into the program) on its
+    /// collection. See [`SyncValidators`] for the commands it sends.
     pub fn sync_validators(&self) -> SyncValidators<'_> {
         let mut targets: Vec<(String, Document)> = Vec::new();
-        for e in crate::schema::registered_models() {
+        for e in self.catalog().models() {
             if let Some(validator) = e.validator {
                 if !targets.iter().any(|(c, _)| c == e.collection) {
                     targets.push((e.collection.to_owned(), super::validator_of(validator)));

@@ -61,8 +61,9 @@ pub(crate) fn any(copies: &[CopyInfo]) -> bool {
 }
 
 /// The background copies taken from `source`, by name.
-fn background_copies(source: &str) -> Vec<CopyInfo> {
-    super::copies_from(source)
+fn background_copies(catalog: &crate::schema::Catalog, source: &str) -> Vec<CopyInfo> {
+    catalog
+        .copies_from(source)
         .iter()
         .filter(|c| c.background)
         .cloned()

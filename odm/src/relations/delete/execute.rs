@@ -83,7 +83,7 @@ pub(super) async fn execute(
     let deletes: Vec<_> = plan.deletes.into_iter().zip(plan.keyed).collect();
     for (i, ((collection, ids), keyed)) in deletes.into_iter().enumerate().rev() {
         let coll = odm.database().collection::<Document>(&collection);
-        let carrier = crate::shard::KeyCarrier::of(&collection);
+        let carrier = crate::shard::KeyCarrier::of(odm.catalog(), &collection);
         let read: std::collections::HashMap<IdKey, &Document> = keyed
             .iter()
             .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))

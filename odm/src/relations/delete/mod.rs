@@ -16,7 +16,7 @@ use std::fmt;
 use bson::Document;
 use mongodb::ClientSession;
 
-use super::{references_to, OnDelete, RefKind};
+use super::{OnDelete, RefKind};
 use crate::{Odm, Result};
 
 use execute::execute;

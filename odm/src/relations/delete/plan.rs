@@ -7,7 +7,7 @@ use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
-use super::{references_to, OnDelete, RefKind};
+use super::{OnDelete, RefKind};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
@@ -192,7 +192,7 @@ pub(super) async fn find_keyed(
     limit_one: bool,
     session: Option<&mut ClientSession>,
 ) -> Result<(Vec<Bson>, Vec<Document>)> {
-    let key = crate::shard::KeyCarrier::of(collection);
+    let key = crate::shard::KeyCarrier::of(odm.catalog(), collection);
     let mut projection = doc! { "_id": 1 };
     key.project(&mut projection);
     let options = FindOptions::builder()
@@ -257,7 +257,7 @@ async fn plan_copies(
 ) -> Result<()> {
     let (collection, ids, chain) = (collection.to_owned(), ids.to_vec(), chain.to_vec());
     // Summaries of the deleted documents go with them (`parts: [{id, name}]`).
-    for copy in crate::denormalize::copies_from(&collection) {
+    for copy in odm.catalog().copies_from(&collection) {
         match &copy.kind {
             crate::denormalize::CopyKind::Summary {
                 array: true, id, ..
@@ -332,7 +332,7 @@ async fn plan_latest(
     let mut parents = Vec::new();
     let mut known = std::collections::HashSet::new();
     // Routed: the key's values read with the ids.
-    let carrier = crate::shard::KeyCarrier::of(collection);
+    let carrier = crate::shard::KeyCarrier::of(odm.catalog(), collection);
     let read: std::collections::HashMap<IdKey, Document> = plan
         .keyed
         .last()
@@ -377,7 +377,7 @@ async fn plan_references(
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
     let (collection, ids, chain) = (collection.to_owned(), ids.to_vec(), chain.to_vec());
-    for r in references_to(&collection) {
+    for r in odm.catalog().references_to(&collection) {
         let holders = Matching {
             collection: r.from.to_owned(),
             key: r.path.clone(),
@@ -398,8 +398,8 @@ async fn plan_references(
             // the latest-N array of the parent being deleted), is deleted by filter,
             // without reading its ids: a host's squillions of log messages.
             OnDelete::Cascade
-                if references_to(r.from).is_empty()
-                    && crate::denormalize::copies_from(r.from).iter().all(|c| {
+                if odm.catalog().references_to(r.from).is_empty()
+                    && odm.catalog().copies_from(r.from).iter().all(|c| {
                         matches!(&c.kind, crate::denormalize::CopyKind::Latest { via, .. }
                             if *via == r.path && c.dependent == collection)
                     }) =>
@@ -451,7 +451,7 @@ async fn plan_references(
                         let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };
                         // Copies taken through this reference describe a document that is
                         // gone: clear them with it.
-                        let cleared: Document = crate::denormalize::copies_into(r.from)
+                        let cleared: Document = odm.catalog().copies_into(r.from)
                             .iter()
                             .filter(|c| matches!(&c.kind, crate::denormalize::CopyKind::Flat { via } if *via == r.path))
                             .map(|c| (c.path.clone(), Bson::String(String::new())))

@@ -1,14 +1,14 @@
 //! The routes of copies: taken on insert, cascaded from the model, written into it.
 
-use crate::schema::{copies_from, copies_into, registered_models, shard_key_of, CopyKind};
+use crate::schema::CopyKind;
 
 use super::Routes;
 
 /// What its documents hold copies of: read from the sources on insert and replace, and the
 /// settle of the documents written.
-pub(super) fn copies_held(out: &mut Routes) {
+pub(super) fn copies_held(out: &mut Routes<'_>) {
     let (c, with_id) = (out.c, out.with_id.clone());
-    for copy in copies_into(c) {
+    for copy in out.catalog.copies_into(c) {
         if matches!(copy.kind, CopyKind::Latest { .. }) {
             let CopyKind::Latest { via, .. } = &copy.kind else {
                 continue;
@@ -49,11 +49,11 @@ pub(super) fn copies_held(out: &mut Routes) {
 }
 
 /// What its operations write elsewhere: the copies of its fields.
-pub(super) fn copies_taken(out: &mut Routes) {
+pub(super) fn copies_taken(out: &mut Routes<'_>) {
     let (c, model) = (out.c, out.model.clone());
     let (key_names, with_id) = (out.key_names.clone(), out.with_id.clone());
     // What its operations write elsewhere: copies of its fields.
-    let copies = copies_from(c);
+    let copies = out.catalog.copies_from(c);
     if copies
         .iter()
         .any(|copy| !matches!(copy.kind, CopyKind::Latest { .. }))
@@ -99,7 +99,13 @@ pub(super) fn copies_taken(out: &mut Routes) {
         let fields: Vec<&str> = copy.fields.iter().map(|(f, _)| f.as_str()).collect();
         let what = format!("{model}.{}", fields.join("/"));
         if copy.background {
-            background_routes(&mut |o, col, cmd, n| out.add(o, col, cmd, n), &what, copy);
+            let catalog = out.catalog;
+            background_routes(
+                catalog,
+                &mut |o, col, cmd, n| out.add(o, col, cmd, n),
+                &what,
+                copy,
+            );
             continue;
         }
         match &copy.kind {
@@ -138,12 +144,14 @@ pub(super) fn copies_taken(out: &mut Routes) {
 }
 
 /// What other models' cascades write into this collection.
-pub(super) fn written_by_others(out: &mut Routes) {
+pub(super) fn written_by_others(out: &mut Routes<'_>) {
     let c = out.c;
-    for copy in copies_into(c) {
+    for copy in out.catalog.copies_into(c) {
         if let (CopyKind::Summary { id, .. }, false) = (&copy.kind, copy.background) {
-            let source = registered_models()
-                .into_iter()
+            let source = out
+                .catalog
+                .models()
+                .iter()
                 .find(|m| m.collection == copy.source)
                 .map_or(copy.source, |m| m.type_name);
             let by = format!("{}.{id}", copy.path);
@@ -157,14 +165,22 @@ pub(super) fn written_by_others(out: &mut Routes) {
                 &[by.as_str()],
             );
         }
-        let source = registered_models()
-            .into_iter()
+        let source = out
+            .catalog
+            .models()
+            .iter()
             .find(|m| m.collection == copy.source)
             .map_or(copy.source, |m| m.type_name);
         let fields: Vec<&str> = copy.fields.iter().map(|(f, _)| f.as_str()).collect();
         let what = format!("{source}.{}", fields.join("/"));
         if copy.background {
-            background_routes(&mut |o, col, cmd, n| out.add(o, col, cmd, n), &what, copy);
+            let catalog = out.catalog;
+            background_routes(
+                catalog,
+                &mut |o, col, cmd, n| out.add(o, col, cmd, n),
+                &what,
+                copy,
+            );
             continue;
         }
         let (command, by) = match &copy.kind {
@@ -192,6 +208,7 @@ pub(super) fn written_by_others(out: &mut Routes) {
 /// source's update, the worker's walk over the dependents of a source, and its batches, which
 /// name the dependents' shard key values read by the walk.
 fn background_routes(
+    catalog: &crate::schema::Catalog,
     add: &mut impl FnMut(String, &str, String, &[&str]),
     what: &str,
     copy: &crate::denormalize::CopyInfo,
@@ -218,7 +235,8 @@ fn background_routes(
     );
     let mut named = vec!["_id"];
     named.extend(
-        shard_key_of(dependent)
+        catalog
+            .shard_key_of(dependent)
             .map(|k| k.names())
             .unwrap_or_default(),
     );

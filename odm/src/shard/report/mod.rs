@@ -1,7 +1,7 @@
 //! The routes of a model's report, section by section: what each generated operation sends.
 
 use crate::model::Model;
-use crate::schema::shard_key_of;
+use crate::schema::Catalog;
 
 use super::routing::{Route, RoutingReport};
 
@@ -14,19 +14,25 @@ use own::own_operations;
 use relations::{deletes, references};
 
 impl RoutingReport {
-    /// The report of model `T`.
+    /// The report of model `T` among every linked model ([`RoutingReport::in_catalog`] for
+    /// a handle's [`Catalog`]).
     pub fn of<T: Model>() -> RoutingReport {
+        Self::in_catalog::<T>(&Catalog::linked())
+    }
+
+    /// The report of model `T` among the models of `catalog`.
+    pub fn in_catalog<T: Model>(catalog: &Catalog) -> RoutingReport {
         let c = T::COLLECTION;
         let model = std::any::type_name::<T>()
             .rsplit("::")
             .next()
             .unwrap_or_default()
             .to_owned();
-        let key = T::SHARD_KEY.or_else(|| shard_key_of(c));
+        let key = T::SHARD_KEY.or_else(|| catalog.shard_key_of(c));
         let key_names: Vec<&'static str> = key.map(|k| k.names()).unwrap_or_default();
         let mut with_id = vec!["_id"];
         with_id.extend(key_names.iter().copied());
-        let routes = routes_of::<T>(c, &model, key_names, with_id);
+        let routes = routes_of::<T>(catalog, c, &model, key_names, with_id);
         RoutingReport {
             model,
             collection: c,
@@ -38,7 +44,8 @@ impl RoutingReport {
     /// The report of the main model of the subset pair whose details model is `D`, with the
     /// pair's own commands: the deletes of both sides and the read of the details.
     pub fn of_subset<D: crate::rules::Subset>() -> RoutingReport {
-        let mut report = RoutingReport::of::<D::Main>();
+        let catalog = Catalog::linked();
+        let mut report = RoutingReport::in_catalog::<D::Main>(&catalog);
         let main = report.model.clone();
         let (m, d) = (<D::Main as Model>::COLLECTION, D::COLLECTION);
         let details = std::any::type_name::<D>()
@@ -47,7 +54,12 @@ impl RoutingReport {
             .unwrap_or_default()
             .to_owned();
         let mut with_id = vec!["_id"];
-        with_id.extend(shard_key_of(m).map(|k| k.names()).unwrap_or_default());
+        with_id.extend(
+            catalog
+                .shard_key_of(m)
+                .map(|k| k.names())
+                .unwrap_or_default(),
+        );
         let mut add = |operation: String, collection: &str, command: String, named: &[&str]| {
             report
                 .routes
@@ -57,7 +69,10 @@ impl RoutingReport {
             format!("subset insert of a {main} and its {details}"),
             d,
             format!("insert {m}, insert {d} (each document holds its key)"),
-            &shard_key_of(d).map(|k| k.names()).unwrap_or_default(),
+            &catalog
+                .shard_key_of(d)
+                .map(|k| k.names())
+                .unwrap_or_default(),
         );
         add(
             format!("subset delete of {main}s: each chunk of the main documents"),
@@ -84,12 +99,14 @@ impl RoutingReport {
 /// Every route of model `T` (collection `c`, named `model`, whose shard key has the fields
 /// `key_names`; `with_id` is `_id` and them).
 pub(super) fn routes_of<T: Model>(
+    catalog: &Catalog,
     c: &'static str,
     model: &str,
     key_names: Vec<&'static str>,
     with_id: Vec<&'static str>,
 ) -> Vec<Route> {
     let mut out = Routes {
+        catalog,
         c,
         model: model.to_owned(),
         key_names,
@@ -106,7 +123,8 @@ pub(super) fn routes_of<T: Model>(
 }
 
 /// The routes of one report as they are gathered, with what every section needs.
-pub(super) struct Routes {
+pub(super) struct Routes<'a> {
+    catalog: &'a Catalog,
     c: &'static str,
     model: String,
     key_names: Vec<&'static str>,
@@ -114,7 +132,7 @@ pub(super) struct Routes {
     routes: Vec<Route>,
 }
 
-impl Routes {
+impl Routes<'_> {
     pub(super) fn add(
         &mut self,
         operation: String,

@@ -1,13 +1,13 @@
 //! The routes of a model's own operations, its tree's included.
 
 use crate::model::Model;
-use crate::schema::{copies_from, references_to, CopyKind};
+use crate::schema::CopyKind;
 
 use super::Routes;
 
 /// The model's own operations: inserts, reads and writes by id, of loaded documents, and the
 /// reads of ids before deletes.
-pub(super) fn own_operations<T: Model>(out: &mut Routes) {
+pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
     let (c, model) = (out.c, out.model.clone());
     let (key_names, with_id) = (out.key_names.clone(), out.with_id.clone());
     // The model's own operations.
@@ -49,8 +49,9 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes) {
     );
     // Deleting: a model with delete rules, summaries elsewhere or latest-N parents reads
     // the ids (and shard key) of what it deletes, then deletes by them.
-    let delete_work =
-        !references_to(c).is_empty() || !copies_from(c).is_empty() || T::TREE.is_some();
+    let delete_work = !out.catalog.references_to(c).is_empty()
+        || !out.catalog.copies_from(c).is_empty()
+        || T::TREE.is_some();
     if delete_work {
         out.add(
             format!("delete_document of a loaded {model}: its id read (with its shard key)"),
@@ -64,7 +65,9 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes) {
             format!("find {c} <filter>"),
             &[],
         );
-        if copies_from(c)
+        if out
+            .catalog
+            .copies_from(c)
             .iter()
             .any(|copy| matches!(copy.kind, CopyKind::Latest { .. }))
         {
@@ -86,7 +89,7 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes) {
 }
 
 /// A tree's inserts, moves, queries and deletes.
-pub(super) fn tree_routes<T: Model>(out: &mut Routes) {
+pub(super) fn tree_routes<T: Model>(out: &mut Routes<'_>) {
     let Some(tree) = T::TREE else {
         return;
     };
@@ -147,7 +150,7 @@ pub(super) fn tree_routes<T: Model>(out: &mut Routes) {
 }
 
 /// A tree's delete: the ids read, then its rule's commands, then the nodes deleted.
-fn tree_delete_routes(out: &mut Routes, tree: crate::schema::TreeInfo) {
+fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::schema::TreeInfo) {
     let (c, model) = (out.c, out.model.clone());
     let deleted = match tree.on_delete {
         crate::schema::DeleteRule::Restrict => vec![(

@@ -1,12 +1,12 @@
 //! The routes of references: populate, two-way moves, delete rules.
 
 use crate::model::Model;
-use crate::schema::{copies_from, references_to, shard_key_of, CopyKind, OnDelete};
+use crate::schema::{CopyKind, OnDelete};
 
 use super::Routes;
 
 /// Its references: populate and two-way moves read or write the targets by id.
-pub(super) fn references<T: Model>(out: &mut Routes) {
+pub(super) fn references<T: Model>(out: &mut Routes<'_>) {
     let (c, model) = (out.c, out.model.clone());
     let (key_names, with_id) = (out.key_names.clone(), out.with_id.clone());
     // Its references: populate and two-way moves read or write the targets by id.
@@ -62,9 +62,9 @@ pub(super) fn references<T: Model>(out: &mut Routes) {
 
 /// Deleting its documents: each rule of the references to it, and the summaries of them held
 /// elsewhere.
-pub(super) fn deletes(out: &mut Routes) {
+pub(super) fn deletes(out: &mut Routes<'_>) {
     let (c, model) = (out.c, out.model.clone());
-    for r in references_to(c) {
+    for r in out.catalog.references_to(c) {
         let rule = match r.on_delete {
             OnDelete::Restrict => "restrict (count)",
             OnDelete::Nullify => "nullify",
@@ -95,7 +95,12 @@ pub(super) fn deletes(out: &mut Routes) {
                 &[r.path.as_str()],
             );
             let mut named = vec!["_id"];
-            named.extend(shard_key_of(r.from).map(|k| k.names()).unwrap_or_default());
+            named.extend(
+                out.catalog
+                    .shard_key_of(r.from)
+                    .map(|k| k.names())
+                    .unwrap_or_default(),
+            );
             out.add(
                     format!("delete of a {model}: cascade on {}.{}, deleted by the ids read", r.from, r.path),
                     r.from,
@@ -106,7 +111,7 @@ pub(super) fn deletes(out: &mut Routes) {
     }
     // Deleting its documents: the summaries of them held elsewhere are pulled (in the
     // delete's plan, and again once the delete is visible).
-    for copy in copies_from(c) {
+    for copy in out.catalog.copies_from(c) {
         if let CopyKind::Summary { id, .. } = &copy.kind {
             let by = format!("{}.{id}", copy.path);
             out.add(

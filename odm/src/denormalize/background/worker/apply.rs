@@ -36,7 +36,7 @@ impl CascadeWorker {
         if doc.get("claim") != Some(&Bson::ObjectId(claimed.token)) {
             return Ok(Pass::Lost);
         }
-        let intent = Intent::read(&doc)?;
+        let intent = Intent::read(self.odm.catalog(), &doc)?;
         let mut projection = super::super::super::cascade::projection(&intent.copies);
         projection.insert("_id", 1);
         let source = self
@@ -100,7 +100,7 @@ impl CascadeWorker {
             false => &target.of_source,
         };
         // The dependents' shard key is read with their ids, for the batches' filters.
-        let key = crate::shard::KeyCarrier::of(copy.dependent);
+        let key = crate::shard::KeyCarrier::of(self.odm.catalog(), copy.dependent);
         let mut projection = doc! { "_id": 1 };
         key.project(&mut projection);
         let options = FindOptions::builder()

@@ -1,0 +1,142 @@
+//! The catalog of models a handle works with: which collections copy from which, which
+//! reference which, which are sharded or time series. Every write looks its maintenance up
+//! here, so that what an [`Odm`](crate::Odm) does depends on the models it was given, not on
+//! what else happens to be linked into the program.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use super::{CopyInfo, ModelEntry, ReferenceInfo, ShardKey, TimeSeriesEntry};
+use crate::Model;
+
+/// The models an [`Odm`](crate::Odm) works with, indexed once for the lookups of every write
+/// (one hash lookup per collection, never a scan of the models).
+///
+/// By default a handle works with [every model linked into the program](Catalog::linked),
+/// which is what an application wants. Name them with [`Catalog::new`] and [`Catalog::with`]
+/// (then [`Odm::with_catalog`](crate::Odm::with_catalog)) when one process holds several
+/// applications, or several tests, whose models must not act on each other's writes:
+///
+/// ```
+/// # #[derive(serde::Serialize, serde::Deserialize, odm::Model)]
+/// # #[odm(collection = "parts")]
+/// # struct Part { #[serde(rename = "_id")] id: i32, name: String }
+/// let catalog = odm::Catalog::new().with::<Part>();
+/// assert_eq!(catalog.models().len(), 1);
+/// assert!(catalog.copies_from("parts").is_empty());
+/// ```
+///
+/// What the catalog decides: the copies a write fills and cascades, the delete rules and
+/// latest-N arrays a delete applies, the references populate and the sweeps follow, and what
+/// `sync_indexes`, `sync_validators`, `sync_sharding` and the routing report cover. A model
+/// outside the handle's catalog can still be read and written through it: as a plain model,
+/// with none of the other models' maintenance.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    models: Vec<&'static ModelEntry>,
+    copies: Vec<CopyInfo>,
+    copies_from: HashMap<&'static str, Vec<CopyInfo>>,
+    copies_into: HashMap<&'static str, Vec<CopyInfo>>,
+    references_to: HashMap<&'static str, Vec<ReferenceInfo>>,
+    /// What the copies' cycle check found, computed on first use (see `denormalize`).
+    pub(crate) copy_cycle: OnceLock<Option<Vec<String>>>,
+}
+
+impl Catalog {
+    /// An empty catalog: add models with [`Catalog::with`].
+    pub fn new() -> Self {
+        Catalog::default()
+    }
+
+    /// Every model linked into the program (registered by the derive), built once per process;
+    /// the catalog of [`Odm::new`](crate::Odm::new) and [`Odm::connect`](crate::Odm::connect).
+    pub fn linked() -> Arc<Catalog> {
+        static LINKED: OnceLock<Arc<Catalog>> = OnceLock::new();
+        Arc::clone(
+            LINKED.get_or_init(|| Arc::new(Catalog::of(super::registered_models().into_iter()))),
+        )
+    }
+
+    /// The catalog of `entries`.
+    fn of(entries: impl Iterator<Item = &'static ModelEntry>) -> Self {
+        entries.fold(Catalog::new(), Catalog::add)
+    }
+
+    /// The same catalog with the model `T` too (once, however often it is named).
+    pub fn with<T: Model>(self) -> Self {
+        self.add(T::entry())
+    }
+
+    fn add(mut self, entry: &'static ModelEntry) -> Self {
+        if self.models.iter().any(|m| std::ptr::eq(*m, entry)) {
+            return self;
+        }
+        self.models.push(entry);
+        self.models.sort_by_key(|e| (e.collection, e.type_name));
+        for c in (entry.copies)() {
+            self.copies_from
+                .entry(c.source)
+                .or_default()
+                .push(c.clone());
+            self.copies_into
+                .entry(c.dependent)
+                .or_default()
+                .push(c.clone());
+            self.copies.push(c);
+        }
+        for r in (entry.references)() {
+            self.references_to.entry(r.to).or_default().push(r);
+        }
+        self.copy_cycle = OnceLock::new();
+        self
+    }
+
+    /// The models, sorted by collection, then type name.
+    pub fn models(&self) -> &[&'static ModelEntry] {
+        &self.models
+    }
+
+    /// Every copy (`#[denormalize]` field) of the catalog's models.
+    pub fn copies(&self) -> &[CopyInfo] {
+        &self.copies
+    }
+
+    /// Every copy taken from `source`.
+    pub fn copies_from(&self, source: &str) -> &[CopyInfo] {
+        self.copies_from.get(source).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every copy held by documents of `dependent`.
+    pub fn copies_into(&self, dependent: &str) -> &[CopyInfo] {
+        self.copies_into.get(dependent).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every reference into `collection`.
+    pub fn references_to(&self, collection: &str) -> &[ReferenceInfo] {
+        self.references_to
+            .get(collection)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The shard key declared for `collection` by one of the catalog's models.
+    pub fn shard_key_of(&self, collection: &str) -> Option<ShardKey> {
+        self.models
+            .iter()
+            .find(|m| m.collection == collection && m.shard_key.is_some())
+            .and_then(|m| m.shard_key)
+    }
+
+    /// The catalog's sharded models, sorted by collection.
+    pub fn sharded(&self) -> impl Iterator<Item = (&'static ModelEntry, ShardKey)> + '_ {
+        self.models.iter().filter_map(|m| Some((*m, m.shard_key?)))
+    }
+
+    /// The time-series declaration of `collection` by one of the catalog's models.
+    pub fn time_series(&self, collection: &str) -> Option<&'static TimeSeriesEntry> {
+        self.models
+            .iter()
+            .copied()
+            .filter(|m| m.collection == collection)
+            .find_map(|m| m.time_series.as_ref())
+    }
+}
