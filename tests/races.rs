@@ -580,3 +580,134 @@ async fn renames_in_transactions_racing_inserts_that_copy_them_all_succeed_on_a_
     );
     Ok(())
 }
+
+/// The correction of an insert's copies does not keep its connection while a transaction
+/// holds the document it corrects: the server makes a write outside a transaction wait for
+/// such a transaction, and a correction that kept the only connection of its pool would stop
+/// the transaction's own commands, and every other operation, until the server ended the
+/// transaction 60 s later. Here the client keeps one connection; another client renames the
+/// part right after the insert's first read, then holds the new product in a transaction
+/// right after its re-read. A `count` through the insert's client must get the connection
+/// while the product is held (the holder lets go only once the count is done, or after
+/// 20 s); the product ends with the new name, read back raw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correction_waiting_on_a_held_document_lets_its_connection_go() -> odm::Result<()> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    use std::sync::{Arc, Mutex, OnceLock};
+    let db = TestDb::new().await?;
+    let p = part(1);
+    db.odm().insert_one(&p).await?;
+    let product = product_of(&p, 1);
+    let (pid, product_id) = (p.id, product.id);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (ended_tx, ended_rx) = mpsc::channel::<&'static str>();
+    let holder = Arc::new(Mutex::new(Some((release_rx, ended_tx))));
+    let holding = Arc::new(AtomicBool::new(false));
+    let rearm: Arc<OnceLock<Arc<AtomicBool>>> = Arc::default();
+    let step = Arc::new(AtomicUsize::new(0));
+    let uri = odm::testing::test_uri()?;
+    let (again, now_held) = (rearm.clone(), holding.clone());
+    let act = move |database: odm::mongodb::Database| {
+        let (again, step, holder, uri) = (again.clone(), step.clone(), holder.clone(), uri.clone());
+        let now_held = now_held.clone();
+        async move {
+            if step.fetch_add(1, Ordering::SeqCst) == 0 {
+                // After the insert's first read: the part is renamed, the next read armed.
+                database
+                    .collection::<Document>("parts")
+                    .update_one(doc! { "_id": pid }, doc! { "$set": { "name": "renamed" } })
+                    .await
+                    .expect("the rename");
+                again.get().expect("set").store(true, Ordering::SeqCst);
+                return;
+            }
+            // After the re-read: a transaction of another client holds the new product, until
+            // told to let go (or 20 s).
+            let (release, ended) = holder.lock().unwrap().take().expect("once");
+            let (held_tx, held_rx) = mpsc::channel::<()>();
+            let name = database.name().to_owned();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                rt.block_on(async {
+                    let client = odm::mongodb::Client::with_uri_str(&uri)
+                        .await
+                        .expect("client");
+                    let mut session = client.start_session().await.expect("session");
+                    session.start_transaction().await.expect("transaction");
+                    client
+                        .database(&name)
+                        .collection::<Document>("products")
+                        .update_one(doc! { "_id": product_id }, doc! { "$set": { "held": 1 } })
+                        .session(&mut session)
+                        .await
+                        .expect("the holding write");
+                    held_tx.send(()).expect("signal");
+                    let how = match release.recv_timeout(Duration::from_secs(20)) {
+                        Ok(()) => "released",
+                        Err(_) => "timed out",
+                    };
+                    session.abort_transaction().await.expect("abort");
+                    ended.send(how).expect("signal");
+                });
+            });
+            held_rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("the product is held");
+            now_held.store(true, Ordering::SeqCst);
+        }
+    };
+    let (odm, armed, log) = common::act_after_next_find_pooled(&db, Some(1), act).await?;
+    rearm.set(armed.clone()).expect("once");
+    armed.store(true, Ordering::SeqCst);
+    let insert = {
+        let (odm, product) = (odm.clone(), product.clone());
+        tokio::spawn(async move { odm.insert_one(&product).await })
+    };
+    // Once the product is held and the insert has sent its correction of it, another
+    // operation of the same client gets the one connection.
+    let correcting = || {
+        holding.load(Ordering::SeqCst)
+            && log.lock().unwrap().iter().any(|c| {
+                c.name == "update"
+                    && c.command
+                        .as_ref()
+                        .is_some_and(|d| d.get_str("update").ok() == Some("products"))
+            })
+    };
+    for _ in 0..2000 {
+        if correcting() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        correcting(),
+        "the product was held, and its correction sent"
+    );
+    assert_eq!(odm.count(Filter::<Part>::all()).await?, 1);
+    release_tx.send(()).expect("the holder waits");
+    let how = tokio::task::spawn_blocking(move || ended_rx.recv().expect("ended"))
+        .await
+        .expect("join");
+    assert_eq!(
+        how, "released",
+        "the count waited for the transaction to end"
+    );
+    insert.await.expect("no panic")?;
+    let stored = db
+        .raw()
+        .collection::<Document>("products")
+        .find_one(doc! { "_id": product_id })
+        .await?
+        .expect("inserted");
+    let summary = stored.get_array("parts").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(summary.get_str("name").unwrap(), "renamed");
+    Ok(())
+}

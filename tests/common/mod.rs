@@ -105,6 +105,24 @@ where
     F: Fn(odm::mongodb::Database) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = ()>,
 {
+    act_after_next_find_pooled(db, None, act).await
+}
+
+/// [`act_after_next_find_logged`], the returned `Odm`'s client keeping at most `pool`
+/// connections when given.
+pub async fn act_after_next_find_pooled<F, Fut>(
+    db: &TestDb,
+    pool: Option<u32>,
+    act: F,
+) -> odm::Result<(
+    odm::Odm,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    SentLog,
+)>
+where
+    F: Fn(odm::mongodb::Database) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
     use odm::mongodb::event::command::CommandEvent;
     use odm::mongodb::event::EventHandler;
     use odm::mongodb::options::ClientOptions;
@@ -114,6 +132,7 @@ where
     let uri = odm::testing::test_uri()?;
     let armed = Arc::new(AtomicBool::new(false));
     let mut options = ClientOptions::parse(&uri).await?;
+    options.max_pool_size = pool.or(options.max_pool_size);
     let log = SentLog::default();
     let (trigger, db_name, act) = (armed.clone(), db.name().to_owned(), Arc::new(act));
     let sent = log.clone();

@@ -192,11 +192,15 @@ pub(super) async fn forget(
                 _ => break,
             };
             let filter = super::values::within(copy.dependents_of(&chunk), scope);
-            let coll = odm.database().collection::<Document>(copy.dependent);
-            let action = coll.update_many(filter.clone(), update);
-            crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
-                Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
-            })?;
+            super::values::update_copies(
+                odm,
+                copy.dependent,
+                filter,
+                update,
+                mongodb::options::UpdateOptions::default(),
+                session.as_deref_mut(),
+            )
+            .await?;
         }
     }
     Ok(())

@@ -69,11 +69,11 @@ impl Taken {
     /// read, corrects the copies.
     ///
     /// Commands: one `find` per source collection; when a source changed, one `update` per
-    /// copy of it (and chunk of the documents written), in a transaction of its own
-    /// (`commitTransaction`) where the deployment runs them, and one more `find`, again until
-    /// a `find` finds nothing new. A write conflict with a transaction holding the documents
-    /// is waited out (behind the other writers of this process that met it) and the round
-    /// run again; [`Error::CascadeIncomplete`] when the sources still change at
+    /// copy of it (and chunk of the documents written) and one more `find`, again until a
+    /// `find` finds nothing new. Each `update` waits at most 1 s on the server for a
+    /// transaction holding its documents; that wait running out, or a write conflict, is
+    /// waited out (behind the other writers of this process that met the conflict) and the
+    /// round run again; [`Error::CascadeIncomplete`] when the sources still change at
     /// [`Odm::retry_deadline`].
     pub(crate) async fn settle(self, odm: &Odm) -> Result<()> {
         for (source, copies, used) in self.sources {
@@ -171,13 +171,21 @@ async fn own(
     }
 }
 
+/// How long a correction waits on the server for a transaction holding its documents before
+/// it lets its connection go and runs again (see [`correct`]).
+const CORRECTION_WAIT_MS: i64 = 1000;
+
 /// Takes the summaries of `gone` out of, and writes the values of `changed` into, the
-/// documents of `scope`: in a transaction of its own where the deployment runs them, because a
-/// write outside one waits on the server for any transaction holding its document (a rename's
-/// cascade). With as many such writes as the connection pool has connections, the rename could
-/// not get a connection to commit, and all would wait until the server ends it (60 s on
-/// MongoDB). Writes in transactions never wait: one of two fails with a write conflict at
-/// once, and is run again behind the other (see `crate::retry`).
+/// documents of `scope`, outside a transaction, each update waiting at most
+/// [`CORRECTION_WAIT_MS`] on the server.
+///
+/// A write outside a transaction that meets a document a transaction holds (a rename's
+/// cascade in transaction mode) waits for it, holding a pooled connection. Unbounded, ten such
+/// corrections held the pool and the rename could not get a connection to commit: everything
+/// waited until the server ended the transaction (60 s). In a transaction of its own, the
+/// correction would make the default mode's cascades (writes outside transactions) wait on it
+/// the same way. Bounded, it ends with `MaxTimeMSExpired`, having written nothing, and the
+/// round runs again after a backoff.
 async fn correct(
     odm: &Odm,
     copies: &[CopyInfo],
@@ -185,14 +193,8 @@ async fn correct(
     changed: &[Document],
     scope: &[Document],
 ) -> Result<()> {
-    if !odm.supports_transactions().await? {
-        return write(odm, copies, gone, changed, scope, None).await;
-    }
-    let context = (copies, gone, changed, scope);
-    crate::retry::in_transaction(odm, &context, |odm, s, &(copies, gone, changed, scope)| {
-        Box::pin(write(odm, copies, gone, changed, scope, Some(s)))
-    })
-    .await
+    let correction = write(odm, copies, gone, changed, scope, None);
+    super::values::waiting_at_most(CORRECTION_WAIT_MS, correction).await
 }
 
 /// The writes of [`correct`], in `session` when given.
@@ -220,6 +222,6 @@ fn transient(e: &Error) -> bool {
         Error::CopiesNotUpdated { failures, .. } | Error::Incomplete(failures) => {
             !failures.is_empty() && failures.iter().all(transient)
         }
-        e => e.is_transient(),
+        e => e.is_transient() || e.is_time_limit(),
     }
 }

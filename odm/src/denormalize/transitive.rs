@@ -30,7 +30,7 @@ use super::values::{within, write_copy, Failures};
 use super::{CopyInfo, CopyKind};
 use crate::ops::find_documents;
 use crate::populate::IdKey;
-use crate::{Error, Odm, Result};
+use crate::{Odm, Result};
 
 /// Adds `path` to a projection, unless it or a path above it is there (MongoDB refuses a
 /// projection of both `a` and `a.b`); a path below it is replaced.
@@ -224,7 +224,6 @@ async fn latest_level(
     } else {
         // Same order, new values: set them in place in the summaries of these sources.
         let groups = in_place_groups(copy, via, written, docs);
-        let coll = odm.database().collection::<Document>(copy.dependent);
         for (_, (set, unset, pairs)) in groups {
             let mut update = Document::new();
             if !set.is_empty() {
@@ -258,12 +257,15 @@ async fn latest_level(
                     .array_filters(vec![crate::literal::is_in("copy._id", chunk)])
                     .build();
                 let filter = crate::literal::is_in("_id", parents);
-                let action = coll
-                    .update_many(filter.clone(), update.clone())
-                    .with_options(options);
-                let outcome = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
-                    Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
-                });
+                let outcome = super::values::update_copies(
+                    odm,
+                    copy.dependent,
+                    filter,
+                    update.clone(),
+                    options,
+                    session.as_deref_mut(),
+                )
+                .await;
                 match outcome {
                     Ok(_) => super::record_write(copy),
                     // In a transaction the server has aborted it: nothing more can be written.

@@ -2,6 +2,7 @@
 //! every cascade, settle and refill ends with (the levels below are `transitive`'s).
 
 use std::collections::BTreeMap;
+use std::future::Future;
 
 use bson::{doc, Bson, Document};
 use mongodb::options::UpdateOptions;
@@ -45,7 +46,6 @@ pub(super) async fn write_copy(
             .1
             .push(id.clone());
     }
-    let coll = odm.database().collection::<Document>(copy.dependent);
     // The ids go in the filter and, for arrays, in the array filter: half the budget each.
     let budget = match &copy.kind {
         CopyKind::Summary { array: true, .. } => crate::batch::MAX_IDS_BYTES / 2,
@@ -65,12 +65,15 @@ pub(super) async fn write_copy(
         let Some((update, options)) = copy_update(copy, values, &ids) else {
             continue;
         };
-        let action = coll
-            .update_many(filter.clone(), update)
-            .with_options(options);
-        let outcome = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
-            Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
-        });
+        let outcome = update_copies(
+            odm,
+            copy.dependent,
+            filter.clone(),
+            update,
+            options,
+            session.as_deref_mut(),
+        )
+        .await;
         match outcome {
             Ok(_) => {
                 super::record_write(copy);
@@ -133,6 +136,104 @@ fn copy_update(
         }
         CopyKind::Latest { .. } => return None,
     })
+}
+
+tokio::task_local! {
+    /// While set (see [`waiting_at_most`]): how long, in milliseconds, an update of copies
+    /// outside a session may wait on the server for a transaction holding its documents.
+    static WAIT_AT_MOST: i64;
+}
+
+/// Runs `work` with every update of copies it sends outside a session (through
+/// [`update_copies`]) bounded to `ms` of waiting on the server (`maxTimeMS`).
+///
+/// A write outside a transaction that meets a document a transaction holds waits, on the
+/// server, for that transaction to end, and holds a pooled connection meanwhile. With as many
+/// such writes as the pool has connections, the transaction cannot get a connection to
+/// commit, and all of them wait until the server ends it (60 s). Bounded, such a write fails
+/// with `MaxTimeMSExpired` (code 50) instead: nothing was written, the connection is free, and
+/// the caller runs it again (see `settle`). Writes in a transaction never wait (the second
+/// writer of a document gets a write conflict at once), so they are not bounded.
+pub(super) async fn waiting_at_most<F: Future>(ms: i64, work: F) -> F::Output {
+    WAIT_AT_MOST.scope(ms, work).await
+}
+
+/// `update_many(filter, update)` on `collection` with `options` (only its array filters when
+/// bounded), in `session` when given; outside one, while [`waiting_at_most`] is in force, as
+/// one raw `update` command with its `maxTimeMS`. One command either way.
+pub(super) async fn update_copies(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    update: Document,
+    options: UpdateOptions,
+    session: Option<&mut ClientSession>,
+) -> Result<()> {
+    let shown = |filter: &Document| crate::error::show_filter(filter);
+    let bound = WAIT_AT_MOST.try_with(|ms| *ms).ok();
+    let ms = match (bound, session) {
+        (Some(ms), None) => ms,
+        (_, session) => {
+            let coll = odm.database().collection::<Document>(collection);
+            let action = coll
+                .update_many(filter.clone(), update)
+                .with_options(options);
+            return crate::ops::send!(action, session)
+                .map(|_| ())
+                .map_err(|e| Error::from_write(collection, || shown(&filter), e));
+        }
+    };
+    let statement = |q: Document, multi: bool| {
+        let mut statement = doc! { "q": q, "u": update.clone(), "multi": multi };
+        if let Some(array_filters) = &options.array_filters {
+            statement.insert("arrayFilters", array_filters.clone());
+        }
+        statement
+    };
+    // One statement per document when the filter names them by `_id`: some servers (the
+    // project's) keep a multi-document update waiting past its `maxTimeMS`.
+    let statements: Vec<Document> = match by_id(&filter) {
+        Some(ids) => ids
+            .iter()
+            .map(|id| {
+                let mut q = filter.clone();
+                q.insert("_id", id.clone());
+                statement(q, false)
+            })
+            .collect(),
+        None => vec![statement(filter.clone(), true)],
+    };
+    let command = doc! { "update": collection, "updates": statements, "maxTimeMS": ms };
+    let reply = odm
+        .database()
+        .run_command(command)
+        .await
+        .map_err(|e| Error::from_write(collection, || shown(&filter), e))?;
+    // A statement's error (the command itself succeeded), as the driver would report it.
+    let first = reply
+        .get_array("writeErrors")
+        .ok()
+        .and_then(|errors| errors.first())
+        .and_then(Bson::as_document);
+    if let Some(first) = first {
+        use mongodb::error::{ErrorKind, WriteError, WriteFailure};
+        let failure: WriteError = bson::deserialize_from_document(first.clone()).map_err(|e| {
+            Error::Unsupported(format!("an unreadable write error from the server: {e}"))
+        })?;
+        let e = mongodb::error::Error::from(ErrorKind::Write(WriteFailure::WriteError(failure)));
+        return Err(Error::from_write(collection, || shown(&filter), e));
+    }
+    Ok(())
+}
+
+/// Past this many documents named by `_id`, a bounded update is one multi-document statement
+/// (see [`update_copies`]), so that the command stays far below the server's size limit.
+const MAX_STATEMENTS: usize = 1000;
+
+/// The ids of `filter`'s `_id: {$in: [..]}` (at most [`MAX_STATEMENTS`] of them).
+fn by_id(filter: &Document) -> Option<&Vec<Bson>> {
+    let ids = filter.get_document("_id").ok()?.get_array("$in").ok()?;
+    (ids.len() <= MAX_STATEMENTS).then_some(ids)
 }
 
 /// Errors met while updating copies, past which the other copies are still updated.

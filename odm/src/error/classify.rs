@@ -7,6 +7,8 @@ const DUPLICATE_KEY: i32 = 11000;
 const WRITE_CONFLICT: i32 = 112;
 /// The server's code for a transaction it no longer has (aborted by a conflicting write).
 const NO_SUCH_TRANSACTION: i32 = 251;
+/// `MaxTimeMSExpired`: a command ended at its `maxTimeMS`.
+const MAX_TIME_MS_EXPIRED: i32 = 50;
 
 impl Error {
     /// Turns a driver error into the richest `odm` error it can be, given the collection the
@@ -140,6 +142,12 @@ impl Error {
             ErrorKind::Write(WriteFailure::WriteError(w)) => w.code == WRITE_CONFLICT,
             _ => false,
         })
+    }
+
+    /// True when the server ended the command at its time limit (`maxTimeMS`,
+    /// `MaxTimeMSExpired`): nothing was written, and the same command may run again.
+    pub(crate) fn is_time_limit(&self) -> bool {
+        self.server_code() == Some(MAX_TIME_MS_EXPIRED)
     }
 
     /// The server's error code of a failed command (not of one statement of a write).
