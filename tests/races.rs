@@ -627,15 +627,8 @@ async fn a_correction_waiting_on_a_held_document_lets_its_connection_go() -> odm
             let (release, ended) = holder.lock().unwrap().take().expect("once");
             let (held_tx, held_rx) = mpsc::channel::<()>();
             let name = database.name().to_owned();
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("runtime");
-                rt.block_on(async {
-                    let client = odm::mongodb::Client::with_uri_str(&uri)
-                        .await
-                        .expect("client");
+            common::with_own_client(uri, move |client| async move {
+                {
                     let mut session = client.start_session().await.expect("session");
                     session.start_transaction().await.expect("transaction");
                     client
@@ -652,7 +645,7 @@ async fn a_correction_waiting_on_a_held_document_lets_its_connection_go() -> odm
                     };
                     session.abort_transaction().await.expect("abort");
                     ended.send(how).expect("signal");
-                });
+                }
             });
             held_rx
                 .recv_timeout(Duration::from_secs(20))

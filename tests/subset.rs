@@ -737,18 +737,9 @@ async fn act_after_next(
         if done.command_name != name || !trigger.swap(false, Ordering::SeqCst) {
             return;
         }
-        let (uri, db_name, act) = (uri.clone(), db_name.clone(), act.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async {
-                let client = odm::mongodb::Client::with_uri_str(&uri)
-                    .await
-                    .expect("client");
-                act(odm::Odm::new(client.database(&db_name))).await;
-            });
+        let (db_name, act) = (db_name.clone(), act.clone());
+        common::with_own_client(uri.clone(), move |client| async move {
+            act(odm::Odm::new(client.database(&db_name))).await;
         })
         .join()
         .expect("the concurrent write");

@@ -89,6 +89,27 @@ where
     Ok((odm, armed))
 }
 
+/// Runs `work` with a client of its own on `uri`, on a thread and runtime of its own, as another
+/// program would; returns the thread.
+pub fn with_own_client<F, Fut>(uri: String, work: F) -> std::thread::JoinHandle<()>
+where
+    F: FnOnce(odm::mongodb::Client) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let client = odm::mongodb::Client::with_uri_str(&uri)
+                .await
+                .expect("client");
+            work(client).await;
+        });
+    })
+}
+
 /// The commands an `Odm` of [`act_after_next_find_logged`] sent, with their documents.
 pub type SentLog = std::sync::Arc<std::sync::Mutex<Vec<odm::monitor::SentCommand>>>;
 
@@ -152,18 +173,9 @@ where
         if done.command_name != "find" || !trigger.swap(false, Ordering::SeqCst) {
             return;
         }
-        let (uri, db_name, act) = (uri.clone(), db_name.clone(), act.clone());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async {
-                let client = odm::mongodb::Client::with_uri_str(&uri)
-                    .await
-                    .expect("client");
-                act(client.database(&db_name)).await;
-            });
+        let (db_name, act) = (db_name.clone(), act.clone());
+        with_own_client(uri.clone(), move |client| async move {
+            act(client.database(&db_name)).await;
         })
         .join()
         .expect("the concurrent write");

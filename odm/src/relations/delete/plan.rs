@@ -255,9 +255,8 @@ async fn plan_copies(
     chain: &[String],
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    let (collection, ids, chain) = (collection.to_owned(), ids.to_vec(), chain.to_vec());
     // Summaries of the deleted documents go with them (`parts: [{id, name}]`).
-    for copy in odm.catalog().copies_from(&collection) {
+    for copy in odm.catalog().copies_from(collection) {
         match &copy.kind {
             crate::denormalize::CopyKind::Summary {
                 array: true, id, ..
@@ -267,7 +266,7 @@ async fn plan_copies(
                     Matching {
                         collection: copy.dependent.to_owned(),
                         key: copy.dependents_key(),
-                        ids: ids.clone(),
+                        ids: ids.to_vec(),
                         dbref: None,
                         kind: copy.dependent_kind,
                         stamps: crate::schema::Stamps::NONE,
@@ -289,7 +288,7 @@ async fn plan_copies(
                 let holders = Matching {
                     collection: copy.dependent.to_owned(),
                     key: copy.dependents_key(),
-                    ids: ids.clone(),
+                    ids: ids.to_vec(),
                     dbref: None,
                     kind: copy.dependent_kind,
                     stamps: crate::schema::Stamps::NONE,
@@ -302,16 +301,16 @@ async fn plan_copies(
                     ));
                 } else {
                     plan.checks.push((
-                        collection.clone(),
+                        collection.to_owned(),
                         format!("{}.{id}", copy.path),
                         holders,
-                        chain.clone(),
+                        chain.to_vec(),
                     ));
                 }
             }
             // A parent's latest-N array loses the deleted ones and takes the next latest.
             crate::denormalize::CopyKind::Latest { .. } => {
-                plan_latest(odm, plan, &collection, &ids, copy, session.as_deref_mut()).await?;
+                plan_latest(odm, plan, collection, ids, copy, session.as_deref_mut()).await?;
             }
             _ => {}
         }
@@ -376,12 +375,11 @@ async fn plan_references(
     chain: &[String],
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    let (collection, ids, chain) = (collection.to_owned(), ids.to_vec(), chain.to_vec());
-    for r in odm.catalog().references_to(&collection) {
+    for r in odm.catalog().references_to(collection) {
         let holders = Matching {
             collection: r.from.to_owned(),
             key: r.path.clone(),
-            ids: ids.clone(),
+            ids: ids.to_vec(),
             dbref: r.dbref.map(|target| {
                 let db = odm.database().name().to_owned();
                 (target, r.kind == RefKind::Many, db)
@@ -391,8 +389,12 @@ async fn plan_references(
         };
         match r.on_delete {
             OnDelete::Restrict => {
-                plan.checks
-                    .push((collection.clone(), r.path.clone(), holders, chain.clone()));
+                plan.checks.push((
+                    collection.to_owned(),
+                    r.path.clone(),
+                    holders,
+                    chain.to_vec(),
+                ));
             }
             // A collection nothing references, and whose documents nothing copies (but
             // the latest-N array of the parent being deleted), is deleted by filter,
@@ -408,7 +410,7 @@ async fn plan_references(
             }
             OnDelete::Cascade => {
                 let mut children = (Vec::new(), Vec::new());
-                for chunk in holders.chunks(&ids, crate::batch::MAX_IDS_BYTES) {
+                for chunk in holders.chunks(ids, crate::batch::MAX_IDS_BYTES) {
                     let (ids, keyed) = find_keyed(
                         odm,
                         r.from,
@@ -420,7 +422,7 @@ async fn plan_references(
                     children.0.extend(ids);
                     children.1.extend(keyed);
                 }
-                let mut deeper = chain.clone();
+                let mut deeper = chain.to_vec();
                 deeper.push(format!("`{}` ({})", r.from, r.path));
                 plan_level(
                     odm,

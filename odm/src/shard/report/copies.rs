@@ -99,13 +99,7 @@ pub(super) fn copies_taken(out: &mut Routes<'_>) {
         let fields: Vec<&str> = copy.fields.iter().map(|(f, _)| f.as_str()).collect();
         let what = format!("{model}.{}", fields.join("/"));
         if copy.background {
-            let catalog = out.catalog;
-            background_routes(
-                catalog,
-                &mut |o, col, cmd, n| out.add(o, col, cmd, n),
-                &what,
-                copy,
-            );
+            background_routes(out, &what, copy);
             continue;
         }
         match &copy.kind {
@@ -174,13 +168,7 @@ pub(super) fn written_by_others(out: &mut Routes<'_>) {
         let fields: Vec<&str> = copy.fields.iter().map(|(f, _)| f.as_str()).collect();
         let what = format!("{source}.{}", fields.join("/"));
         if copy.background {
-            let catalog = out.catalog;
-            background_routes(
-                catalog,
-                &mut |o, col, cmd, n| out.add(o, col, cmd, n),
-                &what,
-                copy,
-            );
+            background_routes(out, &what, copy);
             continue;
         }
         let (command, by) = match &copy.kind {
@@ -207,19 +195,14 @@ pub(super) fn written_by_others(out: &mut Routes<'_>) {
 /// The commands of a background cascade of `what` into `copy`: the intent recorded with the
 /// source's update, the worker's walk over the dependents of a source, and its batches, which
 /// name the dependents' shard key values read by the walk.
-fn background_routes(
-    catalog: &crate::schema::Catalog,
-    add: &mut impl FnMut(String, &str, String, &[&str]),
-    what: &str,
-    copy: &crate::denormalize::CopyInfo,
-) {
+fn background_routes(out: &mut Routes<'_>, what: &str, copy: &crate::denormalize::CopyInfo) {
     let (dependent, path) = (copy.dependent, &copy.path);
     let by = match &copy.kind {
         CopyKind::Summary { id, .. } => format!("{path}.{id}"),
         CopyKind::Flat { via } | CopyKind::Latest { via, .. } => via.clone(),
     };
     let intents = crate::denormalize::INTENTS;
-    add(
+    out.add(
         format!("background cascade of {what} into {dependent}.{path}: the intent"),
         intents,
         format!(
@@ -227,7 +210,7 @@ fn background_routes(
         ),
         &["_id"],
     );
-    add(
+    out.add(
         format!("background cascade of {what} into {dependent}.{path}: the worker's walk"),
         dependent,
         format!("find {dependent} {{ {by}: <source id> }} (ids and shard key)"),
@@ -235,12 +218,12 @@ fn background_routes(
     );
     let mut named = vec!["_id"];
     named.extend(
-        catalog
+        out.catalog
             .shard_key_of(dependent)
             .map(|k| k.names())
             .unwrap_or_default(),
     );
-    add(
+    out.add(
         format!("background cascade of {what} into {dependent}.{path}: each batch"),
         dependent,
         format!("update_many {dependent} {{ _id: {{ $in: <batch> }}, <its shard key>: {{ $in: <values read> }} }}"),
