@@ -443,32 +443,37 @@ async fn plan_references(
                 plan.updates.push((holders, change));
             }
             OnDelete::Nullify => {
-                let change = match r.kind {
-                    RefKind::Many => Change::Pull {
-                        path: r.path.clone(),
-                        field: None,
-                        dbref: r.dbref.map(|t| (t, odm.database().name().to_owned())),
-                    },
-                    _ => {
-                        let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };
-                        // Copies taken through this reference describe a document that is
-                        // gone: clear them with it.
-                        let cleared: Document = odm.catalog().copies_into(r.from)
-                            .iter()
-                            .filter(|c| matches!(&c.kind, crate::denormalize::CopyKind::Flat { via } if *via == r.path))
-                            .map(|c| (c.path.clone(), Bson::String(String::new())))
-                            .collect();
-                        if !cleared.is_empty() {
-                            update.insert("$unset", cleared);
-                        }
-                        Change::Fixed(update)
-                    }
-                };
+                let change = nullify(odm, r);
                 plan.updates.push((holders, change));
             }
         }
     }
     Ok(())
+}
+
+/// The change of a `nullify` rule: the id pulled from an array of references, or the single
+/// reference set to `null` with the copies taken through it cleared.
+fn nullify(odm: &Odm, r: &crate::schema::ReferenceInfo) -> Change {
+    if r.kind == RefKind::Many {
+        return Change::Pull {
+            path: r.path.clone(),
+            field: None,
+            dbref: r.dbref.map(|t| (t, odm.database().name().to_owned())),
+        };
+    }
+    let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };
+    // Copies taken through this reference describe a document that is gone: clear them with it.
+    let cleared: Document = odm
+        .catalog()
+        .copies_into(r.from)
+        .iter()
+        .filter(|c| matches!(&c.kind, crate::denormalize::CopyKind::Flat { via } if *via == r.path))
+        .map(|c| (c.path.clone(), Bson::String(String::new())))
+        .collect();
+    if !cleared.is_empty() {
+        update.insert("$unset", cleared);
+    }
+    Change::Fixed(update)
 }
 
 /// The plan of deleting what `filter` matches in `collection` (the first match only unless
