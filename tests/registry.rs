@@ -155,9 +155,11 @@ async fn two_handles_with_different_catalogs_in_one_process() -> odm::Result<()>
 
     // A handle that knows only `Part`: the same delete is one `delete`, and the product
     // keeps listing the part (no rule of a model outside its catalog applies).
+    // ANCHOR: named_catalog
     let db = TestDb::new()
         .await?
         .with_catalog(Catalog::new().with::<Part>());
+    // ANCHOR_END: named_catalog
     let (part, product) = part_in_a_product(db.odm()).await?;
     db.commands().clear();
     assert_eq!(db.odm().delete_one(Part::id_field().eq(part)).await?, 1);

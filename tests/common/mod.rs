@@ -85,7 +85,7 @@ where
     F: Fn(odm::mongodb::Database) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = ()>,
 {
-    let (odm, armed, _) = act_after_next_find_logged(db, act).await?;
+    let (odm, armed, _) = act_after_next_find_pooled(db, None, act).await?;
     Ok((odm, armed))
 }
 
@@ -110,27 +110,11 @@ where
     })
 }
 
-/// The commands an `Odm` of [`act_after_next_find_logged`] sent, with their documents.
+/// The commands an `Odm` of [`act_after_next_find_pooled`] sent, with their documents.
 pub type SentLog = std::sync::Arc<std::sync::Mutex<Vec<odm::monitor::SentCommand>>>;
 
-/// [`act_after_next_find`], with the commands the returned `Odm` sends kept in a log.
-pub async fn act_after_next_find_logged<F, Fut>(
-    db: &TestDb,
-    act: F,
-) -> odm::Result<(
-    odm::Odm,
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-    SentLog,
-)>
-where
-    F: Fn(odm::mongodb::Database) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = ()>,
-{
-    act_after_next_find_pooled(db, None, act).await
-}
-
-/// [`act_after_next_find_logged`], the returned `Odm`'s client keeping at most `pool`
-/// connections when given.
+/// [`act_after_next_find`], with the commands the returned `Odm` sends kept in a log, and its
+/// client keeping at most `pool` connections when given.
 pub async fn act_after_next_find_pooled<F, Fut>(
     db: &TestDb,
     pool: Option<u32>,

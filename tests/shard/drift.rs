@@ -239,13 +239,14 @@ async fn every_generated_command_on_a_sharded_collection_is_a_route_of_the_repor
     steps.check("delete a crew member (restricted by chores)", 0);
 
     // An insert whose part is renamed between its read and its write corrects its copy.
-    let (logged, armed, log) = common::act_after_next_find_logged(&db, |database| async move {
-        Odm::new(database)
-            .update_by_id::<Part>(2, Part::name().set("gear".to_owned()))
-            .await
-            .expect("the concurrent rename");
-    })
-    .await?;
+    let (logged, armed, log) =
+        common::act_after_next_find_pooled(&db, None, |database| async move {
+            Odm::new(database)
+                .update_by_id::<Part>(2, Part::name().set("gear".to_owned()))
+                .await
+                .expect("the concurrent rename");
+        })
+        .await?;
     armed.store(true, std::sync::atomic::Ordering::SeqCst);
     logged
         .insert_one(&product(9, "garden", 9, &[&parts[1]]))

@@ -127,7 +127,7 @@ pub(super) async fn converge(
             .filter(|id| !present.contains(&IdKey::of(id)))
             .cloned()
             .collect();
-        forget(odm, &gone, copies, None, None).await?;
+        forget(odm, &gone, copies, None).await?;
         let changed: Vec<Document> = now
             .into_iter()
             .filter(|d| {
@@ -166,7 +166,6 @@ pub(super) async fn forget(
     gone: &[Bson],
     copies: &[CopyInfo],
     scope: Option<&Document>,
-    mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
     if gone.is_empty() {
         return Ok(());
@@ -198,7 +197,7 @@ pub(super) async fn forget(
                 filter,
                 update,
                 mongodb::options::UpdateOptions::default(),
-                session.as_deref_mut(),
+                None,
             )
             .await?;
         }

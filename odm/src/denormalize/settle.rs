@@ -18,7 +18,6 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use bson::{Bson, Document};
-use mongodb::ClientSession;
 
 use super::cascade::{converge, copied_values, forget, read_values};
 use super::transitive::cascade_values_within;
@@ -193,27 +192,16 @@ async fn correct(
     changed: &[Document],
     scope: &[Document],
 ) -> Result<()> {
-    let correction = write(odm, copies, gone, changed, scope, None);
-    super::values::waiting_at_most(CORRECTION_WAIT_MS, correction).await
-}
-
-/// The writes of [`correct`], in `session` when given.
-async fn write(
-    odm: &Odm,
-    copies: &[CopyInfo],
-    gone: &[Bson],
-    changed: &[Document],
-    scope: &[Document],
-    mut session: Option<&mut ClientSession>,
-) -> Result<()> {
-    for chunk in scope {
-        forget(odm, gone, copies, Some(chunk), session.as_deref_mut()).await?;
-        if !changed.is_empty() {
-            cascade_values_within(odm, changed, copies, Some(chunk), session.as_deref_mut())
-                .await?;
+    let correction = async {
+        for chunk in scope {
+            forget(odm, gone, copies, Some(chunk)).await?;
+            if !changed.is_empty() {
+                cascade_values_within(odm, changed, copies, Some(chunk), None).await?;
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    };
+    super::values::waiting_at_most(CORRECTION_WAIT_MS, correction).await
 }
 
 /// Whether every failure in `e` is a conflict that running the round again may get past.

@@ -38,6 +38,8 @@ pub struct Catalog {
     copies_from: HashMap<&'static str, Vec<CopyInfo>>,
     copies_into: HashMap<&'static str, Vec<CopyInfo>>,
     references_to: HashMap<&'static str, Vec<ReferenceInfo>>,
+    shard_keys: HashMap<&'static str, ShardKey>,
+    time_series: HashMap<&'static str, &'static TimeSeriesEntry>,
     /// What the copies' cycle check found, computed on first use (see `denormalize`).
     pub(crate) copy_cycle: OnceLock<Option<Vec<String>>>,
 }
@@ -87,6 +89,12 @@ impl Catalog {
         for r in (entry.references)() {
             self.references_to.entry(r.to).or_default().push(r);
         }
+        if let Some(key) = entry.shard_key {
+            self.shard_keys.entry(entry.collection).or_insert(key);
+        }
+        if let Some(series) = &entry.time_series {
+            self.time_series.entry(entry.collection).or_insert(series);
+        }
         self.copy_cycle = OnceLock::new();
         self
     }
@@ -120,10 +128,7 @@ impl Catalog {
 
     /// The shard key declared for `collection` by one of the catalog's models.
     pub fn shard_key_of(&self, collection: &str) -> Option<ShardKey> {
-        self.models
-            .iter()
-            .find(|m| m.collection == collection && m.shard_key.is_some())
-            .and_then(|m| m.shard_key)
+        self.shard_keys.get(collection).copied()
     }
 
     /// The catalog's sharded models, sorted by collection.
@@ -133,10 +138,6 @@ impl Catalog {
 
     /// The time-series declaration of `collection` by one of the catalog's models.
     pub fn time_series(&self, collection: &str) -> Option<&'static TimeSeriesEntry> {
-        self.models
-            .iter()
-            .copied()
-            .filter(|m| m.collection == collection)
-            .find_map(|m| m.time_series.as_ref())
+        self.time_series.get(collection).copied()
     }
 }
