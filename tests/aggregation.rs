@@ -111,7 +111,7 @@ struct PartsPerProduct {
 
 #[tokio::test]
 async fn group_by_a_reference_with_every_accumulator() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let per_product: Vec<PartsPerProduct> = db
         .odm()
@@ -187,7 +187,7 @@ struct ReviewsPerMonth {
 
 #[tokio::test]
 async fn group_by_a_compound_key_of_date_parts() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let months: Vec<ReviewsPerMonth> = db
         .odm()
@@ -217,7 +217,7 @@ struct Line {
 
 #[tokio::test]
 async fn match_sort_skip_limit_and_project_into_a_view() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let lines: Vec<Line> = db
         .odm()
@@ -271,7 +271,7 @@ struct PerTag {
 
 #[tokio::test]
 async fn unwind_an_array_into_a_view_then_group() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let per_tag: Vec<PerTag> = db
         .odm()
@@ -338,7 +338,7 @@ struct ProductWithParts {
 
 #[tokio::test]
 async fn lookup_along_a_declared_reference_both_ways() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let lines: Vec<PartWithProduct> = db
         .odm()
@@ -391,7 +391,7 @@ struct Echo {
 
 #[tokio::test]
 async fn hostile_values_stay_literal() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let hostile = Part {
         id: 9,
@@ -446,7 +446,7 @@ struct Total {
 
 #[tokio::test]
 async fn raw_stage_with_a_typed_output_and_batches() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let total: Vec<Total> = db
         .odm()
@@ -479,7 +479,7 @@ async fn raw_stage_with_a_typed_output_and_batches() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_result_that_does_not_decode_names_collection_id_and_field() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     db.raw()
         .collection::<Document>("parts")
@@ -530,7 +530,7 @@ async fn a_result_that_does_not_decode_names_collection_id_and_field() -> odm::R
 
 #[tokio::test]
 async fn distinct_values_and_elements() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let mut names: Vec<String> = db
         .odm()
@@ -594,7 +594,7 @@ struct Toy {
 
 #[tokio::test]
 async fn a_kind_sees_its_own_documents_only() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&Tool {
         id: 1,
@@ -658,7 +658,7 @@ struct ToolWithLoans {
 /// collection) joins nothing. The other way, loans join the tools they name.
 #[tokio::test]
 async fn a_lookup_into_a_kind_joins_that_kind_only() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&Tool {
         id: 1,
@@ -744,7 +744,7 @@ struct ProductWithLoans {
 /// hostile id) joining nothing; and the other way, from the products to the loans naming them.
 #[tokio::test]
 async fn a_lookup_along_dbrefs_joins_by_their_id() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let odm = db.odm();
     let loans = db.raw().collection::<Document>("loans");
@@ -806,7 +806,7 @@ async fn a_lookup_along_dbrefs_joins_by_their_id() -> odm::Result<()> {
 
 #[tokio::test]
 async fn count_what_a_pipeline_yields() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db).await?;
     let tags = db
         .odm()

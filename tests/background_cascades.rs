@@ -104,7 +104,7 @@ async fn intents(db: &TestDb) -> Vec<Document> {
 }
 
 async fn setup(parts: &[(&str, &str)]) -> odm::Result<TestDb> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     db.odm().cascade_worker().create_index().await?;
     for (id, name) in parts {
@@ -398,7 +398,9 @@ async fn worker_child() -> odm::Result<()> {
         return Ok(());
     };
     let (uri, name) = target.split_once('|').expect("uri|database");
-    let odm = odm::Odm::connect(uri, name).await?;
+    let odm = odm::Odm::connect(uri, name)
+        .await?
+        .with_catalog(common::catalog());
     odm.cascade_worker()
         .batch_size(500)
         .lease(Duration::from_millis(800))
@@ -420,7 +422,12 @@ async fn a_killed_worker_is_resumed_without_repair() -> odm::Result<()> {
     // A real process, killed with SIGKILL between two of its batches or inside one.
     let uri = odm::testing::test_uri()?;
     let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args(["worker_child", "--exact", "--ignored", "--nocapture"])
+        .args([
+            "background_cascades::worker_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
         .env("ODM_BACKGROUND_CHILD", format!("{uri}|{}", db.name()))
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -871,7 +878,7 @@ async fn a_batch_whose_commit_reply_is_lost_is_committed_once() -> odm::Result<(
         .update_by_id::<Part>("p1", Part::name().set("zinc grommet"))
         .await?;
     let proxy = odm::testing::FaultProxy::start().await?;
-    let odm = proxy.odm(db.name()).await?;
+    let odm = proxy.odm(db.name()).await?.with_catalog(common::catalog());
     proxy.lose_replies("commitTransaction", 2);
     let report = odm.cascade_worker().batch_size(10).run_until_idle().await?;
     assert_eq!((report.applied, report.batches, report.written), (1, 3, 30));
@@ -897,7 +904,9 @@ async fn a_worker_whose_server_pauses_goes_on_with_its_claim_when_it_answers() -
         .await?;
     let proxy = odm::testing::FaultProxy::start().await?;
     let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
-    let odm = odm::Odm::connect(&uri, db.name()).await?;
+    let odm = odm::Odm::connect(&uri, db.name())
+        .await?
+        .with_catalog(common::catalog());
     let worker = odm
         .cascade_worker()
         .batch_size(10)

@@ -76,7 +76,7 @@ async fn names(db: &TestDb, collection: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn the_worker_carries_a_rename_down_to_the_copies_of_its_copy() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes().await?;
     odm.cascade_worker().create_index().await?;

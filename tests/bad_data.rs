@@ -101,7 +101,7 @@ async fn insert_product_near_16_mb(db: &TestDb, part: &Part) -> odm::Result<()> 
 
 #[tokio::test]
 async fn an_insert_never_copies_a_malformed_source_value() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let jane = author(1, "Jane");
     db.odm().insert_one(&jane).await?;
     corrupt(&db, "authors", 1, "first_name", Bson::Int32(17)).await;
@@ -115,7 +115,7 @@ async fn an_insert_never_copies_a_malformed_source_value() -> odm::Result<()> {
 
 #[tokio::test]
 async fn an_update_writing_a_summary_never_copies_a_malformed_value() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let good = part(1, None);
     let bad = part(2, None);
     db.odm().insert_many(&[good.clone(), bad.clone()]).await?;
@@ -168,7 +168,7 @@ async fn an_update_writing_a_summary_never_copies_a_malformed_value() -> odm::Re
 
 #[tokio::test]
 async fn a_cascade_skips_a_malformed_source_and_updates_the_others() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (jane, anne) = (author(1, "Jane"), author(2, "Anne"));
     db.odm().insert_many(&[jane.clone(), anne.clone()]).await?;
     db.odm()
@@ -201,7 +201,7 @@ async fn a_cascade_skips_a_malformed_source_and_updates_the_others() -> odm::Res
 
 #[tokio::test]
 async fn a_transactional_cascade_of_a_malformed_source_writes_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let jane = author(1, "Jane");
     db.odm().insert_one(&jane).await?;
     db.odm().insert_one(&book(10, &jane)).await?;
@@ -230,7 +230,7 @@ async fn a_transactional_cascade_of_a_malformed_source_writes_nothing() -> odm::
 
 #[tokio::test]
 async fn a_sweep_reports_every_bad_document_and_repairs_the_rest() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (jane, anne) = (author(1, "Jane"), author(2, "Anne"));
     db.odm().insert_many(&[jane.clone(), anne.clone()]).await?;
     db.odm()
@@ -292,7 +292,7 @@ async fn a_sweep_reports_every_bad_document_and_repairs_the_rest() -> odm::Resul
 
 #[tokio::test]
 async fn the_nullify_rule_and_the_repair_leave_the_same_shape() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (kept, lost) = (ObjectId::new(), ObjectId::new());
     for id in [kept, lost] {
         db.odm()
@@ -332,7 +332,7 @@ async fn the_nullify_rule_and_the_repair_leave_the_same_shape() -> odm::Result<(
 /// the cascade: every other copy is updated, and the error names the one left.
 #[tokio::test]
 async fn a_dependent_past_16_mb_is_reported_and_the_others_are_updated() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p1 = part(1, None);
     db.odm().insert_one(&p1).await?;
     let summary = doc! { "id": p1.id, "name": "part 1" };
@@ -411,7 +411,7 @@ async fn a_dependent_past_16_mb_is_reported_and_the_others_are_updated() -> odm:
 /// the error names the collection and the filter of the refused update.
 #[tokio::test]
 async fn a_refused_dependent_in_a_transaction_is_named_and_nothing_is_written() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p1 = part(1, None);
     db.odm().insert_one(&p1).await?;
     insert_product_near_16_mb(&db, &p1).await?;
@@ -447,7 +447,7 @@ async fn a_refused_dependent_in_a_transaction_is_named_and_nothing_is_written() 
 /// summary by value, not every summary its id would match as a condition.
 #[tokio::test]
 async fn repairing_an_operator_shaped_summary_id_pulls_only_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p1 = part(1, None);
     db.odm().insert_one(&p1).await?;
     let product = ObjectId::new();
@@ -481,7 +481,7 @@ async fn repairing_an_operator_shaped_summary_id_pulls_only_it() -> odm::Result<
 /// without a transaction.
 #[tokio::test]
 async fn auto_does_not_fall_back_on_a_refused_dependent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p1 = part(1, None);
     db.odm().insert_one(&p1).await?;
     insert_product_near_16_mb(&db, &p1).await?;

@@ -92,7 +92,7 @@ const CHUNKS: usize = 3;
 
 #[tokio::test]
 async fn inserting_copies_of_20_mb_of_sources_reads_them_in_chunks() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     labels(&db, "label").await;
     let shelves: Vec<Shelf> = (0..LABELS / PER_SHELF)
         .map(|s| Shelf {
@@ -123,7 +123,7 @@ async fn inserting_copies_of_20_mb_of_sources_reads_them_in_chunks() -> odm::Res
 
 #[tokio::test]
 async fn an_update_of_20_mb_of_sources_cascades_in_chunks() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     labels(&db, "old").await;
     raw_shelves(&db, "old").await;
     db.commands().clear();
@@ -149,7 +149,7 @@ async fn an_update_of_20_mb_of_sources_cascades_in_chunks() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_delete_of_20_mb_of_ids_applies_every_rule() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     labels(&db, "label").await;
     raw_shelves(&db, "label").await;
     let tags: Vec<Document> = (0..LABELS)
@@ -187,7 +187,7 @@ async fn a_delete_of_20_mb_of_ids_applies_every_rule() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_sweep_over_20_mb_of_sources_reads_them_in_chunks() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     labels(&db, "label").await;
     raw_shelves(&db, "label").await;
     let shelves = db.raw().collection::<Document>("shelves");

@@ -51,7 +51,7 @@ async fn stored_addresses(db: &TestDb) -> usize {
 
 #[tokio::test]
 async fn a_push_onto_a_full_array_fails_and_writes_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     assert_eq!(Person::addresses().max_len(), Some(3));
     db.odm().insert_one(&kate(2)).await?;
     db.odm()
@@ -114,7 +114,7 @@ async fn a_push_onto_a_full_array_fails_and_writes_nothing() -> odm::Result<()> 
 
 #[tokio::test]
 async fn add_to_set_of_an_element_already_there_is_not_an_overflow() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&kate(3)).await?;
     let res = db
         .odm()
@@ -133,7 +133,7 @@ async fn add_to_set_of_an_element_already_there_is_not_an_overflow() -> odm::Res
 
 #[tokio::test]
 async fn concurrent_pushes_never_pass_the_bound() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&kate(0)).await?;
     let odm = db.odm();
     let pushes = (0..12).map(|n| async move {
@@ -153,7 +153,7 @@ async fn concurrent_pushes_never_pass_the_bound() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_document_over_its_bound_is_never_inserted() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let err = db.odm().insert_one(&kate(4)).await.unwrap_err();
     assert!(
         matches!(&err, odm::Error::BoundExceeded { path, max: 3, .. } if path == "addresses"),
@@ -179,7 +179,7 @@ async fn a_document_over_its_bound_is_never_inserted() -> odm::Result<()> {
 
 #[tokio::test]
 async fn update_many_refuses_when_any_document_is_full() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm()
         .insert_many(&[kate(1), Person { id: 2, ..kate(3) }])
         .await?;
@@ -208,7 +208,7 @@ async fn update_many_refuses_when_any_document_is_full() -> odm::Result<()> {
 
 #[tokio::test]
 async fn find_one_and_update_is_guarded_too() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&kate(3)).await?;
     let err = db
         .odm()
@@ -235,7 +235,7 @@ fn addresses_bson(n: usize) -> Vec<Bson> {
 
 #[tokio::test]
 async fn a_whole_array_longer_than_its_bound_is_refused_before_sending() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&kate(2)).await?;
     db.commands().clear();
     let too_long: Vec<Update<Person>> = vec![
@@ -317,7 +317,7 @@ async fn a_whole_array_longer_than_its_bound_is_refused_before_sending() -> odm:
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn update_many_reports_documents_that_filled_up_while_it_ran() -> odm::Result<()> {
     const PEOPLE: i32 = 20;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let mut reported = 0;
     for round in 0..20 {
@@ -385,7 +385,7 @@ struct Day {
 
 #[tokio::test]
 async fn an_increment_never_carries_a_narrow_integer_past_its_type() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let tally = |id, hits| Tally {
         id,

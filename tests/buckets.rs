@@ -162,7 +162,7 @@ async fn add_all<B: odm::bucket::Bucket<Key = String, Item = Review>>(
 
 #[tokio::test]
 async fn an_add_is_one_upsert_into_the_bucket_of_its_user_and_month() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes_of::<UserReviews>().await?;
     sent(&db);
@@ -224,7 +224,7 @@ async fn an_add_is_one_upsert_into_the_bucket_of_its_user_and_month() -> odm::Re
 
 #[tokio::test]
 async fn the_newest_ten_of_5000_reviews_equal_the_truth_for_every_user() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes_of::<UserReviews>().await?;
     let all = reviews(5_000, 50, 7);
@@ -256,7 +256,7 @@ async fn the_newest_ten_of_5000_reviews_equal_the_truth_for_every_user() -> odm:
 #[tokio::test]
 async fn capped_buckets_hold_at_most_max_items_and_newest_still_equals_the_truth() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes_of::<CappedReviews>().await?;
     let all = reviews(1_500, 15, 11);
@@ -297,7 +297,7 @@ async fn capped_buckets_hold_at_most_max_items_and_newest_still_equals_the_truth
 
 #[tokio::test]
 async fn concurrent_adds_to_one_bucket_lose_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     for round in 0..3 {
         let month = format!("2012-{:02}-15T12:00:00Z", 3 + round);
@@ -339,7 +339,7 @@ async fn concurrent_adds_to_one_bucket_lose_nothing() -> odm::Result<()> {
 
 #[tokio::test]
 async fn two_adds_racing_for_the_last_slot_fill_it_and_open_a_new_bucket() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     for day in 1..=12 {
         let time = at(&format!("2012-10-{day:02}T08:00:00Z"));
@@ -372,7 +372,7 @@ async fn two_adds_racing_for_the_last_slot_fill_it_and_open_a_new_bucket() -> od
 
 #[tokio::test]
 async fn a_review_is_removed_by_its_id_with_one_pull() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let keep = review("keep", at("2012-10-10T21:14:07Z"));
     let gone = review("gone", at("2012-10-11T20:12:50Z"));
@@ -437,7 +437,7 @@ async fn a_review_is_removed_by_its_id_with_one_pull() -> odm::Result<()> {
 
 #[tokio::test]
 async fn one_find_reads_the_newest_bucket_when_it_holds_enough() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let mut all = Vec::new();
     for day in 1..=12 {
@@ -492,7 +492,7 @@ async fn one_find_reads_the_newest_bucket_when_it_holds_enough() -> odm::Result<
 
 #[tokio::test]
 async fn hostile_user_names_reach_their_own_buckets_only() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes_of::<UserReviews>().await?;
     // With the seed's string ids (`"bob-201210"`, read with `/^bob-/`) these collide or match
@@ -549,7 +549,7 @@ async fn hostile_user_names_reach_their_own_buckets_only() -> odm::Result<()> {
 
 #[tokio::test]
 async fn malformed_buckets_are_typed_errors_naming_the_bucket_and_the_field() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let month = at("2012-10-01T00:00:00Z");
     let bad_count = ObjectId::new();
@@ -602,7 +602,7 @@ async fn malformed_buckets_are_typed_errors_naming_the_bucket_and_the_field() ->
 /// collection on the user alone refuses a second month of the same user.
 #[tokio::test]
 async fn a_duplicate_key_is_sent_once_more_without_max_then_returned() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     for collection in ["reviews", "capped_reviews"] {
         db.raw()
@@ -664,7 +664,7 @@ async fn a_duplicate_key_is_sent_once_more_without_max_then_returned() -> odm::R
 /// reads its own items; aborted, nothing landed; committed, the bucket holds them.
 #[tokio::test]
 async fn buckets_run_in_the_callers_transaction() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let buckets = odm.buckets::<UserReviews>();
     let first = review("first", at("2012-10-11T10:00:00Z"));

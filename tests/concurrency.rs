@@ -131,7 +131,7 @@ async fn inverse_problems(db: &TestDb) -> Vec<String> {
 /// listed by exactly its owner.
 #[tokio::test]
 async fn concurrent_reassignments_all_succeed_and_stay_consistent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (people, tasks) = people_with_tasks(&db, 4, 50).await?;
     let mut rng = Lcg(7);
     let moves: Vec<_> = (0..200)
@@ -164,7 +164,7 @@ async fn concurrent_reassignments_all_succeed_and_stay_consistent() -> odm::Resu
 #[tokio::test]
 async fn concurrent_deletes_with_rules_all_succeed_and_leave_no_dangling_reference(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let supplier = Supplier {
         id: ObjectId::new(),
         name: "Acme".into(),
@@ -290,7 +290,9 @@ async fn a_server_never_reached_ends_each_operation_in_about_one_selection_timeo
         "mongodb://127.0.0.1:{}/?serverSelectionTimeoutMS=1000",
         closed_port()
     );
-    let odm = odm::Odm::connect(&uri, "gone").await?;
+    let odm = odm::Odm::connect(&uri, "gone")
+        .await?
+        .with_catalog(common::catalog());
     assert_eq!(odm.retry_deadline(), Duration::from_secs(1));
     all_fail_fast(&odm, false).await;
     Ok(())
@@ -303,13 +305,14 @@ async fn a_server_never_reached_ends_each_operation_in_about_one_selection_timeo
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_ends_each_operation_in_about_one_selection_timeout() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let proxy = odm::testing::FaultProxy::start().await?;
     let uri = format!("{}&serverSelectionTimeoutMS=1000", proxy.uri());
     // A deadline far longer than the selection timeout: a server that cannot be selected is
     // not retried at all, whatever the deadline.
     let odm = odm::Odm::connect(&uri, db.name())
         .await?
+        .with_catalog(common::catalog())
         .with_retry_deadline(Duration::from_secs(20));
     let (people, tasks) = people_with_tasks(&db, 2, 1).await?;
     odm.insert_one(&Brand {
@@ -330,7 +333,7 @@ async fn a_server_that_dies_ends_each_operation_in_about_one_selection_timeout()
 /// transient, and nothing is retried: the ODM cannot run the caller's earlier work again.
 #[tokio::test]
 async fn a_write_conflict_in_the_callers_transaction_is_returned_not_retried() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (people, tasks) = people_with_tasks(&db, 2, 1).await?;
     let (kate, bob, task) = (people[0].id, people[1].id, tasks[0].id);
 
@@ -371,7 +374,7 @@ async fn a_write_conflict_in_the_callers_transaction_is_returned_not_retried() -
 /// repair.
 #[tokio::test]
 async fn concurrent_moves_without_a_transaction_converge() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (people, tasks) = people_with_tasks(&db, 3, 1).await?;
     let task = tasks[0].id;
     let mut rng = Lcg(11);
@@ -450,7 +453,7 @@ async fn churning_handle(db: &TestDb) -> odm::Result<odm::Odm> {
         .unwrap();
     }));
     let client = odm::mongodb::Client::with_options(options)?;
-    Ok(odm::Odm::new(client.database(db.name())))
+    Ok(odm::Odm::new(client.database(db.name())).with_catalog(common::catalog()))
 }
 
 /// A cascade without a transaction whose source keeps changing gives up after 50 rounds (or at
@@ -458,7 +461,7 @@ async fn churning_handle(db: &TestDb) -> odm::Result<odm::Odm> {
 /// stale, never with `Ok`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cascade_that_cannot_catch_up_is_an_error_naming_what_may_be_stale() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm()
         .insert_one(&Brand {
             id: 1,
@@ -509,10 +512,12 @@ async fn a_cascade_that_cannot_catch_up_is_an_error_naming_what_may_be_stale() -
 /// they were.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_server_ends_the_operation_and_the_held_write_is_reconciled() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let proxy = odm::testing::FaultProxy::start().await?;
     let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
-    let odm = odm::Odm::connect(&uri, db.name()).await?;
+    let odm = odm::Odm::connect(&uri, db.name())
+        .await?
+        .with_catalog(common::catalog());
     odm.insert_one(&Brand {
         id: 1,
         name: "Acme".into(),
@@ -612,12 +617,14 @@ async fn a_move_stopped_after_each_step_is_repaired_by_verify_inverse() -> odm::
     // The n-th command of that name, in the order the move sends them.
     let steps = [("update", 1), ("findAndModify", 1), ("update", 2)];
     for (step, (command, nth)) in steps.into_iter().enumerate() {
-        let db = TestDb::new().await?;
+        let db = common::db().await?;
         let (people, tasks) = people_with_tasks(&db, 2, 1).await?;
         let (kate, bob, task) = (people[0].id, people[1].id, tasks[0].id);
         let proxy = odm::testing::FaultProxy::start().await?;
         let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
-        let odm = odm::Odm::connect(&uri, db.name()).await?;
+        let odm = odm::Odm::connect(&uri, db.name())
+            .await?
+            .with_catalog(common::catalog());
         odm.get::<Task>(task).await?; // connected
 
         proxy.pause_after(command, nth);

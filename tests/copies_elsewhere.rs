@@ -8,11 +8,10 @@ mod denorm;
 use denorm::parts::Part;
 use odm::bson::{doc, Document};
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 #[tokio::test]
 async fn a_cascade_reaches_a_model_the_updating_code_never_names() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let grommet = Part {
         id: ObjectId::new(),
         partno: "123-aff-456".into(),

@@ -1,13 +1,13 @@
 //! Copies that copy each other in a circle: `left.name` copies `right.name`, which copies
 //! `left.name`. Cascading them would never end, so the registry refuses them: every write that
 //! would cascade along the circle fails with `Error::CopyCycle` naming it, before anything is
-//! sent. (A test binary of its own: the cycle is in the registry of every test linked with it.)
+//! sent. (The models of this file only: its handles' catalog is the file's, so the cycle is not
+//! in any other test's.)
 
 mod common;
 
 use common::stored_one;
 use odm::prelude::*;
-use odm::testing::TestDb;
 use odm::Update;
 
 mod circle {
@@ -42,7 +42,7 @@ use circle::{Left, Right};
 
 #[test]
 fn the_registry_names_the_cycle() {
-    let err = odm::denormalize::check_copies().unwrap_err();
+    let err = odm::denormalize::check_copies_in(&common::catalog()).unwrap_err();
     let odm::Error::CopyCycle { cycle } = &err else {
         panic!("{err}");
     };
@@ -61,7 +61,7 @@ fn the_registry_names_the_cycle() {
 
 #[tokio::test]
 async fn a_write_that_would_cascade_around_the_cycle_is_refused() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm()
         .insert_one(&Left {
             id: 1,

@@ -100,7 +100,7 @@ async fn raw_docs(db: &TestDb, collection: &str, filter: Document) -> Vec<Docume
 /// `$inc: { total: 1, "hour.23.total": 1, "hour.23.1439": 1 }`, upserting the day's document.
 #[tokio::test]
 async fn recording_an_event_is_one_upsert_at_computed_paths() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let counters = odm.counters::<BookRecs>();
     counters.record(1, at("2012-10-11T23:59:42Z")).await?;
@@ -146,7 +146,7 @@ async fn recording_an_event_is_one_upsert_at_computed_paths() -> odm::Result<()>
 /// that `sync_indexes` creates for the model.
 #[tokio::test]
 async fn typed_reads_are_one_find_each() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes_of::<BookRecs>().await?;
     let index = listed_indexes(&db, "rec_ts")
@@ -236,7 +236,7 @@ async fn concurrent_writers_count_every_event_exactly() -> odm::Result<()> {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(30_000);
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes_of::<BookRecs>().await?;
     let base = at("2012-10-10T00:00:00Z").timestamp_millis();
     let mut rng = Lcg(5);
@@ -341,7 +341,7 @@ fn base_day(n: i64) -> DateTime {
 /// events then change counters in place; a second pre-allocation changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn preallocation_is_idempotent_under_concurrency() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes_of::<BookRecs>().await?;
     db.commands().clear();
     let mut callers = Vec::new();
@@ -403,7 +403,7 @@ async fn preallocation_is_idempotent_under_concurrency() -> odm::Result<()> {
 /// leaves the model's optional fields absent.
 #[tokio::test]
 async fn hour_granularity_and_renamed_fields() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let counters = db.odm().counters::<PageViews>();
     counters
         .record("/books/1", at("2012-10-11T23:59:00Z"))
@@ -457,7 +457,7 @@ async fn hour_granularity_and_renamed_fields() -> odm::Result<()> {
 /// none reaches another key's counters.
 #[tokio::test]
 async fn hostile_keys_are_values() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let day = at("2012-10-11T10:00:00Z");
     let strings = ["a.b", "$gt", "{\"$gt\": \"\"}", "hour.23", ""];
@@ -521,7 +521,7 @@ async fn hostile_keys_are_values() -> odm::Result<()> {
 /// the path, for a day, an hour and a range alike.
 #[tokio::test]
 async fn malformed_day_documents_are_typed_errors() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let coll = db.raw().collection::<Document>("rec_ts");
     let day = at("2012-10-11T00:00:00Z");
     let bad = [
@@ -603,7 +603,7 @@ async fn malformed_day_documents_are_typed_errors() -> odm::Result<()> {
 /// on the key alone refuses a second day of the same book, whatever the retry.
 #[tokio::test]
 async fn a_duplicate_key_is_sent_once_more_then_returned() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let coll = db.raw().collection::<Document>("rec_ts");
     coll.create_index(
@@ -641,7 +641,7 @@ async fn a_duplicate_key_is_sent_once_more_then_returned() -> odm::Result<()> {
 /// its own events; aborted, nothing landed; committed, the day holds them.
 #[tokio::test]
 async fn counters_run_in_the_callers_transaction() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let counters = odm.counters::<BookRecs>();
     // ANCHOR: session

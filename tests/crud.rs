@@ -9,11 +9,10 @@ use common::{last_command, sent, stored, stored_one};
 use library::*;
 use odm::bson::{doc, Bson, DateTime};
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 #[tokio::test]
 async fn insert_one_stores_the_document_as_declared() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let id = db.odm().insert_one(&gatsby()).await?;
     assert_eq!(id, 1);
     assert_eq!(sent(&db), ["insert"]);
@@ -42,7 +41,7 @@ async fn insert_one_stores_the_document_as_declared() -> odm::Result<()> {
 
 #[tokio::test]
 async fn insert_many_sends_one_insert_and_returns_the_ids_in_order() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let books = shelf();
     let ids = db.odm().insert_many(&books).await?;
     assert_eq!(ids, vec![1, 2, 3, 4, 5]);
@@ -73,7 +72,7 @@ struct Tag {
 
 #[tokio::test]
 async fn an_absent_object_id_is_generated_client_side() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let id = db
         .odm()
         .insert_one(&Note {
@@ -96,7 +95,7 @@ async fn an_absent_object_id_is_generated_client_side() -> odm::Result<()> {
 #[tokio::test]
 async fn an_absent_id_that_cannot_be_generated_is_an_error_and_nothing_is_sent() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let err = db
         .odm()
         .insert_one(&Tag {
@@ -116,7 +115,7 @@ async fn an_absent_id_that_cannot_be_generated_is_an_error_and_nothing_is_sent()
 
 #[tokio::test]
 async fn find_applies_filter_sort_skip_and_limit_in_one_command() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
 
@@ -143,7 +142,7 @@ async fn find_applies_filter_sort_skip_and_limit_in_one_command() -> odm::Result
 
 #[tokio::test]
 async fn find_one_and_get_send_one_find_each() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
 
@@ -161,7 +160,7 @@ async fn find_one_and_get_send_one_find_each() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_projection_decodes_into_a_view_type() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
 
@@ -196,7 +195,7 @@ async fn a_projection_decodes_into_a_view_type() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_large_result_is_read_in_batches() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let notes: Vec<Note> = (0..250)
         .map(|i| Note {
             id: Some(ObjectId::new()),
@@ -227,7 +226,7 @@ async fn a_large_result_is_read_in_batches() -> odm::Result<()> {
 
 #[tokio::test]
 async fn count_sends_one_aggregate() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
     assert_eq!(
@@ -243,7 +242,7 @@ async fn count_sends_one_aggregate() -> odm::Result<()> {
 
 #[tokio::test]
 async fn updates_change_exactly_what_they_say() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_many(&shelf()).await?;
     db.commands().clear();
@@ -295,7 +294,7 @@ async fn updates_change_exactly_what_they_say() -> odm::Result<()> {
 
 #[tokio::test]
 async fn an_update_with_nothing_in_it_is_refused_before_sending() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let err = db
         .odm()
         .update_by_id::<Book>(1, Update::raw(doc! {}))
@@ -308,7 +307,7 @@ async fn an_update_with_nothing_in_it_is_refused_before_sending() -> odm::Result
 
 #[tokio::test]
 async fn replace_one_swaps_the_whole_document_by_id() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&gatsby()).await?;
     let mut changed = gatsby();
     changed.title = "Trimalchio".into();
@@ -329,7 +328,7 @@ async fn replace_one_swaps_the_whole_document_by_id() -> odm::Result<()> {
 
 #[tokio::test]
 async fn deletes_remove_what_matches() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
     assert_eq!(
@@ -365,7 +364,7 @@ fn loan(borrower: &str, book: i32, priority: i32) -> Loan {
 /// Seed exercise 3: find the highest-priority request and mark it pending, atomically.
 #[tokio::test]
 async fn the_loan_queue_takes_the_highest_priority_request() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_many(&[loan("bob", 1, 1), loan("ann", 2, 3), loan("cid", 1, 2)])
         .await?;
@@ -411,7 +410,7 @@ async fn the_loan_queue_takes_the_highest_priority_request() -> odm::Result<()> 
 
 #[tokio::test]
 async fn operations_run_inside_the_callers_transaction() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&gatsby()).await?;
 

@@ -9,7 +9,6 @@ use catalog::*;
 use common::{sent, stored};
 use odm::bson::{doc, Bson, DateTime, Document};
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 fn part(n: i64, supplier: Option<ObjectId>) -> Part {
     Part {
@@ -35,7 +34,7 @@ fn product(n: i64, parts: &[&Part]) -> Product {
 
 #[tokio::test]
 async fn pull_removes_the_id_from_every_array_that_holds_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (a, b) = (part(1, None), part(2, None));
     db.odm().insert_many(&[a.clone(), b.clone()]).await?;
     db.odm()
@@ -69,7 +68,7 @@ async fn pull_removes_the_id_from_every_array_that_holds_it() -> odm::Result<()>
 
 #[tokio::test]
 async fn nullify_clears_optional_references() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let acme = Supplier {
         id: ObjectId::new(),
         name: "Acme Corp".into(),
@@ -93,7 +92,7 @@ async fn nullify_clears_optional_references() -> odm::Result<()> {
 
 #[tokio::test]
 async fn cascade_deletes_the_children_of_the_deleted_parent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let hosts = [
         Host {
             id: ObjectId::new(),
@@ -155,7 +154,7 @@ async fn cascade_deletes_the_children_of_the_deleted_parent() -> odm::Result<()>
 
 #[tokio::test]
 async fn restrict_refuses_and_deletes_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let kate = Person {
         id: ObjectId::new(),
         name: "Kate Monster".into(),
@@ -215,7 +214,7 @@ async fn restrict_refuses_and_deletes_nothing() -> odm::Result<()> {
 
 #[tokio::test]
 async fn delete_many_applies_the_rules_to_every_deleted_document() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let parts: Vec<Part> = (1..=4).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
     db.odm()
@@ -232,7 +231,7 @@ async fn delete_many_applies_the_rules_to_every_deleted_document() -> odm::Resul
 
 #[tokio::test]
 async fn a_delete_inside_the_callers_transaction_rolls_back_with_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let a = part(1, None);
     db.odm().insert_one(&a).await?;
     db.odm().insert_one(&product(1, &[&a])).await?;
@@ -256,7 +255,7 @@ async fn a_delete_inside_the_callers_transaction_rolls_back_with_it() -> odm::Re
 
 #[tokio::test]
 async fn a_model_nothing_references_is_deleted_with_one_command() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&product(1, &[])).await?;
     db.commands().clear();
     db.odm().delete_many::<Product>(Filter::all()).await?;
@@ -298,7 +297,7 @@ struct Alert {
 
 #[tokio::test]
 async fn a_restrict_reached_through_a_cascade_names_the_whole_chain() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&Rack { id: 1 }).await?;
     db.odm()
         .insert_many(&[

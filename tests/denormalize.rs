@@ -66,7 +66,7 @@ fn names_in(raw: &Document) -> Vec<(ObjectId, String)> {
 
 #[tokio::test]
 async fn copies_are_filled_on_insert_with_one_query() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let parts: Vec<Part> = (0..5).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
     db.commands().clear();
@@ -103,7 +103,7 @@ async fn copies_are_filled_on_insert_with_one_query() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_copy_of_a_missing_source_is_refused() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let ghost = part(9, None);
     let err = db
         .odm()
@@ -120,7 +120,7 @@ async fn a_copy_of_a_missing_source_is_refused() -> odm::Result<()> {
 
 #[tokio::test]
 async fn renaming_a_part_updates_every_copy_in_one_update() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let parts: Vec<Part> = (0..3).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
     let products: Vec<Product> = (0..4)
@@ -172,7 +172,7 @@ async fn renaming_a_part_updates_every_copy_in_one_update() -> odm::Result<()> {
 
 #[tokio::test]
 async fn an_update_that_touches_no_copied_field_sends_no_cascade() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p = part(1, None);
     db.odm().insert_one(&p).await?;
     db.odm().insert_one(&product(1, &[&p])).await?;
@@ -186,7 +186,7 @@ async fn an_update_that_touches_no_copied_field_sends_no_cascade() -> odm::Resul
 
 #[tokio::test]
 async fn update_many_cascades_for_every_affected_source() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let parts: Vec<Part> = (0..4).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
     db.odm()
@@ -223,7 +223,7 @@ async fn update_many_cascades_for_every_affected_source() -> odm::Result<()> {
 
 #[tokio::test]
 async fn one_to_many_copies_follow_the_product() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let shifter = Product {
         parts: vec![],
         ..product(1, &[])
@@ -269,7 +269,7 @@ async fn concurrent_renames_never_leave_drift() -> odm::Result<()> {
 /// `renames` concurrent renames of one part copied into `copies` products, in `mode`; every
 /// copy must end equal to the part's final name.
 async fn concurrent_renames(copies: i64, renames: usize, mode: TransactionMode) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p = part(1, None);
     db.odm().insert_one(&p).await?;
     let products: Vec<Product> = (0..copies).map(|n| product(n, &[&p])).collect();
@@ -300,7 +300,7 @@ async fn concurrent_renames(copies: i64, renames: usize, mode: TransactionMode) 
 
 #[tokio::test]
 async fn the_cascade_plan_says_what_each_change_does() {
-    let plan = odm::denormalize::cascade_plan::<Part>();
+    let plan = odm::denormalize::cascade_plan_in::<Part>(&common::catalog());
     let printed = plan.to_string();
     assert!(printed.contains("when `name` changes"), "{printed}");
     assert!(
@@ -312,7 +312,7 @@ async fn the_cascade_plan_says_what_each_change_does() {
         "{printed}"
     );
     assert!(printed.contains("index   parts.id_1"), "{printed}");
-    let product_plan = odm::denormalize::cascade_plan::<Product>().to_string();
+    let product_plan = odm::denormalize::cascade_plan_in::<Product>(&common::catalog()).to_string();
     assert!(
         product_plan.contains("when `catalog_number` changes"),
         "{product_plan}"
@@ -321,7 +321,7 @@ async fn the_cascade_plan_says_what_each_change_does() {
         product_plan.contains("filter  { product: { $in: <ids> } }"),
         "{product_plan}"
     );
-    let logs = odm::denormalize::cascade_plan::<LogMsg>().to_string();
+    let logs = odm::denormalize::cascade_plan_in::<LogMsg>(&common::catalog()).to_string();
     assert!(
         logs.contains("on insert: push a summary onto hosts.logmsgs through `host`"),
         "{logs}"
@@ -334,7 +334,7 @@ fn at(ms: i64) -> DateTime {
 
 #[tokio::test]
 async fn log_messages_copy_their_host_address_and_follow_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let goofy = Host {
         id: ObjectId::new(),
         name: "goofy.example.com".into(),
@@ -379,7 +379,7 @@ async fn log_messages_copy_their_host_address_and_follow_it() -> odm::Result<()>
 /// random time order, each host's array is the last 100 of its messages by time.
 #[tokio::test]
 async fn the_host_keeps_its_latest_messages_in_time_order() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let hosts: Vec<Host> = (0..3)
         .map(|i| Host {
             id: ObjectId::new(),
@@ -449,7 +449,7 @@ async fn the_host_keeps_its_latest_messages_in_time_order() -> odm::Result<()> {
 /// read with the raw driver, is exactly the latest 100 messages, oldest first.
 #[tokio::test]
 async fn the_stored_latest_array_is_the_latest_n_by_the_copied_sort_key() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let host = Host {
         id: ObjectId::new(),
         name: "goofy".into(),
@@ -504,7 +504,7 @@ async fn concurrent_renames_in_transactions_never_leave_drift_either() -> odm::R
 
 #[tokio::test]
 async fn deleting_a_part_removes_its_summaries() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let parts: Vec<Part> = (0..2).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
     db.odm()
@@ -519,7 +519,7 @@ async fn deleting_a_part_removes_its_summaries() -> odm::Result<()> {
 /// The seed looks the host up by its address, projecting only `_id`, before writing.
 #[tokio::test]
 async fn a_host_is_found_by_its_natural_key_projecting_only_its_id() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let goofy = Host {
         id: ObjectId::new(),
         name: "goofy.example.com".into(),
@@ -539,7 +539,7 @@ async fn a_host_is_found_by_its_natural_key_projecting_only_its_id() -> odm::Res
 /// Copies corrupted behind the ODM's back are found by the sweep and repaired.
 #[tokio::test]
 async fn the_sweep_finds_and_repairs_every_drifted_copy() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let shifter = Product {
         parts: vec![],
         ..product(1, &[])
@@ -619,7 +619,7 @@ async fn the_sweep_finds_and_repairs_every_drifted_copy() -> odm::Result<()> {
 
 #[tokio::test]
 async fn the_audit_counts_reads_against_cascade_writes() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p = part(1, None);
     db.odm().insert_one(&p).await?;
     db.odm().insert_one(&product(1, &[&p])).await?;
@@ -648,7 +648,7 @@ async fn the_audit_counts_reads_against_cascade_writes() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_cascade_in_a_transaction_commits_both_sides_together() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p = part(1, None);
     db.odm().insert_one(&p).await?;
     db.odm().insert_one(&product(1, &[&p])).await?;
@@ -669,7 +669,7 @@ async fn a_cascade_in_a_transaction_commits_both_sides_together() -> odm::Result
 #[tokio::test]
 async fn deleting_a_product_clears_the_copies_taken_through_the_nullified_reference(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let shifter = Product {
         parts: vec![],
         ..product(1, &[])
@@ -704,7 +704,7 @@ async fn deleting_a_product_clears_the_copies_taken_through_the_nullified_refere
 /// takes back both.
 #[tokio::test]
 async fn a_cascade_joins_the_callers_transaction() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p = part(1, None);
     db.odm().insert_one(&p).await?;
     db.odm().insert_one(&product(1, &[&p])).await?;
@@ -764,7 +764,7 @@ async fn shifter_with_parts(db: &TestDb, n: usize) -> odm::Result<(Vec<Part>, Pr
 
 #[tokio::test]
 async fn a_pushed_summary_takes_its_copied_fields_from_the_part() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (parts, shifter) = shifter_with_parts(&db, 3).await?;
     db.odm()
         .update_by_id::<Product>(shifter.id, Product::parts().push(summary(&parts[2])))
@@ -802,7 +802,7 @@ async fn a_pushed_summary_takes_its_copied_fields_from_the_part() -> odm::Result
 
 #[tokio::test]
 async fn pushing_a_summary_of_a_missing_part_writes_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (_, shifter) = shifter_with_parts(&db, 1).await?;
     let ghost = part(9, None);
     let err = db
@@ -823,7 +823,7 @@ async fn pushing_a_summary_of_a_missing_part_writes_nothing() -> odm::Result<()>
 
 #[tokio::test]
 async fn moving_a_part_to_another_product_retakes_its_copies() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let shifter = product(1, &[]);
     let blower = product(2, &[]);
     db.odm().insert_many([&shifter, &blower]).await?;
@@ -872,7 +872,7 @@ async fn moving_a_part_to_another_product_retakes_its_copies() -> odm::Result<()
 
 #[tokio::test]
 async fn writes_inside_a_copy_are_refused_before_sending() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (parts, shifter) = shifter_with_parts(&db, 1).await?;
     // `Part::product_name().set(..)` does not compile (tests/ui/denormalize); paths built by
     // hand are refused at run time.
@@ -941,7 +941,7 @@ async fn writes_inside_a_copy_are_refused_before_sending() -> odm::Result<()> {
 
 #[tokio::test]
 async fn replacing_a_part_cascades_its_new_name() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (parts, shifter) = shifter_with_parts(&db, 1).await?;
     let renamed = Part {
         name: "fan blade assembly".into(),
@@ -972,7 +972,7 @@ async fn replacing_a_part_cascades_its_new_name() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_replaced_product_takes_its_summaries_from_the_parts() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (parts, shifter) = shifter_with_parts(&db, 2).await?;
     db.odm()
         .replace_one(&Product {
@@ -998,7 +998,7 @@ async fn a_replaced_product_takes_its_summaries_from_the_parts() -> odm::Result<
 
 #[tokio::test]
 async fn find_one_and_update_of_a_part_cascades_too() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (parts, shifter) = shifter_with_parts(&db, 1).await?;
     let old = db
         .odm()
@@ -1048,6 +1048,7 @@ async fn rename_after_next_find(
 ) -> odm::Result<(Odm, std::sync::Arc<std::sync::atomic::AtomicBool>)> {
     common::act_after_next_find(db, move |database| async move {
         Odm::new(database)
+            .with_catalog(common::catalog())
             .update_by_id::<Part>(part, Part::name().set(name))
             .await
             .expect("the concurrent rename");
@@ -1058,7 +1059,7 @@ async fn rename_after_next_find(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rename_between_reading_a_source_and_writing_its_copy_is_caught() -> odm::Result<()> {
     use std::sync::atomic::Ordering;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let parts: Vec<Part> = (0..2).map(|i| part(i, None)).collect();
     db.odm().insert_many(&parts).await?;
 
@@ -1132,7 +1133,7 @@ fn ids_of(msgs: &[&LogMsg]) -> Vec<ObjectId> {
 #[tokio::test]
 async fn deleting_a_message_takes_it_off_its_host_and_brings_in_the_next_latest() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (goofy, _, msgs) = hosts_with_messages(&db, 103).await?;
     let all: Vec<&LogMsg> = msgs.iter().collect();
     assert_eq!(latest_ids(&db, goofy.id).await, ids_of(&all[3..]));
@@ -1163,7 +1164,7 @@ async fn deleting_a_message_takes_it_off_its_host_and_brings_in_the_next_latest(
 
 #[tokio::test]
 async fn a_message_moved_in_time_or_to_another_host_moves_in_the_arrays() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (goofy, mickey, msgs) = hosts_with_messages(&db, 101).await?;
     let all: Vec<&LogMsg> = msgs.iter().collect();
 
@@ -1206,7 +1207,7 @@ async fn a_message_moved_in_time_or_to_another_host_moves_in_the_arrays() -> odm
 
 #[tokio::test]
 async fn a_replaced_message_is_summarized_anew() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (goofy, _, msgs) = hosts_with_messages(&db, 3).await?;
     db.odm()
         .replace_one(&LogMsg {
@@ -1222,7 +1223,7 @@ async fn a_replaced_message_is_summarized_anew() -> odm::Result<()> {
 
 #[tokio::test]
 async fn the_sweep_finds_and_repairs_drifted_latest_arrays() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (goofy, mickey, msgs) = hosts_with_messages(&db, 5).await?;
     let all: Vec<&LogMsg> = msgs.iter().collect();
     // Written behind the ODM's back: a message deleted without taking its summary off the
@@ -1257,7 +1258,7 @@ async fn the_sweep_finds_and_repairs_drifted_latest_arrays() -> odm::Result<()> 
 #[tokio::test]
 async fn a_reassigned_task_takes_its_new_owners_name() -> odm::Result<()> {
     use denorm::tasks::{Person, Task};
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let person = |name: &str| Person {
         id: ObjectId::new(),
         name: name.into(),
@@ -1307,7 +1308,7 @@ async fn a_reassigned_task_takes_its_new_owners_name() -> odm::Result<()> {
 async fn deleting_an_author_clears_an_optional_cached_name_and_refuses_a_required_one(
 ) -> odm::Result<()> {
     use denorm::books::{Author, AuthorName, Book};
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let author = |id: i32, first: &str, last: &str| Author {
         id,
         first_name: first.into(),
@@ -1387,7 +1388,7 @@ async fn deleting_an_author_clears_an_optional_cached_name_and_refuses_a_require
 #[tokio::test]
 async fn a_required_summary_does_not_block_a_delete_that_takes_its_holder_too() -> odm::Result<()> {
     use denorm::chores::{Chore, Member, MemberCard};
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let kate = Member {
         id: 1,
         name: "Kate Monster".into(),
@@ -1410,7 +1411,7 @@ async fn a_required_summary_does_not_block_a_delete_that_takes_its_holder_too() 
 
 #[tokio::test]
 async fn a_summary_already_taken_in_is_not_pushed_twice() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (goofy, _, msgs) = hosts_with_messages(&db, 3).await?;
     let late = LogMsg {
         id: ObjectId::new(),
@@ -1439,7 +1440,7 @@ async fn a_summary_already_taken_in_is_not_pushed_twice() -> odm::Result<()> {
 
 #[tokio::test]
 async fn replacing_a_host_keeps_its_latest_messages() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (goofy, _, msgs) = hosts_with_messages(&db, 3).await?;
     // A host read before its messages arrived, written back.
     db.odm()
@@ -1459,13 +1460,13 @@ async fn replacing_a_host_keeps_its_latest_messages() -> odm::Result<()> {
 /// repairs it. Nothing is left stale behind a success.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cascade_whose_reply_is_lost_is_an_error_naming_the_copies() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let parts: Vec<Part> = (0..2).map(|n| part(n, None)).collect();
     db.odm().insert_many(&parts).await?;
     let products: Vec<Product> = (0..3).map(|n| product(n, &[&parts[0]])).collect();
     db.odm().insert_many(&products).await?;
     let proxy = odm::testing::FaultProxy::start().await?;
-    let odm = proxy.odm(db.name()).await?;
+    let odm = proxy.odm(db.name()).await?.with_catalog(common::catalog());
     odm.supports_transactions().await?;
     proxy.lose_replies("update", 1);
     let err = odm

@@ -104,7 +104,7 @@ fn last_update(db: &TestDb) -> (Document, Document, Option<Vec<Bson>>) {
 
 #[tokio::test]
 async fn matched_increments_the_element_the_filter_matched() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&[seed(1), seed(2)]).await?;
     sent(&db);
     let update = BookRefs::referrers().matched().count().inc(1);
@@ -134,7 +134,7 @@ async fn matched_increments_the_element_the_filter_matched() -> odm::Result<()> 
 
 #[tokio::test]
 async fn matched_follows_an_elem_match_filter() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&seed(1)).await?;
     let filter = BookRefs::referrers().any(|r| r.domain().eq("yahoo.com") & r.count().lt(3));
     assert_eq!(
@@ -157,7 +157,7 @@ async fn matched_follows_an_elem_match_filter() -> odm::Result<()> {
 
 #[tokio::test]
 async fn any_needs_one_element_to_meet_every_condition() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&seed(1)).await?;
     // google.com has 4, yahoo.com has 1: no element is both yahoo.com and above 3 ...
     let one_element = BookRefs::referrers().any(|r| r.domain().eq("yahoo.com") & r.count().gt(3));
@@ -178,7 +178,7 @@ async fn any_needs_one_element_to_meet_every_condition() -> odm::Result<()> {
 
 #[tokio::test]
 async fn each_where_sends_generated_array_filters() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&seed(1)).await?;
     sent(&db);
     let update = BookRefs::referrers()
@@ -208,7 +208,7 @@ async fn each_where_sends_generated_array_filters() -> odm::Result<()> {
 
 #[tokio::test]
 async fn each_writes_every_element() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&seed(1)).await?;
     // Conditions on several fields of one element.
     let update = BookRefs::referrers()
@@ -244,7 +244,7 @@ async fn each_writes_every_element() -> odm::Result<()> {
 
 #[tokio::test]
 async fn combined_conditions_get_their_own_identifiers() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&seed(1)).await?;
     let google = BookRefs::referrers().each_where(|r| r.domain().eq("google.com"));
     let yahoo = BookRefs::referrers().each_where(|r| r.domain().eq("yahoo.com"));
@@ -279,7 +279,7 @@ async fn combined_conditions_get_their_own_identifiers() -> odm::Result<()> {
 
 #[tokio::test]
 async fn nested_arrays_and_scalar_elements() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&seed(1)).await?;
     // `editions.$[e0].tags.$[e1]`: the drafts of the editions after 2000.
     let update = BookRefs::editions()
@@ -325,7 +325,7 @@ async fn nested_arrays_and_scalar_elements() -> odm::Result<()> {
 
 #[tokio::test]
 async fn element_conditions_match_values_literally() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let mut book = seed(1);
     book.referrers.push(referrer("$where", 1));
     book.referrers.push(referrer("referrers.$[e0]", 1));
@@ -362,7 +362,7 @@ async fn element_conditions_match_values_literally() -> odm::Result<()> {
 
 #[tokio::test]
 async fn find_one_and_update_sends_array_filters() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&seed(1)).await?;
     let after = db
         .odm()
@@ -387,7 +387,7 @@ async fn find_one_and_update_sends_array_filters() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_push_onto_a_bounded_array_through_an_element_path_is_refused() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&seed(1)).await?;
     sent(&db);
     let err = db
@@ -412,7 +412,7 @@ async fn a_push_onto_a_bounded_array_through_an_element_path_is_refused() -> odm
 
 #[tokio::test]
 async fn element_paths_into_copies_are_refused_before_sending() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let part = Part {
         id: ObjectId::new(),
         partno: "123-aff-456".into(),

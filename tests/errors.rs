@@ -38,7 +38,7 @@ fn raw_book(id: i32) -> Document {
 
 #[tokio::test]
 async fn a_missing_field_names_collection_id_and_path() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let mut bad = raw_book(7);
     bad.get_document_mut("publisher").unwrap().remove("city");
     store_raw(&db, "books", bad).await;
@@ -61,7 +61,7 @@ async fn a_missing_field_names_collection_id_and_path() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_wrong_type_inside_an_array_names_the_element() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let mut bad = raw_book(8);
     bad.insert(
         "reviews",
@@ -81,7 +81,7 @@ async fn a_wrong_type_inside_an_array_names_the_element() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_good_document_after_a_bad_one_is_not_silently_dropped() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&gatsby()).await?;
     let mut bad = raw_book(9);
     bad.insert("pages", "many");
@@ -97,7 +97,7 @@ async fn a_good_document_after_a_bad_one_is_not_silently_dropped() -> odm::Resul
 
 #[tokio::test]
 async fn find_one_and_update_reports_the_document_it_could_not_decode() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     store_raw(
         &db,
         "loans",
@@ -118,7 +118,7 @@ async fn find_one_and_update_reports_the_document_it_could_not_decode() -> odm::
 
 #[tokio::test]
 async fn a_document_without_an_id_says_so() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     store_raw(&db, "authors", doc! {"_id": 3, "first_name": "F. Scott"}).await;
     let (_, id, path, _) = decode_error(db.odm().find::<Author>(Filter::all()).await.unwrap_err());
     assert_eq!((id.as_str(), path.as_str()), ("{ _id: 3 }", "last_name"));
@@ -138,7 +138,7 @@ async fn a_document_without_an_id_says_so() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_refused_write_names_the_collection_and_what_it_wrote() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&gatsby()).await?;
     let err = db
         .odm()

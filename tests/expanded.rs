@@ -6,7 +6,6 @@ mod common;
 use common::stored_one;
 use odm::bson::doc;
 use odm::prelude::*;
-use odm::testing::TestDb;
 use serde_json::json;
 
 #[derive(Model, Serialize, Deserialize, Debug, Clone)]
@@ -70,7 +69,7 @@ async fn seed(odm: &Odm) -> odm::Result<()> {
 
 #[tokio::test]
 async fn populated_references_serialize_as_their_documents_at_any_depth() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     seed(odm).await?;
     // ANCHOR: expanded
@@ -117,7 +116,7 @@ async fn populated_references_serialize_as_their_documents_at_any_depth() -> odm
 #[tokio::test]
 async fn a_populated_document_is_stored_with_ids_and_the_flag_ends_with_the_wrapper(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     seed(odm).await?;
     let mut book = odm

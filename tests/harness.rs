@@ -18,7 +18,7 @@ async fn database_names() -> Vec<String> {
 
 #[tokio::test]
 async fn a_test_database_is_fresh_and_is_dropped_afterwards() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let name = db.name().to_owned();
     assert!(name.starts_with("odm_test_"), "{name}");
     assert!(
@@ -37,7 +37,7 @@ async fn a_test_database_is_fresh_and_is_dropped_afterwards() -> odm::Result<()>
 
 #[tokio::test]
 async fn parallel_tests_get_distinct_databases_on_one_server() -> odm::Result<()> {
-    let dbs = futures_util::future::try_join_all((0..8).map(|_| TestDb::new())).await?;
+    let dbs = futures_util::future::try_join_all((0..8).map(|_| common::db())).await?;
     let mut names: Vec<&str> = dbs.iter().map(TestDb::name).collect();
     names.sort_unstable();
     names.dedup();
@@ -66,8 +66,8 @@ async fn parallel_tests_get_distinct_databases_on_one_server() -> odm::Result<()
 
 #[tokio::test]
 async fn each_test_counts_only_its_own_commands() -> odm::Result<()> {
-    let a = TestDb::new().await?;
-    let b = TestDb::new().await?;
+    let a = common::db().await?;
+    let b = common::db().await?;
     a.odm().insert_one(&gatsby()).await?;
     a.odm().get::<Book>(1).await?;
     b.odm().count::<Book>(odm::Filter::all()).await?;

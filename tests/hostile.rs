@@ -113,7 +113,7 @@ async fn snapshot(db: &TestDb) -> (Vec<Document>, Vec<Document>) {
 #[tokio::test]
 async fn reassign_with_an_operator_shaped_child_id_moves_nothing() -> odm::Result<()> {
     for mode in [TransactionMode::Always, TransactionMode::Never] {
-        let db = TestDb::new().await?;
+        let db = common::db().await?;
         setup(&db).await?;
         let before = snapshot(&db).await;
         for child in hostile() {
@@ -141,7 +141,7 @@ async fn reassign_with_an_operator_shaped_child_id_moves_nothing() -> odm::Resul
 
 #[tokio::test]
 async fn an_operator_shaped_id_is_refused_before_anything_is_sent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     let err = db
         .odm()
@@ -162,7 +162,7 @@ async fn an_operator_shaped_id_is_refused_before_anything_is_sent() -> odm::Resu
 
 #[tokio::test]
 async fn a_document_id_still_works_as_a_literal_id() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     let doc_id = Bson::Document(doc! { "a": 1, "b": "x" });
     let mut special = item("unused", "a");
@@ -205,7 +205,7 @@ async fn a_document_id_still_works_as_a_literal_id() -> odm::Result<()> {
 
 #[tokio::test]
 async fn reads_by_hostile_values_match_literally() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     let odm = db.odm();
     for v in hostile() {
@@ -260,7 +260,7 @@ async fn reads_by_hostile_values_match_literally() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_stored_regex_is_matched_as_a_value_in_lists() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     db.raw()
         .collection::<Document>("items")
@@ -289,7 +289,7 @@ async fn a_stored_regex_is_matched_as_a_value_in_lists() -> odm::Result<()> {
 
 #[tokio::test]
 async fn writes_of_hostile_values_land_as_values() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     let odm = db.odm();
     for (k, v) in hostile().into_iter().enumerate() {
@@ -378,7 +378,7 @@ async fn writes_of_hostile_values_land_as_values() -> odm::Result<()> {
 
 #[tokio::test]
 async fn deletes_and_updates_by_hostile_filters_touch_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     let odm = db.odm();
     let before = snapshot(&db).await;
@@ -413,7 +413,7 @@ async fn deletes_and_updates_by_hostile_filters_touch_nothing() -> odm::Result<(
 
 #[tokio::test]
 async fn populate_and_children_take_stored_hostile_ids_literally() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     // A reference holding a pattern, written around the ODM.
     db.raw()
@@ -483,7 +483,7 @@ async fn populate_and_children_take_stored_hostile_ids_literally() -> odm::Resul
 
 #[tokio::test]
 async fn repairs_pull_stored_hostile_ids_as_values() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     // Shelf a lists a pattern that no item refers to: an extra entry, to be pulled alone.
     db.raw()
@@ -529,7 +529,7 @@ async fn repairs_pull_stored_hostile_ids_as_values() -> odm::Result<()> {
 
 #[tokio::test]
 async fn deleting_a_shelf_pulls_nothing_but_its_own_id() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     // Item i3 refers to a parent listed with a pattern among ordinary ids.
     db.raw()
@@ -587,7 +587,7 @@ async fn at_path_refuses_operator_and_empty_segments() -> odm::Result<()> {
 
 #[tokio::test]
 async fn raw_updates_are_refused_on_copies() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     setup(&db).await?;
     db.odm()
         .update_by_id::<Item>(Bson::from("i1"), Item::label().set("x"))

@@ -351,8 +351,9 @@ fn indexes_follow_the_attributes() {
 
 #[test]
 fn models_register_themselves() {
-    let collections: Vec<&str> = odm::registered_models()
-        .into_iter()
+    let collections: Vec<&str> = odm::Catalog::linked_in(module_path!())
+        .models()
+        .iter()
         .map(|m| m.collection)
         .collect();
     assert!(collections.contains(&"books"));

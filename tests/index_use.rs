@@ -103,7 +103,7 @@ async fn assert_indexed(db: &TestDb, what: &str, explained: usize) -> odm::Resul
 
 #[tokio::test]
 async fn the_parts_catalog_queries_use_indexes() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes().await?;
     db.commands().clear();
@@ -194,7 +194,7 @@ async fn the_parts_catalog_queries_use_indexes() -> odm::Result<()> {
 
 #[tokio::test]
 async fn the_tree_queries_use_indexes() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes().await?;
     db.commands().clear();
@@ -231,7 +231,7 @@ async fn the_tree_queries_use_indexes() -> odm::Result<()> {
 
 #[tokio::test]
 async fn the_bucket_queries_use_indexes() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes().await?;
     db.commands().clear();
@@ -251,7 +251,7 @@ async fn the_bucket_queries_use_indexes() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_query_on_a_field_without_an_index_is_reported() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes().await?;
     odm.insert_many(&[part(1, None), part(2, None)]).await?;

@@ -8,7 +8,6 @@ use common::{listed_indexes, sent, stored};
 use library::*;
 use odm::bson::{doc, DateTime, Document};
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 fn index<'a>(listed: &'a [Document], name: &str) -> &'a Document {
     listed
@@ -26,7 +25,7 @@ fn names(listed: &[Document]) -> Vec<&str> {
 
 #[tokio::test]
 async fn sync_creates_every_declared_index() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let report = db
         .odm()
         .sync_indexes_of::<Book>()
@@ -89,7 +88,7 @@ async fn sync_creates_every_declared_index() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_second_sync_sends_no_create_indexes() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let sync = || {
         db.odm()
             .sync_indexes_of::<Book>()
@@ -114,7 +113,7 @@ async fn a_second_sync_sends_no_create_indexes() -> odm::Result<()> {
 
 #[tokio::test]
 async fn differing_and_undeclared_indexes_are_reported_not_dropped() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .run_command(doc! {"createIndexes": "books", "indexes": [
             {"key": {"isbn": 1}, "name": "isbn_1"},
@@ -166,7 +165,7 @@ async fn differing_and_undeclared_indexes_are_reported_not_dropped() -> odm::Res
 
 #[tokio::test]
 async fn a_duplicate_key_error_names_the_index_and_the_value() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes_of::<Book>().await?;
     db.odm().insert_one(&gatsby()).await?;
     let mut copy = gatsby();
@@ -192,7 +191,7 @@ async fn a_duplicate_key_error_names_the_index_and_the_value() -> odm::Result<()
 
 #[tokio::test]
 async fn a_compound_unique_index_allows_each_pair_once() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes_of::<Recommendation>().await?;
     let rec = |book, user| Recommendation {
         id: ObjectId::new(),
@@ -235,7 +234,7 @@ fn member(id: i32, email: Option<&str>) -> Member {
 
 #[tokio::test]
 async fn a_unique_option_field_lets_absent_values_coexist() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes_of::<Member>().await?;
     let listed = listed_indexes(&db, "members").await;
     assert!(index(&listed, "email_1")
@@ -289,7 +288,7 @@ struct Volume {
 /// other indexes still created.
 #[tokio::test]
 async fn text_and_multikey_indexes_serve_their_queries() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let text_supported = match db.odm().sync_indexes_of::<Volume>().await {
         Ok(_) => true,
         Err(odm::Error::IndexSync(report)) => {

@@ -35,7 +35,7 @@ async fn raw_insert(db: &TestDb, doc: Document) {
 
 #[tokio::test]
 async fn each_kind_is_stored_with_its_discriminator() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let series = stored_one(&db, "books", 47i64).await.expect("stored");
     assert_eq!(series.get_str("type").unwrap(), "series");
@@ -64,7 +64,7 @@ async fn each_kind_is_stored_with_its_discriminator() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_kind_queries_its_own_documents_and_the_base_queries_common_fields() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let odm = db.odm();
     // The seed's `db.books.find({type: "series"})`, by kind.
@@ -96,7 +96,7 @@ async fn a_kind_queries_its_own_documents_and_the_base_queries_common_fields() -
 
 #[tokio::test]
 async fn a_raw_filter_cannot_widen_a_kind() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let odm = db.odm();
     let hostile = Filter::<SeriesBook>::raw(doc! {"type": {"$ne": "series"}});
@@ -115,7 +115,7 @@ async fn a_raw_filter_cannot_widen_a_kind() -> odm::Result<()> {
 
 #[tokio::test]
 async fn writes_of_a_kind_touch_that_kind_only() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let odm = db.odm();
     let result = odm
@@ -155,7 +155,7 @@ async fn writes_of_a_kind_touch_that_kind_only() -> odm::Result<()> {
 
 #[tokio::test]
 async fn indexes_on_a_kinds_fields_are_partial_on_the_kind() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes_of::<Book>().await?;
     let listed = listed_indexes(&db, "books").await;
     let by_name = |name: &str| {
@@ -198,7 +198,7 @@ async fn indexes_on_a_kinds_fields_are_partial_on_the_kind() -> odm::Result<()> 
 
 #[tokio::test]
 async fn an_unknown_kind_is_a_typed_error_naming_the_document() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     raw_insert(
         &db,
@@ -275,7 +275,7 @@ struct SeriesPart {
 
 #[tokio::test]
 async fn a_catch_all_kind_takes_unknown_values() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     raw_insert(&db, doc! {"_id": 99i64, "type": "ebook", "title": "Dune"}).await;
     let all: Vec<AnyBook> = db.odm().find(Filter::all()).await?;
@@ -286,7 +286,7 @@ async fn a_catch_all_kind_takes_unknown_values() -> odm::Result<()> {
 
 #[tokio::test]
 async fn relations_work_on_and_into_kinds() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let odm = db.odm();
     // A reference from a kind's field, populated.
@@ -374,7 +374,7 @@ async fn relations_work_on_and_into_kinds() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_reference_to_a_kind_does_not_load_another_kind() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     // A chapter naming the id of a single book: dangling for `Ref<SeriesBook>`.
     db.odm()
@@ -405,7 +405,7 @@ async fn a_reference_to_a_kind_does_not_load_another_kind() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_mixed_result_is_populated_through_a_common_reference() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     db.commands().clear();
     let books: Vec<Book> = db
@@ -434,7 +434,7 @@ async fn a_mixed_result_is_populated_through_a_common_reference() -> odm::Result
 
 #[tokio::test]
 async fn the_base_indexes_and_offers_its_common_fields() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes_of::<Book>().await?;
     let listed = listed_indexes(&db, "books").await;
     let title = listed
@@ -484,7 +484,7 @@ async fn the_base_indexes_and_offers_its_common_fields() -> odm::Result<()> {
 
 #[tokio::test]
 async fn copies_into_a_kind_converge_under_concurrent_renames_and_inserts() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let odm = db.odm().clone();
     let mut tasks = Vec::new();
@@ -540,7 +540,7 @@ async fn copies_into_a_kind_converge_under_concurrent_renames_and_inserts() -> o
 
 #[tokio::test]
 async fn moving_a_reference_takes_the_copies_of_that_kind_only() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let odm = db.odm();
     // A single book's writer moves: series books copy the writer's name, single books do not.
@@ -577,7 +577,7 @@ async fn moving_a_reference_takes_the_copies_of_that_kind_only() -> odm::Result<
 
 #[test]
 fn the_cascade_plan_shows_a_kinds_copy_on_that_kind() {
-    let plan = odm::denormalize::cascade_plan::<Writer>().to_string();
+    let plan = odm::denormalize::cascade_plan_in::<Writer>(&common::catalog()).to_string();
     assert!(
         plan.contains(r#"{ type: "series", writer: { $in: <ids> } }"#),
         "{plan}"

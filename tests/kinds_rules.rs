@@ -99,7 +99,7 @@ async fn shelf(db: &TestDb) -> odm::Result<()> {
 /// cascade of `SeriesBook` does not reach the single book, whose `writer` names the same writer.
 #[tokio::test]
 async fn a_kinds_delete_rule_applies_to_that_kind_only() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     db.odm().delete_one(Writer::id_field().eq(1)).await?;
     assert!(
@@ -120,7 +120,7 @@ async fn a_kinds_delete_rule_applies_to_that_kind_only() -> odm::Result<()> {
 /// query includes `{type: {$eq: "series"}}`), and so is the copy taken through it.
 #[tokio::test]
 async fn a_copy_from_a_kind_does_not_read_another_kind() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let odm = db.odm();
     // What a reference to no document at all gives.
@@ -154,7 +154,7 @@ async fn a_copy_from_a_kind_does_not_read_another_kind() -> odm::Result<()> {
 /// both sides, and the sweep finds nothing to repair.
 #[tokio::test]
 async fn a_two_way_reference_on_a_kind_moves_both_sides() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db).await?;
     let odm = db.odm();
     odm.insert_one(&SeriesBook {

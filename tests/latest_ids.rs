@@ -5,7 +5,6 @@ mod common;
 use common::stored_one;
 use odm::bson::{doc, DateTime};
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 // ANCHOR: summary
 #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -48,7 +47,7 @@ struct Message {
 
 #[tokio::test]
 async fn a_latest_summary_can_carry_the_source_id_as_a_field() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let machine = Machine {
         id: ObjectId::new(),
         name: "goofy.example.com".into(),

@@ -65,7 +65,7 @@ fn ada() -> Person {
 
 #[tokio::test]
 async fn inserts_and_replacements_store_the_version() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&ada()).await?;
     let stored = stored_one(&db, "people", 1).await.unwrap();
     assert_eq!(stored.get_i32("_v").unwrap(), 3);
@@ -109,7 +109,7 @@ async fn inserts_and_replacements_store_the_version() -> odm::Result<()> {
 
 #[tokio::test]
 async fn old_documents_are_upgraded_on_read_and_not_written_back() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let people = db.raw().collection::<Document>("people");
     people
         .insert_many([
@@ -171,7 +171,7 @@ async fn refused_at_v(db: &TestDb, id: i32) -> String {
 
 #[tokio::test]
 async fn a_document_that_cannot_be_upgraded_is_a_decode_error_naming_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .collection::<Document>("people")
         .insert_one(doc! {"_id": 7, "name": "Plato"})
@@ -187,7 +187,7 @@ async fn a_document_that_cannot_be_upgraded_is_a_decode_error_naming_it() -> odm
 
 #[tokio::test]
 async fn upserts_store_the_current_version() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let fields = || {
         Person::first()
@@ -242,7 +242,7 @@ async fn upserts_store_the_current_version() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_schema_version_that_is_not_a_whole_number_is_a_decode_error() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let coll = db.raw().collection::<Document>("people");
     let current = doc! {"first": "Ada", "last": "Lovelace", "born": 1815};
     for (id, v) in [
@@ -274,7 +274,7 @@ async fn records(db: &TestDb) -> Vec<Document> {
 
 #[tokio::test]
 async fn migrations_run_in_order_once_and_are_recorded() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     fn migrations(odm: &Odm, order: Arc<std::sync::Mutex<Vec<u32>>>) -> odm::Migrations<'_> {
         let (a, b) = (order.clone(), order);
@@ -324,7 +324,7 @@ async fn migrations_run_in_order_once_and_are_recorded() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_failed_migration_stops_the_run_and_is_resumed_by_the_next() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let tries = Arc::new(AtomicUsize::new(0));
     let third = Arc::new(AtomicUsize::new(0));
     fn run(odm: &Odm, tries: Arc<AtomicUsize>, third: Arc<AtomicUsize>) -> odm::Migrations<'_> {
@@ -376,7 +376,7 @@ async fn a_failed_migration_stops_the_run_and_is_resumed_by_the_next() -> odm::R
 #[tokio::test]
 async fn a_migration_left_by_a_dead_process_is_taken_over_when_its_lease_expires() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .collection::<Document>("odm_migrations")
         .insert_one(doc! {
@@ -410,7 +410,7 @@ async fn a_migration_left_by_a_dead_process_is_taken_over_when_its_lease_expires
 
 #[tokio::test]
 async fn a_recorded_version_under_another_name_is_refused() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm()
         .migrations()
         .add(1, "first", |_| async { Ok(()) })
@@ -440,7 +440,7 @@ async fn a_recorded_version_under_another_name_is_refused() -> odm::Result<()> {
 
 #[tokio::test]
 async fn runners_starting_together_apply_each_migration_exactly_once() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let applied: Arc<Vec<AtomicUsize>> = Arc::new((0..3).map(|_| AtomicUsize::new(0)).collect());
     let mut runners = Vec::new();
     for _ in 0..4 {
@@ -492,7 +492,7 @@ async fn runners_starting_together_apply_each_migration_exactly_once() -> odm::R
 
 #[tokio::test]
 async fn a_migration_stores_every_old_document_at_the_current_version() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .collection::<Document>("people")
         .insert_many([
@@ -531,7 +531,7 @@ async fn a_migration_stores_every_old_document_at_the_current_version() -> odm::
 
 #[tokio::test]
 async fn runners_finding_an_expired_lease_together_take_it_over_once() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .collection::<Document>("odm_migrations")
         .insert_one(doc! {
@@ -611,7 +611,7 @@ fn upgrade_gear(from: u32, doc: &mut Document) -> Result<(), String> {
 
 #[tokio::test]
 async fn kinds_are_versioned_by_their_enum() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&Tool {
         id: 1,

@@ -99,7 +99,7 @@ async fn all_pages<'a>(
 
 #[tokio::test]
 async fn pages_follow_the_sort_with_one_find_each() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     // Titles repeat, so that `_id` has ties to break, and the ids are not in title order.
     let volumes: Vec<Volume> = (0..25)
         .map(|i| volume((i * 7) % 25, &format!("title {}", i % 4), 1990))
@@ -164,7 +164,7 @@ async fn pages_follow_the_sort_with_one_find_each() -> odm::Result<()> {
 
 #[tokio::test]
 async fn descending_and_compound_sorts_page_in_mongodb_s_order() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let volumes: Vec<Volume> = (0..40)
         .map(|i| volume(i, &format!("t{}", (i * 3) % 5), 1990 + (i * 11) % 4))
         .collect();
@@ -199,7 +199,7 @@ async fn descending_and_compound_sorts_page_in_mongodb_s_order() -> odm::Result<
 
 #[tokio::test]
 async fn missing_and_null_values_order_as_mongodb_orders_them() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let coll = db.raw().collection::<Document>("volumes");
     for i in 0..24 {
         let mut d = doc! {"_id": i, "title": "t", "year": 2000, "tags": [], "writer": 0};
@@ -244,7 +244,7 @@ impl Lcg {
 
 #[tokio::test]
 async fn paging_while_documents_come_and_go_repeats_none_and_skips_none() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let title = |n: u64| format!("title {:03}", n);
     let mut rng = Lcg(7);
     let volumes: Vec<Volume> = (0..150)
@@ -298,7 +298,7 @@ async fn paging_while_documents_come_and_go_repeats_none_and_skips_none() -> odm
 
 #[tokio::test]
 async fn each_page_is_populated_with_one_in_per_relation() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     writers(&db).await?;
     let volumes: Vec<Volume> = (0..23).map(|i| volume(i, "t", 2000)).collect();
     db.odm().insert_many(&volumes).await?;
@@ -336,7 +336,7 @@ fn refused(result: odm::Result<Page<Volume>>) -> &'static str {
 
 #[tokio::test]
 async fn hostile_tokens_are_refused_before_anything_is_sent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     // Titles a careless implementation would read as operators or paths.
     let titles = ["$where", "$gt", "{$ne: null}", "a.b", "$", "", "\u{0}x"];
     let volumes: Vec<Volume> = (0..14)
@@ -452,7 +452,7 @@ async fn hostile_tokens_are_refused_before_anything_is_sent() -> odm::Result<()>
 
 #[tokio::test]
 async fn a_sort_key_holding_an_array_is_refused() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let mut volumes: Vec<Volume> = (0..4).map(|i| volume(i, "t", 2000)).collect();
     volumes[1].tags = vec!["b".into(), "a".into()];
     db.odm().insert_many(&volumes).await?;
@@ -481,7 +481,7 @@ async fn a_sort_key_holding_an_array_is_refused() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_projection_keeps_the_sort_fields() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let volumes: Vec<Volume> = (0..6)
         .map(|i| volume(i, &format!("t{}", 5 - i), 2000))
         .collect();
@@ -556,7 +556,7 @@ async fn readings_in_pages(db: &TestDb, ascending: bool, size: u32) -> (Vec<i32>
 
 #[tokio::test]
 async fn values_of_every_type_and_nan_page_in_mongodb_s_order() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let values = [
         Bson::Double(f64::NAN),
         Bson::Double(1.0),
@@ -594,7 +594,7 @@ async fn values_of_every_type_and_nan_page_in_mongodb_s_order() -> odm::Result<(
 
 #[tokio::test]
 async fn a_projection_leaving_out_id_keeps_the_tie_breaker() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let volumes: Vec<Volume> = (0..5).map(|i| volume(i, "same", 2000)).collect();
     db.odm().insert_many(&volumes).await?;
     let (pages, sent) = all_pages(&db, 2, |odm| {

@@ -11,7 +11,6 @@ use common::{last_command, sent, stored};
 use library::*;
 use odm::bson::{doc, Document};
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -67,7 +66,7 @@ async fn generated_paths_are_the_stored_keys() -> odm::Result<()> {
     );
     assert_eq!(Person::id().path(), "_id");
 
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&kate()).await?;
     let raw = &stored(&db, "people").await[0];
     // Every generated path resolves in the stored document.
@@ -109,7 +108,7 @@ async fn generated_paths_are_the_stored_keys() -> odm::Result<()> {
 
 #[tokio::test]
 async fn dotted_paths_reach_into_embedded_documents() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&shelf()).await?;
     db.commands().clear();
 
@@ -180,7 +179,7 @@ fn setting(id: i32, name: &str) -> Setting {
 
 #[tokio::test]
 async fn user_values_are_matched_literally_never_as_operators() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm()
         .insert_many(&[setting(1, "alpha"), setting(2, "beta")])
         .await?;
@@ -209,7 +208,7 @@ async fn user_values_are_matched_literally_never_as_operators() -> odm::Result<(
 
 #[tokio::test]
 async fn keys_with_a_dollar_or_a_dot_are_refused_and_nothing_is_written() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let mut dotted = setting(1, "dotted");
     dotted.attributes.insert("a.b".into(), 1);
     let err = db.odm().insert_one(&dotted).await.unwrap_err();
@@ -254,7 +253,7 @@ struct Counter {
 
 #[tokio::test]
 async fn a_value_that_cannot_be_encoded_is_an_error_before_sending() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let err = db
         .odm()
         .find(Counter::hits().gt(u64::MAX))

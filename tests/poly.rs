@@ -62,7 +62,7 @@ async fn raw_insert(db: &TestDb, collection: &str, doc: Document) {
 
 #[tokio::test]
 async fn a_polymorphic_reference_is_stored_as_a_standard_dbref() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     let mut e = entry(1, Subject::Book(Ref::new(1)));
     e.mentions = vec![Subject::Author(Ref::new(1)), Subject::User(Ref::new(2))];
@@ -90,7 +90,7 @@ async fn a_polymorphic_reference_is_stored_as_a_standard_dbref() -> odm::Result<
 
 #[tokio::test]
 async fn populate_sends_one_query_per_target_collection() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     let odm = db.odm();
     // 60 entries over books and authors only, each mentioning a user or a book.
@@ -181,7 +181,7 @@ async fn populate_sends_one_query_per_target_collection() -> odm::Result<()> {
 
 #[tokio::test]
 async fn dbrefs_written_by_other_tools_are_read() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     // `$id` before `$ref`, and an extra field: both allowed by the convention.
     raw_insert(
@@ -205,7 +205,7 @@ async fn dbrefs_written_by_other_tools_are_read() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_dbref_to_an_unknown_collection_is_a_typed_error() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     raw_insert(
         &db,
@@ -266,7 +266,7 @@ async fn a_dbref_to_an_unknown_collection_is_a_typed_error() -> odm::Result<()> 
 
 #[tokio::test]
 async fn filters_on_polymorphic_references_match_collection_and_id() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     let odm = db.odm();
     let mut a = entry(1, Subject::Book(Ref::new(1)));
@@ -299,7 +299,7 @@ async fn filters_on_polymorphic_references_match_collection_and_id() -> odm::Res
 
 #[tokio::test]
 async fn delete_rules_apply_per_target() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     let odm = db.odm();
     let mut a = entry(1, Subject::Book(Ref::new(1)));
@@ -346,7 +346,7 @@ async fn delete_rules_apply_per_target() -> odm::Result<()> {
 
 #[tokio::test]
 async fn references_get_indexes_on_their_dbref_fields() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm()
         .sync_indexes_of::<FeedEntry>()
         .and::<Shelf>()
@@ -383,7 +383,7 @@ async fn references_get_indexes_on_their_dbref_fields() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_plain_reference_can_be_stored_as_a_dbref() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     let odm = db.odm();
     odm.insert_one(&Shelf {
@@ -439,7 +439,7 @@ async fn a_plain_reference_can_be_stored_as_a_dbref() -> odm::Result<()> {
 
 #[tokio::test]
 async fn hostile_dbref_parts_are_values() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     let odm = db.odm();
     odm.insert_one(&Note {
@@ -508,7 +508,7 @@ async fn hostile_dbref_parts_are_values() -> odm::Result<()> {
 
 #[tokio::test]
 async fn malformed_dbrefs_are_decode_errors_naming_the_field() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     for (id, subject) in [
         (20, Bson::Document(doc! {"$ref": 5, "$id": 1})),
@@ -573,7 +573,7 @@ async fn one_book(db: &TestDb) -> odm::Result<()> {
 /// one odm is connected to: such a DBRef names a document odm can load.
 #[tokio::test]
 async fn a_dbref_naming_this_database_is_read() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     one_book(&db).await?;
     db.raw()
         .collection::<Document>("feed")
@@ -600,7 +600,7 @@ async fn a_dbref_naming_this_database_is_read() -> odm::Result<()> {
 /// reference to this database's book), so deleting this database's book must leave it.
 #[tokio::test]
 async fn a_delete_rule_leaves_a_dbref_to_another_database() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     one_book(&db).await?;
     db.raw()
         .collection::<Document>("notes")
@@ -627,7 +627,7 @@ async fn a_delete_rule_leaves_a_dbref_to_another_database() -> odm::Result<()> {
 /// polymorphic array and of a plain reference stored as DBRefs remove exactly them.
 #[tokio::test]
 async fn dbrefs_in_arrays_match_in_any_field_order_and_with_extra_fields() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     library(&db).await?;
     let odm = db.odm();
     let name = db.name().to_owned();

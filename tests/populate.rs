@@ -67,7 +67,7 @@ fn part_named<'a>(c: &'a Catalog, id: &ObjectId) -> &'a Part {
 
 #[tokio::test]
 async fn populate_loads_every_reference_with_one_in_query() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let c = catalog(&db, 30).await?;
 
     let products = db
@@ -115,7 +115,7 @@ fn check_parts(c: &Catalog, products: &[Product]) {
 
 #[tokio::test]
 async fn a_reference_is_stored_as_the_bare_id_whatever_its_state() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let c = catalog(&db, 2).await?;
     let mut product = db
         .odm()
@@ -144,7 +144,7 @@ async fn a_reference_is_stored_as_the_bare_id_whatever_its_state() -> odm::Resul
 
 #[tokio::test]
 async fn an_unpopulated_reference_reads_as_absent_not_as_a_panic() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let c = catalog(&db, 1).await?;
     let product = db.odm().get::<Product>(c.products[0].id).await?.unwrap();
     let r = &product.parts[0];
@@ -159,7 +159,7 @@ async fn an_unpopulated_reference_reads_as_absent_not_as_a_panic() -> odm::Resul
 
 #[tokio::test]
 async fn nested_paths_take_one_query_per_level() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let c = catalog(&db, 10).await?;
     let products = db
         .odm()
@@ -183,7 +183,7 @@ async fn nested_paths_take_one_query_per_level() -> odm::Result<()> {
 
 #[tokio::test]
 async fn projection_filter_and_sort_apply_per_path() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let c = catalog(&db, 3).await?;
     let products = db
         .odm()
@@ -261,7 +261,7 @@ async fn projection_filter_and_sort_apply_per_path() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_dangling_reference_is_an_error_unless_a_policy_says_otherwise() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let c = catalog(&db, 4).await?;
     let gone = c.products[0].parts[2].id().to_owned();
     // Deleted behind the ODM's back: no delete rule ran.
@@ -319,7 +319,7 @@ async fn a_dangling_reference_is_an_error_unless_a_policy_says_otherwise() -> od
 
 #[tokio::test]
 async fn large_id_lists_are_split_into_batches() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     catalog(&db, 30).await?;
     let products = db
         .odm()
@@ -363,7 +363,7 @@ async fn large_id_lists_are_split_into_batches() -> odm::Result<()> {
 
 #[tokio::test]
 async fn populate_runs_inside_the_callers_session() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let c = catalog(&db, 2).await?;
     let mut session = db.odm().start_session().await?;
     session.start_transaction().await?;
@@ -406,7 +406,7 @@ fn at(minute: i64) -> DateTime {
 /// The case Mongoose's `options.limit` gets wrong: a per-parent limit must not act globally.
 #[tokio::test]
 async fn children_of_many_parents_get_a_per_parent_limit_in_one_aggregate() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let host = |name: &str, ip: &str| Host {
         id: ObjectId::new(),
         name: name.into(),
@@ -487,7 +487,7 @@ async fn children_of_many_parents_get_a_per_parent_limit_in_one_aggregate() -> o
 
 #[tokio::test]
 async fn a_parent_reference_is_indexed_and_queried_by_its_parent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes_of::<LogMsg>().await?;
     let listed = common::listed_indexes(&db, "logmsg").await;
     assert!(

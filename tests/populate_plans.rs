@@ -171,7 +171,7 @@ macro_rules! both_plans {
 
 #[tokio::test]
 async fn both_plans_give_the_same_documents_on_random_catalogs() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let mut dangling = 0;
     for seed in 1..=4u64 {
@@ -277,7 +277,7 @@ async fn both_plans_give_the_same_documents_on_random_catalogs() -> odm::Result<
 
 #[tokio::test]
 async fn both_plans_give_the_same_polymorphic_and_dbref_references() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let mut rng = Rng(7);
     let authors: Vec<Author> = (1..=4)
@@ -431,7 +431,7 @@ fn three_levels() -> impl odm::populate::IntoPopulate<Product> {
 
 #[tokio::test]
 async fn the_lookup_plan_loads_three_levels_in_one_aggregate() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     small_chain(&db).await?;
     let product = db
         .odm()
@@ -478,7 +478,7 @@ async fn the_lookup_plan_loads_three_levels_in_one_aggregate() -> odm::Result<()
 /// Saving the document keeps every reference.
 #[tokio::test]
 async fn a_per_parent_limit_loads_the_first_references_and_keeps_the_others() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let names = ["washer", "bolt", "nut", "gear", "axle"];
     let parts: Vec<Part> = (1..=5)
@@ -600,7 +600,7 @@ async fn a_per_parent_limit_loads_the_first_references_and_keeps_the_others() ->
 #[tokio::test]
 async fn a_malformed_document_past_the_limit_fails_only_the_plan_that_reads_it() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     small_chain(&db).await?;
     db.raw()
         .collection::<Document>("parts")
@@ -637,7 +637,7 @@ async fn a_malformed_document_past_the_limit_fails_only_the_plan_that_reads_it()
 
 #[tokio::test]
 async fn auto_chooses_by_the_cost_rule() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     small_chain(&db).await?;
     let odm = db.odm().clone().with_populate_plan(Plan::Auto);
     // One document (a limit of 1), one level without options: the lookup, one round trip
@@ -687,7 +687,7 @@ async fn auto_chooses_by_the_cost_rule() -> odm::Result<()> {
 /// database asks once, with `hello`, before its first lookup.
 #[tokio::test]
 async fn the_cost_rule_knows_the_deployment_before_its_first_lookup() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     small_chain(&db).await?;
     fn get(odm: &odm::Odm) -> odm::ops::FindOne<'_, Product> {
         odm.get::<Product>(1)
@@ -696,13 +696,13 @@ async fn the_cost_rule_knows_the_deployment_before_its_first_lookup() -> odm::Re
     }
     get(db.odm()).await?;
     assert_eq!(sent(&db), ["aggregate"], "known from the monitoring");
-    let wrapped = odm::Odm::new(db.odm().database().clone());
+    let wrapped = odm::Odm::new(db.odm().database().clone()).with_catalog(common::catalog());
     get(&wrapped).await?;
     assert_eq!(sent(&db), ["hello", "aggregate"], "asked once");
     get(&wrapped).await?;
     assert_eq!(sent(&db), ["aggregate"]);
     // A plan named by the query needs no rule, and no `hello`.
-    let forced = odm::Odm::new(db.odm().database().clone());
+    let forced = odm::Odm::new(db.odm().database().clone()).with_catalog(common::catalog());
     forced
         .get::<Product>(1)
         .populate(Product::parts())
@@ -714,7 +714,7 @@ async fn the_cost_rule_knows_the_deployment_before_its_first_lookup() -> odm::Re
 
 #[tokio::test]
 async fn the_handles_plan_applies_unless_the_query_names_one() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     small_chain(&db).await?;
     let odm = db.odm().clone().with_populate_plan(Plan::Lookup);
     assert_eq!(odm.populate_plan(), Plan::Lookup);
@@ -758,7 +758,7 @@ async fn oversized(db: &TestDb) -> odm::Result<()> {
 #[tokio::test]
 async fn a_refused_lookup_is_a_typed_error_when_forced_and_falls_back_under_auto() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     oversized(&db).await?;
     let err = db
         .odm()
@@ -797,7 +797,7 @@ async fn a_refused_lookup_is_a_typed_error_when_forced_and_falls_back_under_auto
 
 #[tokio::test]
 async fn a_malformed_document_met_by_a_lookup_names_collection_id_and_field() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     small_chain(&db).await?;
     db.raw()
         .collection::<Document>("suppliers")

@@ -11,7 +11,6 @@ use common::{sent, stored, stored_one};
 use odm::bson::{doc, Bson, DateTime};
 use odm::counters::{Quota, Taken};
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 // ANCHOR: user_recs
 /// A user's remaining and given recommendations (the seed's `user_recs`).
@@ -43,7 +42,7 @@ fn recommendations() -> Quota<UserRecs, i32, i32> {
 /// that leaves 7 and `[3, 10, 4]`; recommending 4 again is refused and changes nothing.
 #[tokio::test]
 async fn taking_a_unit_is_one_conditional_update() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&UserRecs {
         id: "bob".into(),
@@ -96,7 +95,7 @@ async fn taking_a_unit_is_one_conditional_update() -> odm::Result<()> {
 /// book: exactly one succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_quota_of_ten_under_a_hundred_concurrent_attempts() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_many(&[
         UserRecs {
@@ -176,7 +175,7 @@ async fn a_quota_of_ten_under_a_hundred_concurrent_attempts() -> odm::Result<()>
 /// given, and is not confused with another.
 #[tokio::test]
 async fn hostile_items_are_values() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&TagsLeft {
         id: 1,
@@ -221,7 +220,7 @@ struct Pick {
 
 #[tokio::test]
 async fn a_quota_takes_the_paths_of_an_embedded_array() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&Picks {
         id: 1,
@@ -287,7 +286,7 @@ async fn claim(odm: &Odm) -> odm::Result<Option<Loan>> {
 /// start time; one `findAndModify` per claim, plus one that finds nothing per worker.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn twenty_workers_claim_a_thousand_requests_once_each() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes_of::<Loan>().await?;
     let requests: Vec<Loan> = (0..1000)
@@ -339,7 +338,7 @@ async fn twenty_workers_claim_a_thousand_requests_once_each() -> odm::Result<()>
 /// the queue with one `update_many`, the others are left alone.
 #[tokio::test]
 async fn approve_and_time_out_after_seven_days() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let day = 24 * 3600 * 1000;
     let now = DateTime::now();
@@ -413,7 +412,7 @@ async fn approve_and_time_out_after_seven_days() -> odm::Result<()> {
 /// landed; committed, the unit is spent and the book listed.
 #[tokio::test]
 async fn a_quota_runs_in_the_callers_transaction() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&UserRecs {
         id: "bob".into(),

@@ -78,7 +78,7 @@ async fn insert_in_transaction(odm: &Odm, product: &Product) -> odm::Result<bool
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn inserts_racing_the_delete_of_their_source_leave_no_summary_of_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     assert!(db.odm().supports_transactions().await?);
     let parts: Vec<Part> = (0..PAIRS).map(part).collect();
     db.odm().insert_many(&parts).await?;
@@ -186,14 +186,14 @@ async fn default_mode_inserts_racing_a_delete(odm: &Odm, db: &TestDb) -> odm::Re
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn default_mode_inserts_racing_the_delete_of_a_source_keep_no_summary_of_it(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     assert!(db.odm().supports_transactions().await?);
     default_mode_inserts_racing_a_delete(db.odm(), &db).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn inserts_racing_a_delete_without_transactions_keep_no_summary_of_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm().clone().without_transactions();
     default_mode_inserts_racing_a_delete(&odm, &db).await
 }
@@ -208,7 +208,7 @@ async fn a_cascading_update_many_keeps_the_bound_of_a_document_filled_meanwhile(
     use odm::bson::doc;
     use std::sync::atomic::Ordering;
 
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     // Kate's list has room for one more task; Bob's has plenty.
     let kate = ObjectId::new();
     let bob = ObjectId::new();
@@ -282,7 +282,7 @@ where
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hundred_deletes_feeding_one_latest_array_all_succeed_on_a_busy_machine(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm().clone();
     let host = Host {
         id: ObjectId::new(),
@@ -358,7 +358,7 @@ async fn a_hundred_deletes_feeding_one_latest_array_all_succeed_on_a_busy_machin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hundred_reassignments_to_one_owner_all_succeed_on_a_busy_machine() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm().clone();
     let person = |name: &str| Person {
         id: ObjectId::new(),
@@ -411,7 +411,7 @@ async fn a_hundred_reassignments_to_one_owner_all_succeed_on_a_busy_machine() ->
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hundred_renames_cascading_into_one_product_all_succeed_on_a_busy_machine(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm().clone();
     let parts: Vec<Part> = (0..WRITERS)
         .map(|n| Part {
@@ -489,7 +489,7 @@ async fn renames_in_transactions_racing_inserts_that_copy_them_all_succeed_on_a_
     const PARTS: usize = 20;
     const RENAMES: usize = 5;
     const INSERTS: usize = 200;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm().clone();
     let parts: Vec<Part> = (0..PARTS).map(part).collect();
     odm.insert_many(&parts).await?;
@@ -595,7 +595,7 @@ async fn a_correction_waiting_on_a_held_document_lets_its_connection_go() -> odm
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::mpsc;
     use std::sync::{Arc, Mutex, OnceLock};
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let p = part(1);
     db.odm().insert_one(&p).await?;
     let product = product_of(&p, 1);

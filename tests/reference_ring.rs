@@ -7,7 +7,6 @@ mod common;
 
 use common::stored_one;
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 #[derive(Model, Serialize, Deserialize, Debug, Clone)]
 #[odm(collection = "ring_0")]
@@ -1011,7 +1010,7 @@ struct Ring99 {
 
 #[tokio::test]
 async fn a_reference_across_a_ring_of_a_hundred_models_is_an_id_and_populates() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&Ring0 {
         id: 1,

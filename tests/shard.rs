@@ -136,7 +136,7 @@ async fn is_mongos(db: &TestDb) -> bool {
 
 #[tokio::test]
 async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
-    let db = TestDb::new().await.unwrap();
+    let db = common::db().await.unwrap();
     let mongos = is_mongos(&db).await;
     db.commands().clear();
     let report = db.odm().sync_indexes().await.unwrap();
@@ -240,7 +240,7 @@ async fn the_shard_collection_command_names_the_declared_key() {
 
 #[tokio::test]
 async fn saving_and_deleting_a_loaded_document_filter_on_its_shard_key() {
-    let db = TestDb::new().await.unwrap();
+    let db = common::db().await.unwrap();
     let odm = db.odm();
     let bolt = Part {
         id: 1,
@@ -276,7 +276,7 @@ async fn saving_and_deleting_a_loaded_document_filter_on_its_shard_key() {
 
 #[tokio::test]
 async fn an_upsert_without_the_full_key_is_refused_before_anything_is_sent() {
-    let db = TestDb::new().await.unwrap();
+    let db = common::db().await.unwrap();
     let odm = db.odm();
     db.commands().clear();
     let err = odm
@@ -334,7 +334,7 @@ async fn an_upsert_without_the_full_key_is_refused_before_anything_is_sent() {
 
 #[tokio::test]
 async fn a_computed_key_is_filled_on_insert_and_names_the_document_in_writes() {
-    let db = TestDb::new().await.unwrap();
+    let db = common::db().await.unwrap();
     let odm = db.odm();
     let image = Image {
         id: 1,
@@ -378,7 +378,7 @@ async fn a_computed_key_is_filled_on_insert_and_names_the_document_in_writes() {
 
 #[tokio::test]
 async fn generated_writes_carry_the_key_when_they_know_it() {
-    let db = TestDb::new().await.unwrap();
+    let db = common::db().await.unwrap();
     let odm = db.odm();
     odm.insert_one(&Host {
         id: 1,
@@ -436,7 +436,7 @@ async fn generated_writes_carry_the_key_when_they_know_it() {
 
 #[tokio::test]
 async fn the_routing_report_says_what_scatters_and_why() {
-    let report = RoutingReport::of::<Product>();
+    let report = RoutingReport::in_catalog::<Product>(&common::catalog());
     let text = report.to_string();
     assert!(
         text.starts_with("routing of `Product` (products sharded by `category`):"),
@@ -459,15 +459,15 @@ async fn the_routing_report_says_what_scatters_and_why() {
     // sides, as the scatter it is.
     let pulled = "delete of a Part: its summaries pulled from products.parts scatters: the filter lacks products' shard key `category`";
     assert!(text.contains(pulled), "{text}");
-    let parts = RoutingReport::of::<Part>().to_string();
+    let parts = RoutingReport::in_catalog::<Part>(&common::catalog()).to_string();
     assert!(parts.contains(pulled), "{parts}");
-    let logs = RoutingReport::of::<LogMsg>();
+    let logs = RoutingReport::in_catalog::<LogMsg>(&common::catalog());
     let text = logs.to_string();
     assert!(
         text.contains("push of a LogMsg onto hosts.logmsgs (through `host`) is routed: the filter names hosts' shard key `_id`"),
         "{text}"
     );
-    let hosts = RoutingReport::of::<Host>().to_string();
+    let hosts = RoutingReport::in_catalog::<Host>(&common::catalog()).to_string();
     assert!(
         hosts.contains("delete of a Host: cascade on logmsg.host scatters: the filter lacks `time` of logmsg's shard key `{host, time}`"),
         "{hosts}"
@@ -476,7 +476,7 @@ async fn the_routing_report_says_what_scatters_and_why() {
         hosts.contains("recompute of hosts.logmsgs (the latest logmsg) scatters: the filter lacks `time` of logmsg's shard key `{host, time}`"),
         "{hosts}"
     );
-    let parts = RoutingReport::of::<Part>();
+    let parts = RoutingReport::in_catalog::<Part>(&common::catalog());
     assert_eq!(parts.key, None);
     assert!(
         parts
@@ -487,7 +487,7 @@ async fn the_routing_report_says_what_scatters_and_why() {
     );
     // A background cascade: the intent, the worker's walk (by the reference: scattered) and
     // its batches (by the ids and categories it read: routed).
-    let makers = RoutingReport::of::<Maker>().to_string();
+    let makers = RoutingReport::in_catalog::<Maker>(&common::catalog()).to_string();
     for line in [
         "background cascade of Maker.name into gadgets.maker_name: the intent goes to one shard: `odm_cascades` is not sharded",
         "background cascade of Maker.name into gadgets.maker_name: the worker's walk scatters: the filter lacks gadgets' shard key `category`",
@@ -496,7 +496,7 @@ async fn the_routing_report_says_what_scatters_and_why() {
         assert!(makers.contains(line), "{line}\n{makers}");
     }
     assert!(!makers.contains("\n  cascade of Maker.name"), "{makers}");
-    let gadgets = RoutingReport::of::<Gadget>().to_string();
+    let gadgets = RoutingReport::in_catalog::<Gadget>(&common::catalog()).to_string();
     for line in [
         "update_many of Gadgets whose fields are copied: each chunk is routed: the filter names gadgets' shard key `category`",
         "background cascade of Maker.name into gadgets.maker_name: each batch is routed",
@@ -505,7 +505,7 @@ async fn the_routing_report_says_what_scatters_and_why() {
         assert!(gadgets.contains(line), "{line}\n{gadgets}");
     }
     // The cascade plan says it too, for the sharded dependent only.
-    let plan = odm::denormalize::cascade_plan::<Part>().to_string();
+    let plan = odm::denormalize::cascade_plan_in::<Part>(&common::catalog()).to_string();
     assert!(
         plan.contains("routing scatters: the filter lacks products' shard key `category`"),
         "{plan}"
@@ -532,7 +532,7 @@ struct Region {
 /// document's shard key first (one `find` projecting it) and names it.
 #[tokio::test]
 async fn a_tree_move_names_the_shard_keys_of_the_node_and_its_new_parent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let region = |id: i32, zone: &str, parent: Option<i32>| Region {
         id,
@@ -613,7 +613,7 @@ async fn a_tree_move_names_the_shard_keys_of_the_node_and_its_new_parent() -> od
         and_of(&unmark).contains(&doc! { "zone": { "$in": ["us"] } }),
         "{unmark}"
     );
-    let report = RoutingReport::of::<Region>().to_string();
+    let report = RoutingReport::in_catalog::<Region>(&common::catalog()).to_string();
     assert!(
         report.contains("tree insert or move under a Region: the parent's mark removed is routed"),
         "{report}"
@@ -639,7 +639,7 @@ async fn a_key_inside_an_embedded_document_is_pinned_by_its_path() {
         doc! { "shardCollection": "ops.events", "key": { "source.host": 1, "at": 1 } }
     );
 
-    let db = TestDb::new().await.unwrap();
+    let db = common::db().await.unwrap();
     let odm = db.odm();
     let at = DateTime::from_millis(1_700_000_000_000);
     let event = Event {
@@ -701,7 +701,7 @@ async fn a_key_inside_an_embedded_document_is_pinned_by_its_path() {
     )
     .await;
 
-    let report = RoutingReport::of::<Event>().to_string();
+    let report = RoutingReport::in_catalog::<Event>(&common::catalog()).to_string();
     for line in [
         "replace_one (save) of a loaded Event is routed: the filter names events' shard key `{source.host, at}`",
         "get of Event scatters: the filter lacks events' shard key `{source.host, at}`",
@@ -715,7 +715,7 @@ async fn a_key_through_renamed_embedded_fields_uses_the_stored_path() {
     let key = <Visit as odm::Model>::SHARD_KEY.unwrap();
     assert_eq!(key.key_document(), doc! { "origin.hostName": 1 });
 
-    let db = TestDb::new().await.unwrap();
+    let db = common::db().await.unwrap();
     let odm = db.odm();
     let visit = Visit {
         id: 1,
@@ -767,7 +767,7 @@ async fn a_key_through_renamed_embedded_fields_uses_the_stored_path() {
 
 #[tokio::test]
 async fn bucket_and_counter_upserts_name_the_key() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let review = Review {
         id: ObjectId::new(),
@@ -892,7 +892,7 @@ fn and_of(filter: &Document) -> Vec<Document> {
 /// cluster sends each to the shards holding those categories, not to every shard.
 #[tokio::test]
 async fn writes_back_by_id_carry_the_shard_key_values_read_with_the_ids() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     if !db.odm().supports_transactions().await? {
         return Ok(());
     }
@@ -988,7 +988,7 @@ struct FilmDetails {
 /// their ids; the details' deletes name their ids, their shard key.
 #[tokio::test]
 async fn a_subset_delete_names_the_genres_read_with_the_ids() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let films = [(1, "noir"), (2, "comedy"), (3, "noir"), (4, "western")];
     for (id, genre) in films {
@@ -1031,7 +1031,7 @@ async fn a_subset_delete_names_the_genres_read_with_the_ids() -> odm::Result<()>
     assert_eq!(left, [4]);
     assert_eq!(common::stored(&db, "film_details").await.len(), 1);
 
-    let report = RoutingReport::of_subset::<FilmDetails>().to_string();
+    let report = RoutingReport::of_subset_in::<FilmDetails>(&common::catalog()).to_string();
     for line in [
         "subset delete of Films: each chunk of the main documents is routed: the filter names films' shard key `genre`",
         "subset delete of Films: the FilmDetails of each chunk is routed: the filter names film_details' shard key `_id`",
@@ -1100,7 +1100,7 @@ fn find_and_modify_query(log: &[odm::monitor::SentCommand], collection: &str) ->
 /// source whose fields are copied, and a two-way move of a child.
 #[tokio::test]
 async fn find_and_modify_by_id_reads_and_names_the_shard_key() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     if !db.odm().supports_transactions().await? {
         return Ok(());
     }
@@ -1135,12 +1135,12 @@ async fn find_and_modify_by_id_reads_and_names_the_shard_key() -> odm::Result<()
         find_and_modify_query(&log, "chores"),
         doc! { "_id": 7, "team": "kitchen" }
     );
-    let report = RoutingReport::of::<Chore>().to_string();
+    let report = RoutingReport::in_catalog::<Chore>(&common::catalog()).to_string();
     assert!(
         report.contains("two-way move of Chore.owner (the Chore) is routed: the filter names chores' shard key `team`"),
         "{report}"
     );
-    let report = RoutingReport::of::<Gadget>().to_string();
+    let report = RoutingReport::in_catalog::<Gadget>(&common::catalog()).to_string();
     assert!(
         report.contains("update_by_id of a Gadget whose fields are copied: the update is routed")
             && report.contains(
@@ -1162,7 +1162,7 @@ async fn find_and_modify_by_id_reads_and_names_the_shard_key() -> odm::Result<()
 /// `delete` names them, as the routing report says.
 #[tokio::test]
 async fn a_delete_with_rules_names_the_shard_key_values_read_with_the_ids() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let host = Host {
         id: 1,
@@ -1187,7 +1187,7 @@ async fn a_delete_with_rules_names_the_shard_key_values_read_with_the_ids() -> o
     assert!(and.contains(&doc! { "host": { "$in": [1] } }), "{q}");
     assert!(and.contains(&doc! { "time": { "$in": [at] } }), "{q}");
     assert!(stored_one(&db, "logmsg", msg.id).await.is_none());
-    let report = RoutingReport::of::<LogMsg>().to_string();
+    let report = RoutingReport::in_catalog::<LogMsg>(&common::catalog()).to_string();
     assert!(
         report.contains("delete_document of a loaded LogMsg is routed"),
         "{report}"

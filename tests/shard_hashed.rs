@@ -1,8 +1,8 @@
 //! A hashed shard key (`shard_key(keys = "user", hashed = "user")`, seed 004's "hash =
 //! random" distribution): its index and `shardCollection` are hashed, the ODM's writes of a
 //! loaded document pin it by equality (which a hashed key routes, as it does an `$in`), and
-//! the routing report judges it as it does a ranged key. Its own test binary: the models
-//! registered here are the only ones `sync_indexes` sees, and the development server has no
+//! the routing report judges it as it does a ranged key. The handles' catalog is this file's
+//! models, the only ones `sync_indexes` sees, and the development server has no
 //! hashed indexes, which `sync_indexes` then reports as an error naming the index.
 
 mod common;
@@ -11,7 +11,6 @@ use common::{sent_filter, stored_one};
 use odm::bson::doc;
 use odm::prelude::*;
 use odm::shard::{shard_collection_command, RoutingReport, ShardSync};
-use odm::testing::TestDb;
 use odm::IndexKey;
 
 /// Uploads spread at random over the shards by their user.
@@ -41,7 +40,7 @@ fn the_key_and_its_index_are_hashed() {
 
 #[tokio::test]
 async fn writes_of_a_loaded_document_pin_the_hashed_key_by_equality() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&Upload {
         id: 1,
@@ -77,7 +76,7 @@ async fn writes_of_a_loaded_document_pin_the_hashed_key_by_equality() -> odm::Re
 
 #[test]
 fn the_routing_report_routes_by_the_hashed_key() {
-    let report = RoutingReport::of::<Upload>();
+    let report = RoutingReport::in_catalog::<Upload>(&common::catalog());
     assert_eq!(report.key.as_deref(), Some("`user`"));
     let text = report.to_string();
     // A loaded document's writes name the key by equality, which a hashed key routes; a read by
@@ -96,7 +95,7 @@ fn the_routing_report_routes_by_the_hashed_key() {
 /// naming the collection and the index, with the server's reason.
 #[tokio::test]
 async fn sync_creates_the_hashed_index_or_reports_why_not() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     match db.odm().sync_indexes().await {
         Ok(report) => {
             // Sharded on a `mongos` (by the hashed key), reported as not sharded elsewhere.

@@ -12,7 +12,6 @@ use futures_util::future::try_join_all;
 use odm::bson::{doc, Bson, Document};
 use odm::keyed::escape_key;
 use odm::prelude::*;
-use odm::testing::TestDb;
 use odm::Keyed;
 
 #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -173,7 +172,7 @@ fn referrals() -> (Vec<Vec<String>>, HashMap<String, i64>) {
 
 #[tokio::test]
 async fn solution_a_increments_the_matched_element_in_one_update() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     let seed = BookRefs {
         id: ObjectId::new(),
@@ -222,7 +221,7 @@ async fn solution_a_increments_the_matched_element_in_one_update() -> odm::Resul
 
 #[tokio::test]
 async fn solution_a_creates_the_book_document_on_first_referral() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     sent(&db);
     record_a(db.odm(), 1, "google.com").await?;
@@ -264,7 +263,7 @@ async fn solution_a_creates_the_book_document_on_first_referral() -> odm::Result
 
 #[tokio::test]
 async fn solution_a_a_full_array_takes_no_new_domain() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let full = ShortRefs {
         id: ObjectId::new(),
         book: 1,
@@ -316,7 +315,7 @@ async fn solution_a_a_full_array_takes_no_new_domain() -> odm::Result<()> {
 
 #[tokio::test]
 async fn solution_a_concurrent_writers_list_each_domain_once() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     let (writers, truth) = referrals();
     let odm = db.odm();
@@ -359,7 +358,7 @@ async fn solution_a_concurrent_writers_list_each_domain_once() -> odm::Result<()
 
 #[tokio::test]
 async fn solution_b_upserts_an_escaped_key() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     sent(&db);
     let update = BookRefCounts::referrers().key("bing.com").inc(1);
@@ -401,7 +400,7 @@ async fn solution_b_upserts_an_escaped_key() -> odm::Result<()> {
 
 #[tokio::test]
 async fn solution_b_concurrent_writers_count_hostile_keys_exactly() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     let (writers, truth) = referrals();
     let odm = db.odm();
@@ -446,7 +445,7 @@ async fn solution_b_concurrent_writers_count_hostile_keys_exactly() -> odm::Resu
 
 #[tokio::test]
 async fn whole_maps_are_escaped_on_every_write_and_unescaped_on_read() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let keys = ["a.b", "$where", "..", "", "%", "%2E", "日本.jp"];
     let map: BTreeMap<String, i64> = keys
         .iter()
@@ -490,7 +489,7 @@ async fn whole_maps_are_escaped_on_every_write_and_unescaped_on_read() -> odm::R
 
 #[tokio::test]
 async fn a_stored_key_no_key_escapes_to_is_a_decode_error() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .collection::<Document>("sorted_ref_counts")
         .insert_one(doc! { "_id": 7_i64, "referrers": { "google_com": 1_i64, "bad%zz": 2_i64 } })
@@ -523,7 +522,7 @@ async fn a_plain_map_with_a_dotted_key_is_refused() -> odm::Result<()> {
         id: i64,
         referrers: HashMap<String, i64>,
     }
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let doc = PlainCounts {
         id: 1,
         referrers: HashMap::from([("google.com".to_owned(), 1)]),

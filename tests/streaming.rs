@@ -74,7 +74,7 @@ fn in_ids(command: &Document) -> Vec<Bson> {
 
 #[tokio::test]
 async fn a_stream_decodes_each_document_as_the_cursor_reaches_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db, 1_000).await?;
 
     let mut volumes = db
@@ -106,7 +106,7 @@ async fn a_stream_decodes_each_document_as_the_cursor_reaches_it() -> odm::Resul
 
 #[tokio::test]
 async fn a_populated_stream_sends_one_in_per_batch_and_relation() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db, 5_000).await?;
 
     let mut volumes = db
@@ -157,7 +157,7 @@ async fn a_populated_stream_sends_one_in_per_batch_and_relation() -> odm::Result
 
 #[tokio::test]
 async fn a_populated_stream_takes_batches_of_100_by_default() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db, 1_000).await?;
 
     let volumes: Vec<Volume> = db
@@ -195,7 +195,7 @@ async fn killed_cursor(db: &TestDb) -> Option<Document> {
 
 #[tokio::test]
 async fn dropping_a_stream_kills_its_cursor() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db, 500).await?;
 
     let mut volumes = db
@@ -254,7 +254,7 @@ async fn dropping_a_stream_kills_its_cursor() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_bad_document_is_an_error_in_its_place_and_the_stream_goes_on() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db, 300).await?;
     db.raw()
         .collection::<Document>("volumes")
@@ -300,7 +300,7 @@ async fn a_bad_document_is_an_error_in_its_place_and_the_stream_goes_on() -> odm
 
 #[tokio::test]
 async fn a_stream_in_a_session_reads_in_its_transaction() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db, 120).await?;
 
     let mut session = db.odm().start_session().await?;
@@ -354,7 +354,7 @@ struct Title {
 
 #[tokio::test]
 async fn a_view_streams_decoded_into_its_type_with_its_projection() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     shelf(&db, 250).await?;
     db.raw()
         .collection::<Document>("volumes")

@@ -155,7 +155,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn a_pair_is_inserted_in_one_transaction() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (m, d) = movie(1);
     db.odm().supports_transactions().await?;
     db.commands().take();
@@ -184,7 +184,7 @@ async fn a_pair_is_inserted_in_one_transaction() -> odm::Result<()> {
 #[tokio::test]
 async fn without_a_transaction_the_details_land_first_and_a_failed_main_takes_them_back(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let pair = db
         .odm()
         .subset::<MovieDetails>()
@@ -224,7 +224,7 @@ async fn without_a_transaction_the_details_land_first_and_a_failed_main_takes_th
 
 #[tokio::test]
 async fn in_a_transaction_a_failed_main_insert_writes_neither_side() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (m3, _) = movie(3);
     db.odm().insert_one(&m3).await?;
     let (m, d) = movies([3, 4]);
@@ -242,7 +242,7 @@ async fn in_a_transaction_a_failed_main_insert_writes_neither_side() -> odm::Res
 
 #[tokio::test]
 async fn a_pair_whose_ids_differ_is_refused_before_anything_is_sent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (m, _) = movie(1);
     let (_, d) = movie(2);
     db.commands().take();
@@ -279,7 +279,7 @@ async fn a_pair_whose_ids_differ_is_refused_before_anything_is_sent() -> odm::Re
 
 #[tokio::test]
 async fn deleting_takes_both_sides_main_first() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (m, d) = movies(1..=6);
     db.odm()
         .subset::<MovieDetails>()
@@ -318,7 +318,7 @@ async fn deleting_takes_both_sides_main_first() -> odm::Result<()> {
 
 #[tokio::test]
 async fn the_details_of_many_movies_are_one_in_query() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (m, d) = movies(1..=40);
     let pair = db.odm().subset::<MovieDetails>();
     pair.insert_many(&m, &d).await?;
@@ -356,7 +356,7 @@ async fn the_details_of_many_movies_are_one_in_query() -> odm::Result<()> {
 #[tokio::test]
 async fn an_interrupted_write_leaves_details_that_verify_finds_and_repair_deletes(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (m, d) = movies(1..=3);
     let pair = db.odm().subset::<MovieDetails>();
     pair.insert_many(&m, &d).await?;
@@ -397,7 +397,7 @@ async fn an_interrupted_write_leaves_details_that_verify_finds_and_repair_delete
 
 #[tokio::test]
 async fn malformed_details_are_a_typed_error_naming_the_document() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (m, d) = movies([1, 2]);
     let pair = db.odm().subset::<MovieDetails>();
     pair.insert_many(&m, &d).await?;
@@ -422,7 +422,7 @@ async fn malformed_details_are_a_typed_error_naming_the_document() -> odm::Resul
 
 #[tokio::test]
 async fn ids_that_look_like_operators_or_paths_are_values() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let ids = ["$where", "a.b", "{\"$gt\": \"\"}", "$"];
     let (pages, bodies): (Vec<Page>, Vec<PageBody>) = ids
         .iter()
@@ -514,7 +514,7 @@ async fn post_with_comments(db: &TestDb, ratings: &[i64]) -> odm::Result<(Post, 
 
 #[tokio::test]
 async fn a_post_keeps_its_three_highest_rated_comments() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (post, c) = post_with_comments(&db, &[4, 9, 1, 7, 9, 2]).await?;
     let top = summary(&db, post.id).await;
     assert_eq!(top, truth(&db, post.id).await);
@@ -529,7 +529,7 @@ async fn a_post_keeps_its_three_highest_rated_comments() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_rating_change_in_or_out_of_the_top_keeps_the_summary_exact() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (post, c) = post_with_comments(&db, &[4, 9, 1, 7, 8, 2]).await?;
     db.odm().supports_transactions().await?;
     db.commands().take();
@@ -569,7 +569,7 @@ async fn a_rating_change_in_or_out_of_the_top_keeps_the_summary_exact() -> odm::
 
 #[tokio::test]
 async fn a_many_comment_update_recomputes_each_affected_post_once() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let mut posts = Vec::new();
     for _ in 0..4 {
         posts.push(post_with_comments(&db, &[5, 3, 8, 1, 6]).await?);
@@ -617,7 +617,7 @@ async fn a_many_comment_update_recomputes_each_affected_post_once() -> odm::Resu
 #[tokio::test]
 async fn a_recomputation_that_changes_nothing_still_conflicts_with_a_stale_one() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     if !db.odm().supports_transactions().await? {
         return Ok(());
     }
@@ -628,6 +628,7 @@ async fn a_recomputation_that_changes_nothing_still_conflicts_with_a_stale_one()
     let (odm, armed) = common::act_after_next_find(&db, move |database| async move {
         // After the other update's first read: c3 falls from 5 to 4, outside the top.
         Odm::new(database)
+            .with_catalog(common::catalog())
             .update_by_id::<Comment>(third, Comment::rating().set(4))
             .await
             .expect("the concurrent rating change");
@@ -661,7 +662,7 @@ async fn concurrent_rating_changes_leave_every_summary_exact() -> odm::Result<()
     const WRITERS: u64 = 12;
     const CHANGES: usize = 25;
     const ROUNDS: u64 = 3;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let mut posts = Vec::new();
     for p in 0..2_i64 {
         let ratings: Vec<i64> = (0..8).map(|i| (i * 7 + p) % 10).collect();
@@ -739,13 +740,16 @@ async fn act_after_next(
         }
         let (db_name, act) = (db_name.clone(), act.clone());
         common::with_own_client(uri.clone(), move |client| async move {
-            act(odm::Odm::new(client.database(&db_name))).await;
+            act(odm::Odm::new(client.database(&db_name)).with_catalog(common::catalog())).await;
         })
         .join()
         .expect("the concurrent write");
     }));
     let client = odm::mongodb::Client::with_options(options)?;
-    Ok((odm::Odm::new(client.database(db.name())), armed))
+    Ok((
+        odm::Odm::new(client.database(db.name())).with_catalog(common::catalog()),
+        armed,
+    ))
 }
 
 /// The worst moment: another rating change lands, summary and all, between the recomputation
@@ -753,7 +757,7 @@ async fn act_after_next(
 /// conflicts on the post and runs again, so the summary holds both changes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rating_change_between_reading_and_writing_a_summary_is_not_lost() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (post, c) = post_with_comments(&db, &[4, 9, 1, 7, 8, 2]).await?;
     let other = c[2].id;
     let (odm, armed) = act_after_next(&db, "aggregate", move |odm| {
@@ -788,7 +792,7 @@ async fn a_rating_change_between_reading_and_writing_a_summary_is_not_lost() -> 
 /// The same for a replacement.
 #[tokio::test]
 async fn a_summary_that_cannot_be_written_takes_the_source_change_back() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     if !db.odm().supports_transactions().await? {
         return Ok(());
     }
@@ -838,7 +842,7 @@ async fn a_summary_that_cannot_be_written_takes_the_source_change_back() -> odm:
 /// and the summary holds it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rating_increment_lands_once_when_the_network_fails_under_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     if !db.odm().supports_transactions().await? {
         return Ok(());
     }
@@ -855,7 +859,7 @@ async fn a_rating_increment_lands_once_when_the_network_fails_under_it() -> odm:
         }
     };
     let proxy = odm::testing::FaultProxy::start().await?;
-    let odm = proxy.odm(db.name()).await?;
+    let odm = proxy.odm(db.name()).await?.with_catalog(common::catalog());
 
     proxy.lose_replies("commitTransaction", 2);
     odm.update_by_id::<Comment>(c[0].id, Comment::rating().inc(10))
@@ -893,7 +897,7 @@ struct MovieWithPlot {
 /// book's two commands, run here with the raw driver, then both sides read back.
 #[tokio::test]
 async fn moving_a_field_to_the_main_side_is_two_commands() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (m, d) = movies(1..=3);
     db.odm()
         .subset::<MovieDetails>()

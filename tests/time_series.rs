@@ -39,6 +39,7 @@ struct Refused {
 odm::__private::inventory::submit! {
     odm::__private::ModelEntry {
         type_name: "RefusedSeries",
+        module: module_path!(),
         collection: "refused_series",
         indexes: Vec::new,
         references: Vec::new,
@@ -72,7 +73,7 @@ async fn listed(db: &TestDb, name: &str) -> Option<Document> {
 /// its indexes; a second sync finds it and creates nothing.
 #[tokio::test]
 async fn sync_creates_the_time_series_collection() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes_of::<RecEvent>().await?;
     assert_eq!(sent(&db), vec!["listCollections", "create", "listIndexes"]);
@@ -108,7 +109,7 @@ async fn sync_creates_the_time_series_collection() -> odm::Result<()> {
 /// collection: a typed error naming it, and nothing changed.
 #[tokio::test]
 async fn an_ordinary_collection_in_the_way_is_a_typed_error() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .collection::<Document>("rec_events")
         .insert_one(doc! { "at": DateTime::now(), "book": 1, "user": 1 })
@@ -142,7 +143,7 @@ async fn an_ordinary_collection_in_the_way_is_a_typed_error() -> odm::Result<()>
 /// changed.
 #[tokio::test]
 async fn other_time_series_options_are_a_typed_error() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .run_command(doc! {
             "create": "rec_events",
@@ -180,7 +181,7 @@ async fn other_time_series_options_are_a_typed_error() -> odm::Result<()> {
 /// options are refused the same way.
 #[tokio::test]
 async fn the_servers_refusal_is_a_typed_error_with_its_reply() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let err = db
         .odm()
         .sync_indexes_of::<Refused>()

@@ -17,7 +17,6 @@ use denorm::parts::Part;
 use denorm::products::Product;
 use odm::bson::DateTime;
 use odm::prelude::*;
-use odm::testing::TestDb;
 use tracing::field::{Field as TraceField, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
@@ -68,6 +67,15 @@ thread_local! {
 /// (the first operation span of a test went missing once): the tests of this file run one at
 /// a time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Sets `capture` as this thread's subscriber, then has every callsite of the process ask the
+/// subscribers again: a callsite that another test's operation met first, while `capture` was
+/// being registered, could otherwise stay disabled (the suite's tests share one process).
+fn watch(capture: &Capture) -> tracing::subscriber::DefaultGuard {
+    let guard = tracing::subscriber::set_default(capture.clone());
+    tracing_core::callsite::rebuild_interest_cache();
+    guard
+}
 
 /// Records every span of target `odm`; ids are indexes into `spans` plus one.
 #[derive(Clone, Default)]
@@ -151,7 +159,7 @@ fn children_of(spans: &[Captured], parent: usize) -> Vec<&Captured> {
 #[tokio::test(flavor = "current_thread")]
 async fn an_update_with_a_cascade_is_one_span_with_the_cascade_under_it() -> odm::Result<()> {
     let _serial = SERIAL.lock().await;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let screws = product("Screws");
     odm.insert_one(&screws).await?;
@@ -161,7 +169,7 @@ async fn an_update_with_a_cascade_is_one_span_with_the_cascade_under_it() -> odm
 
     // ANCHOR: cascade
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
+    let _guard = watch(&capture);
     odm.update_by_id(screws.id, Product::name().set("Bolts"))
         .await?;
     let sent = db.commands().count();
@@ -205,14 +213,14 @@ async fn an_update_with_a_cascade_is_one_span_with_the_cascade_under_it() -> odm
 #[tokio::test(flavor = "current_thread")]
 async fn an_insert_fills_its_copies_in_a_child_span_and_errors_are_recorded() -> odm::Result<()> {
     let _serial = SERIAL.lock().await;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let screws = product("Screws");
     odm.insert_one(&screws).await?;
     db.commands().clear();
 
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
+    let _guard = watch(&capture);
     let good = part(1, Some(screws.id));
     odm.insert_one(&good).await?;
     let orphan = part(2, Some(ObjectId::new()));
@@ -255,7 +263,7 @@ async fn an_insert_fills_its_copies_in_a_child_span_and_errors_are_recorded() ->
 #[tokio::test(flavor = "current_thread")]
 async fn latest_n_delete_rules_and_populate_nest_under_their_operation() -> odm::Result<()> {
     let _serial = SERIAL.lock().await;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let host = Host {
         id: ObjectId::new(),
@@ -270,7 +278,7 @@ async fn latest_n_delete_rules_and_populate_nest_under_their_operation() -> odm:
     db.commands().clear();
 
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
+    let _guard = watch(&capture);
     let msg = LogMsg {
         id: ObjectId::new(),
         time: DateTime::now(),
@@ -325,7 +333,7 @@ async fn a_client_built_by_hand_counts_commands_and_keeps_its_own_handler() -> o
     use odm::mongodb::Client;
     use odm::monitor::CommandLog;
 
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let theirs = CommandLog::new();
     // ANCHOR: count_commands
     let mut options = ClientOptions::parse(odm::testing::test_uri()?).await?;
@@ -334,9 +342,11 @@ async fn a_client_built_by_hand_counts_commands_and_keeps_its_own_handler() -> o
     odm::trace::count_commands(&mut options);
     let odm = Odm::new(Client::with_options(options)?.database(db.name()));
     // ANCHOR_END: count_commands
+    // This test's models only (the suite links every test's).
+    let odm = odm.with_catalog(common::catalog());
 
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
+    let _guard = watch(&capture);
     let screws = product("Screws");
     odm.insert_one(&screws).await?;
     odm.insert_one(&part(1, Some(screws.id))).await?;
@@ -359,7 +369,7 @@ async fn a_client_built_by_hand_counts_commands_and_keeps_its_own_handler() -> o
 async fn streams_pages_syncs_and_sweeps_are_spans_of_their_own() -> odm::Result<()> {
     let _serial = SERIAL.lock().await;
     use futures_util::TryStreamExt;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     for n in 0..3 {
         odm.insert_one(&part(n, None)).await?;
@@ -367,7 +377,7 @@ async fn streams_pages_syncs_and_sweeps_are_spans_of_their_own() -> odm::Result<
     db.commands().clear();
 
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
+    let _guard = watch(&capture);
     let streamed: Vec<Part> = odm
         .find(Part::qty().eq(1))
         .batch_size(2)

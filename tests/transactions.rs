@@ -94,7 +94,7 @@ async fn two_accounts(db: &TestDb) -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_body_commits_its_writes_together() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     two_accounts(&db).await?;
     // ANCHOR: transfer
@@ -118,7 +118,7 @@ async fn a_body_commits_its_writes_together() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_body_error_aborts_and_nothing_lands() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     two_accounts(&db).await?;
     let runs = AtomicU32::new(0);
@@ -157,7 +157,7 @@ async fn a_body_error_aborts_and_nothing_lands() -> odm::Result<()> {
 /// land exactly once.
 #[tokio::test]
 async fn a_write_conflict_runs_the_body_again_and_both_land_once() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     two_accounts(&db).await?;
     let first_wrote = tokio::sync::Notify::new();
@@ -217,7 +217,7 @@ async fn a_write_conflict_runs_the_body_again_and_both_land_once() -> odm::Resul
 /// commits) returns the last transient error once the deadline has passed.
 #[tokio::test]
 async fn a_body_that_always_conflicts_stops_at_the_deadline() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     two_accounts(&db).await?;
     let deadline = Duration::from_millis(400);
     let odm = db.odm().clone().with_retry_deadline(deadline);
@@ -254,7 +254,7 @@ async fn a_body_that_always_conflicts_stops_at_the_deadline() -> odm::Result<()>
 /// gives a future that is `Send` (spawned here).
 #[tokio::test]
 async fn the_context_form_runs_in_a_spawned_task() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     two_accounts(&db).await?;
     let odm = db.odm().clone();
     let done = tokio::spawn(async move {
@@ -285,7 +285,7 @@ async fn the_context_form_runs_in_a_spawned_task() -> odm::Result<()> {
 #[tokio::test]
 async fn operations_with_transactions_of_their_own_join_the_callers() -> odm::Result<()> {
     for commit in [false, true] {
-        let db = TestDb::new().await?;
+        let db = common::db().await?;
         let odm = db.odm();
         let (ann, bob) = (person("Ann"), person("Bob"));
         odm.insert_many(&[ann.clone(), bob.clone()]).await?;
@@ -423,7 +423,9 @@ fn person(name: &str) -> Person {
 #[tokio::test]
 async fn a_standalone_server_is_a_typed_error() -> odm::Result<()> {
     let server = Standalone::start();
-    let odm = Odm::connect(&server.uri, "standalone_txn").await?;
+    let odm = Odm::connect(&server.uri, "standalone_txn")
+        .await?
+        .with_catalog(common::catalog());
     let runs = AtomicU32::new(0);
     let outcome = odm
         .transaction(async |tx| {
@@ -510,7 +512,7 @@ impl Drop for Standalone {
 /// its label, and what it says is true: the transfer may have landed, and here it did.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     two_accounts(&db).await?;
     let transfer = async |odm: &odm::Odm| {
         odm.transaction(async |tx| {
@@ -526,7 +528,7 @@ async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
     };
     let proxy = odm::testing::FaultProxy::start().await?;
     proxy.lose_replies("commitTransaction", 2);
-    let odm = proxy.odm(db.name()).await?;
+    let odm = proxy.odm(db.name()).await?.with_catalog(common::catalog());
     transfer(&odm).await?;
     assert_eq!(proxy.count_of("commitTransaction"), 3);
     assert_eq!(balances(&stored(&db, "accounts").await), [(1, 70), (2, 30)]);
@@ -559,12 +561,13 @@ async fn a_lost_commit_reply_commits_again_and_lands_once() -> odm::Result<()> {
 /// moves the money once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transfer_held_by_a_paused_server_lands_nothing_and_runs_again_once() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     two_accounts(&db).await?;
     let proxy = odm::testing::FaultProxy::start().await?;
     let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
     let odm = odm::Odm::connect(&uri, db.name())
         .await?
+        .with_catalog(common::catalog())
         .with_retry_deadline(Duration::from_secs(20));
     let transfer = async |odm: &odm::Odm, pause: Option<&odm::testing::FaultProxy>| {
         odm.transaction(async |tx| {

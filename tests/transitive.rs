@@ -108,7 +108,7 @@ const RENAME: [&str; 8] = [
 
 #[tokio::test]
 async fn renaming_a_user_reaches_the_copies_of_its_copies() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (ann, _) = blog(&db, 200).await?;
     every_level_holds(&db, &ann, ANN).await;
     db.odm().supports_transactions().await?;
@@ -145,7 +145,7 @@ async fn renaming_a_user_reaches_the_copies_of_its_copies() -> odm::Result<()> {
 
 #[tokio::test]
 async fn renaming_in_a_transaction_reaches_them_too() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (ann, _) = blog(&db, 200).await?;
     db.odm().supports_transactions().await?;
     db.commands().clear();
@@ -212,7 +212,7 @@ async fn chain_holds(db: &TestDb, reply: &Reply, note: &Notification, name: &str
 #[tokio::test]
 async fn a_rename_reaches_the_third_level() -> odm::Result<()> {
     for mode in [TransactionMode::Never, TransactionMode::Always] {
-        let db = TestDb::new().await?;
+        let db = common::db().await?;
         let (ann, reply, note) = chain(&db).await?;
         chain_holds(&db, &reply, &note, ANN).await;
         db.odm().supports_transactions().await?;
@@ -239,7 +239,7 @@ async fn a_rename_reaches_the_third_level() -> odm::Result<()> {
 /// Two tasks renaming the same user over and over: every level ends equal to the user's final
 /// name.
 async fn concurrent_renames(mode: TransactionMode) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (ann, _) = blog(&db, 10).await?;
     let (chained, reply, note) = chain(&db).await?;
     let odm = db.odm();
@@ -291,7 +291,7 @@ async fn concurrent_renames_in_transactions_leave_no_level_stale() -> odm::Resul
 
 #[test]
 fn the_plan_prints_every_level() {
-    let plan = odm::denormalize::cascade_plan::<User>();
+    let plan = odm::denormalize::cascade_plan_in::<User>(&common::catalog());
     let levels: Vec<(usize, &str, &str)> = plan
         .steps
         .iter()
@@ -324,7 +324,7 @@ fn the_plan_prints_every_level() {
 /// reference); its copies follow as they would a rename.
 #[tokio::test]
 async fn a_copy_refilled_through_its_reference_reaches_its_copies() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (_, reply, note) = chain(&db).await?;
     let bob = user(BOB);
     db.odm().insert_one(&bob).await?;
@@ -356,7 +356,7 @@ async fn a_copy_refilled_through_its_reference_reaches_its_copies() -> odm::Resu
 /// its notification both left stale (equal to each other) are both repaired in one sweep.
 #[tokio::test]
 async fn the_sweep_checks_each_level_against_the_one_above() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (_, reply, note) = chain(&db).await?;
     db.raw()
         .collection::<odm::bson::Document>("replies")
@@ -401,7 +401,7 @@ async fn the_sweep_checks_each_level_against_the_one_above() -> odm::Result<()> 
 /// does.
 #[tokio::test]
 async fn a_replacement_and_a_find_one_and_update_reach_every_level() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let (ann, reply, note) = chain(&db).await?;
     let renamed = User {
         id: ann.id,
@@ -427,7 +427,7 @@ async fn a_replacement_and_a_find_one_and_update_reach_every_level() -> odm::Res
 /// other copies of that level: the posts' latest comments still follow the rename.
 #[tokio::test]
 async fn a_refused_copy_at_one_level_does_not_stop_its_neighbours() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let ann = User {
         id: ObjectId::new(),
         display_name: "Ann".into(),

@@ -1,14 +1,13 @@
 //! A copy of a copy that is the sort key of a latest-N array: renaming the member can change
 //! which entries are the board's last two by name, so the arrays are recomputed rather than
-//! updated in place. (A test binary of its own: the recomputation sends one `update` per board,
-//! which the blog's command counts do not include.)
+//! updated in place. (Models of their own, apart from the blog's: the recomputation sends one `update` per
+//! board, which the blog's command counts do not include.)
 
 mod common;
 
 use common::stored_one;
 use odm::bson::{doc, Bson};
 use odm::prelude::*;
-use odm::testing::TestDb;
 
 mod board {
     use odm::prelude::*;
@@ -62,7 +61,7 @@ use board::{Board, Entry, Member};
 
 #[tokio::test]
 async fn renaming_a_sort_key_two_levels_down_recomputes_the_array() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let members: Vec<Member> = ["Amy", "Ben", "Cat"]
         .iter()
         .zip(1..)

@@ -136,7 +136,7 @@ async fn inconsistent(db: &TestDb, collection: &str, parent: &str, ancestors: &s
 
 #[tokio::test]
 async fn insert_fills_the_ancestors_from_the_parent_with_one_projected_read() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&seed()[0]).await?;
     assert_eq!(sent(&db), ["insert"], "a root reads nothing");
@@ -185,7 +185,7 @@ async fn insert_fills_the_ancestors_from_the_parent_with_one_projected_read() ->
 
 #[tokio::test]
 async fn without_transactions_an_insert_reads_its_parents_with_one_find() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm().clone().without_transactions();
     assert!(!odm.supports_transactions().await?);
     let seed = seed();
@@ -236,7 +236,7 @@ async fn without_transactions_an_insert_reads_its_parents_with_one_find() -> odm
 
 #[tokio::test]
 async fn a_whole_tree_in_one_call_is_one_insert_in_any_order() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let mut all = seed();
     all.reverse();
     db.odm().insert_many(&all).await?;
@@ -256,7 +256,7 @@ async fn a_whole_tree_in_one_call_is_one_insert_in_any_order() -> odm::Result<()
         .await
         .is_empty());
 
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&seed()).await?;
     assert_eq!(sent(&db), ["insert"], "parents first, likewise");
     assert!(inconsistent(&db, "subjects", "parent", "ancestors")
@@ -267,7 +267,7 @@ async fn a_whole_tree_in_one_call_is_one_insert_in_any_order() -> odm::Result<()
 
 #[tokio::test]
 async fn a_missing_parent_inserts_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let err = db
         .odm()
         .insert_one(&subject("orphan", "Orphan", Some("nowhere")))
@@ -287,7 +287,7 @@ async fn a_missing_parent_inserts_nothing() -> odm::Result<()> {
 
 #[tokio::test]
 async fn the_tree_queries_are_one_command_each() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes().await?;
     let names: Vec<String> = listed_indexes(&db, "subjects")
@@ -367,7 +367,7 @@ fn heap(first: i32, n: i32, branching: i32, root: Option<i32>) -> Vec<Node> {
 #[tokio::test]
 async fn moving_a_subtree_of_2000_nodes_in_a_tree_of_10000_takes_as_many_commands_as_a_leaf(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes().await?;
     // Root 0; a subtree of 2,000 nodes under 1 (three children each), 7,999 nodes under 2001
@@ -437,7 +437,7 @@ fn fifty_moves() -> Vec<(i32, i32)> {
 
 #[tokio::test]
 async fn fifty_concurrent_moves_of_different_subtrees_leave_a_consistent_tree() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     db.odm().insert_many(&heap(0, 400, 3, None)).await?;
     let moves = fifty_moves();
@@ -472,7 +472,7 @@ async fn fifty_concurrent_moves_of_different_subtrees_leave_a_consistent_tree() 
 
 #[tokio::test]
 async fn without_transactions_concurrent_moves_are_repaired_by_the_sweep() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&heap(0, 400, 3, None)).await?;
     sent(&db);
     db.odm()
@@ -525,7 +525,7 @@ async fn without_transactions_concurrent_moves_are_repaired_by_the_sweep() -> od
 #[tokio::test]
 async fn moving_a_node_under_itself_or_its_descendant_changes_nothing() -> odm::Result<()> {
     for mode in [TransactionMode::Auto, TransactionMode::Never] {
-        let db = TestDb::new().await?;
+        let db = common::db().await?;
         db.odm().insert_many(&seed()).await?;
         let before = stored(&db, "subjects").await;
         let tree = db.odm().tree::<Subject>();
@@ -563,7 +563,7 @@ async fn moving_a_node_under_itself_or_its_descendant_changes_nothing() -> odm::
 
 #[tokio::test]
 async fn a_move_to_the_root_and_back() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&seed()).await?;
     let tree = db.odm().tree::<Subject>();
     sent(&db);
@@ -598,7 +598,7 @@ async fn a_move_to_the_root_and_back() -> odm::Result<()> {
 #[tokio::test]
 async fn lift_gives_the_children_to_the_grandparent_in_a_fixed_number_of_commands(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&seed()).await?;
     // More children and grandchildren, to show the commands do not depend on them.
     let more: Vec<Subject> = (0..20)
@@ -670,7 +670,7 @@ async fn lift_gives_the_children_to_the_grandparent_in_a_fixed_number_of_command
 
 #[tokio::test]
 async fn a_delete_refused_by_a_rule_of_another_model_lifts_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&seed()).await?;
     db.odm()
         .insert_one(&Book {
@@ -700,7 +700,7 @@ async fn a_delete_refused_by_a_rule_of_another_model_lifts_nothing() -> odm::Res
 
 #[tokio::test]
 async fn cascade_deletes_the_whole_subtree() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&heap(0, 400, 3, None)).await?;
     sent(&db);
     // Node 1 has 133 nodes below it.
@@ -728,7 +728,7 @@ fn folder(id: impl Into<Bson>, up: Option<Bson>) -> Folder {
 
 #[tokio::test]
 async fn restrict_refuses_a_node_with_children_and_takes_a_whole_subtree() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_many(&[
         folder("root", None),
@@ -766,7 +766,7 @@ async fn restrict_refuses_a_node_with_children_and_takes_a_whole_subtree() -> od
 
 #[tokio::test]
 async fn hostile_ids_are_values() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.sync_indexes().await?;
     let dotted = Bson::from("a.b");
@@ -822,7 +822,7 @@ async fn hostile_ids_are_values() -> odm::Result<()> {
 
 #[tokio::test]
 async fn writes_of_the_tree_fields_are_refused_and_replacements_keep_them() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_many(&seed()).await?;
     let before = stored(&db, "subjects").await;
@@ -894,7 +894,7 @@ async fn writes_of_the_tree_fields_are_refused_and_replacements_keep_them() -> o
 #[tokio::test]
 async fn a_renamed_subject_is_renamed_in_the_books_and_a_move_leaves_them_alone() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_many(&seed()).await?;
     odm.insert_one(&Book {
@@ -929,7 +929,7 @@ async fn a_renamed_subject_is_renamed_in_the_books_and_a_move_leaves_them_alone(
 #[tokio::test]
 async fn the_sweep_reports_and_repairs_ancestors_that_disagree_with_the_parents() -> odm::Result<()>
 {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&heap(0, 40, 3, None)).await?;
     let raw = db.raw().collection::<Document>("nodes");
     // A move interrupted after the node: its descendants keep the old ancestors.
@@ -996,7 +996,7 @@ async fn the_sweep_reports_and_repairs_ancestors_that_disagree_with_the_parents(
 
 #[tokio::test]
 async fn malformed_nodes_are_errors_naming_the_document_and_the_field() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&heap(0, 4, 3, None)).await?;
     let raw = db.raw().collection::<Document>("nodes");
     raw.update_one(doc! { "_id": 1 }, doc! { "$set": { "ancestors": "0" } })
@@ -1040,7 +1040,7 @@ async fn malformed_nodes_are_errors_naming_the_document_and_the_field() -> odm::
 
 #[tokio::test]
 async fn inserts_under_a_branch_that_moves_meanwhile_get_its_new_ancestors() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_indexes().await?;
     db.odm().insert_many(&heap(0, 121, 3, None)).await?;
     // 60 inserts under nodes of the fourth level while their grandparents (the second level)
@@ -1079,7 +1079,7 @@ async fn inserts_under_a_branch_that_moves_meanwhile_get_its_new_ancestors() -> 
 
 #[tokio::test]
 async fn an_insert_in_a_transaction_conflicts_with_a_move_of_its_branch() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_many(&heap(0, 121, 3, None)).await?;
     // The insert under 40 (below 13, below 4) runs in the caller's transaction, left open...
     let mut session = db.odm().start_session().await?;

@@ -62,7 +62,7 @@ async fn owner_of(db: &TestDb, task: ObjectId) -> ObjectId {
 
 #[tokio::test]
 async fn reassigning_in_a_transaction_updates_both_sides() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let t = team(&db).await?;
     assert!(
         db.odm().supports_transactions().await?,
@@ -103,7 +103,7 @@ async fn reassigning_in_a_transaction_updates_both_sides() -> odm::Result<()> {
 
 #[tokio::test]
 async fn without_a_transaction_the_order_is_fixed() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let t = team(&db).await?;
     let moved = db
         .odm()
@@ -127,7 +127,7 @@ async fn without_a_transaction_the_order_is_fixed() -> odm::Result<()> {
 
 #[tokio::test]
 async fn an_interrupted_transaction_changes_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let t = team(&db).await?;
     let err = db
         .odm()
@@ -148,7 +148,7 @@ async fn an_interrupted_transaction_changes_nothing() -> odm::Result<()> {
 #[tokio::test]
 async fn interrupted_moves_without_a_transaction_are_found_and_repaired() -> odm::Result<()> {
     for writes in [1, 2] {
-        let db = TestDb::new().await?;
+        let db = common::db().await?;
         let t = team(&db).await?;
         let err = db
             .odm()
@@ -192,7 +192,7 @@ async fn interrupted_moves_without_a_transaction_are_found_and_repaired() -> odm
 
 #[tokio::test]
 async fn a_task_missing_from_its_owners_list_is_added_back() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let t = team(&db).await?;
     db.raw()
         .collection::<Document>("people")
@@ -222,7 +222,7 @@ async fn a_task_missing_from_its_owners_list_is_added_back() -> odm::Result<()> 
 #[tokio::test]
 async fn reassigning_to_a_missing_person_changes_nothing() -> odm::Result<()> {
     for mode in [TransactionMode::Auto, TransactionMode::Never] {
-        let db = TestDb::new().await?;
+        let db = common::db().await?;
         let t = team(&db).await?;
         let err = db
             .odm()
@@ -250,7 +250,7 @@ async fn reassigning_to_a_missing_person_changes_nothing() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_reassignment_can_join_the_callers_transaction() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let t = team(&db).await?;
     let mut session = db.odm().start_session().await?;
     session.start_transaction().await?;
@@ -290,7 +290,7 @@ struct Sailor {
 #[tokio::test]
 async fn a_full_parent_refuses_the_reassignment_and_nothing_changes() -> odm::Result<()> {
     for mode in [TransactionMode::Auto, TransactionMode::Never] {
-        let db = TestDb::new().await?;
+        let db = common::db().await?;
         let full = Crew {
             id: 1,
             members: vec![Ref::new(1), Ref::new(2)],

@@ -251,7 +251,7 @@ fn hand_written_schemas_and_a_type_holding_itself() {
 
 #[tokio::test]
 async fn a_hand_written_schema_is_installed_and_enforced() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_validators_of::<Thread>().await?;
     assert_eq!(
         stored_validator(&db, "threads").await,
@@ -335,7 +335,7 @@ fn the_schema_of_kinds_is_one_of_them_by_discriminator() {
 
 #[tokio::test]
 async fn sync_creates_the_collection_with_its_validator_then_leaves_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.commands().clear();
     let report = db.odm().sync_validators_of::<Book>().await?;
     assert_eq!(report.outcome("books"), Some(&ValidatorOutcome::Created));
@@ -352,7 +352,7 @@ async fn sync_creates_the_collection_with_its_validator_then_leaves_it() -> odm:
 
 #[tokio::test]
 async fn a_collection_without_a_validator_gets_one_by_coll_mod() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&book()).await?;
     db.commands().clear();
     let report = db.odm().sync_validators_of::<Book>().await?;
@@ -367,7 +367,7 @@ async fn a_collection_without_a_validator_gets_one_by_coll_mod() -> odm::Result<
 
 #[tokio::test]
 async fn a_differing_validator_is_reported_and_replaced_only_when_asked() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let theirs = doc! {"$jsonSchema": {"bsonType": "object", "required": ["title"], "properties": {"title": {"bsonType": "int"}}}};
     db.raw()
         .run_command(doc! {"create": "books", "validator": theirs.clone()})
@@ -413,7 +413,7 @@ async fn a_differing_validator_is_reported_and_replaced_only_when_asked() -> odm
 
 #[tokio::test]
 async fn sync_validators_covers_every_model_once_per_collection() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let report = db.odm().sync_validators().await?;
     let collections: Vec<&str> = report
         .collections
@@ -435,7 +435,7 @@ async fn sync_validators_covers_every_model_once_per_collection() -> odm::Result
 
 #[tokio::test]
 async fn a_document_the_validator_refuses_is_a_typed_error() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().sync_validators().await?;
     db.odm().insert_one(&book()).await?;
     let err = db
@@ -497,7 +497,7 @@ async fn a_document_the_validator_refuses_is_a_typed_error() -> odm::Result<()> 
 #[tokio::test]
 async fn a_moderate_validator_lets_documents_stored_before_it_be_updated() -> odm::Result<()> {
     use odm::validator::ValidationLevel;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let books = db.raw().collection::<Document>("books");
     books.insert_one(doc! {"_id": 5, "title": 1}).await.unwrap();
     let report = db

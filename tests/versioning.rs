@@ -10,7 +10,6 @@ use std::sync::Arc;
 use common::{last_command, sent, stored_one};
 use odm::bson::{doc, Bson, DateTime, Document};
 use odm::prelude::*;
-use odm::testing::TestDb;
 use odm::Error;
 
 // ANCHOR: model
@@ -74,7 +73,7 @@ fn at(d: &Document, key: &str) -> DateTime {
 
 #[tokio::test]
 async fn an_insert_stores_version_zero_and_both_timestamps() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let before = DateTime::now();
     db.odm().insert_one(&book(1)).await?;
     db.odm().insert_many(&[book(2), book(3)]).await?;
@@ -103,7 +102,7 @@ async fn an_insert_stores_version_zero_and_both_timestamps() -> odm::Result<()> 
 
 #[tokio::test]
 async fn a_replacement_of_the_loaded_version_increments_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&book(1)).await?;
     let created = at(&stored_one(&db, "books", 1).await.unwrap(), "created_at");
@@ -150,7 +149,7 @@ struct Joiner {
 
 #[tokio::test]
 async fn a_replacement_keeps_the_stored_created_at_whatever_the_struct_holds() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&book(1)).await?;
     let created = at(&stored_one(&db, "books", 1).await.unwrap(), "created_at");
@@ -221,7 +220,7 @@ async fn a_replacement_keeps_the_stored_created_at_whatever_the_struct_holds() -
 
 #[tokio::test]
 async fn a_stale_replacement_is_a_conflict_and_writes_nothing() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&book(1)).await?;
     let mut mine = odm.get::<Book>(1).await?.unwrap();
@@ -269,7 +268,7 @@ async fn a_stale_replacement_is_a_conflict_and_writes_nothing() -> odm::Result<(
 
 #[tokio::test]
 async fn every_update_increments_the_version_and_sets_updated_at() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&book(1)).await?;
     let inserted = stored_one(&db, "books", 1).await.unwrap();
@@ -318,7 +317,7 @@ async fn every_update_increments_the_version_and_sets_updated_at() -> odm::Resul
 
 #[tokio::test]
 async fn update_document_requires_the_loaded_version() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&book(1)).await?;
     let loaded = odm.get::<Book>(1).await?.unwrap();
@@ -357,7 +356,7 @@ async fn update_document_requires_the_loaded_version() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_raw_update_of_a_kept_field_is_refused() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&book(1)).await?;
     sent(&db);
@@ -381,7 +380,7 @@ async fn a_raw_update_of_a_kept_field_is_refused() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_model_without_kept_fields_sends_what_it_always_sent() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&Plain { id: 1, n: 0 }).await?;
     odm.update_by_id::<Plain>(1, Plain::n().inc(1)).await?;
@@ -403,7 +402,7 @@ async fn a_model_without_kept_fields_sends_what_it_always_sent() -> odm::Result<
 
 #[tokio::test]
 async fn an_optional_renamed_updated_at_is_kept() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_one(&Note {
         id: 1,
@@ -428,7 +427,7 @@ async fn an_optional_renamed_updated_at_is_kept() -> odm::Result<()> {
 
 #[tokio::test]
 async fn a_stored_version_that_is_not_a_number_is_a_typed_error() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.raw()
         .collection::<Document>("books")
         .insert_one(doc! {
@@ -467,7 +466,7 @@ async fn a_stored_version_that_is_not_a_number_is_a_typed_error() -> odm::Result
 async fn concurrent_writers_lose_no_update() -> odm::Result<()> {
     const WRITERS: usize = 6;
     const ROUNDS: usize = 5;
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     db.odm().insert_one(&book(1)).await?;
     let loaded = Arc::new(tokio::sync::Barrier::new(WRITERS));
     let saved = Arc::new(tokio::sync::Barrier::new(WRITERS));
@@ -516,7 +515,7 @@ async fn concurrent_writers_lose_no_update() -> odm::Result<()> {
 /// transaction aborts with it and nothing of the body lands.
 #[tokio::test]
 async fn a_conflict_inside_a_transaction_aborts_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     odm.insert_many(&[book(1), book(2)]).await?;
     let stale = odm.get::<Book>(2).await?.unwrap();
@@ -577,7 +576,7 @@ struct Cable {
 /// the kind it is stamped.
 #[tokio::test]
 async fn kinds_written_through_their_enum_keep_their_own_fields() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let phone = Phone {
         id: 1,
@@ -661,7 +660,7 @@ struct Jar {
 
 #[tokio::test]
 async fn a_delete_rule_s_write_is_a_new_version_of_the_holder() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     let labels: Vec<Label> = (1..=3)
         .map(|id| Label {
@@ -747,7 +746,7 @@ struct Member {
 
 #[tokio::test]
 async fn moving_a_child_to_another_parent_is_a_new_version_of_it() -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     let odm = db.odm();
     for (id, members) in [(1, vec![Ref::new(1)]), (2, vec![])] {
         odm.insert_one(&Crew { id, members }).await?;

@@ -47,6 +47,7 @@ mod contention;
 pub mod counters;
 mod decode;
 pub mod denormalize;
+mod engine;
 mod error;
 mod handle;
 pub mod index;
@@ -83,8 +84,8 @@ pub mod versions;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
+pub use engine::Odm;
 pub use error::{Error, Result};
-pub use handle::Odm;
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use keyed::{Keyed, MapKey};
 pub use model::{Embed, Model};
@@ -345,6 +346,7 @@ pub mod __private {
     pub use crate::validator::{FieldSchema, RefIdOf, Schema, SchemaOf, UnknownSchema};
     pub use crate::versioning::{StampDate, VersionNumber};
     pub use crate::versions::SchemaVersion;
+    pub use core::module_path;
     pub use core::primitive::{str, u8};
 
     /// The list of a model's declarations (its indexes, references, copies): one generic

@@ -44,7 +44,7 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     const STAMPS: crate::schema::Stamps = crate::schema::Stamps::NONE;
     /// For a model with `#[odm(schema_version = N)]`: the version its documents are written
     /// with (`_v`), and the upgrade of older ones on read.
-    const SCHEMA_VERSION: Option<crate::versions::SchemaVersion> = None;
+    const SCHEMA_VERSION: Option<crate::schema::SchemaVersion> = None;
 
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;

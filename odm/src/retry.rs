@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use mongodb::ClientSession;
 
-use crate::populate::BoxFuture;
 use crate::{Error, Odm, Result};
+use futures_util::future::BoxFuture;
 
 /// First backoff, before jitter; each attempt multiplies it by 1.5, up to [`BACKOFF_MAX`].
 const BACKOFF_INITIAL: Duration = Duration::from_millis(5);

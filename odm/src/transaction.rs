@@ -1,9 +1,9 @@
 //! The caller's transactions: [`Odm::transaction`] runs a body of ODM operations in one
 //! transaction, with the retries the ODM's own transactions get (see `retry`).
 
-use crate::populate::BoxFuture;
 use crate::retry::{transaction_loop, Tx};
 use crate::{Error, Odm, Result};
+use futures_util::future::BoxFuture;
 
 impl Odm {
     /// Runs `body` in a transaction and commits it: every operation of the body given

@@ -197,7 +197,7 @@ pub(crate) async fn check_missed_replace<T: Model>(
     let action = coll
         .find_one(crate::literal::eq("_id", id.clone()))
         .projection(projection);
-    let stored = crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)?;
+    let stored = crate::engine::send!(action, session).map_err(Odm::driver_error::<T>)?;
     let Some(stored) = stored else {
         return Ok(None);
     };

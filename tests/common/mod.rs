@@ -1,13 +1,31 @@
-//! Helpers shared by the integration tests: reading back what landed in the database with the
-//! raw driver, and the commands sent. The models live beside this file (`library.rs`,
-//! `catalog.rs`, `denorm.rs`); each test includes the ones it uses, because every model linked
-//! into a test binary takes part in delete rules and cascades.
+//! Helpers shared by the integration tests: a database whose handle knows the test file's
+//! models, reading back what landed in the database with the raw driver, and the commands
+//! sent. The models live beside this file (`library.rs`, `catalog.rs`, `denorm.rs`); each test
+//! file includes the ones it uses, and this module too, so that [`catalog`] names the file's
+//! models: the suite is one binary, and the models of one file must not take part in the
+//! delete rules and cascades of another's.
 
 #![allow(dead_code)]
 
 use futures_util::TryStreamExt;
 use odm::bson::{doc, Document};
 use odm::testing::TestDb;
+
+/// The module of the test file that includes this one (`suite::races`).
+fn test_file() -> &'static str {
+    let here = module_path!();
+    here.rsplit_once("::").map_or(here, |(file, _)| file)
+}
+
+/// The models of the test file: those declared in it and in the model files it includes.
+pub fn catalog() -> odm::Catalog {
+    odm::Catalog::linked_in(test_file())
+}
+
+/// A fresh database (see [`TestDb::new`]) whose handle works with the test file's models.
+pub async fn db() -> odm::Result<TestDb> {
+    Ok(TestDb::new().await?.with_catalog(catalog()))
+}
 
 /// The stored documents of `collection`, sorted by `_id`, read with the raw driver.
 pub async fn stored(db: &TestDb, collection: &str) -> Vec<Document> {
@@ -165,7 +183,11 @@ where
         .expect("the concurrent write");
     }));
     let client = odm::mongodb::Client::with_options(options)?;
-    Ok((odm::Odm::new(client.database(db.name())), armed, log))
+    Ok((
+        odm::Odm::new(client.database(db.name())).with_catalog(catalog()),
+        armed,
+        log,
+    ))
 }
 
 /// Whether every populate of this run is forced to the lookup plan

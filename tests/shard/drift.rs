@@ -6,24 +6,25 @@
 //! computed from those fields, so a listed command goes where its route says.
 
 use super::*;
-use odm::shard::unlisted;
+use odm::shard::unlisted_in;
 
-/// The reports of every sharded model of this binary and of the models writing into them.
+/// The reports of every sharded model of this test file and of the models writing into them.
 fn reports() -> Vec<RoutingReport> {
+    let catalog = common::catalog();
     vec![
-        RoutingReport::of::<Part>(),
-        RoutingReport::of::<Product>(),
-        RoutingReport::of::<Host>(),
-        RoutingReport::of::<LogMsg>(),
-        RoutingReport::of::<Event>(),
-        RoutingReport::of::<Region>(),
-        RoutingReport::of::<Maker>(),
-        RoutingReport::of::<Gadget>(),
-        RoutingReport::of::<Listing>(),
-        RoutingReport::of_subset::<FilmDetails>(),
-        RoutingReport::of::<FilmDetails>(),
-        RoutingReport::of::<Crew>(),
-        RoutingReport::of::<Chore>(),
+        RoutingReport::in_catalog::<Part>(&catalog),
+        RoutingReport::in_catalog::<Product>(&catalog),
+        RoutingReport::in_catalog::<Host>(&catalog),
+        RoutingReport::in_catalog::<LogMsg>(&catalog),
+        RoutingReport::in_catalog::<Event>(&catalog),
+        RoutingReport::in_catalog::<Region>(&catalog),
+        RoutingReport::in_catalog::<Maker>(&catalog),
+        RoutingReport::in_catalog::<Gadget>(&catalog),
+        RoutingReport::in_catalog::<Listing>(&catalog),
+        RoutingReport::of_subset_in::<FilmDetails>(&catalog),
+        RoutingReport::in_catalog::<FilmDetails>(&catalog),
+        RoutingReport::in_catalog::<Crew>(&catalog),
+        RoutingReport::in_catalog::<Chore>(&catalog),
     ]
 }
 
@@ -44,9 +45,9 @@ impl Steps<'_> {
             .iter()
             .filter_map(|c| c.command.as_ref())
             .filter_map(odm::shard::filters_of)
-            .filter(|(_, c, _)| RoutingReport::key_of(c).is_some())
+            .filter(|(_, c, _)| self.db.odm().catalog().shard_key_of(c).is_some())
             .count();
-        for u in unlisted(&self.reports, log) {
+        for u in unlisted_in(self.db.odm().catalog(), &self.reports, log) {
             self.unlisted.push(format!("{step}: {u}"));
         }
     }
@@ -55,7 +56,7 @@ impl Steps<'_> {
 #[tokio::test]
 async fn every_generated_command_on_a_sharded_collection_is_a_route_of_the_report(
 ) -> odm::Result<()> {
-    let db = TestDb::new().await?;
+    let db = common::db().await?;
     if !db.odm().supports_transactions().await? {
         return Ok(());
     }
@@ -242,6 +243,7 @@ async fn every_generated_command_on_a_sharded_collection_is_a_route_of_the_repor
     let (logged, armed, log) =
         common::act_after_next_find_pooled(&db, None, |database| async move {
             Odm::new(database)
+                .with_catalog(common::catalog())
                 .update_by_id::<Part>(2, Part::name().set("gear".to_owned()))
                 .await
                 .expect("the concurrent rename");
@@ -256,7 +258,7 @@ async fn every_generated_command_on_a_sharded_collection_is_a_route_of_the_repor
     let settled = sent.iter().filter(|c| c.name == "update").count();
     assert_eq!(settled, 1, "the insert corrected its copy");
     steps.checked += sent.len();
-    for u in unlisted(&steps.reports, &sent) {
+    for u in unlisted_in(db.odm().catalog(), &steps.reports, &sent) {
         steps.unlisted.push(format!("settle after a rename: {u}"));
     }
     assert_eq!(

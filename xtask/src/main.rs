@@ -404,7 +404,7 @@ fn check_disk() {
     }
 }
 
-/// The integration tests that populate, run a second time under the lookup plan.
+/// The modules of the test suite that populate, run again under each plan.
 const POPULATE_TESTS: [&str; 12] = [
     "populate",
     "populate_plans",
@@ -441,10 +441,9 @@ fn run_all() -> Result {
     run("cargo", &["test", "--workspace", "--all-targets"], &env)?;
     // The tests that populate, again with every populate forced to each plan (the first run
     // lets the cost rule choose).
-    let mut populate_tests = vec!["test", "-p", "odm-tests"];
-    for name in POPULATE_TESTS {
-        populate_tests.extend(["--test", name]);
-    }
+    let filters: Vec<String> = POPULATE_TESTS.iter().map(|m| format!("{m}::")).collect();
+    let mut populate_tests = vec!["test", "-p", "odm-tests", "--test", "suite", "--"];
+    populate_tests.extend(filters.iter().map(String::as_str));
     for plan in ["in", "lookup"] {
         run(
             "cargo",

@@ -257,7 +257,7 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
     let collection = cont.collection_expr();
     let stored = &f.stored;
     let (from, from_lit) = d.from.as_ref()?;
-    let fields_lit = d.fields_lit.as_ref()?;
+    d.fields_lit.as_ref()?; // a copy without its fields was reported
     let kind = copy_kind(d);
     let background =
         crate::model::background::is_background(d).then(|| quote!(.in_background(true)));
@@ -267,166 +267,16 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
     let source = quote_spanned! {from_lit.span()=>
         let #source_var = <#from as ::odm::__private::CopySource>::fields();
     };
-
-    let fields = d.fields.iter().map(|src| {
-        let span = at(fields_lit);
-        let model = respan(cont.ident, span);
-        let name = respan(f.ident, span);
-        let both = copied_field_exists(from, from_lit, f, kind, src);
-        // A `#[frequently_updated]` field's model has a deprecated constant; the lint is only
-        // reported at a span of the user's code, so the constant is named at the string itself.
-        let lint = frequently_updated_ident(src, fields_lit.span());
-        let from_ty = quote_spanned!(from_lit.span()=> <#from>);
-        let src = field_ident(src, span);
-        // The source's accessor when the field exists; otherwise a stand-in, so that the one
-        // error is `copied_field`'s, with its suggestion. The stand-ins are in scope only here.
-        let from = quote_spanned! {span=>
-            use ::odm::__private::CopyIn as _;
-            #both
-            let __from = {
-                #[allow(non_camel_case_types, non_upper_case_globals, dead_code)]
-                trait __NoSuchField {
-                    fn #src() -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
-                        ::odm::__private::Field::top("")
-                    }
-                    const #lint: () = ();
-                }
-                impl<T: ?::core::marker::Sized> __NoSuchField for T {}
-                let _ = #from_ty::#lint;
-                #from_ty::#src()
-            };
-            // A tree's kept links are rewritten by moves, which no cascade follows.
-            ::odm::__private::copyable(&__from);
-        };
-        match kind {
-            CopyKind::Flat => quote_spanned! {span=>
-                {
-                    #from
-                    let __copy = #model::#name();
-                    (
-                        ::odm::__private::copy_of(
-                            <::odm::__private::Checked<{ __BOTH }> as ::odm::__private::Compared<_, _>>::source(&__from, &__copy),
-                            &__copy,
-                        )
-                        .0,
-                        ::odm::__private::String::new(),
-                        ::odm::__private::copy_check(&__from),
-                    )
-                }
-            },
-            // The copy's accessor is spanned at the summary type, exactly as the accessor's
-            // own return type: a summary type without `Embed` is then one error there, not
-            // once more at the string. A field the summary lacks is `copied_field`'s error.
-            CopyKind::Summary | CopyKind::Latest => {
-                let copy = summary_accessor(cont, f);
-                quote_spanned! {span=>
-                {
-                    #from
-                    // What the copy holds must decode as the source field's (the copy's) type.
-                    let __check = ::odm::__private::copy_check(&__from);
-                    let __copy = {
-                        #[allow(non_camel_case_types, dead_code)]
-                        trait __NoSuchCopy {
-                            fn #src(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
-                                ::odm::__private::Field::top("")
-                            }
-                        }
-                        impl<T: ?::core::marker::Sized> __NoSuchCopy for T {}
-                        __from.__odm_copy_in(#copy).#src()
-                    };
-                    let (__from, __copy) =
-                        ::odm::__private::copy_of(
-                            <::odm::__private::Checked<{ __BOTH }> as ::odm::__private::Compared<_, _>>::source(&__from, &__copy),
-                            &__copy,
-                        );
-                    (__from, ::odm::__private::sub_path(#stored, &__copy), __check)
-                }
-                }
-            }
-        }
-    });
+    let fields = d
+        .fields
+        .iter()
+        .map(|src| copied_pair(cont, f, d, kind, src))
+        .collect::<Option<Vec<_>>>()?;
     let allow = (cont.allow_deprecated || f.allow_deprecated).then(|| quote!(#[allow(deprecated)]));
-
     let kind_tokens = match kind {
-        CopyKind::Summary => {
-            // At the summary type: it is what lacks `id: Ref<Source>`.
-            let span = at(f.inner_ty());
-            let source_var = respan(&source_var, span);
-            let copy = summary_accessor(cont, f);
-            let array = matches!(f.shape, Shape::Vec(_));
-            let id = quote_spanned! {span=>
-                ::odm::__private::summary_id(&#source_var, &#copy)
-            };
-            let optional = matches!(f.shape, Shape::Option(_));
-            quote!(::odm::__private::CopyKind::Summary {
-                array: #array,
-                id: #id,
-                optional: #optional,
-            })
-        }
-        CopyKind::Flat => {
-            let via = d.via.as_ref()?;
-            let span = at(via);
-            let model = respan(cont.ident, span);
-            let via_ident = field_ident(&via.value(), span);
-            let source_var = respan(&source_var, span);
-            let via = quote_spanned! {span=>
-                ::odm::__private::via_to_source(&#source_var, &#model::#via_ident())
-            };
-            quote!(::odm::__private::CopyKind::Flat { via: #via })
-        }
-        CopyKind::Latest => {
-            let via = d.via.as_ref()?;
-            let sort = d.sort.as_ref()?;
-            let (n, _, _) = d.latest?;
-            let via_span = at(via);
-            let via_ident = field_ident(&via.value(), via_span);
-            let model = respan(cont.ident, via_span);
-            let sort_value = sort.value();
-            let (dir, sort_name) = sort_key(&sort_value);
-            let sort_ident = field_ident(sort_name, at(sort));
-            // Following the reference and sorting are not copies: no deprecation warning.
-            let via = quote_spanned! {via_span=>
-                {
-                    #[allow(deprecated)]
-                    // A stand-in when the source lacks the field: `via_field` reports it.
-                    #[allow(non_camel_case_types, dead_code)]
-                    trait __NoSuchField {
-                        fn #via_ident() -> ::odm::__private::Field<(), ::odm::__private::Ref<#model>, ::odm::__private::Single> {
-                            ::odm::__private::Field::top("")
-                        }
-                    }
-                    impl<T: ?::core::marker::Sized> __NoSuchField for T {}
-                    let __via = <#from>::#via_ident();
-                    ::odm::__private::via_from_source::<#model, _, _, _>(&__via)
-                }
-            };
-            let sort = quote_spanned! {at(sort)=>
-                {
-                    #[allow(deprecated)]
-                    // A stand-in when the source lacks the field: the sort key is a copied
-                    // field, which `copied_field` reports.
-                    #[allow(non_camel_case_types, dead_code)]
-                    trait __NoSuchField {
-                        fn #sort_ident() -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
-                            ::odm::__private::Field::top("")
-                        }
-                    }
-                    impl<T: ?::core::marker::Sized> __NoSuchField for T {}
-                    let __sort = <#from>::#sort_ident();
-                    ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&__sort))
-                }
-            };
-            quote!(::odm::__private::CopyKind::Latest {
-                via: #via,
-                n: #n,
-                sort: {
-                    let mut __sort = ::odm::bson::Document::new();
-                    __sort.insert(#sort, #dir);
-                    __sort
-                },
-            })
-        }
+        CopyKind::Summary => summary_kind(cont, f, &source_var),
+        CopyKind::Flat => flat_kind(cont, d, &source_var)?,
+        CopyKind::Latest => latest_kind(cont, d)?,
     };
     Some(quote! {
         {
@@ -447,6 +297,185 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
             #background
         }
     })
+}
+
+/// One copied field of a copy: `(source path, copy path, check)`, the source's field reached
+/// through the source's accessor (a stand-in when it lacks the field, so that the one error is
+/// `copied_field`'s, with its suggestion).
+fn copied_pair(
+    cont: &Container<'_>,
+    f: &Field<'_>,
+    d: &DenormalizeAttr,
+    kind: CopyKind,
+    src: &str,
+) -> Option<TokenStream> {
+    let (from, from_lit) = d.from.as_ref()?;
+    let fields_lit = d.fields_lit.as_ref()?;
+    let stored = &f.stored;
+    let span = at(fields_lit);
+    let model = respan(cont.ident, span);
+    let name = respan(f.ident, span);
+    let both = copied_field_exists(from, from_lit, f, kind, src);
+    // A `#[frequently_updated]` field's model has a deprecated constant; the lint is only
+    // reported at a span of the user's code, so the constant is named at the string itself.
+    let lint = frequently_updated_ident(src, fields_lit.span());
+    let from_ty = quote_spanned!(from_lit.span()=> <#from>);
+    let src = field_ident(src, span);
+    // The source's accessor when the field exists; otherwise a stand-in, so that the one
+    // error is `copied_field`'s, with its suggestion. The stand-ins are in scope only here.
+    let from = quote_spanned! {span=>
+        use ::odm::__private::CopyIn as _;
+        #both
+        let __from = {
+            #[allow(non_camel_case_types, non_upper_case_globals, dead_code)]
+            trait __NoSuchField {
+                fn #src() -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                    ::odm::__private::Field::top("")
+                }
+                const #lint: () = ();
+            }
+            impl<T: ?::core::marker::Sized> __NoSuchField for T {}
+            let _ = #from_ty::#lint;
+            #from_ty::#src()
+        };
+        // A tree's kept links are rewritten by moves, which no cascade follows.
+        ::odm::__private::copyable(&__from);
+    };
+    Some(match kind {
+        CopyKind::Flat => quote_spanned! {span=>
+            {
+                #from
+                let __copy = #model::#name();
+                (
+                    ::odm::__private::copy_of(
+                        <::odm::__private::Checked<{ __BOTH }> as ::odm::__private::Compared<_, _>>::source(&__from, &__copy),
+                        &__copy,
+                    )
+                    .0,
+                    ::odm::__private::String::new(),
+                    ::odm::__private::copy_check(&__from),
+                )
+            }
+        },
+        // The copy's accessor is spanned at the summary type, exactly as the accessor's
+        // own return type: a summary type without `Embed` is then one error there, not
+        // once more at the string. A field the summary lacks is `copied_field`'s error.
+        CopyKind::Summary | CopyKind::Latest => {
+            let copy = summary_accessor(cont, f);
+            quote_spanned! {span=>
+            {
+                #from
+                // What the copy holds must decode as the source field's (the copy's) type.
+                let __check = ::odm::__private::copy_check(&__from);
+                let __copy = {
+                    #[allow(non_camel_case_types, dead_code)]
+                    trait __NoSuchCopy {
+                        fn #src(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                            ::odm::__private::Field::top("")
+                        }
+                    }
+                    impl<T: ?::core::marker::Sized> __NoSuchCopy for T {}
+                    __from.__odm_copy_in(#copy).#src()
+                };
+                let (__from, __copy) =
+                    ::odm::__private::copy_of(
+                        <::odm::__private::Checked<{ __BOTH }> as ::odm::__private::Compared<_, _>>::source(&__from, &__copy),
+                        &__copy,
+                    );
+                (__from, ::odm::__private::sub_path(#stored, &__copy), __check)
+            }
+            }
+        }
+    })
+}
+
+/// The kind of a summary copy: whether an array, the path of the source's id in it (at the
+/// summary type, which is what lacks `id: Ref<Source>`), whether optional.
+fn summary_kind(cont: &Container<'_>, f: &Field<'_>, source_var: &Ident) -> TokenStream {
+    // At the summary type: it is what lacks `id: Ref<Source>`.
+    let span = at(f.inner_ty());
+    let source_var = respan(source_var, span);
+    let copy = summary_accessor(cont, f);
+    let array = matches!(f.shape, Shape::Vec(_));
+    let id = quote_spanned! {span=>
+        ::odm::__private::summary_id(&#source_var, &#copy)
+    };
+    let optional = matches!(f.shape, Shape::Option(_));
+    quote!(::odm::__private::CopyKind::Summary {
+        array: #array,
+        id: #id,
+        optional: #optional,
+    })
+}
+
+/// The kind of a flat copy: the reference it is copied through (`via`).
+fn flat_kind(cont: &Container<'_>, d: &DenormalizeAttr, source_var: &Ident) -> Option<TokenStream> {
+    let via = d.via.as_ref()?;
+    let span = at(via);
+    let model = respan(cont.ident, span);
+    let via_ident = field_ident(&via.value(), span);
+    let source_var = respan(source_var, span);
+    let via = quote_spanned! {span=>
+        ::odm::__private::via_to_source(&#source_var, &#model::#via_ident())
+    };
+    Some(quote!(::odm::__private::CopyKind::Flat { via: #via }))
+}
+
+/// The kind of a latest-N copy: the source's reference to this model, N, the sort of the
+/// source's documents (stand-ins when the source lacks a field, which `via_field` and
+/// `copied_field` report).
+fn latest_kind(cont: &Container<'_>, d: &DenormalizeAttr) -> Option<TokenStream> {
+    let (from, _) = d.from.as_ref()?;
+    let via = d.via.as_ref()?;
+    let sort = d.sort.as_ref()?;
+    let (n, _, _) = d.latest?;
+    let via_span = at(via);
+    let via_ident = field_ident(&via.value(), via_span);
+    let model = respan(cont.ident, via_span);
+    let sort_value = sort.value();
+    let (dir, sort_name) = sort_key(&sort_value);
+    let sort_ident = field_ident(sort_name, at(sort));
+    // Following the reference and sorting are not copies: no deprecation warning.
+    let via = quote_spanned! {via_span=>
+        {
+            #[allow(deprecated)]
+            // A stand-in when the source lacks the field: `via_field` reports it.
+            #[allow(non_camel_case_types, dead_code)]
+            trait __NoSuchField {
+                fn #via_ident() -> ::odm::__private::Field<(), ::odm::__private::Ref<#model>, ::odm::__private::Single> {
+                    ::odm::__private::Field::top("")
+                }
+            }
+            impl<T: ?::core::marker::Sized> __NoSuchField for T {}
+            let __via = <#from>::#via_ident();
+            ::odm::__private::via_from_source::<#model, _, _, _>(&__via)
+        }
+    };
+    let sort = quote_spanned! {at(sort)=>
+        {
+            #[allow(deprecated)]
+            // A stand-in when the source lacks the field: the sort key is a copied
+            // field, which `copied_field` reports.
+            #[allow(non_camel_case_types, dead_code)]
+            trait __NoSuchField {
+                fn #sort_ident() -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                    ::odm::__private::Field::top("")
+                }
+            }
+            impl<T: ?::core::marker::Sized> __NoSuchField for T {}
+            let __sort = <#from>::#sort_ident();
+            ::std::borrow::ToOwned::to_owned(::odm::__private::Field::path(&__sort))
+        }
+    };
+    Some(quote!(::odm::__private::CopyKind::Latest {
+        via: #via,
+        n: #n,
+        sort: {
+            let mut __sort = ::odm::bson::Document::new();
+            __sort.insert(#sort, #dir);
+            __sort
+        },
+    }))
 }
 
 /// The index that finds the copies of a source: on the summaries' id (`parts.id`). A copy

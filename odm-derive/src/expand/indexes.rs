@@ -7,125 +7,148 @@ use syn::spanned::Spanned;
 use syn::Ident;
 
 use crate::model::attr::{CompoundIndex, IndexKeyPath};
-use crate::model::{Container, Shape};
+use crate::model::{Container, Field, Shape};
 
 pub fn index_specs(cont: &Container<'_>) -> TokenStream {
-    let ident = cont.ident;
     let mut specs = Vec::new();
     for f in cont.stored_fields() {
-        // References are queried by their field (delete rules, children, two-way checks):
-        // they get an index without being asked.
-        // A declared compound index that starts with the field serves those queries already.
-        let covered = cont.compound_indexes.iter().any(|idx| {
-            idx.text.is_none()
-                && idx
-                    .keys
-                    .first()
-                    .is_some_and(|k| k.segments.len() == 1 && *f.ident == k.segments[0])
-        });
-        if let (Some(_), None, false, false) = (&f.reference, &f.index, f.is_id(), covered) {
-            let stored = &f.stored;
-            let asc = quote!(::odm::__private::IndexKey::Asc);
-            // A DBRef, alone or in an array, is found by its fields (`$ref` and `$id`, in any
-            // order in the stored element).
-            let dbref = f.is_poly() || f.dbref.is_some();
-            let spec = if dbref {
-                let (r, id) = (format!("{stored}.$ref"), format!("{stored}.$id"));
-                quote!(::odm::__private::IndexSpec::on(#r, #asc).then(#id, #asc))
-            } else {
-                quote!(::odm::__private::IndexSpec::on(#stored, #asc))
-            };
-            specs.push(spec);
-        }
-        let Some(index) = &f.index else { continue };
-        let stored = &f.stored;
-        let key = if index.text.is_some() {
-            quote!(::odm::__private::IndexKey::Text)
-        } else if index.desc.is_some() {
-            quote!(::odm::__private::IndexKey::Desc)
-        } else {
-            quote!(::odm::__private::IndexKey::Asc)
-        };
-        let mut spec = quote!(::odm::__private::IndexSpec::on(#stored, #key));
-        if index.unique.is_some() {
-            spec = quote!(#spec.unique());
-            if matches!(f.shape, Shape::Option(_)) {
-                spec = quote!(#spec.only_present(#stored));
-            }
-        }
-        if index.sparse.is_some() {
-            spec = quote!(#spec.sparse());
-        }
-        if let Some((secs, _)) = index.expire_after_secs {
-            spec = quote!(#spec.expire_after_secs(#secs));
-        }
-        if let Some(name) = &index.name {
-            spec = quote!(#spec.named(#name));
-        }
-        specs.push(spec);
+        specs.extend(reference_index(cont, f));
+        specs.extend(field_index(f));
     }
     specs.extend(super::denormalize::copy_indexes(cont));
     specs.extend(super::counters::indexes(cont));
     for idx in &cont.compound_indexes {
-        let Some(lit) = &idx.keys_lit else { continue };
-        let mut spec: Option<TokenStream> = None;
-        for key in &idx.keys {
-            let Some(first) = cont.field_named(&key.segments[0]) else {
-                continue;
-            };
-            let path = if key.segments.len() == 1 {
-                let stored = &first.stored;
-                quote!(#stored)
-            } else {
-                // The accessor chain makes the compiler check each segment against the
-                // embedded types; errors point at the attribute's string. The span keeps the
-                // macro's context so that rustc does not offer to rewrite the string as code.
-                let span = Span::call_site().located_at(lit.span());
-                // The embedded field's accessor at its type, exactly as the accessor's own return
-                // type: a type that is not `Embed` is then one error there, not again here.
-                let embedded = first.inner_ty().span();
-                let mut model = ident.clone();
-                model.set_span(embedded);
-                let mut first_ident = first.ident.clone();
-                first_ident.set_span(embedded);
-                let first = quote_spanned!(embedded=> #model::#first_ident());
-                let rest = key.segments[1..].iter().map(|s| segment_ident(s, span));
-                if key.segments.len() == 2 {
-                    // The field of the embedded type is checked by `key_field_checks`, with a
-                    // suggestion; a stand-in keeps it from being reported a second time here.
-                    let below = segment_ident(&key.segments[1], span);
-                    quote_spanned! {span=>
-                        {
-                            #[allow(non_camel_case_types, dead_code)]
-                            trait __NoSuchField {
-                                fn #below(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
-                                    ::odm::__private::Field::top("")
-                                }
-                            }
-                            impl<T: ?::core::marker::Sized> __NoSuchField for T {}
-                            ::std::borrow::ToOwned::to_owned(
-                                ::odm::__private::Field::path(&#first.#below()),
-                            )
-                        }
-                    }
-                } else {
-                    // `Field::path` by path: the last segment may be an embedded type with a
-                    // field named `path`, whose accessor would win over the method.
-                    quote_spanned! {span=>
-                        ::odm::__private::Field::path(&#first #(.#rest())*)
-                    }
-                }
-            };
-            spec = Some(compound_key(idx, key, spec, path));
-        }
-        let Some(spec) = spec else { continue };
-        specs.push(compound_options(idx, spec));
+        specs.extend(compound_index(cont, idx));
     }
     if specs.is_empty() {
         return quote!(::odm::__private::Vec::new());
     }
     quote! {
         ::odm::__private::vec_of([#(#specs),*])
+    }
+}
+
+/// The index of a reference: references are queried by their field (delete rules, children,
+/// two-way checks), so they get one without being asked, unless the field declares its own or
+/// a declared compound index starts with it.
+fn reference_index(cont: &Container<'_>, f: &Field<'_>) -> Option<TokenStream> {
+    let covered = cont.compound_indexes.iter().any(|idx| {
+        idx.text.is_none()
+            && idx
+                .keys
+                .first()
+                .is_some_and(|k| k.segments.len() == 1 && *f.ident == k.segments[0])
+    });
+    if f.reference.is_none() || f.index.is_some() || f.is_id() || covered {
+        return None;
+    }
+    let stored = &f.stored;
+    let asc = quote!(::odm::__private::IndexKey::Asc);
+    // A DBRef, alone or in an array, is found by its fields (`$ref` and `$id`, in any order in
+    // the stored element).
+    let dbref = f.is_poly() || f.dbref.is_some();
+    Some(if dbref {
+        let (r, id) = (format!("{stored}.$ref"), format!("{stored}.$id"));
+        quote!(::odm::__private::IndexSpec::on(#r, #asc).then(#id, #asc))
+    } else {
+        quote!(::odm::__private::IndexSpec::on(#stored, #asc))
+    })
+}
+
+/// The index a field declares with `#[index(...)]`.
+fn field_index(f: &Field<'_>) -> Option<TokenStream> {
+    let index = f.index.as_ref()?;
+    let stored = &f.stored;
+    let key = if index.text.is_some() {
+        quote!(::odm::__private::IndexKey::Text)
+    } else if index.desc.is_some() {
+        quote!(::odm::__private::IndexKey::Desc)
+    } else {
+        quote!(::odm::__private::IndexKey::Asc)
+    };
+    let mut spec = quote!(::odm::__private::IndexSpec::on(#stored, #key));
+    if index.unique.is_some() {
+        spec = quote!(#spec.unique());
+        if matches!(f.shape, Shape::Option(_)) {
+            spec = quote!(#spec.only_present(#stored));
+        }
+    }
+    if index.sparse.is_some() {
+        spec = quote!(#spec.sparse());
+    }
+    if let Some((secs, _)) = index.expire_after_secs {
+        spec = quote!(#spec.expire_after_secs(#secs));
+    }
+    if let Some(name) = &index.name {
+        spec = quote!(#spec.named(#name));
+    }
+    Some(spec)
+}
+
+/// A compound index the model declares (`#[odm(index(keys = "..."))]`).
+fn compound_index(cont: &Container<'_>, idx: &CompoundIndex) -> Option<TokenStream> {
+    let lit = idx.keys_lit.as_ref()?;
+    let mut spec: Option<TokenStream> = None;
+    for key in &idx.keys {
+        let Some(first) = cont.field_named(&key.segments[0]) else {
+            continue;
+        };
+        let path = if key.segments.len() == 1 {
+            let stored = &first.stored;
+            quote!(#stored)
+        } else {
+            embedded_key_path(cont, first, key, lit.span())
+        };
+        spec = Some(compound_key(idx, key, spec, path));
+    }
+    Some(compound_options(idx, spec?))
+}
+
+/// The stored path of a compound index's key inside an embedded type (`address.city`).
+///
+/// The accessor chain makes the compiler check each segment against the embedded types;
+/// errors point at the attribute's string (`lit`). The span keeps the macro's context so that
+/// rustc does not offer to rewrite the string as code.
+fn embedded_key_path(
+    cont: &Container<'_>,
+    first: &Field<'_>,
+    key: &IndexKeyPath,
+    lit: Span,
+) -> TokenStream {
+    let span = Span::call_site().located_at(lit);
+    // The embedded field's accessor at its type, exactly as the accessor's own return type: a
+    // type that is not `Embed` is then one error there, not again here.
+    let embedded = first.inner_ty().span();
+    let mut model = cont.ident.clone();
+    model.set_span(embedded);
+    let mut first_ident = first.ident.clone();
+    first_ident.set_span(embedded);
+    let first = quote_spanned!(embedded=> #model::#first_ident());
+    let rest = key.segments[1..].iter().map(|s| segment_ident(s, span));
+    if key.segments.len() == 2 {
+        // The field of the embedded type is checked by `key_field_checks`, with a suggestion; a
+        // stand-in keeps it from being reported a second time here.
+        let below = segment_ident(&key.segments[1], span);
+        quote_spanned! {span=>
+            {
+                #[allow(non_camel_case_types, dead_code)]
+                trait __NoSuchField {
+                    fn #below(&self) -> ::odm::__private::Field<(), (), ::odm::__private::Single> {
+                        ::odm::__private::Field::top("")
+                    }
+                }
+                impl<T: ?::core::marker::Sized> __NoSuchField for T {}
+                ::std::borrow::ToOwned::to_owned(
+                    ::odm::__private::Field::path(&#first.#below()),
+                )
+            }
+        }
+    } else {
+        // `Field::path` by path: the last segment may be an embedded type with a field named
+        // `path`, whose accessor would win over the method.
+        quote_spanned! {span=>
+            ::odm::__private::Field::path(&#first #(.#rest())*)
+        }
     }
 }
 

@@ -18,17 +18,27 @@ enum Target<'a> {
 
 pub fn expand(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
+    let targets = parse(input, &cx);
+    let errors = cx.check().err().map(|e| e.to_compile_error());
+    match targets {
+        Some(targets) if targets.iter().any(|t| matches!(t, Target::Model(..))) => {
+            let impls = generate(&input.ident, &targets);
+            quote!(#errors #impls)
+        }
+        _ => errors.unwrap_or_default(),
+    }
+}
+
+/// The enum's targets, its misuses reported to `cx`; `None` when nothing can be generated (not
+/// an enum, or a generic one).
+fn parse<'a>(input: &'a DeriveInput, cx: &Ctxt) -> Option<Vec<Target<'a>>> {
     let ident = &input.ident;
     let Data::Enum(data) = &input.data else {
         cx.error_spanned_by(
             ident,
             "`PolyRef` is derived for an enum whose variants each hold a `Ref` to one model: `enum Subject { Book(Ref<Book>), Author(Ref<Author>) }`",
         );
-        return cx
-            .check()
-            .err()
-            .map(|e| e.to_compile_error())
-            .unwrap_or_default();
+        return None;
     };
     if !input.generics.params.is_empty() {
         cx.error_spanned_by(
@@ -36,11 +46,7 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
             "`PolyRef` cannot be derived for a generic enum: its targets must be known",
         );
         // Nothing is generated: impls without the parameters would only add errors.
-        return cx
-            .check()
-            .err()
-            .map(|e| e.to_compile_error())
-            .unwrap_or_default();
+        return None;
     }
     let mut targets = Vec::new();
     for v in &data.variants {
@@ -80,17 +86,21 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
             "a polymorphic reference has at least one target: a variant holding `Ref<Model>`",
         );
     }
-    let errors = cx.check().err().map(|e| e.to_compile_error());
-    let models: Vec<(&Ident, &Type)> = targets
+    Some(targets)
+}
+
+/// A model target: its variant, the type naming it (`TargetOf<Enum, i>`) and its index.
+type ModelTarget<'a> = (&'a Ident, TokenStream, usize);
+
+/// The impls of a polymorphic reference whose targets include one model or more.
+fn generate(ident: &Ident, targets: &[Target<'_>]) -> TokenStream {
+    let typed: Vec<(&Ident, &Type)> = targets
         .iter()
         .filter_map(|t| match t {
             Target::Model(v, ty) => Some((*v, *ty)),
             Target::Other(_) => None,
         })
         .collect();
-    if models.is_empty() {
-        return errors.unwrap_or_default();
-    }
     let other = targets.iter().find_map(|t| match t {
         Target::Other(v) => Some(*v),
         Target::Model(..) => None,
@@ -98,14 +108,14 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
     let name = ident.unraw().to_string();
     // Each target through `PolyTarget<I>`, whose impl (at the variant's type) is where a target
     // that is not a model is reported, once.
-    let target_impls = models.iter().enumerate().map(|(i, (_, ty))| {
+    let target_impls = typed.iter().enumerate().map(|(i, (_, ty))| {
         quote_spanned! {ty.span()=>
             impl ::odm::dbref::PolyTarget<#i> for #ident {
                 type Model = #ty;
             }
         }
     });
-    let models: Vec<(&Ident, TokenStream, usize)> = models
+    let models: Vec<ModelTarget<'_>> = typed
         .iter()
         .enumerate()
         .map(|(i, (v, _))| (*v, quote!(::odm::__private::TargetOf<#ident, #i>), i))
@@ -114,19 +124,77 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
         .iter()
         .map(|(_, _, i)| quote!(::odm::__private::target_collection::<#ident, #i>()))
         .collect();
-    let index = |v: &Ident| models.iter().find(|m| m.0 == v).map_or(0, |m| m.2);
-    let serialize_arms = targets.iter().map(|t| match t {
+    let serialize = serialize_impl(ident, targets, &models);
+    let decode = decode_impls(ident, &models, &collections, other);
+    let poly_ref = poly_ref_impl(ident, &name, targets, &models, &collections);
+    let populates = populate_impls(ident, &models);
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        const _: () = {
+            #(#target_impls)*
+            #serialize
+            #decode
+            #poly_ref
+            #populates
+
+            const _: () = ::odm::__private::distinct_targets(
+                #name,
+                <#ident as ::odm::__private::PolyRef>::TARGETS,
+            );
+        };
+    }
+}
+
+/// The index of the model target held by variant `v`.
+fn index_of(models: &[ModelTarget<'_>], v: &Ident) -> usize {
+    models.iter().find(|m| m.0 == v).map_or(0, |m| m.2)
+}
+
+/// `Serialize`: each target as a DBRef, the catch-all as it is.
+fn serialize_impl(
+    ident: &Ident,
+    targets: &[Target<'_>],
+    models: &[ModelTarget<'_>],
+) -> TokenStream {
+    let arms = targets.iter().map(|t| match t {
         Target::Model(v, _) => {
-            let i = index(v);
+            let i = index_of(models, v);
             quote!(#ident::#v(r) => ::odm::__private::serialize_target::<#ident, #i, __S>(r, serializer),)
         }
         Target::Other(v) => {
             quote!(#ident::#v(r) => ::odm::serde::Serialize::serialize(r, serializer),)
         }
     });
+    quote! {
+        #[automatically_derived]
+        impl ::odm::serde::Serialize for #ident {
+            fn serialize<__S: ::odm::serde::Serializer>(
+                &self,
+                serializer: __S,
+            ) -> ::std::result::Result<__S::Ok, __S::Error> {
+                #[allow(unreachable_patterns)]
+                match self {
+                    #(#arms)*
+                    // Variants that are not targets were reported.
+                    _ => ::std::unreachable!(),
+                }
+            }
+        }
+    }
+}
+
+/// `Deserialize` and `PolyDecode`: the variant from the DBRef's collection, the catch-all (or
+/// an error naming the targets) for any other.
+fn decode_impls(
+    ident: &Ident,
+    models: &[ModelTarget<'_>],
+    collections: &[TokenStream],
+    other: Option<&Ident>,
+) -> TokenStream {
     let decode = models
         .iter()
-        .zip(&collections)
+        .zip(collections)
         .map(|((v, _, i), collection)| {
             quote! {
                 if found.collection == #collection {
@@ -165,6 +233,91 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
             }
         }
     });
+    quote! {
+        #[automatically_derived]
+        impl<'de> ::odm::serde::Deserialize<'de> for #ident {
+            fn deserialize<__D: ::odm::serde::Deserializer<'de>>(
+                deserializer: __D,
+            ) -> ::std::result::Result<Self, __D::Error> {
+                ::odm::__private::poly_deserialize::<Self, __D>(deserializer)
+            }
+        }
+
+        #[automatically_derived]
+        impl ::odm::__private::PolyDecode for #ident {
+            fn variant_of(collection: &str) -> ::odm::__private::Option<usize> {
+                #(#variant_of)*
+                ::odm::__private::Option::None
+            }
+
+            fn collection_of(variant: usize) -> &'static str {
+                match variant {
+                    #(#collection_of)*
+                    _ => "",
+                }
+            }
+
+            fn read_id<'de, __D: ::odm::serde::Deserializer<'de>>(
+                variant: usize,
+                deserializer: __D,
+            ) -> ::std::result::Result<Self, __D::Error> {
+                match variant {
+                    #(#read_id)*
+                    _ => ::std::result::Result::Err(<__D::Error as ::odm::serde::de::Error>::custom(
+                        "no such target",
+                    )),
+                }
+            }
+
+            fn from_dbref<__E: ::odm::serde::de::Error>(
+                found: ::odm::__private::DbRef,
+            ) -> ::std::result::Result<Self, __E> {
+                #elsewhere
+                #(#decode)*
+                #fallback
+            }
+
+            fn dbref(&self) -> ::odm::__private::DbRef {
+                <Self as ::odm::__private::PolyRef>::to_dbref(self)
+            }
+        }
+    }
+}
+
+/// `PolyRef`: the name, the targets' collections, the DBRef of a value.
+fn poly_ref_impl(
+    ident: &Ident,
+    name: &str,
+    targets: &[Target<'_>],
+    models: &[ModelTarget<'_>],
+    collections: &[TokenStream],
+) -> TokenStream {
+    let to_dbref = targets.iter().map(|t| match t {
+        Target::Model(v, _) => {
+            let i = index_of(models, v);
+            quote!(#ident::#v(r) => ::odm::__private::dbref_of_target::<#ident, #i>(r),)
+        }
+        Target::Other(v) => quote!(#ident::#v(r) => ::std::clone::Clone::clone(r),),
+    });
+    quote! {
+        #[automatically_derived]
+        impl ::odm::__private::PolyRef for #ident {
+            const NAME: &'static str = #name;
+            const TARGETS: &'static [&'static str] = &[#(#collections),*];
+
+            fn to_dbref(&self) -> ::odm::__private::DbRef {
+                #[allow(unreachable_patterns)]
+                match self {
+                    #(#to_dbref)*
+                    _ => ::std::unreachable!(),
+                }
+            }
+        }
+    }
+}
+
+/// `PolyTargets` (a populate step per target) and `PolyHas` for each target model.
+fn populate_impls(ident: &Ident, models: &[ModelTarget<'_>]) -> TokenStream {
     let picks = models.iter().map(|(v, ty, i)| {
         let pick = format_ident!("__pick_{}", i);
         quote! {
@@ -178,119 +331,23 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
             parts.push(::odm::__private::PolyPart::of_target::<#ident, #i>(path, slots, #pick));
         }
     });
-    let to_dbref = targets.iter().map(|t| match t {
-        Target::Model(v, _) => {
-            let i = index(v);
-            quote!(#ident::#v(r) => ::odm::__private::dbref_of_target::<#ident, #i>(r),)
-        }
-        Target::Other(v) => quote!(#ident::#v(r) => ::std::clone::Clone::clone(r),),
-    });
     let has = models
         .iter()
         .map(|(_, ty, _)| quote!(impl ::odm::__private::PolyHas<#ty> for #ident {}));
     quote! {
-        #errors
-        #[doc(hidden)]
-        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
-        const _: () = {
-            #(#target_impls)*
-
-            #[automatically_derived]
-            impl ::odm::serde::Serialize for #ident {
-                fn serialize<__S: ::odm::serde::Serializer>(
-                    &self,
-                    serializer: __S,
-                ) -> ::std::result::Result<__S::Ok, __S::Error> {
-                    #[allow(unreachable_patterns)]
-                    match self {
-                        #(#serialize_arms)*
-                        // Variants that are not targets were reported.
-                        _ => ::std::unreachable!(),
-                    }
-                }
+        #[automatically_derived]
+        impl ::odm::__private::PolyTargets for #ident {
+            fn populates<__Root: ::odm::__private::Model>(
+                path: &str,
+                slots: fn(&mut __Root) -> ::odm::__private::PolySlots<'_, Self>,
+            ) -> ::odm::__private::Vec<::odm::__private::PolyPart<__Root>> {
+                let mut parts = ::odm::__private::Vec::new();
+                #(#picks)*
+                parts
             }
+        }
 
-            #[automatically_derived]
-            impl<'de> ::odm::serde::Deserialize<'de> for #ident {
-                fn deserialize<__D: ::odm::serde::Deserializer<'de>>(
-                    deserializer: __D,
-                ) -> ::std::result::Result<Self, __D::Error> {
-                    ::odm::__private::poly_deserialize::<Self, __D>(deserializer)
-                }
-            }
-
-            #[automatically_derived]
-            impl ::odm::__private::PolyDecode for #ident {
-                fn variant_of(collection: &str) -> ::odm::__private::Option<usize> {
-                    #(#variant_of)*
-                    ::odm::__private::Option::None
-                }
-
-                fn collection_of(variant: usize) -> &'static str {
-                    match variant {
-                        #(#collection_of)*
-                        _ => "",
-                    }
-                }
-
-                fn read_id<'de, __D: ::odm::serde::Deserializer<'de>>(
-                    variant: usize,
-                    deserializer: __D,
-                ) -> ::std::result::Result<Self, __D::Error> {
-                    match variant {
-                        #(#read_id)*
-                        _ => ::std::result::Result::Err(<__D::Error as ::odm::serde::de::Error>::custom(
-                            "no such target",
-                        )),
-                    }
-                }
-
-                fn from_dbref<__E: ::odm::serde::de::Error>(
-                    found: ::odm::__private::DbRef,
-                ) -> ::std::result::Result<Self, __E> {
-                    #elsewhere
-                    #(#decode)*
-                    #fallback
-                }
-
-                fn dbref(&self) -> ::odm::__private::DbRef {
-                    <Self as ::odm::__private::PolyRef>::to_dbref(self)
-                }
-            }
-
-            #[automatically_derived]
-            impl ::odm::__private::PolyRef for #ident {
-                const NAME: &'static str = #name;
-                const TARGETS: &'static [&'static str] = &[#(#collections),*];
-
-                fn to_dbref(&self) -> ::odm::__private::DbRef {
-                    #[allow(unreachable_patterns)]
-                    match self {
-                        #(#to_dbref)*
-                        _ => ::std::unreachable!(),
-                    }
-                }
-            }
-
-            #[automatically_derived]
-            impl ::odm::__private::PolyTargets for #ident {
-                fn populates<__Root: ::odm::__private::Model>(
-                    path: &str,
-                    slots: fn(&mut __Root) -> ::odm::__private::PolySlots<'_, Self>,
-                ) -> ::odm::__private::Vec<::odm::__private::PolyPart<__Root>> {
-                    let mut parts = ::odm::__private::Vec::new();
-                    #(#picks)*
-                    parts
-                }
-            }
-
-            #(#has)*
-
-            const _: () = ::odm::__private::distinct_targets(
-                #name,
-                <#ident as ::odm::__private::PolyRef>::TARGETS,
-            );
-        };
+        #(#has)*
     }
 }
 

@@ -225,52 +225,19 @@ pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Option<BucketFields<
     if cont.kind_of.is_some() {
         cx.error_at(b.span, "a kind cannot be a bucket: declare `bucket(...)` on a model with a collection of its own");
     }
-    let missing: Vec<&str> = [
-        ("key", b.key.is_none()),
-        ("period", b.period.is_none()),
-        ("every", b.every.is_none()),
-        ("items", b.items.is_none()),
-        ("time", b.time.is_none()),
-    ]
-    .into_iter()
-    .filter_map(|(k, m)| m.then_some(k))
-    .collect();
-    if !missing.is_empty() {
-        if !b.malformed {
-            cx.error_at(
-                b.span,
-                format!(
-                    "`bucket(...)` also needs {}: `bucket(key = \"user\", period = \"month\", every = \"month\", items = \"reviews\", time = \"created_at\")`",
-                    missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
-                ),
-            );
-        }
+    if !all_options(cx, b) {
         return None;
     }
     let field = |lit: &Option<LitStr>, what| named(cx, cont, lit.as_ref()?, what);
     let key = field(&b.key, "key");
     let period = field(&b.period, "period");
     let items = field(&b.items, "items");
-    let count_lit = b
-        .count
-        .clone()
-        .unwrap_or_else(|| LitStr::new("count", b.span));
-    let count = match cont.stored_fields().find(|f| {
-        use syn::ext::IdentExt;
-        f.ident.unraw() == count_lit.value()
-    }) {
-        Some(f) => Some(f),
-        None if b.count.is_none() => {
-            cx.error_at(b.span, "a bucket keeps the number of its items in an integer field, `count` unless `count = \"...\"` names another: add `count: u32` to the struct");
-            None
-        }
-        None => named(cx, cont, &count_lit, "count"),
-    };
+    let (count, count_lit) = count_field(cx, cont, b);
     let mut ok = key.is_some() && period.is_some() && items.is_some() && count.is_some();
     let lits = [
         (&b.key, key, "key"),
         (&b.period, period, "period"),
-        (&Some(count_lit.clone()), count, "count"),
+        (&Some(count_lit), count, "count"),
     ];
     for (lit, f, what) in lits {
         if let (Some(lit), Some(f)) = (lit, f) {
@@ -280,49 +247,15 @@ pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Option<BucketFields<
             }
         }
     }
-    let distinct = [key, period, count, items];
-    for (i, a) in distinct.iter().enumerate() {
-        for other in &distinct[i + 1..] {
-            if let (Some(a), Some(other)) = (a, other) {
-                if std::ptr::eq(*a, *other) && !a.is_id() {
-                    cx.error_at(b.span, format!("`bucket(...)` names the field `{}` twice: the key, the period, the count and the items are four fields", a.ident));
-                    ok = false;
-                }
-            }
-        }
-    }
+    ok &= distinct(cx, b, [key, period, count, items]);
     if let (Some(items), Some(lit)) = (items, &b.items) {
-        if !matches!(items.shape, Shape::Vec(_)) {
-            cx.error_spanned_by(items.ty, format!("the bucket's items are an array: `{}` should be a `Vec` of an embedded type (`Vec<Review>`)", items.ident));
-            ok = false;
-        } else if items.embed.is_none() {
-            cx.error_spanned_by(
-                lit,
-                format!(
-                    "the bucket's items are embedded documents: mark `{}` with `#[embed]`",
-                    items.ident
-                ),
-            );
-            ok = false;
-        }
+        ok &= items_embedded(cx, items, lit);
     }
     if !ok {
         return None;
     }
     let (time, every) = (b.time.as_ref()?, b.every.as_ref()?.0);
-    let (item_id, item_id_span) = match &b.item_id {
-        Some(lit) => match lit.parse::<syn::Ident>() {
-            Ok(id) => (id, lit.span()),
-            Err(_) => {
-                cx.error_spanned_by(
-                    lit,
-                    "`item_id` names a field of the item: `item_id = \"id\"`",
-                );
-                return None;
-            }
-        },
-        None => (syn::Ident::new("id", b.span), b.span),
-    };
+    let (item_id, item_id_span) = item_id(cx, b)?;
     if time.parse::<syn::Ident>().is_err() {
         cx.error_spanned_by(
             time,
@@ -340,6 +273,111 @@ pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Option<BucketFields<
         item_id_span,
         every,
     })
+}
+
+/// Whether the attribute has every option a bucket needs (reported once when not, unless an
+/// option was already reported as wrong).
+fn all_options(cx: &Ctxt, b: &BucketAttr) -> bool {
+    let missing: Vec<&str> = [
+        ("key", b.key.is_none()),
+        ("period", b.period.is_none()),
+        ("every", b.every.is_none()),
+        ("items", b.items.is_none()),
+        ("time", b.time.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(k, m)| m.then_some(k))
+    .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    if !b.malformed {
+        cx.error_at(
+            b.span,
+            format!(
+                "`bucket(...)` also needs {}: `bucket(key = \"user\", period = \"month\", every = \"month\", items = \"reviews\", time = \"created_at\")`",
+                missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+            ),
+        );
+    }
+    false
+}
+
+/// The field counting the bucket's items (`count`, or the one `count = "..."` names), and the
+/// string naming it.
+fn count_field<'c, 'a>(
+    cx: &Ctxt,
+    cont: &'c Container<'a>,
+    b: &BucketAttr,
+) -> (Option<&'c Field<'a>>, LitStr) {
+    let count_lit = b
+        .count
+        .clone()
+        .unwrap_or_else(|| LitStr::new("count", b.span));
+    let count = match cont.stored_fields().find(|f| {
+        use syn::ext::IdentExt;
+        f.ident.unraw() == count_lit.value()
+    }) {
+        Some(f) => Some(f),
+        None if b.count.is_none() => {
+            cx.error_at(b.span, "a bucket keeps the number of its items in an integer field, `count` unless `count = \"...\"` names another: add `count: u32` to the struct");
+            None
+        }
+        None => named(cx, cont, &count_lit, "count"),
+    };
+    (count, count_lit)
+}
+
+/// Whether the key, the period, the count and the items are four fields.
+fn distinct(cx: &Ctxt, b: &BucketAttr, fields: [Option<&Field<'_>>; 4]) -> bool {
+    let mut ok = true;
+    for (i, a) in fields.iter().enumerate() {
+        for other in &fields[i + 1..] {
+            if let (Some(a), Some(other)) = (a, other) {
+                if std::ptr::eq(*a, *other) && !a.is_id() {
+                    cx.error_at(b.span, format!("`bucket(...)` names the field `{}` twice: the key, the period, the count and the items are four fields", a.ident));
+                    ok = false;
+                }
+            }
+        }
+    }
+    ok
+}
+
+/// Whether the items are an array of embedded documents.
+fn items_embedded(cx: &Ctxt, items: &Field<'_>, lit: &LitStr) -> bool {
+    if !matches!(items.shape, Shape::Vec(_)) {
+        cx.error_spanned_by(items.ty, format!("the bucket's items are an array: `{}` should be a `Vec` of an embedded type (`Vec<Review>`)", items.ident));
+        return false;
+    }
+    if items.embed.is_none() {
+        cx.error_spanned_by(
+            lit,
+            format!(
+                "the bucket's items are embedded documents: mark `{}` with `#[embed]`",
+                items.ident
+            ),
+        );
+        return false;
+    }
+    true
+}
+
+/// The field of an item that identifies it (`item_id`, `id` by default), and where it is named.
+fn item_id(cx: &Ctxt, b: &BucketAttr) -> Option<(syn::Ident, Span)> {
+    match &b.item_id {
+        Some(lit) => match lit.parse::<syn::Ident>() {
+            Ok(id) => Some((id, lit.span())),
+            Err(_) => {
+                cx.error_spanned_by(
+                    lit,
+                    "`item_id` names a field of the item: `item_id = \"id\"`",
+                );
+                None
+            }
+        },
+        None => Some((syn::Ident::new("id", b.span), b.span)),
+    }
 }
 
 /// Whether `f` is the items field of the bucket, which the bucket bounds (by `max`, or by its

@@ -166,10 +166,6 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
             "a tree is declared on a model of its own collection; a kind of a polymorphic model cannot be one",
         );
     }
-    let known: Vec<String> = cont
-        .stored_fields()
-        .map(|f| f.ident.unraw().to_string())
-        .collect();
     let mut found = Vec::new();
     for (key, name, lit, shape) in [
         (
@@ -186,21 +182,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
         ),
     ] {
         let Some(f) = cont.field_named(&name) else {
-            let hint = super::check::closest(&name, &known)
-                .map(|near| format!("; did you mean `{near}`?"))
-                .unwrap_or_default();
-            let message = format!(
-                "a tree needs its {key} field: `{}` has no field `{name}`{hint} (declare `{}`, or name it with `tree({key} = \"...\")`)",
-                cont.ident,
-                match key {
-                    "parent" => format!("{name}: Option<Ref<{}>>", cont.ident),
-                    _ => format!("{name}: Vec<Ref<{}>>", cont.ident),
-                }
-            );
-            match lit {
-                Some(lit) => cx.error_spanned_by(lit, message),
-                None => cx.error_at(tree.span, message),
-            }
+            missing_field(cx, cont, tree.span, key, &name, lit.as_ref());
             continue;
         };
         if f.is_id() || f.skipped {
@@ -210,54 +192,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
             );
             continue;
         }
-        let shape_ok = matches!(
-            (key, f.shape),
-            ("parent", Shape::Option(_)) | ("ancestors", Shape::Vec(_))
-        );
-        if !shape_ok {
-            cx.error_spanned_by(
-                f.ty,
-                format!(
-                    "the tree's {key} field is {shape}: `{}`",
-                    match key {
-                        "parent" => format!("Option<Ref<{}>>", cont.ident),
-                        _ => format!("Vec<Ref<{}>>", cont.ident),
-                    }
-                ),
-            );
-        }
-        if let Some(target) = f.ref_target().filter(|t| is_self(t)) {
-            cx.error_spanned_by(
-                target,
-                format!("name the model in the tree's {key} field: `Ref<{}>` (`Self` would mean another type in the code the derive generates)", cont.ident),
-            );
-        }
-        let other = [
-            f.reference.as_ref().map(|r| {
-                (
-                    r.tokens.clone(),
-                    if r.parent {
-                        "#[parent]"
-                    } else {
-                        "#[reference]"
-                    },
-                )
-            }),
-            f.embed.as_ref().map(|e| (e.tokens.clone(), "#[embed]")),
-            f.denormalize
-                .as_ref()
-                .map(|d| (d.tokens.clone(), "#[denormalize]")),
-            f.index.as_ref().map(|i| (i.tokens.clone(), "#[index]")),
-        ];
-        for (tokens, what) in other.into_iter().flatten() {
-            cx.error_spanned_by(
-                tokens,
-                format!(
-                    "`{}` is the tree's {key} field, kept and indexed by the tree: remove `{what}`",
-                    f.ident.unraw()
-                ),
-            );
-        }
+        check_field(cx, cont, f, key, shape);
         found.push(f.ident);
     }
     if let [parent, ancestors] = found[..] {
@@ -269,6 +204,89 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
                 "the tree's parent and ancestors are two fields",
             );
         }
+    }
+}
+
+/// The tree's `key` field (`parent` or `ancestors`), named `name`, is not a field of the model.
+fn missing_field(
+    cx: &Ctxt,
+    cont: &Container<'_>,
+    tree: Span,
+    key: &str,
+    name: &str,
+    lit: Option<&LitStr>,
+) {
+    let known: Vec<String> = cont
+        .stored_fields()
+        .map(|f| f.ident.unraw().to_string())
+        .collect();
+    let hint = super::check::closest(name, &known)
+        .map(|near| format!("; did you mean `{near}`?"))
+        .unwrap_or_default();
+    let message = format!(
+        "a tree needs its {key} field: `{}` has no field `{name}`{hint} (declare `{}`, or name it with `tree({key} = \"...\")`)",
+        cont.ident,
+        match key {
+            "parent" => format!("{name}: Option<Ref<{}>>", cont.ident),
+            _ => format!("{name}: Vec<Ref<{}>>", cont.ident),
+        }
+    );
+    match lit {
+        Some(lit) => cx.error_spanned_by(lit, message),
+        None => cx.error_at(tree, message),
+    }
+}
+
+/// The tree's `key` field `f`: its shape (`shape` says which), its target named, and no
+/// attribute of its own (the tree keeps and indexes it).
+fn check_field(cx: &Ctxt, cont: &Container<'_>, f: &Field<'_>, key: &str, shape: &str) {
+    let shape_ok = matches!(
+        (key, f.shape),
+        ("parent", Shape::Option(_)) | ("ancestors", Shape::Vec(_))
+    );
+    if !shape_ok {
+        cx.error_spanned_by(
+            f.ty,
+            format!(
+                "the tree's {key} field is {shape}: `{}`",
+                match key {
+                    "parent" => format!("Option<Ref<{}>>", cont.ident),
+                    _ => format!("Vec<Ref<{}>>", cont.ident),
+                }
+            ),
+        );
+    }
+    if let Some(target) = f.ref_target().filter(|t| is_self(t)) {
+        cx.error_spanned_by(
+            target,
+            format!("name the model in the tree's {key} field: `Ref<{}>` (`Self` would mean another type in the code the derive generates)", cont.ident),
+        );
+    }
+    let other = [
+        f.reference.as_ref().map(|r| {
+            (
+                r.tokens.clone(),
+                if r.parent {
+                    "#[parent]"
+                } else {
+                    "#[reference]"
+                },
+            )
+        }),
+        f.embed.as_ref().map(|e| (e.tokens.clone(), "#[embed]")),
+        f.denormalize
+            .as_ref()
+            .map(|d| (d.tokens.clone(), "#[denormalize]")),
+        f.index.as_ref().map(|i| (i.tokens.clone(), "#[index]")),
+    ];
+    for (tokens, what) in other.into_iter().flatten() {
+        cx.error_spanned_by(
+            tokens,
+            format!(
+                "`{}` is the tree's {key} field, kept and indexed by the tree: remove `{what}`",
+                f.ident.unraw()
+            ),
+        );
     }
 }
 

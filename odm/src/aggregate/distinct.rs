@@ -58,10 +58,10 @@ impl<'a, T: Model, X> Distinct<'a, T, X> {
 
 impl<'a, T: Model, X: DeserializeOwned + Send + 'a> Distinct<'a, T, X> {
     async fn run(self) -> Result<Vec<X>> {
-        let query = crate::ops::model_filter(self.filter)?;
+        let query = crate::engine::model_filter(self.filter)?;
         let command = doc! { "distinct": T::COLLECTION, "key": &self.path, "query": query };
         let action = self.odm.database().run_command(command);
-        let reply = crate::ops::send!(action, self.session).map_err(Odm::driver_error::<T>)?;
+        let reply = crate::engine::send!(action, self.session).map_err(Odm::driver_error::<T>)?;
         let values = match reply.get("values") {
             Some(Bson::Array(values)) => values.clone(),
             _ => Vec::new(),

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::{show, Bucket, BucketSpec};
 use crate::decode::{decode, Reading};
-use crate::ops::{find_decoded, InSession};
+use crate::engine::{find_decoded, InSession};
 use crate::path::Value;
 use crate::{Error, Odm, Result};
 
@@ -161,7 +161,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         loop {
             attempt += 1;
             let action = coll.update_one(filter.clone(), update.clone()).upsert(true);
-            let sent = crate::ops::send!(action, session.as_deref_mut());
+            let sent = crate::engine::send!(action, session.as_deref_mut());
             match sent {
                 Ok(result) => {
                     return Ok(Added {
@@ -234,7 +234,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         };
         let coll = self.odm.raw_collection::<B>();
         let action = coll.update_one(filter, update);
-        let result = crate::ops::send!(action, session).map_err(Odm::driver_error::<B>)?;
+        let result = crate::engine::send!(action, session).map_err(Odm::driver_error::<B>)?;
         Ok(result.modified_count > 0)
     }
 

@@ -37,8 +37,8 @@ use serde::{Deserialize, Deserializer};
 pub use hours::{Hour, Hours};
 pub use quota::{Quota, Taken};
 
+use crate::engine::InSession;
 use crate::model::Model;
-use crate::ops::InSession;
 use crate::path::{Field, Value};
 use crate::{Error, Odm, Result};
 
@@ -255,7 +255,7 @@ impl<'a, T: Counted> Counters<'a, T> {
             .limit(1)
             .build();
         let found: Vec<OneHour<T>> =
-            crate::ops::find_decoded::<T, _>(self.odm, filter, options, session).await?;
+            crate::engine::find_decoded::<T, _>(self.odm, filter, options, session).await?;
         Ok(found
             .into_iter()
             .next()
@@ -330,7 +330,7 @@ impl<'a, T: Counted> Counters<'a, T> {
             let action = coll
                 .update_one(filter(), update())
                 .with_options(UpdateOptions::builder().upsert(true).build());
-            let sent = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+            let sent = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter()), e)
             });
             match sent {

@@ -9,8 +9,8 @@ use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
+use crate::engine::InSession;
 use crate::model::Model;
-use crate::ops::InSession;
 use crate::path::{Field, Value};
 use crate::query::Filter;
 use crate::update::Update;
@@ -108,7 +108,7 @@ impl<T: Model, N: crate::path::Numeric, E> Quota<T, N, E> {
             .limit(1)
             .build();
         let found =
-            crate::ops::find_documents(odm, T::COLLECTION, id_doc, options, session).await?;
+            crate::engine::find_documents(odm, T::COLLECTION, id_doc, options, session).await?;
         let Some(doc) = found.into_iter().next() else {
             return Ok(Taken::NotFound);
         };

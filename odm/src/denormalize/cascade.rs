@@ -12,7 +12,7 @@ use super::transitive::cascade_values;
 use super::value_at;
 use super::values::Failures;
 use super::{CopyInfo, CopyKind};
-use crate::ops::find_documents;
+use crate::engine::find_documents;
 use crate::populate::IdKey;
 use crate::relations::TransactionMode;
 use crate::{Error, Model, Odm, Result};
@@ -312,7 +312,7 @@ pub(crate) async fn replace_source<T: Model>(
     let action = coll
         .find_one_and_replace(filter.clone(), replacement.clone())
         .with_options(options);
-    let before = crate::ops::send!(action, session.as_deref_mut())
+    let before = crate::engine::send!(action, session.as_deref_mut())
         .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e))?;
     let mut result = UpdateResult::default();
     let Some(before) = before else {
@@ -447,7 +447,7 @@ pub(super) async fn steps_with<T: Model>(
                 doc! { "$and": [filter.clone(), crate::literal::is_in("_id", chunk.clone())] };
             route(&mut filter, &chunk);
             let action = coll.update_many(filter.clone(), update.clone());
-            let part = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+            let part = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e)
             })?;
             result.matched_count += part.matched_count;
@@ -473,7 +473,7 @@ pub(super) async fn steps_with<T: Model>(
         let action = coll
             .find_one_and_update(routed, update.clone())
             .with_options(options);
-        let found = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+        let found = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
             Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e)
         })?;
         match found {

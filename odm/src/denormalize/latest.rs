@@ -123,7 +123,7 @@ pub(crate) async fn parents_of(
         }
     }
     let options = FindOptions::builder().projection(projection).build();
-    let docs = crate::ops::find_documents(odm, source, filter, options, session).await?;
+    let docs = crate::engine::find_documents(odm, source, filter, options, session).await?;
     Ok(copies
         .iter()
         .map(|c| {
@@ -260,7 +260,7 @@ async fn refresh_in(
             continue;
         }
         let action = coll.update_one(filter, doc! { "$set": set });
-        crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+        crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
             Error::from_write(copy.dependent, || crate::error::show_id(Some(&parent)), e)
         })?;
     }
@@ -372,7 +372,7 @@ pub(crate) async fn push_latest(
             let mut filter = crate::literal::eq("_id", parent.clone());
             filter.extend(crate::literal::not_in(&format!("{}._id", copy.path), ids));
             let action = coll.update_one(filter.clone(), update);
-            let result = crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+            let result = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
             })?;
             if result.matched_count == 0 {

@@ -28,7 +28,7 @@ use super::get_path;
 use super::graph::{check_copies_in, next_level, overlaps, written_paths};
 use super::values::{within, write_copy, Failures};
 use super::{CopyInfo, CopyKind};
-use crate::ops::find_documents;
+use crate::engine::find_documents;
 use crate::populate::IdKey;
 use crate::{Odm, Result};
 

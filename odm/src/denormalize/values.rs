@@ -178,7 +178,7 @@ pub(super) async fn update_copies(
             let action = coll
                 .update_many(filter.clone(), update)
                 .with_options(options);
-            return crate::ops::send!(action, session)
+            return crate::engine::send!(action, session)
                 .map(|_| ())
                 .map_err(|e| Error::from_write(collection, || shown(&filter), e));
         }

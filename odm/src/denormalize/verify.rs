@@ -9,7 +9,7 @@ use mongodb::options::{FindOptions, UpdateOptions};
 
 use super::value_at;
 use super::{CopyInfo, CopyKind};
-use crate::ops::find_documents;
+use crate::engine::find_documents;
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 

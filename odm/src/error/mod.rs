@@ -1,7 +1,12 @@
 //! The one error type of the crate.
 
 mod classify;
+mod restricted;
 mod show;
+mod sync_report;
+
+pub use restricted::DeleteRestricted;
+pub use sync_report::{CollectionSync, IndexDiff, IndexFailure, ShardSync, SyncReport};
 
 use show::{join, server_said};
 pub(crate) use show::{show_filter, show_id};
@@ -218,7 +223,7 @@ pub enum Error {
     /// A delete refused by an `on_delete = "restrict"` rule: names the referencing collection,
     /// field and count. Nothing was deleted.
     #[error("{0}")]
-    DeleteRestricted(crate::relations::DeleteRestricted),
+    DeleteRestricted(DeleteRestricted),
 
     /// A bounded array (`#[embed(max = N)]`, `#[reference(many, max = N)]`) would grow past
     /// its bound. Checked atomically on the server for pushes, before sending for inserts.
@@ -307,7 +312,7 @@ pub enum Error {
     /// `sync_indexes` could not create some declared indexes; the report says which and why
     /// (everything else was synced).
     #[error("some indexes could not be created: {}", .0.failures().join("; "))]
-    IndexSync(Box<crate::index::report::SyncReport>),
+    IndexSync(Box<SyncReport>),
 
     /// A cascade without a transaction kept meeting concurrent updates of its sources and gave
     /// up before the copies caught up: the sources' new values are stored, but the copies

@@ -14,11 +14,10 @@ use std::pin::Pin;
 use bson::{doc, Bson, Document};
 
 use crate::model::Model;
-pub(crate) mod report;
 
+pub use crate::error::{CollectionSync, IndexDiff, IndexFailure, SyncReport};
 pub use crate::schema::{IndexKey, IndexSpec};
 use crate::{Error, Odm, Result};
-pub use report::{CollectionSync, IndexDiff, IndexFailure, SyncReport};
 
 impl IndexSpec {
     /// How an existing index (as `listIndexes` reports it) differs from this declaration; empty

@@ -110,7 +110,7 @@ pub(crate) mod guards {
     ) -> Result<u64> {
         let coll = odm.raw_collection::<T>();
         let action = coll.count_documents(filter);
-        crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)
+        crate::engine::send!(action, session).map_err(Odm::driver_error::<T>)
     }
 
     /// Fails with `BoundExceeded` when documents matching `filter` have no room for a guard,
@@ -126,7 +126,7 @@ pub(crate) mod guards {
         for g in guards {
             let full = doc! { "$and": [filter.clone(), { "$nor": [g.filter()] }] };
             let action = coll.count_documents(full);
-            let n = crate::ops::send!(action, session.as_deref_mut())
+            let n = crate::engine::send!(action, session.as_deref_mut())
                 .map_err(Odm::driver_error::<T>)?;
             if n > 0 {
                 return Err(refused::<T>(g, n, "nothing was written".to_owned()));

@@ -38,10 +38,10 @@ impl<'a, T: Model> Count<'a, T> {
     }
 
     async fn run(self) -> Result<u64> {
-        let filter = super::model_filter(self.filter)?;
+        let filter = crate::engine::model_filter(self.filter)?;
         let coll = self.odm.raw_collection::<T>();
         let action = coll.count_documents(filter);
-        crate::ops::send!(action, self.session).map_err(Odm::driver_error::<T>)
+        crate::engine::send!(action, self.session).map_err(Odm::driver_error::<T>)
     }
 }
 

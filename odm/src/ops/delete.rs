@@ -41,7 +41,7 @@ impl<'a, T: Model> Delete<'a, T> {
     }
 
     async fn run(self) -> Result<u64> {
-        let filter = super::model_filter(self.filter)?;
+        let filter = crate::engine::model_filter(self.filter)?;
         let summarized = self
             .odm
             .catalog()
@@ -81,10 +81,10 @@ impl<'a, T: Model> Delete<'a, T> {
         let shown = filter.clone();
         let result = if self.many {
             let action = coll.delete_many(filter);
-            crate::ops::send!(action, self.session)
+            crate::engine::send!(action, self.session)
         } else {
             let action = coll.delete_one(filter);
-            crate::ops::send!(action, self.session)
+            crate::engine::send!(action, self.session)
         };
         Ok(result
             .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&shown), e))?

@@ -2,14 +2,11 @@
 
 use std::marker::PhantomData;
 
-use bson::Document;
-use futures_util::TryStreamExt;
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 
 use super::into_future;
-use crate::decode::decode;
 use crate::populate::{populate_all, IntoPopulate, Plan, Step};
 use crate::query::{Filter, Projection, Sort};
 use crate::{Model, Odm, Result};
@@ -136,7 +133,13 @@ impl<'a, T: Model> Find<'a, T> {
         options: FindOptions,
         session: Option<&mut ClientSession>,
     ) -> Result<Vec<U>> {
-        find_decoded::<T, U>(odm, super::model_filter(filter)?, options, session).await
+        crate::engine::find_decoded::<T, U>(
+            odm,
+            crate::engine::model_filter(filter)?,
+            options,
+            session,
+        )
+        .await
     }
 
     /// The plan this query runs with: the one asked for, or the cost rule's.
@@ -193,7 +196,7 @@ impl<'a, T: Model> Find<'a, T> {
     /// The `$lookup` plan, falling back to the `$in` plan when the server refuses it and the
     /// plan was chosen rather than forced.
     async fn run_lookup(self) -> Result<Vec<T>> {
-        let filter = super::model_filter(self.filter.clone())?;
+        let filter = crate::engine::model_filter(self.filter.clone())?;
         let forced = self.plan.unwrap_or(self.odm.populate_plan()) == Plan::Lookup;
         let mut session = self.session;
         let found = crate::populate::find_with_lookup::<T>(
@@ -244,69 +247,6 @@ pub(crate) struct FindParts<'a, T> {
     pub(crate) options: FindOptions,
     pub(crate) session: Option<&'a mut ClientSession>,
     pub(crate) populate: Vec<Box<dyn Step<T>>>,
-}
-
-/// One `find` on the collection of `T` (plus its `getMore`s), every document decoded into `U`
-/// straight from the reply's bytes; errors name the collection, the `_id` and the field.
-/// The documents of `collection` matching `filter`, as BSON documents, in the caller's session
-/// when given: the shape the ODM's own bookkeeping reads (ids, references, copied fields).
-/// One `find`, plus `getMore`s.
-pub(crate) async fn find_documents(
-    odm: &Odm,
-    collection: &str,
-    filter: Document,
-    options: FindOptions,
-    session: Option<&mut ClientSession>,
-) -> Result<Vec<Document>> {
-    let coll = odm.database().collection::<Document>(collection);
-    let action = coll.find(filter).with_options(options);
-    let error = |e| crate::Error::from_driver(collection, e);
-    match session {
-        None => action
-            .await
-            .map_err(error)?
-            .try_collect()
-            .await
-            .map_err(error),
-        Some(s) => {
-            let mut cursor = action.session(&mut *s).await.map_err(error)?;
-            cursor.stream(s).try_collect().await.map_err(error)
-        }
-    }
-}
-
-pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
-    odm: &Odm,
-    filter: Document,
-    options: FindOptions,
-    session: Option<&mut ClientSession>,
-) -> Result<Vec<U>> {
-    let coll = odm.raw_collection::<T>();
-    let action = coll.find(filter).with_options(options);
-    let from = crate::decode::Reading::of::<T>(odm);
-    let mut out = Vec::new();
-    match session {
-        None => {
-            let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
-            while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
-                out.push(decode(&from, cursor.current())?);
-            }
-        }
-        Some(session) => {
-            let mut cursor = action
-                .session(&mut *session)
-                .await
-                .map_err(Odm::driver_error::<T>)?;
-            while cursor
-                .advance(session)
-                .await
-                .map_err(Odm::driver_error::<T>)?
-            {
-                out.push(decode(&from, cursor.current())?);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Builder returned by [`Find::into_type`]; `.await` it for a `Vec<U>`.

@@ -78,7 +78,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     }
 
     async fn run(self) -> Result<Option<T>> {
-        let base = super::model_filter(self.filter)?;
+        let base = crate::engine::model_filter(self.filter)?;
         // The server could not tell which shard a new document belongs to.
         if let (Some(true), Some(key)) = (self.options.upsert, T::SHARD_KEY) {
             crate::shard::check_upsert(T::COLLECTION, &base, &key, "findAndModify upsert")?;
@@ -116,7 +116,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             let action = coll
                 .find_one_and_update(guarded, update)
                 .with_options(options);
-            crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+            crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
                 crate::Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e)
             })?
         };

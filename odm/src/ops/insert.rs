@@ -85,11 +85,11 @@ async fn insert_raw<T: Model>(
     let coll = odm.raw_collection::<T>();
     if n == 1 {
         let action = coll.insert_one(raws.pop().expect("one document"));
-        crate::ops::send!(action, session.as_deref_mut()).map(|_| ())
+        crate::engine::send!(action, session.as_deref_mut()).map(|_| ())
     } else {
         let options = InsertManyOptions::builder().ordered(ordered).build();
         let action = coll.insert_many(raws).with_options(options);
-        crate::ops::send!(action, session.as_deref_mut()).map(|_| ())
+        crate::engine::send!(action, session.as_deref_mut()).map(|_| ())
     }
     .map_err(|e| Error::from_write(T::COLLECTION, target, e))?;
     if !latest.is_empty() {

@@ -7,21 +7,20 @@ mod encode;
 mod find;
 mod find_one;
 mod find_one_and_update;
-mod in_session;
 mod insert;
 mod replace;
 mod stream;
 mod update;
 
+pub use crate::engine::InSession;
 pub use count::Count;
 pub use delete::Delete;
 #[cfg(feature = "testing")]
 pub(crate) use encode::encode_document;
-pub(crate) use find::{find_decoded, find_documents, FindParts};
+pub(crate) use find::FindParts;
 pub use find::{Find, FindAs};
 pub use find_one::{FindId, FindOne, FindOneAs, IdOnly};
 pub use find_one_and_update::FindOneAndUpdate;
-pub use in_session::InSession;
 pub use insert::{InsertMany, InsertOne};
 pub use replace::Replace;
 pub(crate) use stream::Open;
@@ -57,26 +56,3 @@ macro_rules! into_future {
     };
 }
 pub(crate) use into_future;
-
-/// Awaits the driver's `action`, in `session` when there is one (an `Option<&mut
-/// ClientSession>`): the driver takes a session by a method of each action's own.
-macro_rules! send {
-    ($action:expr, $session:expr) => {
-        match $session {
-            None => $action.await,
-            Some(s) => $action.session(s).await,
-        }
-    };
-}
-pub(crate) use send;
-
-/// The filter document of `filter` on `T`, restricted to `T`'s kind when it is one.
-pub(crate) fn model_filter<T: crate::Model>(
-    filter: crate::Filter<T>,
-) -> crate::Result<bson::Document> {
-    let doc = filter.into_document(T::COLLECTION)?;
-    Ok(match T::KIND {
-        Some(kind) => kind.restrict(doc),
-        None => doc,
-    })
-}

@@ -121,7 +121,7 @@ impl<'a, T: Model> Replace<'a, T> {
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
-        let mut filter = super::model_filter(T::id_field().eq(id))?;
+        let mut filter = crate::engine::model_filter(T::id_field().eq(id))?;
         let (mut raw, _) = encode_document(self.doc)?;
         // Routed on a sharded cluster: the filter names the document's shard key.
         if let Some(key) = T::SHARD_KEY {
@@ -227,7 +227,7 @@ impl<'a, T: Model> Replace<'a, T> {
             let coll = self.odm.raw_collection::<T>();
             let options = ReplaceOptions::builder().upsert(self.upsert).build();
             let action = coll.replace_one(filter, raw).with_options(options);
-            crate::ops::send!(action, session.as_deref_mut()).map_err(|e| {
+            crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
                 Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e)
             })
         } else {

@@ -153,7 +153,7 @@ fn open<'a, T: Model, U: DeserializeOwned + Send + 'a>(
     };
     let state = State::<T, U> {
         odm,
-        start: Some((super::model_filter(filter), options, session)),
+        start: Some((crate::engine::model_filter(filter), options, session)),
         cursor: None,
         populate,
         populate_batch,

@@ -186,7 +186,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             return Ok(false);
         }
         // What is refused before anything is sent stays so: no `hello` first.
-        let base = super::model_filter(self.filter.clone())?;
+        let base = crate::engine::model_filter(self.filter.clone())?;
         if let (true, Some(key)) = (self.upsert, T::SHARD_KEY) {
             crate::shard::check_upsert(T::COLLECTION, &base, &key, "upsert")?;
         }
@@ -233,7 +233,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     /// The result, the copies to settle, and for a bounded `update_many` whose write matched
     /// fewer documents than had room when counted, the error saying so.
     async fn write(self) -> Result<(UpdateResult, crate::denormalize::Taken, Option<Error>)> {
-        let mut base = super::model_filter(self.filter)?;
+        let mut base = crate::engine::model_filter(self.filter)?;
         crate::versioning::expect_version::<T>(&mut base, self.loaded.as_ref().map(|l| l.1));
         // The server could not tell which shard a new document belongs to.
         if let (true, Some(key)) = (self.upsert, T::SHARD_KEY) {
@@ -376,10 +376,10 @@ async fn send_plain<T: Model>(
     });
     if many {
         let action = coll.update_many(filter, update).with_options(options);
-        crate::ops::send!(action, session)
+        crate::engine::send!(action, session)
     } else {
         let action = coll.update_one(filter, update).with_options(options);
-        crate::ops::send!(action, session)
+        crate::engine::send!(action, session)
     }
     // The filter is shown only when the write fails (formatting it costs more than
     // building the whole command).

@@ -118,7 +118,7 @@ impl<'a, T: Model> Paged<'a, T> {
             session,
             populate,
         } = self.parts;
-        let base = crate::ops::model_filter(filter)?;
+        let base = crate::engine::model_filter(filter)?;
         let keys = keyset::keys(options.sort.as_ref());
         let sort = keyset::sort_document(&keys);
         let print = token::fingerprint(T::COLLECTION, &base, &sort);

@@ -247,7 +247,7 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             None => {
                 let mut options = FindOptions::default();
                 options.sort = self.sort.clone();
-                let children: Vec<C> = crate::ops::find_decoded::<C, C>(
+                let children: Vec<C> = crate::engine::find_decoded::<C, C>(
                     self.odm,
                     self.match_stage(parents)?,
                     options,

@@ -101,7 +101,7 @@ impl<Root: Model, T: Model> Populate<Root, T> {
         let mut options = FindOptions::default();
         options.projection = self.projection.clone().map(with_id);
         options.sort = self.sort.clone();
-        crate::ops::find_decoded::<T, T>(odm, filter, options, session).await
+        crate::engine::find_decoded::<T, T>(odm, filter, options, session).await
     }
 
     fn dangling_error(&self, parent: &Root, missing: &T::Id) -> Error {

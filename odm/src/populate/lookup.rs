@@ -33,38 +33,7 @@ use crate::decode::{decode, Reading};
 use crate::model::Model;
 use crate::{Error, Odm, Result};
 
-/// How [`Find::populate`](crate::ops::Find::populate) loads the references: chosen per query
-/// with [`Find::populate_plan`](crate::ops::Find::populate_plan), or for a whole handle with
-/// [`Odm::with_populate_plan`](crate::Odm::with_populate_plan).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum Plan {
-    /// The cost rule of [`choose`] picks one of the two below, before anything is sent; a
-    /// lookup the server refuses is retried once with the `$in` plan.
-    #[default]
-    Auto,
-    /// One `find` for the documents, then one `find` (`{_id: {$in: ids}}`) per relation and
-    /// level, each id sent once however many documents reference it (split under the command
-    /// limits); the relations of one level are fetched concurrently.
-    In,
-    /// One `aggregate` for the documents and every level (`$lookup` sub-pipelines, nested): one
-    /// round trip (plus `getMore`s for a large result) whatever the depth. A referenced
-    /// document comes back once per document that references it. When the server refuses the
-    /// pipeline, the query fails with [`Error::LookupRefused`].
-    Lookup,
-}
-
-impl Plan {
-    /// The plan named `in`, `lookup` or `auto` (any case), as test harnesses and configuration
-    /// files spell it.
-    pub fn parse(name: &str) -> Option<Plan> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "auto" => Some(Plan::Auto),
-            "in" => Some(Plan::In),
-            "lookup" => Some(Plan::Lookup),
-            _ => None,
-        }
-    }
-}
+pub use crate::engine::Plan;
 
 /// What the cost rule knows of a query before sending it.
 #[derive(Debug, Clone, Copy)]

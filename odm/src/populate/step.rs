@@ -3,8 +3,6 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use bson::{Bson, Document};
@@ -13,7 +11,7 @@ use mongodb::ClientSession;
 use super::key::IdKey;
 use crate::{Odm, Result};
 
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) use crate::engine::BoxFuture;
 
 /// The documents one step fetched, type-erased so that steps on different targets can be
 /// fetched together.

@@ -117,10 +117,7 @@ impl<'de> Visitor<'de> for DbRefVisitor {
     }
 }
 
-/// The start of the message of a DBRef to a collection none of the targets uses, which
-/// decoding turns into [`Error::UnknownReference`](crate::Error::UnknownReference): the
-/// targets (collection names, which hold no NUL), a NUL, the collection found.
-const UNKNOWN_PREFIX: &str = "odm: DBRef to an unknown collection; targets: ";
+use crate::decode::UNKNOWN_PREFIX;
 
 /// Used by the generated code: the error for a DBRef naming none of `targets`.
 #[doc(hidden)]
@@ -132,78 +129,6 @@ pub fn unknown_collection<E: de::Error>(found: &DbRef, targets: &[&str]) -> E {
     ))
 }
 
-/// `(targets, collection found)` of a message made by [`unknown_collection`].
-pub(crate) fn parse_unknown(message: &str) -> Option<(Vec<String>, String)> {
-    let rest = message.strip_prefix(UNKNOWN_PREFIX)?;
-    let (targets, found) = rest.split_once('\0')?;
-    Some((
-        targets.split(", ").map(str::to_owned).collect(),
-        found.to_owned(),
-    ))
-}
-
-/// A database name as decoding knows it: a number standing for the name, so that marking each
-/// document's decoding costs two thread-local stores and no comparison of names. Names are
-/// numbered once, when a handle is made ([`DbName::of`]), and kept for the life of the process:
-/// an application reads from a handful of databases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct DbName(std::num::NonZeroU32);
-
-/// The names numbered so far; `DbName(n)` is `NAMES[n - 1]`.
-static NAMES: std::sync::Mutex<Vec<Box<str>>> = std::sync::Mutex::new(Vec::new());
-
-fn names() -> std::sync::MutexGuard<'static, Vec<Box<str>>> {
-    NAMES
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-impl DbName {
-    /// The number of `name`, given it the first time.
-    pub(crate) fn of(name: &str) -> DbName {
-        let mut names = names();
-        let at = match names.iter().position(|n| **n == *name) {
-            Some(at) => at,
-            None => {
-                names.push(name.into());
-                names.len() - 1
-            }
-        };
-        let n = u32::try_from(at + 1).expect("fewer than 2^32 database names");
-        DbName(std::num::NonZeroU32::new(n).expect("one or more"))
-    }
-
-    fn is(self, name: &str) -> bool {
-        names()
-            .get(self.0.get() as usize - 1)
-            .is_some_and(|n| **n == *name)
-    }
-}
-
-thread_local! {
-    /// The database of the document odm is decoding on this thread; `None` outside odm's
-    /// decoding.
-    static READING_FROM: std::cell::Cell<Option<DbName>> = const { std::cell::Cell::new(None) };
-}
-
-/// Puts back the database of an outer decoding, also when the inner one panics.
-struct Restore(Option<DbName>);
-
-impl Drop for Restore {
-    #[inline(always)]
-    fn drop(&mut self) {
-        READING_FROM.set(self.0);
-    }
-}
-
-/// Runs `decode` knowing that the document comes from `database`, so that a DBRef whose `$db`
-/// names that database is read as a reference like one without `$db`.
-#[inline(always)]
-pub(crate) fn reading_from<R>(database: DbName, decode: impl FnOnce() -> R) -> R {
-    let _outer = Restore(READING_FROM.replace(Some(database)));
-    decode()
-}
-
 impl DbRef {
     /// Whether the DBRef names another database than the one its document was read from. (Read
     /// outside odm, where the database is not known, a `$db` is taken as this database.)
@@ -211,7 +136,7 @@ impl DbRef {
         let Some(db) = &self.database else {
             return false;
         };
-        READING_FROM.get().is_some_and(|from| !from.is(db))
+        crate::decode::reading_elsewhere(db)
     }
 }
 
@@ -550,6 +475,7 @@ pub(crate) fn pull_pipeline(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::{reading_from, DbName};
 
     fn elsewhere_ref(db: &str) -> DbRef {
         DbRef {

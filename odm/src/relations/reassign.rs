@@ -267,7 +267,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             doc! { "$addToSet": { inverse.path.as_str(): child.clone() } },
         );
         let mut session = session;
-        let added = crate::ops::send!(action, session.as_deref_mut())
+        let added = crate::engine::send!(action, session.as_deref_mut())
             .map_err(|e| Error::from_write(P::COLLECTION, || crate::error::show_id(Some(to)), e))?;
         if added.matched_count > 0 {
             return Ok(());

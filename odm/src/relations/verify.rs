@@ -184,7 +184,7 @@ impl Sweep<'_> {
                 .build();
             let filter = crate::literal::is_in(&self.link, chunk);
             named.extend(
-                crate::ops::find_documents(self.odm, self.child, filter, options, None).await?,
+                crate::engine::find_documents(self.odm, self.child, filter, options, None).await?,
             );
         }
         let mut expected: HashMap<IdKey, Vec<Bson>> = HashMap::new();

@@ -59,6 +59,29 @@ impl Catalog {
         )
     }
 
+    /// Every linked model declared in `module` or in a module inside it (`module_path!()`
+    /// names the caller's own): the models of one application, or of one test file, in a
+    /// program that links several.
+    ///
+    /// ```
+    /// mod shop {
+    ///     # #[derive(serde::Serialize, serde::Deserialize, odm::Model)]
+    ///     # #[odm(collection = "parts")]
+    ///     pub struct Part { #[serde(rename = "_id")] id: i32, name: String }
+    /// }
+    /// let here = module_path!();
+    /// let catalog = odm::Catalog::linked_in(&format!("{here}::shop"));
+    /// assert_eq!(catalog.models().len(), 1);
+    /// assert_eq!(catalog.models()[0].collection, "parts");
+    /// ```
+    pub fn linked_in(module: &str) -> Self {
+        Catalog::of(super::registered_models().into_iter().filter(|e| {
+            e.module
+                .strip_prefix(module)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        }))
+    }
+
     /// The catalog of `entries`.
     fn of(entries: impl Iterator<Item = &'static ModelEntry>) -> Self {
         entries.fold(Catalog::new(), Catalog::add)

@@ -12,6 +12,7 @@ mod shard;
 mod stamps;
 mod time_series;
 mod tree;
+mod version;
 
 pub use catalog::Catalog;
 pub use copies::{sub_path, CopyInfo, CopyKind, ValueCheck};
@@ -21,12 +22,15 @@ pub use shard::{Segment, ShardKey, ShardOrder};
 pub use stamps::Stamps;
 pub use time_series::TimeSeriesEntry;
 pub use tree::{DeleteRule, TreeInfo};
+pub use version::{SchemaVersion, VERSION_FIELD};
 
 /// What the registry knows of each model linked into the program.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct ModelEntry {
     pub type_name: &'static str,
+    /// The module that declares the model (`module_path!()` where the derive ran).
+    pub module: &'static str,
     pub collection: &'static str,
     pub indexes: fn() -> Vec<IndexSpec>,
     pub references: fn() -> Vec<ReferenceInfo>,
@@ -47,6 +51,7 @@ inventory::collect!(ModelEntry);
 pub fn unregistered_entry() -> &'static ModelEntry {
     const NONE: ModelEntry = ModelEntry {
         type_name: "",
+        module: "",
         collection: "",
         indexes: Vec::new,
         references: Vec::new,

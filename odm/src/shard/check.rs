@@ -133,7 +133,15 @@ impl Route {
 /// ODM does not generate from declarations (the caller's own finds and updates by filter)
 /// are unlisted too: check the log of generated operations.
 pub fn unlisted(reports: &[RoutingReport], log: &[SentCommand]) -> Vec<Unlisted> {
-    let catalog = crate::schema::Catalog::linked();
+    unlisted_in(&crate::schema::Catalog::linked(), reports, log)
+}
+
+/// [`unlisted`], the shard keys being those of `catalog`'s models.
+pub fn unlisted_in(
+    catalog: &crate::schema::Catalog,
+    reports: &[RoutingReport],
+    log: &[SentCommand],
+) -> Vec<Unlisted> {
     let mut out = Vec::new();
     for sent in log {
         let Some((verb, collection, filters)) = sent.command.as_ref().and_then(filters_of) else {

@@ -37,7 +37,7 @@ use bson::{doc, Bson, Document, RawDocumentBuf};
 use crate::{Error, Result};
 
 pub use crate::schema::{Segment, ShardKey, ShardOrder};
-pub use check::{filters_of, named_fields, unlisted, Unlisted};
+pub use check::{filters_of, named_fields, unlisted, unlisted_in, Unlisted};
 pub use routing::{Route, RouteVerdict, RoutingReport};
 pub use sync::{shard_collection_command, ShardSync};
 
@@ -171,7 +171,7 @@ pub(crate) async fn routed<T: crate::Model>(
         .collect();
     let coll = odm.raw_collection::<T>();
     let action = coll.find_one(filter.clone()).projection(projection);
-    let found = crate::ops::send!(action, session).map_err(crate::Odm::driver_error::<T>)?;
+    let found = crate::engine::send!(action, session).map_err(crate::Odm::driver_error::<T>)?;
     if let Some(found) = found {
         pin_key(&mut filter, &found, &key);
     }

@@ -2,7 +2,7 @@
 
 use bson::{doc, Document};
 
-pub use crate::index::report::ShardSync;
+pub use crate::error::ShardSync;
 
 use crate::schema::ShardKey;
 use crate::{Error, Odm, Result};

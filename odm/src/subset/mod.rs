@@ -149,7 +149,7 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
         session: Option<&mut ClientSession>,
     ) -> Result<Vec<IdKey>> {
         let options = FindOptions::builder().projection(doc! { "_id": 1 }).build();
-        let found = crate::ops::find_documents(
+        let found = crate::engine::find_documents(
             self.odm,
             <D::Main as Model>::COLLECTION,
             crate::literal::is_in("_id", ids),
@@ -172,7 +172,7 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
         let action = self
             .odm
             .delete_many(Filter::<D>::raw(crate::literal::is_in("_id", ids)));
-        crate::ops::send!(action, session)
+        crate::engine::send!(action, session)
     }
 
     /// Deletes the main documents matching `filter` and their details; returns how many main
@@ -206,7 +206,7 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
         let mut projection = doc! { "_id": 1 };
         key.project(&mut projection);
         let options = FindOptions::builder().projection(projection).build();
-        let found = crate::ops::find_documents(
+        let found = crate::engine::find_documents(
             self.odm,
             <D::Main as Model>::COLLECTION,
             filter,
@@ -228,7 +228,7 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
             key.restrict(&mut mains, docs);
             let mains = Filter::<D::Main>::raw(mains);
             let action = self.odm.delete_many(mains);
-            deleted += crate::ops::send!(action, session.as_deref_mut())?;
+            deleted += crate::engine::send!(action, session.as_deref_mut())?;
             self.delete_details(chunk, session.as_deref_mut()).await?;
         }
         Ok(deleted)

@@ -14,12 +14,12 @@ pub fn encode_for_insert<T: Model>(doc: &T) -> Result<RawDocumentBuf> {
 /// A database documents are read from, as a handle knows it (made once per handle, not per
 /// document).
 #[derive(Debug, Clone, Copy)]
-pub struct Database(crate::reference::dbref::DbName);
+pub struct Database(crate::decode::DbName);
 
 impl Database {
     /// The database named `name`.
     pub fn named(name: &str) -> Self {
-        Database(crate::reference::dbref::DbName::of(name))
+        Database(crate::decode::DbName::of(name))
     }
 }
 

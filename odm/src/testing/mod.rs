@@ -97,7 +97,7 @@ impl TestDb {
         let log = CommandLog::with_documents();
         log.attach(&mut options);
         crate::trace::count_commands(&mut options);
-        let mongos = crate::handle::watch_mongos(&mut options);
+        let mongos = crate::engine::watch_mongos(&mut options);
         let client = Client::with_options(options)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

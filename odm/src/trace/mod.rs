@@ -207,7 +207,7 @@ pub(crate) fn boxed<'a, O: 'a>(
     span: Span,
     fut: impl Future<Output = crate::Result<O>> + Send + 'a,
     documents: impl FnOnce(&O) -> Option<u64> + Send + 'a,
-) -> crate::populate::BoxFuture<'a, crate::Result<O>> {
+) -> futures_util::future::BoxFuture<'a, crate::Result<O>> {
     if span.is_disabled() {
         return Box::pin(fut);
     }

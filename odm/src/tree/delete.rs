@@ -74,7 +74,7 @@ impl Job {
         if !self.many {
             options.limit = Some(1);
         }
-        let ids: Vec<Bson> = crate::ops::find_documents(
+        let ids: Vec<Bson> = crate::engine::find_documents(
             odm,
             T::COLLECTION,
             self.filter.clone(),
@@ -100,7 +100,7 @@ impl Job {
                     let mut children = crate::literal::is_in(info.parent, chunk.clone());
                     children.extend(crate::literal::not_in("_id", ids.clone()));
                     let action = coll.count_documents(children);
-                    count += crate::ops::send!(action, session.as_deref_mut())
+                    count += crate::engine::send!(action, session.as_deref_mut())
                         .map_err(Odm::driver_error::<T>)?;
                 }
                 if count > 0 {
@@ -123,7 +123,7 @@ impl Job {
                         below,
                         crate::literal::pull_all(info.ancestors, chunk.clone()),
                     );
-                    crate::ops::send!(action, session.as_deref_mut())
+                    crate::engine::send!(action, session.as_deref_mut())
                         .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
                 }
                 // The deleted nodes are gone from the ancestors: a child's new parent is the
@@ -136,7 +136,7 @@ impl Job {
                     let children = crate::literal::is_in(info.parent, chunk.clone());
                     let target = crate::error::show_filter(&children);
                     let action = coll.update_many(children, reparent.clone());
-                    crate::ops::send!(action, session.as_deref_mut())
+                    crate::engine::send!(action, session.as_deref_mut())
                         .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
                 }
                 self.delete::<T>(odm, &chunks, false, session).await
@@ -175,7 +175,7 @@ impl Job {
             } else {
                 let target = crate::error::show_filter(&filter);
                 let action = coll.delete_many(filter);
-                crate::ops::send!(action, session.as_deref_mut())
+                crate::engine::send!(action, session.as_deref_mut())
                     .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
                     .deleted_count
             };

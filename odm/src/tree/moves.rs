@@ -181,7 +181,7 @@ impl Plan<'_> {
         let filter =
             crate::shard::by_id_routed::<T>(odm, self.node, session.as_deref_mut()).await?;
         let action = coll.find_one_and_update(filter, set).with_options(options);
-        let before = crate::ops::send!(action, session.as_deref_mut())
+        let before = crate::engine::send!(action, session.as_deref_mut())
             .map_err(|e| {
                 Error::from_write(T::COLLECTION, || crate::error::show_id(Some(self.node)), e)
             })?
@@ -258,7 +258,7 @@ pub(crate) async fn rewrite_prefix(
         { "$slice": [field.as_str(), after, { "$max": [1, { "$size": field.as_str() }] }] },
     ] } } }];
     let action = coll.update_many(crate::literal::eq(path, node.clone()), pipeline);
-    let result = crate::ops::send!(action, session)?;
+    let result = crate::engine::send!(action, session)?;
     Ok(result.modified_count)
 }
 

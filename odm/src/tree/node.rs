@@ -122,7 +122,7 @@ pub(crate) async fn read<T: Model>(
     let action = coll
         .find_one(crate::literal::eq("_id", id.clone()))
         .projection(projection_keyed::<T>(info));
-    let found = crate::ops::send!(action, session).map_err(Odm::driver_error::<T>)?;
+    let found = crate::engine::send!(action, session).map_err(Odm::driver_error::<T>)?;
     found.as_ref().map(|d| parse::<T>(info, d)).transpose()
 }
 

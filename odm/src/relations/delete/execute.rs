@@ -46,7 +46,7 @@ pub(super) async fn write_update(
         let target = crate::error::show_filter(&filter);
         let update = change.update(&chunk, holders.stamps);
         let action = coll.update_many(filter, update);
-        crate::ops::send!(action, session.as_deref_mut())
+        crate::engine::send!(action, session.as_deref_mut())
             .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
     }
     Ok(())
@@ -73,7 +73,7 @@ pub(super) async fn execute(
             let filter = holders.filter(chunk);
             let target = crate::error::show_filter(&filter);
             let action = coll.delete_many(filter);
-            crate::ops::send!(action, session.as_deref_mut())
+            crate::engine::send!(action, session.as_deref_mut())
                 .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
         }
     }
@@ -99,7 +99,7 @@ pub(super) async fn execute(
             }
             let target = crate::error::show_filter(&filter);
             let action = coll.delete_many(filter);
-            let result = crate::ops::send!(action, session.as_deref_mut())
+            let result = crate::engine::send!(action, session.as_deref_mut())
                 .map_err(|e| Error::from_write(&collection, || target, e))?;
             if i == 0 {
                 root_deleted += result.deleted_count;

@@ -158,7 +158,7 @@ impl Plan {
             let options = FindOptions::builder()
                 .projection(projection.clone())
                 .build();
-            let found = crate::ops::find_documents(
+            let found = crate::engine::find_documents(
                 odm,
                 &holders.collection,
                 holders.filter(chunk),
@@ -199,7 +199,7 @@ pub(super) async fn find_keyed(
         .projection(projection)
         .limit(limit_one.then_some(1))
         .build();
-    let docs = crate::ops::find_documents(odm, collection, filter, options, session).await?;
+    let docs = crate::engine::find_documents(odm, collection, filter, options, session).await?;
     let ids = docs.iter().filter_map(|d| d.get("_id").cloned()).collect();
     Ok((ids, if key.is_empty() { Vec::new() } else { docs }))
 }
@@ -212,7 +212,7 @@ pub(super) async fn count(
 ) -> Result<u64> {
     let coll = odm.database().collection::<Document>(collection);
     let action = coll.count_documents(filter);
-    crate::ops::send!(action, session).map_err(|e| Error::from_driver(collection, e))
+    crate::engine::send!(action, session).map_err(|e| Error::from_driver(collection, e))
 }
 
 pub(super) fn plan_level<'a>(

@@ -44,8 +44,12 @@ impl RoutingReport {
     /// The report of the main model of the subset pair whose details model is `D`, with the
     /// pair's own commands: the deletes of both sides and the read of the details.
     pub fn of_subset<D: crate::rules::Subset>() -> RoutingReport {
-        let catalog = Catalog::linked();
-        let mut report = RoutingReport::in_catalog::<D::Main>(&catalog);
+        Self::of_subset_in::<D>(&Catalog::linked())
+    }
+
+    /// [`RoutingReport::of_subset`] among the models of `catalog`.
+    pub fn of_subset_in<D: crate::rules::Subset>(catalog: &Catalog) -> RoutingReport {
+        let mut report = RoutingReport::in_catalog::<D::Main>(catalog);
         let main = report.model.clone();
         let (m, d) = (<D::Main as Model>::COLLECTION, D::COLLECTION);
         let details = std::any::type_name::<D>()

@@ -6,7 +6,7 @@ use std::future::IntoFuture;
 
 use mongodb::ClientSession;
 
-use crate::populate::BoxFuture;
+use super::BoxFuture;
 use crate::Result;
 
 /// What runs an operation, given the caller's session or none.

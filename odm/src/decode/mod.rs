@@ -8,6 +8,8 @@ use crate::error::show_id;
 use crate::kind::Kinds;
 use crate::Error;
 
+mod upgrade;
+
 /// Decodes one stored document. The fast path decodes straight from the raw bytes; only when
 /// that fails is the document decoded again, tracking the path, to say where it went wrong.
 ///
@@ -19,7 +21,7 @@ pub(crate) fn decode<T: DeserializeOwned>(
     raw: &RawDocument,
 ) -> crate::Result<T> {
     if let Some(version) = from.version {
-        if let Some(current) = crate::versions::upgraded(from.collection, version, raw)? {
+        if let Some(current) = upgrade::upgraded(from.collection, version, raw)? {
             let from = Reading {
                 version: None,
                 ..*from
@@ -27,7 +29,7 @@ pub(crate) fn decode<T: DeserializeOwned>(
             return decode(&from, &current);
         }
     }
-    crate::reference::dbref::reading_from(from.database, || {
+    reading_from(from.database, || {
         match bson::deserialize_from_slice::<T>(raw.as_bytes()) {
             Ok(v) => Ok(v),
             Err(first) => Err(from
@@ -44,11 +46,11 @@ pub(crate) struct Reading<'a> {
     /// The collection, named by errors.
     pub(crate) collection: &'a str,
     /// The database, which a DBRef's `$db` may name.
-    pub(crate) database: crate::reference::dbref::DbName,
+    pub(crate) database: DbName,
     /// The kinds of a polymorphic model, whose discriminator names one of them.
     pub(crate) kinds: Option<Kinds>,
     /// The model's schema version, whose upgrade an older document goes through first.
-    pub(crate) version: Option<crate::versions::SchemaVersion>,
+    pub(crate) version: Option<crate::schema::SchemaVersion>,
 }
 
 impl<'a> Reading<'a> {
@@ -131,7 +133,7 @@ fn explain<T: DeserializeOwned>(
             plain_message(&first),
         ),
     };
-    if let Some((targets, found)) = crate::reference::dbref::parse_unknown(&message) {
+    if let Some((targets, found)) = parse_unknown(&message) {
         return Error::UnknownReference {
             collection: collection.to_owned(),
             id: show_id(id.as_ref()),
@@ -157,4 +159,88 @@ fn missing_field(message: &str) -> Option<&str> {
 /// The decoder's own words, without the `BSON error. Kind: ...` wrapping.
 fn plain_message(e: &bson::error::Error) -> String {
     e.message.clone().unwrap_or_else(|| e.kind.to_string())
+}
+
+/// A database name as decoding knows it: a number standing for the name, so that marking each
+/// document's decoding costs two thread-local stores and no comparison of names. Names are
+/// numbered once, when a handle is made ([`DbName::of`]), and kept for the life of the process:
+/// an application reads from a handful of databases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DbName(std::num::NonZeroU32);
+
+/// The names numbered so far; `DbName(n)` is `NAMES[n - 1]`.
+static NAMES: std::sync::Mutex<Vec<Box<str>>> = std::sync::Mutex::new(Vec::new());
+
+fn names() -> std::sync::MutexGuard<'static, Vec<Box<str>>> {
+    NAMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl DbName {
+    /// The number of `name`, given it the first time.
+    pub(crate) fn of(name: &str) -> DbName {
+        let mut names = names();
+        let at = match names.iter().position(|n| **n == *name) {
+            Some(at) => at,
+            None => {
+                names.push(name.into());
+                names.len() - 1
+            }
+        };
+        let n = u32::try_from(at + 1).expect("fewer than 2^32 database names");
+        DbName(std::num::NonZeroU32::new(n).expect("one or more"))
+    }
+
+    fn is(self, name: &str) -> bool {
+        names()
+            .get(self.0.get() as usize - 1)
+            .is_some_and(|n| **n == *name)
+    }
+}
+
+thread_local! {
+    /// The database of the document odm is decoding on this thread; `None` outside odm's
+    /// decoding.
+    static READING_FROM: std::cell::Cell<Option<DbName>> = const { std::cell::Cell::new(None) };
+}
+
+/// Puts back the database of an outer decoding, also when the inner one panics.
+struct Restore(Option<DbName>);
+
+impl Drop for Restore {
+    #[inline(always)]
+    fn drop(&mut self) {
+        READING_FROM.set(self.0);
+    }
+}
+
+/// Runs `decode` knowing that the document comes from `database`, so that a DBRef whose `$db`
+/// names that database is read as a reference like one without `$db`.
+#[inline(always)]
+pub(crate) fn reading_from<R>(database: DbName, decode: impl FnOnce() -> R) -> R {
+    let _outer = Restore(READING_FROM.replace(Some(database)));
+    decode()
+}
+
+/// Whether the document being decoded on this thread was read from another database than
+/// `name` (`false` outside odm's decoding, where the database is not known).
+pub(crate) fn reading_elsewhere(name: &str) -> bool {
+    READING_FROM.get().is_some_and(|from| !from.is(name))
+}
+
+/// The start of the message of a DBRef to a collection none of the targets uses (made by the
+/// generated code through `reference::dbref::unknown_collection`), which decoding turns into
+/// [`Error::UnknownReference`](crate::Error::UnknownReference): the targets (collection names,
+/// which hold no NUL), a NUL, the collection found.
+pub(crate) const UNKNOWN_PREFIX: &str = "odm: DBRef to an unknown collection; targets: ";
+
+/// `(targets, collection found)` of a message made by `unknown_collection`.
+pub(crate) fn parse_unknown(message: &str) -> Option<(Vec<String>, String)> {
+    let rest = message.strip_prefix(UNKNOWN_PREFIX)?;
+    let (targets, found) = rest.split_once('\0')?;
+    Some((
+        targets.split(", ").map(str::to_owned).collect(),
+        found.to_owned(),
+    ))
 }

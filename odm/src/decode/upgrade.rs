@@ -3,8 +3,8 @@
 use bson::raw::{RawBsonRef, RawDocument};
 use bson::{Bson, Document, RawDocumentBuf};
 
-use super::{SchemaVersion, VERSION_FIELD};
 use crate::error::show_id;
+use crate::schema::{SchemaVersion, VERSION_FIELD};
 use crate::Error;
 
 /// The stored document brought to the current version, or `None` when it is current (or newer:
@@ -22,7 +22,7 @@ pub(crate) fn upgraded(
     };
     let fail = |message: String| Error::Decode {
         collection: collection.to_owned(),
-        id: show_id(crate::decode::id_of(raw).as_ref()),
+        id: show_id(super::id_of(raw).as_ref()),
         path: VERSION_FIELD.to_owned(),
         message,
     };

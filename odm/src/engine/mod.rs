@@ -1,0 +1,61 @@
+//! What every operation and every feature runs on: the handle's state ([`Odm`]: the
+//! database, the catalog of models, the settings), sending a driver action in the caller's
+//! session or in none, and reading documents back. It sits above the catalog, which the handle
+//! holds, and below the features and operations, which all use it.
+
+mod in_session;
+mod read;
+mod state;
+
+pub use in_session::InSession;
+pub(crate) use read::{find_decoded, find_documents, model_filter};
+pub(crate) use state::watch_mongos;
+pub use state::Odm;
+
+/// A boxed future that can be sent to another thread (the futures crate's).
+pub(crate) use futures_util::future::BoxFuture;
+
+/// How [`Find::populate`](crate::ops::Find::populate) loads the references: chosen per query
+/// with [`Find::populate_plan`](crate::ops::Find::populate_plan), or for a whole handle with
+/// [`Odm::with_populate_plan`](crate::Odm::with_populate_plan).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Plan {
+    /// The cost rule of [`choose`](crate::populate::choose) picks one of the two below, before anything is sent; a
+    /// lookup the server refuses is retried once with the `$in` plan.
+    #[default]
+    Auto,
+    /// One `find` for the documents, then one `find` (`{_id: {$in: ids}}`) per relation and
+    /// level, each id sent once however many documents reference it (split under the command
+    /// limits); the relations of one level are fetched concurrently.
+    In,
+    /// One `aggregate` for the documents and every level (`$lookup` sub-pipelines, nested): one
+    /// round trip (plus `getMore`s for a large result) whatever the depth. A referenced
+    /// document comes back once per document that references it. When the server refuses the
+    /// pipeline, the query fails with [`Error::LookupRefused`](crate::Error::LookupRefused).
+    Lookup,
+}
+
+impl Plan {
+    /// The plan named `in`, `lookup` or `auto` (any case), as test harnesses and configuration
+    /// files spell it.
+    pub fn parse(name: &str) -> Option<Plan> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(Plan::Auto),
+            "in" => Some(Plan::In),
+            "lookup" => Some(Plan::Lookup),
+            _ => None,
+        }
+    }
+}
+
+/// Awaits the driver's `action`, in `session` when there is one (an `Option<&mut
+/// ClientSession>`): the driver takes a session by a method of each action's own.
+macro_rules! send {
+    ($action:expr, $session:expr) => {
+        match $session {
+            None => $action.await,
+            Some(s) => $action.session(s).await,
+        }
+    };
+}
+pub(crate) use send;

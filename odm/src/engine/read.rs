@@ -1,0 +1,85 @@
+//! Reading documents back: a `find` drained into documents or decoded values, and the filter
+//! of a model (restricted to its kind).
+
+use bson::Document;
+use futures_util::TryStreamExt;
+use mongodb::options::FindOptions;
+use mongodb::ClientSession;
+use serde::de::DeserializeOwned;
+
+use crate::decode::decode;
+use crate::{Model, Odm, Result};
+
+/// The filter document of `filter` on `T`, restricted to `T`'s kind when it is one.
+pub(crate) fn model_filter<T: crate::Model>(
+    filter: crate::Filter<T>,
+) -> crate::Result<bson::Document> {
+    let doc = filter.into_document(T::COLLECTION)?;
+    Ok(match T::KIND {
+        Some(kind) => kind.restrict(doc),
+        None => doc,
+    })
+}
+
+/// One `find` on the collection of `T` (plus its `getMore`s), every document decoded into `U`
+/// straight from the reply's bytes; errors name the collection, the `_id` and the field.
+/// The documents of `collection` matching `filter`, as BSON documents, in the caller's session
+/// when given: the shape the ODM's own bookkeeping reads (ids, references, copied fields).
+/// One `find`, plus `getMore`s.
+pub(crate) async fn find_documents(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    options: FindOptions,
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<Document>> {
+    let coll = odm.database().collection::<Document>(collection);
+    let action = coll.find(filter).with_options(options);
+    let error = |e| crate::Error::from_driver(collection, e);
+    match session {
+        None => action
+            .await
+            .map_err(error)?
+            .try_collect()
+            .await
+            .map_err(error),
+        Some(s) => {
+            let mut cursor = action.session(&mut *s).await.map_err(error)?;
+            cursor.stream(s).try_collect().await.map_err(error)
+        }
+    }
+}
+
+pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
+    odm: &Odm,
+    filter: Document,
+    options: FindOptions,
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<U>> {
+    let coll = odm.raw_collection::<T>();
+    let action = coll.find(filter).with_options(options);
+    let from = crate::decode::Reading::of::<T>(odm);
+    let mut out = Vec::new();
+    match session {
+        None => {
+            let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
+            while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
+                out.push(decode(&from, cursor.current())?);
+            }
+        }
+        Some(session) => {
+            let mut cursor = action
+                .session(&mut *session)
+                .await
+                .map_err(Odm::driver_error::<T>)?;
+            while cursor
+                .advance(session)
+                .await
+                .map_err(Odm::driver_error::<T>)?
+            {
+                out.push(decode(&from, cursor.current())?);
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,239 @@
+//! The handle's state: the database, the catalog of models, the settings, and what it has
+//! learnt of the deployment. The operations live with their builders (`ops`, `handle`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mongodb::options::ClientOptions;
+use mongodb::{Client, ClientSession, Collection, Database};
+use tokio::sync::OnceCell;
+
+use crate::model::Model;
+use crate::{Error, Result};
+
+/// The entry point: a MongoDB database and the typed operations on the models stored in it.
+///
+/// Cheap to clone (it wraps the driver's `Database`, which is reference-counted). Every
+/// operation is a builder: set options, optionally `.session(&mut session)` to run it inside a
+/// caller's session or transaction, then `.await` it. Each documents the commands it sends.
+#[derive(Debug, Clone)]
+pub struct Odm {
+    db: Database,
+    transactions: Arc<OnceCell<bool>>,
+    retry_deadline: Duration,
+    /// The key sealing page tokens (`Odm::with_page_key`); `None`: the built-in one.
+    pub(crate) page_key: Option<Arc<[u8]>>,
+    /// [`Odm::without_transactions`]: `Auto` takes the deployment to have none.
+    fixed_order: bool,
+    populate_plan: super::Plan,
+    /// Whether `hello` said `mongos`, once a `hello` was sent.
+    mongos: Arc<std::sync::OnceLock<bool>>,
+    /// The sessions of the ODM's transactions that the connection or the server left open
+    /// (see [`crate::retry::Tx::begin`]), ended with `killSessions` before the next one.
+    pub(crate) cut_off: Arc<std::sync::Mutex<Vec<bson::Document>>>,
+    /// The database's name as decoding knows it (see [`crate::decode::Reading`]).
+    pub(crate) database_name: crate::decode::DbName,
+    /// The writes this handle's transactions keep conflicting on (see [`crate::contention`]).
+    pub(crate) contention: Arc<crate::contention::Contention>,
+    /// The models this handle works with.
+    catalog: Arc<crate::schema::Catalog>,
+}
+
+/// Installs, when `options` has none, an SDAM handler that records the type of the first server
+/// the driver's monitoring describes: a `mongos`, or anything else it knows. The populate cost
+/// rule then knows a sharded cluster before this handle sends any command of its own.
+pub(crate) fn watch_mongos(options: &mut ClientOptions) -> Arc<std::sync::OnceLock<bool>> {
+    use mongodb::event::sdam::SdamEvent;
+    use mongodb::ServerType;
+    let mongos: Arc<std::sync::OnceLock<bool>> = Arc::default();
+    if options.sdam_event_handler.is_none() {
+        let seen = Arc::clone(&mongos);
+        options.sdam_event_handler = Some(mongodb::event::EventHandler::callback(
+            move |event: SdamEvent| {
+                if let SdamEvent::ServerDescriptionChanged(changed) = event {
+                    match changed.new_description.server_type() {
+                        ServerType::Unknown => {}
+                        kind => {
+                            let _ = seen.set(kind == ServerType::Mongos);
+                        }
+                    }
+                }
+            },
+        ));
+    }
+    mongos
+}
+
+impl Odm {
+    /// Wraps a driver database. The [retry deadline](Odm::retry_deadline) is 30 s (the
+    /// driver's default server selection timeout; the database does not tell its client's);
+    /// set it with [`Odm::with_retry_deadline`].
+    pub fn new(db: Database) -> Self {
+        Odm {
+            database_name: crate::decode::DbName::of(db.name()),
+            db,
+            transactions: Arc::default(),
+            retry_deadline: default_deadline(None),
+            page_key: None,
+            fixed_order: false,
+            populate_plan: super::Plan::Auto,
+            mongos: Arc::default(),
+            cut_off: Arc::default(),
+            contention: Arc::default(),
+            catalog: crate::schema::Catalog::linked(),
+        }
+    }
+
+    /// The models this handle works with: by default every model linked into the program (see
+    /// [`Catalog`](crate::Catalog)).
+    pub fn catalog(&self) -> &crate::schema::Catalog {
+        &self.catalog
+    }
+
+    /// The same handle, working with the models of `catalog` only: their copies, references,
+    /// delete rules, latest-N arrays, shard keys and indexes, and no other model's.
+    pub fn with_catalog(mut self, catalog: crate::schema::Catalog) -> Self {
+        self.catalog = Arc::new(catalog);
+        self
+    }
+
+    /// How long an operation that runs its own transaction (`reassign`, a delete with rules, a
+    /// cascade in a transaction, a latest-N recomputation) keeps retrying transient errors
+    /// (write conflicts with concurrent transactions) before returning the last one; also how
+    /// long a cascade without a transaction keeps catching up with concurrent updates. Counted
+    /// from the operation's first attempt. Errors that are not transient are never retried,
+    /// whatever the deadline.
+    ///
+    /// Default: the server selection timeout of the connection string given to
+    /// [`Odm::connect`] (`serverSelectionTimeoutMS`, 30 s when absent).
+    pub fn retry_deadline(&self) -> Duration {
+        self.retry_deadline
+    }
+
+    /// The same handle with another [retry deadline](Odm::retry_deadline). `Duration::ZERO`
+    /// turns the retries off: every operation makes one attempt.
+    pub fn with_retry_deadline(mut self, deadline: Duration) -> Self {
+        self.retry_deadline = deadline;
+        self
+    }
+
+    /// The same handle, taking the deployment to have no transactions: every operation whose
+    /// transaction mode is [`TransactionMode::Auto`](crate::relations::TransactionMode::Auto)
+    /// (the default) then runs in its documented fixed order, and
+    /// [`Odm::supports_transactions`] is `false` without asking the server. For an application
+    /// that wants no transactions on a replica set, and for testing the fixed-order paths there.
+    /// Operations told [`TransactionMode::Always`](crate::relations::TransactionMode::Always),
+    /// or run in a caller's session, are not changed.
+    pub fn without_transactions(mut self) -> Self {
+        self.fixed_order = true;
+        self
+    }
+
+    /// The same handle with another default [populate plan](super::Plan) for its
+    /// queries (default [`Plan::Auto`](super::Plan::Auto)); a query's own
+    /// [`populate_plan`](crate::ops::Find::populate_plan) wins over it.
+    pub fn with_populate_plan(mut self, plan: super::Plan) -> Self {
+        self.populate_plan = plan;
+        self
+    }
+
+    /// Connected to a sharded cluster, as far as this handle knows: the driver's monitoring
+    /// described a `mongos` (a handle made by [`Odm::connect`]), or its `hello` (sent by
+    /// [`Odm::supports_transactions`], which operations that may run a transaction call, and by
+    /// a query whose populate the cost rule would send as one `$lookup` while this is not known
+    /// yet) said so. Sends nothing.
+    pub(crate) fn is_sharded(&self) -> bool {
+        self.mongos.get().copied().unwrap_or(false)
+    }
+
+    /// The default populate plan of this handle's queries.
+    pub fn populate_plan(&self) -> super::Plan {
+        self.populate_plan
+    }
+
+    /// Whether the deployment runs transactions (a replica set or a sharded cluster). Sends one
+    /// `hello` the first time it is asked, per `Odm` (and its clones); none afterwards.
+    pub async fn supports_transactions(&self) -> Result<bool> {
+        if self.fixed_order {
+            return Ok(false);
+        }
+        self.deployment_has_transactions().await
+    }
+
+    /// Whether the deployment runs transactions, whatever [`Odm::without_transactions`] says:
+    /// one `hello` the first time it is asked, per `Odm` (and its clones).
+    pub(crate) async fn deployment_has_transactions(&self) -> Result<bool> {
+        self.transactions
+            .get_or_try_init(|| async {
+                let hello = self.db.run_command(bson::doc! { "hello": 1 }).await?;
+                let replica_set = hello.get_str("setName").is_ok();
+                let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
+                let _ = self.mongos.set(mongos);
+                Ok::<bool, Error>(replica_set || mongos)
+            })
+            .await
+            .copied()
+    }
+
+    /// Connects to `uri` and uses the database `db_name`.
+    ///
+    /// Parsing the URI may resolve DNS (`mongodb+srv://`); no command is sent until the first
+    /// operation.
+    pub async fn connect(uri: &str, db_name: &str) -> Result<Self> {
+        let mut options = ClientOptions::parse(uri).await?;
+        let deadline = default_deadline(options.server_selection_timeout);
+        let mongos = watch_mongos(&mut options);
+        let client = Client::with_options(options)?;
+        Ok(Odm::watched(client.database(db_name), mongos).with_retry_deadline(deadline))
+    }
+
+    /// Whether this handle knows if it talks to a `mongos`: from the driver's monitoring (a
+    /// handle made by [`Odm::connect`]) or from its `hello`.
+    pub(crate) fn knows_deployment(&self) -> bool {
+        self.mongos.get().is_some()
+    }
+
+    /// The handle on `db`, told by the driver's monitoring of `options`' client whether it
+    /// talks to a `mongos` (see [`watch_mongos`]).
+    pub(crate) fn watched(db: Database, mongos: Arc<std::sync::OnceLock<bool>>) -> Self {
+        let mut odm = Odm::new(db);
+        odm.mongos = mongos;
+        odm
+    }
+
+    /// The driver database, for anything `odm` does not cover.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// The driver client.
+    pub fn client(&self) -> &Client {
+        self.db.client()
+    }
+
+    /// The model's collection as a typed driver collection.
+    pub fn collection<T: Model>(&self) -> Collection<T> {
+        self.db.collection(T::COLLECTION)
+    }
+
+    /// Starts a client session, for running several operations in one transaction. Sends no
+    /// command (sessions are created lazily by the driver).
+    pub async fn start_session(&self) -> Result<ClientSession> {
+        Ok(self.client().start_session().await?)
+    }
+
+    pub(crate) fn raw_collection<T: Model>(&self) -> Collection<bson::RawDocumentBuf> {
+        self.db.collection(T::COLLECTION)
+    }
+
+    pub(crate) fn driver_error<T: Model>(e: mongodb::error::Error) -> Error {
+        Error::from_driver(T::COLLECTION, e)
+    }
+}
+
+/// The default of [`Odm::retry_deadline`]: the driver's server selection timeout (30 s unless
+/// the connection string says otherwise), the time the driver itself gives an operation to
+/// find a server.
+fn default_deadline(server_selection_timeout: Option<Duration>) -> Duration {
+    server_selection_timeout.unwrap_or(Duration::from_secs(30))
+}

@@ -1,0 +1,44 @@
+//! The payload of [`Error::DeleteRestricted`](crate::Error::DeleteRestricted): a delete
+//! refused by a `restrict` rule.
+
+use std::fmt;
+
+/// A delete refused by a `restrict` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeleteRestricted {
+    /// The collection the delete was on.
+    pub collection: String,
+    /// The referencing collection.
+    pub referenced_by: String,
+    /// The referencing field.
+    pub path: String,
+    /// How many documents reference the ones being deleted.
+    pub count: u64,
+    /// For a check reached through cascades: the delete asked for (collection and filter),
+    /// then each collection cascaded into, with the reference followed (`logmsg (host)`).
+    /// Empty when the restricted collection is the one the delete was on.
+    pub chain: Vec<String>,
+}
+
+impl fmt::Display for DeleteRestricted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let [first, rest @ ..] = self.chain.as_slice() {
+            if !rest.is_empty() {
+                return write!(
+                    f,
+                    "cannot delete: deleting {first} cascades to {}, which is restricted by `{}.{}`: {} document(s) reference it (on_delete = \"restrict\")",
+                    rest.join(", which cascades to "),
+                    self.referenced_by,
+                    self.path,
+                    self.count
+                );
+            }
+        }
+        write!(
+            f,
+            "cannot delete from `{}`: {} document(s) in `{}` reference them through `{}` (on_delete = \"restrict\")",
+            self.collection, self.count, self.referenced_by, self.path
+        )
+    }
+}
