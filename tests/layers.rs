@@ -3,7 +3,8 @@
 //! This test reads the sources of `odm/src`, finds every `crate::...` and `super::...` path a
 //! module names (outside comments and unit tests), and fails on any cycle, naming it; and on
 //! any import that goes up the layers the book's architecture page states, but those listed
-//! (which may go, never come back).
+//! (which may go, never come back). The derive's modules (`odm-derive/src`) may not import
+//! each other in a loop either.
 //!
 //! And the sizes: no file of `odm/src` or `odm-derive/src` past 600 lines, no function past
 //! 100, but those listed with the size they had, which may shrink and never grow.
@@ -131,7 +132,15 @@ fn target(
 /// The modules of `odm/src` and, for each, the other modules it names (its own ancestors and
 /// descendants aside).
 fn import_edges() -> (BTreeSet<String>, BTreeMap<String, BTreeSet<String>>) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../odm/src");
+    let (modules, edges) = import_edges_in("odm/src");
+    assert!(modules.contains("schema") && modules.contains("denormalize::fill"));
+    (modules, edges)
+}
+
+/// The modules of the crate whose sources are in `dir` (from the workspace root) and, for
+/// each, the other modules it names.
+fn import_edges_in(dir: &str) -> (BTreeSet<String>, BTreeMap<String, BTreeSet<String>>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
     let mut files = Vec::new();
     sources(&root, &mut files);
     let code_of: BTreeMap<String, String> = files
@@ -142,7 +151,6 @@ fn import_edges() -> (BTreeSet<String>, BTreeMap<String, BTreeSet<String>>) {
         })
         .collect();
     let modules: BTreeSet<String> = code_of.keys().cloned().collect();
-    assert!(modules.contains("schema") && modules.contains("denormalize::fill"));
 
     // `pub use module::{A, B};` at the crate root.
     let mut root_items = BTreeMap::new();
@@ -229,6 +237,49 @@ fn no_runtime_module_reaches_back_to_itself() {
     );
 }
 
+/// The modules that can reach themselves through the imports of `edges`.
+fn in_loops(edges: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<String> {
+    let reaches = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&str> = edges
+            .get(from)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        while let Some(m) = todo.pop() {
+            if seen.insert(m.to_owned()) {
+                todo.extend(edges.get(m).into_iter().flatten().map(String::as_str));
+            }
+        }
+        seen
+    };
+    edges
+        .keys()
+        .filter(|m| reaches(m).contains(*m))
+        .cloned()
+        .collect()
+}
+
+/// The derive's modules import each other without loops: the attribute parsers, the checks
+/// and each feature's file use the small parsers of `model::syntax`, never each other back.
+#[test]
+fn the_derive_has_no_import_loop() {
+    let (modules, edges) = import_edges_in("odm-derive/src");
+    assert!(modules.contains("model::check") && modules.contains("model::syntax"));
+    assert!(
+        edges
+            .get("model::tree")
+            .is_some_and(|e| e.contains("model::syntax")),
+        "the test sees the imports: {edges:?}"
+    );
+    let found = in_loops(&edges);
+    assert!(
+        found.is_empty(),
+        "odm-derive modules that import each other in a loop: {found:?}"
+    );
+}
+
 /// The layers of `odm/src`, from the bottom (see the architecture page of the book): a module
 /// uses what is in its layer or below.
 const LAYERS: &[(usize, &[&str])] = &[
@@ -277,9 +328,10 @@ const LAYERS: &[(usize, &[&str])] = &[
             "versions",
             "versioning",
             "reference",
+            "soft_delete",
         ],
     ),
-    (6, &["ops", "paging", "handle"]),
+    (6, &["pipeline", "ops", "paging", "handle"]),
     (7, &["testing"]),
 ];
 
@@ -334,15 +386,68 @@ fn no_import_goes_up_a_layer() {
     );
 }
 
+/// The features (layer 5) that the operation files of `ops/` still call by name, `(file,
+/// feature)`: each goes when its operation offers its writes to the maintainers of
+/// `pipeline.rs`; none may join.
+const OPS_NAME: &[(&str, &str)] = &[
+    ("ops::encode", "shard"),
+    ("ops::find", "denormalize"),
+    ("ops::find", "populate"),
+    ("ops::find_one", "populate"),
+    ("ops::find_one_and_update", "denormalize"),
+    ("ops::find_one_and_update", "shard"),
+    ("ops::find_one_and_update", "versioning"),
+    ("ops::insert", "denormalize"),
+    ("ops::insert", "tree"),
+    ("ops::insert", "versioning"),
+    ("ops::replace", "denormalize"),
+    ("ops::replace", "shard"),
+    ("ops::replace", "tree"),
+    ("ops::replace", "versioning"),
+    ("ops::stream", "denormalize"),
+    ("ops::stream", "populate"),
+    ("ops::update", "denormalize"),
+    ("ops::update", "relations"),
+    ("ops::update", "shard"),
+    ("ops::update", "tree"),
+    ("ops::update", "versioning"),
+];
+
+#[test]
+fn the_operations_name_no_feature_but_those_listed() {
+    let (_, edges) = import_edges();
+    let features: BTreeSet<&str> = LAYERS
+        .iter()
+        .find(|(layer, _)| *layer == 5)
+        .map(|(_, names)| names.iter().copied().collect())
+        .unwrap_or_default();
+    let mut named = BTreeSet::new();
+    for (from, tos) in edges.iter().filter(|(m, _)| m.starts_with("ops::")) {
+        for to in tos {
+            let top = to.split("::").next().unwrap_or(to);
+            if features.contains(top) {
+                named.insert((from.clone(), top.to_owned()));
+            }
+        }
+    }
+    let listed: BTreeSet<(String, String)> = OPS_NAME
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect();
+    let new: Vec<_> = named.difference(&listed).collect();
+    let gone: Vec<_> = listed.difference(&named).collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "operations naming a feature, not listed in OPS_NAME: {new:?}; listed but gone (remove them): {gone:?}"
+    );
+}
+
 // Sizes.
 
 /// Files past 600 lines and functions past 100, with the size each had when this test was
 /// written: they may shrink (then lower the figure), never grow, and no other may join them.
 /// Data tables (a function that is one list) are not exempt: none is this long.
-const TOO_LONG: &[(&str, usize)] = &[
-    ("odm-derive/src/model/attr/denormalize.rs::parse", 124),
-    ("odm-derive/src/model/mod.rs::from_ast", 112),
-];
+const TOO_LONG: &[(&str, usize)] = &[];
 
 const MAX_FILE_LINES: usize = 600;
 const MAX_FUNCTION_LINES: usize = 100;

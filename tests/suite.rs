@@ -84,6 +84,8 @@ mod reference_ring;
 mod shard;
 #[path = "shard_hashed.rs"]
 mod shard_hashed;
+#[path = "soft_delete.rs"]
+mod soft_delete;
 #[path = "statistic_buckets.rs"]
 mod statistic_buckets;
 #[path = "streaming.rs"]

@@ -52,6 +52,7 @@ odm::__private::inventory::submit! {
             meta: None,
             granularity: Some("fortnights"),
         }),
+        soft_delete: None,
     }
 }
 

@@ -259,8 +259,7 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
     let (from, from_lit) = d.from.as_ref()?;
     d.fields_lit.as_ref()?; // a copy without its fields was reported
     let kind = copy_kind(d);
-    let background =
-        crate::model::background::is_background(d).then(|| quote!(.in_background(true)));
+    let background = d.in_background().then(|| quote!(.in_background(true)));
 
     // The generated locals are named at the call site, the same wherever they are used.
     let source_var = Ident::new("__source", Span::call_site());

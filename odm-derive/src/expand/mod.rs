@@ -13,6 +13,7 @@ mod paths;
 mod poly;
 mod references;
 mod shard;
+mod soft_delete;
 mod subset;
 mod tree;
 mod validators;

@@ -4,8 +4,8 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 
 use super::{
-    bucket, counters, denormalize, embed_check, indexes, kinds, paths, references, shard, subset,
-    tree, validators, versioning,
+    bucket, counters, denormalize, embed_check, indexes, kinds, paths, references, shard,
+    soft_delete, subset, tree, validators, versioning,
 };
 use crate::model::Container;
 
@@ -41,6 +41,7 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
     let counters = counters::counters_impl(cont);
 
     let subset = subset::subset_items(cont);
+    let soft_delete = soft_delete::checks(cont);
     let version = version_const(cont);
     let (kind, indexes, copies, references) =
         kind_scoped(kind_const.is_some(), indexes, copies, references);
@@ -60,6 +61,7 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
         #kind_items
         #counters
         #subset
+        #soft_delete
         #accessors
         #embed_checks
         #inverse_checks
@@ -114,6 +116,7 @@ pub(crate) struct EntryParts {
     validator: TokenStream,
     shard_key: TokenStream,
     time_series: TokenStream,
+    soft_delete: TokenStream,
 }
 
 impl EntryParts {
@@ -125,6 +128,7 @@ impl EntryParts {
             validator,
             shard_key: quote!(::odm::__private::Option::None),
             time_series: quote!(::odm::__private::Option::None),
+            soft_delete: quote!(::odm::__private::Option::None),
         }
     }
 }
@@ -248,6 +252,7 @@ pub(crate) fn registration(
         validator,
         shard_key,
         time_series,
+        soft_delete,
     } = parts;
     quote! {
         const __ODM_ENTRY: ::odm::__private::ModelEntry = ::odm::__private::ModelEntry {
@@ -260,6 +265,7 @@ pub(crate) fn registration(
             validator: #validator,
             shard_key: #shard_key,
             time_series: #time_series,
+            soft_delete: #soft_delete,
         };
 
         ::odm::__private::inventory::submit! { __ODM_ENTRY }
@@ -283,6 +289,7 @@ fn model_registration(
         validator,
         shard_key,
         time_series: counters::time_series(cont),
+        soft_delete: soft_delete::entry(cont),
     };
     registration(&cont.ident.to_string(), &cont.collection_expr(), parts)
 }

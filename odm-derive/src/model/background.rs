@@ -5,7 +5,6 @@ use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 
-use super::attr::DenormalizeAttr;
 use super::Container;
 use crate::ctxt::Ctxt;
 
@@ -26,7 +25,7 @@ pub fn parse(
     slot: &mut Option<(Cascade, Span)>,
 ) -> syn::Result<bool> {
     let key = meta.path.span();
-    let Some(lit) = super::attr::string_value(cx, meta, "cascade", "background")? else {
+    let Some(lit) = super::syntax::string_value(cx, meta, "cascade", "background")? else {
         return Ok(false);
     };
     if slot.is_some() {
@@ -45,11 +44,6 @@ pub fn parse(
     };
     *slot = Some((mode, key));
     Ok(true)
-}
-
-/// Whether the copies of `d` are cascaded in the background.
-pub fn is_background(d: &DenormalizeAttr) -> bool {
-    matches!(d.cascade, Some((Cascade::Background, _)))
 }
 
 /// A `latest = N` array is written when a source is inserted, not cascaded: there is no

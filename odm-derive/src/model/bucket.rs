@@ -6,7 +6,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Lit, LitStr};
 
-use super::check::closest;
+use super::syntax::closest;
 use super::{Container, Field, Shape};
 use crate::ctxt::Ctxt;
 
@@ -50,7 +50,7 @@ impl BucketAttr {
                 &meta.path,
                 "expected `bucket(key = \"user\", period = \"month\", every = \"month\", items = \"reviews\", time = \"created_at\")`",
             );
-            super::attr::skip_value(meta)?;
+            super::syntax::skip_value(meta)?;
             out.malformed = true;
             return Ok(out);
         }
@@ -106,10 +106,10 @@ impl BucketAttr {
                     &inner.path,
                     format!(
                         "unknown bucket option `{}`, expected one of {BUCKET_KEYS}",
-                        super::attr::key_name(&inner)
+                        super::syntax::key_name(&inner)
                     ),
                 );
-                super::attr::skip_value(&inner)?;
+                super::syntax::skip_value(&inner)?;
                 out.malformed = true;
             }
             Ok(())

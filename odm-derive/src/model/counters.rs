@@ -8,8 +8,8 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{LitStr, Type};
 
-use super::attr::{key_name, skip_value, string_value};
-use super::check::closest;
+use super::syntax::closest;
+use super::syntax::{key_name, skip_value, string_value};
 use super::{Container, Field, Shape};
 use crate::ctxt::Ctxt;
 

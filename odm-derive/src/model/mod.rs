@@ -8,7 +8,9 @@ pub mod check;
 pub mod counters;
 pub mod kinds;
 pub mod shard;
+pub mod soft_delete;
 pub mod subset;
+mod syntax;
 pub mod tree;
 pub mod versioning;
 pub mod versions;
@@ -57,6 +59,8 @@ pub struct Container<'a> {
     pub subset_of: Option<(Type, LitStr)>,
     /// `#[odm(schema_version = N, upgrade = "...")]`.
     pub versions: versions::VersionAttrs,
+    /// `#[odm(soft_delete)]`.
+    pub soft_delete: Option<soft_delete::SoftDeleteAttr>,
 }
 
 /// How a field holds its value.
@@ -139,41 +143,7 @@ impl<'a> Container<'a> {
     /// Parses the input, recording every problem in `cx`. Returns `None` only when the item
     /// is not a struct with named fields (nothing sensible can be generated then).
     pub fn from_ast(cx: &Ctxt, input: &'a DeriveInput, derive: Derive) -> Option<Container<'a>> {
-        let fields = match &input.data {
-            Data::Struct(s) => match &s.fields {
-                Fields::Named(named) => &named.named,
-                Fields::Unnamed(_) | Fields::Unit => {
-                    cx.error_spanned_by(
-                        &input.ident,
-                        format!(
-                            "`{}` can only be derived for structs with named fields: a document is a set of named fields",
-                            derive.name()
-                        ),
-                    );
-                    return None;
-                }
-            },
-            Data::Enum(e) => {
-                cx.error_at(
-                    e.enum_token.span,
-                    format!(
-                        "`{}` cannot be derived for an enum; use a struct with named fields",
-                        derive.name()
-                    ),
-                );
-                return None;
-            }
-            Data::Union(u) => {
-                cx.error_at(
-                    u.union_token.span,
-                    format!(
-                        "`{}` cannot be derived for a union; use a struct with named fields",
-                        derive.name()
-                    ),
-                );
-                return None;
-            }
-        };
+        let fields = named_fields(cx, input, derive)?;
         if !input.generics.params.is_empty() {
             cx.error_spanned_by(
                 &input.generics,
@@ -195,42 +165,7 @@ impl<'a> Container<'a> {
         }
         let fields = fields
             .iter()
-            .map(|f| {
-                let ident = f.ident.as_ref().expect("named field");
-                let attrs = attr::FieldAttrs::parse(cx, &f.attrs, derive);
-                let stored = match &attrs.serde_rename {
-                    Some(name) => name.clone(),
-                    None => {
-                        let name = ident.unraw().to_string();
-                        match container_attrs.rename_all {
-                            Some(rule) => rule.apply_to_field(&name),
-                            None => name,
-                        }
-                    }
-                };
-                if let Some(flatten) = attrs.serde_flatten {
-                    cx.error_at(
-                        flatten,
-                        "`#[serde(flatten)]` is not supported on odm documents: field paths must be known; use `#[embed]` on a nested struct instead",
-                    );
-                }
-                Field {
-                    ident,
-                    ty: &f.ty,
-                    vis: &f.vis,
-                    stored,
-                    shape: shape_of(&f.ty),
-                    skipped: attrs.serde_skip,
-                    embed: attrs.embed,
-                    index: attrs.index,
-                    reference: attrs.reference,
-                    denormalize: attrs.denormalize,
-                    frequently_updated: attrs.frequently_updated,
-                    allow_deprecated: attrs.allow_deprecated,
-                    dbref: attrs.serde_dbref,
-                    stamp: attrs.stamp,
-                }
-            })
+            .map(|f| Field::from_ast(cx, f, derive, container_attrs.rename_all))
             .collect();
         Some(Container {
             derive,
@@ -248,6 +183,7 @@ impl<'a> Container<'a> {
             shard_key: container_attrs.shard_key,
             subset_of: container_attrs.subset_of,
             versions: container_attrs.versions,
+            soft_delete: container_attrs.soft_delete,
         })
     }
 
@@ -287,6 +223,95 @@ impl<'a> Container<'a> {
     /// Whether a field is `#[odm(version)]`, `#[odm(created_at)]` or `#[odm(updated_at)]`.
     pub fn keeps_stamps(&self) -> bool {
         self.fields.iter().any(|f| f.stamp.is_some())
+    }
+}
+
+/// The named fields of a derive's struct; an error at the struct otherwise.
+fn named_fields<'a>(
+    cx: &Ctxt,
+    input: &'a DeriveInput,
+    derive: Derive,
+) -> Option<&'a syn::punctuated::Punctuated<syn::Field, syn::token::Comma>> {
+    Some(match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Named(named) => &named.named,
+            Fields::Unnamed(_) | Fields::Unit => {
+                cx.error_spanned_by(
+                    &input.ident,
+                    format!(
+                        "`{}` can only be derived for structs with named fields: a document is a set of named fields",
+                        derive.name()
+                    ),
+                );
+                return None;
+            }
+        },
+        Data::Enum(e) => {
+            cx.error_at(
+                e.enum_token.span,
+                format!(
+                    "`{}` cannot be derived for an enum; use a struct with named fields",
+                    derive.name()
+                ),
+            );
+            return None;
+        }
+        Data::Union(u) => {
+            cx.error_at(
+                u.union_token.span,
+                format!(
+                    "`{}` cannot be derived for a union; use a struct with named fields",
+                    derive.name()
+                ),
+            );
+            return None;
+        }
+    })
+}
+
+impl<'a> Field<'a> {
+    /// A field of the derive's struct, its attributes parsed (errors reported to `cx`), its
+    /// stored name from `serde(rename)` or the container's `rename_all`.
+    fn from_ast(
+        cx: &Ctxt,
+        f: &'a syn::Field,
+        derive: Derive,
+        rename_all: Option<case::RenameRule>,
+    ) -> Field<'a> {
+        let ident = f.ident.as_ref().expect("named field");
+        let attrs = attr::FieldAttrs::parse(cx, &f.attrs, derive);
+        let stored = match &attrs.serde_rename {
+            Some(name) => name.clone(),
+            None => {
+                let name = ident.unraw().to_string();
+                match rename_all {
+                    Some(rule) => rule.apply_to_field(&name),
+                    None => name,
+                }
+            }
+        };
+        if let Some(flatten) = attrs.serde_flatten {
+            cx.error_at(
+                flatten,
+                "`#[serde(flatten)]` is not supported on odm documents: field paths must be known; use `#[embed]` on a nested struct instead",
+            );
+        }
+        Field {
+            ident,
+            ty: &f.ty,
+            vis: &f.vis,
+            stored,
+            shape: shape_of(&f.ty),
+            skipped: attrs.serde_skip,
+            embed: attrs.embed,
+            index: attrs.index,
+            reference: attrs.reference,
+            denormalize: attrs.denormalize,
+            frequently_updated: attrs.frequently_updated,
+            allow_deprecated: attrs.allow_deprecated,
+            dbref: attrs.serde_dbref,
+            stamp: attrs.stamp,
+        }
     }
 }
 

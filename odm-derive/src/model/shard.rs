@@ -7,7 +7,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::LitStr;
 
-use super::attr::{key_name, skip_value, string_value};
+use super::syntax::{key_name, skip_value, string_value};
 use super::{Container, Derive, Field, Shape};
 use crate::ctxt::Ctxt;
 
@@ -238,7 +238,7 @@ fn check_key_fields(cx: &Ctxt, cont: &Container<'_>, shard: &ShardAttr, keys: &L
         }
         let first = name.split('.').next().unwrap_or(name);
         let Some(f) = field_for(cont, name) else {
-            let hint = super::check::closest(first, &known)
+            let hint = super::syntax::closest(first, &known)
                 .map(|near| format!("; did you mean `{near}`?"))
                 .unwrap_or_default();
             cx.error_spanned_by(

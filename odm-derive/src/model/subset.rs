@@ -4,7 +4,7 @@
 use syn::meta::ParseNestedMeta;
 use syn::{LitStr, Type};
 
-use super::attr::string_value;
+use super::syntax::string_value;
 use super::Container;
 use crate::ctxt::Ctxt;
 

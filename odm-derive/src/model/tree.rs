@@ -7,7 +7,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::LitStr;
 
-use super::attr::{is_field_name, key_name, skip_value, string_value};
+use super::syntax::{is_field_name, key_name, skip_value, string_value};
 use super::{Container, Derive, Field, Shape};
 use crate::ctxt::Ctxt;
 
@@ -220,7 +220,7 @@ fn missing_field(
         .stored_fields()
         .map(|f| f.ident.unraw().to_string())
         .collect();
-    let hint = super::check::closest(name, &known)
+    let hint = super::syntax::closest(name, &known)
         .map(|near| format!("; did you mean `{near}`?"))
         .unwrap_or_default();
     let message = format!(

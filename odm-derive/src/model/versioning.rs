@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::Attribute;
 
-use super::attr::{key_name, skip_value};
+use super::syntax::{key_name, skip_value};
 use super::{Container, Derive, Field};
 use crate::ctxt::Ctxt;
 

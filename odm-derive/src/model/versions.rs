@@ -5,7 +5,7 @@ use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::{Lit, LitStr};
 
-use super::attr::string_value;
+use super::syntax::string_value;
 use super::Container;
 use crate::ctxt::Ctxt;
 

@@ -4,10 +4,12 @@
 //! holds, and below the features and operations, which all use it.
 
 mod in_session;
+mod maintainer;
 mod read;
 mod state;
 
 pub use in_session::InSession;
+pub(crate) use maintainer::{DeleteCall, Maintainer, Takeover};
 pub(crate) use read::{find_decoded, find_documents, model_filter};
 pub(crate) use state::watch_mongos;
 pub use state::Odm;

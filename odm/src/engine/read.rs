@@ -10,15 +10,32 @@ use serde::de::DeserializeOwned;
 use crate::decode::decode;
 use crate::{Model, Odm, Result};
 
-/// The filter document of `filter` on `T`, restricted to `T`'s kind when it is one.
+/// The filter document of `filter` on `T`, restricted to `T`'s kind when it is one, and to
+/// the documents a soft delete has not marked when its deletes are soft.
 pub(crate) fn model_filter<T: crate::Model>(
     filter: crate::Filter<T>,
 ) -> crate::Result<bson::Document> {
     let doc = filter.into_document(T::COLLECTION)?;
-    Ok(match T::KIND {
+    let doc = match T::KIND {
         Some(kind) => kind.restrict(doc),
         None => doc,
+    };
+    Ok(match T::entry().soft_delete {
+        Some(field) => without_deleted(field, doc),
+        None => doc,
     })
+}
+
+/// `filter` restricted to the documents a soft delete has not marked (`field` null or
+/// missing), after the caller's conditions; a filter that already names the field is
+/// combined with `$and`, so that it cannot reach the deleted documents.
+fn without_deleted(field: &str, mut filter: Document) -> Document {
+    let live = crate::literal::eq(field, bson::Bson::Null);
+    if filter.contains_key(field) {
+        return bson::doc! { "$and": [filter, live] };
+    }
+    filter.extend(live);
+    filter
 }
 
 /// One `find` on the collection of `T` (plus its `getMore`s), every document decoded into `U`

@@ -3,6 +3,7 @@
 use mongodb::ClientSession;
 
 use super::into_future;
+use crate::engine::DeleteCall;
 use crate::query::Filter;
 use crate::{Error, Model, Odm, Result};
 
@@ -41,50 +42,27 @@ impl<'a, T: Model> Delete<'a, T> {
     }
 
     async fn run(self) -> Result<u64> {
-        let filter = crate::engine::model_filter(self.filter)?;
-        let summarized = self
-            .odm
-            .catalog()
-            .copies_from(T::COLLECTION)
-            .iter()
-            .any(|c| {
-                matches!(
-                    c.kind,
-                    crate::denormalize::CopyKind::Summary { .. }
-                        | crate::denormalize::CopyKind::Latest { .. }
-                )
-            });
-        let rules = summarized || !self.odm.catalog().references_to(T::COLLECTION).is_empty();
-        if let Some(tree) = T::TREE {
-            let nodes = crate::tree::delete_nodes::<T>(
-                self.odm,
-                tree,
-                filter,
-                self.many,
-                rules,
-                self.session,
-            );
-            return Box::pin(crate::trace::step!("tree_delete", T::COLLECTION, nodes)).await;
-        }
-        if rules {
-            let rules = crate::relations::delete_with_rules(
-                self.odm,
-                T::COLLECTION,
-                filter,
-                self.many,
-                self.session,
-            );
-            return Box::pin(crate::trace::step!("delete_rules", T::COLLECTION, rules)).await;
-        }
+        let call = DeleteCall {
+            odm: self.odm,
+            filter: crate::engine::model_filter(self.filter)?,
+            many: self.many,
+            session: self.session,
+        };
+        let DeleteCall {
+            filter, session, ..
+        } = match crate::pipeline::delete::<T>(call) {
+            Ok(sent) => return sent.await,
+            Err(call) => call,
+        };
         let coll = self.odm.raw_collection::<T>();
         // Shown only when the delete fails (a copy costs less than formatting it).
         let shown = filter.clone();
         let result = if self.many {
             let action = coll.delete_many(filter);
-            crate::engine::send!(action, self.session)
+            crate::engine::send!(action, session)
         } else {
             let action = coll.delete_one(filter);
-            crate::engine::send!(action, self.session)
+            crate::engine::send!(action, session)
         };
         Ok(result
             .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&shown), e))?

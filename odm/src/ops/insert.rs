@@ -36,7 +36,7 @@ async fn insert_raw<T: Model>(
         .catalog()
         .copies_from(T::COLLECTION)
         .iter()
-        .filter(|c| matches!(c.kind, crate::denormalize::CopyKind::Latest { .. }))
+        .filter(|c| matches!(c.kind, crate::schema::CopyKind::Latest { .. }))
         .cloned()
         .collect();
     let in_session = session.is_some();
@@ -108,7 +108,7 @@ fn insert_boxed<'s, T: Model>(
     raws: Vec<RawDocumentBuf>,
     ordered: bool,
     session: Option<&'s mut ClientSession>,
-) -> crate::populate::BoxFuture<'s, Result<usize>> {
+) -> crate::engine::BoxFuture<'s, Result<usize>> {
     Box::pin(insert_raw::<T>(odm, raws, ordered, session))
 }
 

@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 
 use super::find::{Find, FindAs, FindParts};
 use crate::decode::{decode, Reading};
-use crate::populate::BoxFuture;
+use crate::engine::BoxFuture;
 use crate::populate::{populate_all, Step};
 use crate::{Model, Odm, Result};
 

@@ -9,8 +9,8 @@ mod delete;
 mod reassign;
 mod verify;
 
-pub(crate) use delete::delete_with_rules;
 pub use delete::DeleteRestricted;
+pub(crate) use delete::{delete_with_rules, has_rules, DeleteRules};
 pub use reassign::{Reassign, Reassigned, TransactionMode};
 pub(crate) use verify::Sweep;
 pub use verify::{InverseIssue, InverseReport, VerifyInverse};

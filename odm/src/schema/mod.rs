@@ -41,6 +41,9 @@ pub struct ModelEntry {
     pub shard_key: Option<ShardKey>,
     /// Its time-series collection (`#[odm(time_series(...))]`), if stored in one.
     pub time_series: Option<TimeSeriesEntry>,
+    /// The stored name of the field a delete sets instead of removing the document
+    /// (`#[odm(soft_delete)]`), if deletes are soft.
+    pub soft_delete: Option<&'static str>,
 }
 
 inventory::collect!(ModelEntry);
@@ -59,6 +62,7 @@ pub fn unregistered_entry() -> &'static ModelEntry {
         validator: None,
         shard_key: None,
         time_series: None,
+        soft_delete: None,
     };
     &NONE
 }

@@ -36,7 +36,7 @@ use crate::path::Value;
 use crate::query::Filter;
 use crate::{Error, Odm, Result};
 
-pub(crate) use delete::delete_nodes;
+pub(crate) use delete::TreeRule;
 pub(crate) use guard::{guard_replace, refuse_tree_writes, replace_missed};
 pub(crate) use insert::insert_nodes;
 pub use moves::{MoveNode, Moved};

@@ -2,6 +2,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, Lit, LitStr};
 
@@ -42,6 +43,14 @@ pub(super) const DENORMALIZE_KEYS: &str =
     "`from`, `fields`, `via`, `latest`, `top`, `sort`, `cascade`, `max`, `allow_large`";
 
 impl DenormalizeAttr {
+    /// Whether the copies are cascaded in the background.
+    pub fn in_background(&self) -> bool {
+        matches!(
+            self.cascade,
+            Some((super::super::background::Cascade::Background, _))
+        )
+    }
+
     pub(super) fn parse(cx: &Ctxt, attr: &Attribute) -> Self {
         let mut out = DenormalizeAttr {
             tokens: attr.to_token_stream(),
@@ -58,92 +67,20 @@ impl DenormalizeAttr {
         };
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("from") {
-                let lit = string_value(cx, &meta, "from", "Part")?;
-                if out.from.is_some() {
-                    cx.error_spanned_by(&meta.path, "duplicate `from`");
-                }
-                match lit.as_ref().map(|lit| (lit, lit.parse::<syn::Path>())) {
-                    Some((lit, Ok(path))) => out.from = Some((path, lit.clone())),
-                    Some((lit, Err(_))) => {
-                        out.malformed = true;
-                        cx.error_spanned_by(lit, "`from` names the source model: `from = \"Part\"`");
-                    }
-                    None => out.malformed = true,
-                }
+                out.parse_from(cx, &meta)
             } else if meta.path.is_ident("fields") {
-                let lit = string_value(cx, &meta, "fields", "name")?;
-                if out.fields_lit.is_some() {
-                    cx.error_spanned_by(&meta.path, "duplicate `fields`");
-                }
-                let Some(lit) = lit else {
-                    out.malformed = true;
-                    return Ok(());
-                };
-                out.fields.clear();
-                for name in lit.value().split(',').map(str::trim) {
-                    if !is_field_name(name) {
-                        out.malformed = true;
-                        cx.error_spanned_by(&lit, format!("`{name}` is not a field name: `fields` lists the copied fields of the source, separated by commas (\"name, catalog_number\")"));
-                    } else if out.fields.iter().any(|f| f == name) {
-                        cx.error_spanned_by(&lit, format!("`{name}` is listed twice"));
-                    } else {
-                        out.fields.push(name.to_owned());
-                    }
-                }
-                out.fields_lit = Some(lit);
+                out.parse_fields(cx, &meta)
             } else if meta.path.is_ident("via") {
-                let lit = string_value(cx, &meta, "via", "product")?;
-                if out.via.is_some() {
-                    cx.error_spanned_by(&meta.path, "duplicate `via`");
-                }
-                match lit {
-                    Some(lit) if is_field_name(&lit.value()) => out.via = Some(lit),
-                    Some(lit) => {
-                        out.malformed = true;
-                        cx.error_spanned_by(&lit, "`via` names one reference field: `via = \"product\"`");
-                    }
-                    None => out.malformed = true,
-                }
+                out.parse_via(cx, &meta)
             } else if meta.path.is_ident("latest") || meta.path.is_ident("top") {
-                let key = meta.path.span();
-                let name = key_name(&meta);
-                let lit: Lit = meta.value()?.parse()?;
-                if out.latest.is_some() {
-                    cx.error_spanned_by(&meta.path, format!("duplicate `{name}`: `latest` and `top` both give the number of summaries kept"));
-                }
-                if name == "top" {
-                    out.top = Some(key);
-                }
-                match &lit {
-                    Lit::Int(i) => match i.base10_parse::<u32>() {
-                        Ok(v) if v > 0 => out.latest = Some((v, key, i.span())),
-                        _ => {
-                            out.malformed = true;
-                            cx.error_spanned_by(i, format!("`{name}` is a whole number of documents, at least 1"));
-                        }
-                    },
-                    other => {
-                        out.malformed = true;
-                        cx.error_spanned_by(other, format!("expected a whole number: `{name} = 100`"));
-                    }
-                }
+                out.parse_count(cx, &meta)
             } else if meta.path.is_ident("sort") {
-                let lit = string_value(cx, &meta, "sort", "time")?;
-                if out.sort.is_some() {
-                    cx.error_spanned_by(&meta.path, "duplicate `sort`");
-                }
-                match lit {
-                    Some(lit) if is_field_name(sort_key(&lit.value()).1) => out.sort = Some(lit),
-                    Some(lit) => {
-                        out.malformed = true;
-                        cx.error_spanned_by(&lit, "`sort` names one field of the source, `-` before it for descending: `sort = \"time\"`");
-                    }
-                    None => out.malformed = true,
-                }
+                out.parse_sort(cx, &meta)
             } else if meta.path.is_ident("cascade") {
                 if !super::super::background::parse(cx, &meta, &mut out.cascade)? {
                     out.malformed = true;
                 }
+                Ok(())
             } else {
                 match parse_bound_key(cx, &meta, &mut out.bound)? {
                     BoundKey::Valid => {}
@@ -157,13 +94,124 @@ impl DenormalizeAttr {
                         skip_value(&meta)?;
                     }
                 }
+                Ok(())
             }
-            Ok(())
         });
         if let Err(e) = result {
             out.malformed = true;
             cx.syn_error(e);
         }
         out
+    }
+
+    /// `from = "Part"`: the source model.
+    fn parse_from(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let lit = string_value(cx, meta, "from", "Part")?;
+        if self.from.is_some() {
+            cx.error_spanned_by(&meta.path, "duplicate `from`");
+        }
+        match lit.as_ref().map(|lit| (lit, lit.parse::<syn::Path>())) {
+            Some((lit, Ok(path))) => self.from = Some((path, lit.clone())),
+            Some((lit, Err(_))) => {
+                self.malformed = true;
+                cx.error_spanned_by(lit, "`from` names the source model: `from = \"Part\"`");
+            }
+            None => self.malformed = true,
+        }
+        Ok(())
+    }
+
+    /// `fields = "name, catalog_number"`: the copied fields of the source.
+    fn parse_fields(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let lit = string_value(cx, meta, "fields", "name")?;
+        if self.fields_lit.is_some() {
+            cx.error_spanned_by(&meta.path, "duplicate `fields`");
+        }
+        let Some(lit) = lit else {
+            self.malformed = true;
+            return Ok(());
+        };
+        self.fields.clear();
+        for name in lit.value().split(',').map(str::trim) {
+            if !is_field_name(name) {
+                self.malformed = true;
+                cx.error_spanned_by(&lit, format!("`{name}` is not a field name: `fields` lists the copied fields of the source, separated by commas (\"name, catalog_number\")"));
+            } else if self.fields.iter().any(|f| f == name) {
+                cx.error_spanned_by(&lit, format!("`{name}` is listed twice"));
+            } else {
+                self.fields.push(name.to_owned());
+            }
+        }
+        self.fields_lit = Some(lit);
+        Ok(())
+    }
+
+    /// `via = "product"`: the reference linking the two models.
+    fn parse_via(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let lit = string_value(cx, meta, "via", "product")?;
+        if self.via.is_some() {
+            cx.error_spanned_by(&meta.path, "duplicate `via`");
+        }
+        match lit {
+            Some(lit) if is_field_name(&lit.value()) => self.via = Some(lit),
+            Some(lit) => {
+                self.malformed = true;
+                cx.error_spanned_by(&lit, "`via` names one reference field: `via = \"product\"`");
+            }
+            None => self.malformed = true,
+        }
+        Ok(())
+    }
+
+    /// `latest = N` or `top = N`: how many summaries are kept.
+    fn parse_count(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let key = meta.path.span();
+        let name = key_name(meta);
+        let lit: Lit = meta.value()?.parse()?;
+        if self.latest.is_some() {
+            cx.error_spanned_by(
+                &meta.path,
+                format!(
+                    "duplicate `{name}`: `latest` and `top` both give the number of summaries kept"
+                ),
+            );
+        }
+        if name == "top" {
+            self.top = Some(key);
+        }
+        match &lit {
+            Lit::Int(i) => match i.base10_parse::<u32>() {
+                Ok(v) if v > 0 => self.latest = Some((v, key, i.span())),
+                _ => {
+                    self.malformed = true;
+                    cx.error_spanned_by(
+                        i,
+                        format!("`{name}` is a whole number of documents, at least 1"),
+                    );
+                }
+            },
+            other => {
+                self.malformed = true;
+                cx.error_spanned_by(other, format!("expected a whole number: `{name} = 100`"));
+            }
+        }
+        Ok(())
+    }
+
+    /// `sort = "time"`: the field of the source ordering the summaries.
+    fn parse_sort(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let lit = string_value(cx, meta, "sort", "time")?;
+        if self.sort.is_some() {
+            cx.error_spanned_by(&meta.path, "duplicate `sort`");
+        }
+        match lit {
+            Some(lit) if is_field_name(sort_key(&lit.value()).1) => self.sort = Some(lit),
+            Some(lit) => {
+                self.malformed = true;
+                cx.error_spanned_by(&lit, "`sort` names one field of the source, `-` before it for descending: `sort = \"time\"`");
+            }
+            None => self.malformed = true,
+        }
+        Ok(())
     }
 }

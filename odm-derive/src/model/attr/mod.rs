@@ -10,9 +10,11 @@ use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
-use syn::{Attribute, Lit, LitStr, Token};
+use syn::{Attribute, LitStr, Token};
 
 use super::case::RenameRule;
+pub use super::syntax::is_field_name;
+pub(super) use super::syntax::{key_name, skip_value, string_value};
 use super::Derive;
 use crate::ctxt::Ctxt;
 
@@ -23,7 +25,7 @@ pub use index::{CompoundIndex, FieldIndex, IndexKeyPath};
 pub use reference::{OnDelete, ReferenceAttr};
 
 const CONTAINER_KEYS: &str =
-    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`";
+    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`, `soft_delete`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -57,6 +59,8 @@ pub struct ContainerAttrs {
     pub subset_of: Option<(syn::Type, LitStr)>,
     /// `schema_version = N`, `upgrade = "..."`.
     pub versions: super::versions::VersionAttrs,
+    /// `soft_delete` (`= "field"`): deletes set the field instead of removing the document.
+    pub soft_delete: Option<super::soft_delete::SoftDeleteAttr>,
 }
 
 /// `#[embed]` or `#[embed(max = N, allow_large = "reason")]` on a field.
@@ -89,48 +93,6 @@ pub struct FieldAttrs {
     pub allow_deprecated: bool,
     /// `#[odm(version)]`, `#[odm(created_at)]`, `#[odm(updated_at)]`: a field the ODM keeps.
     pub stamp: Option<(super::versioning::Stamp, Span)>,
-}
-
-/// Skips the value of a key we report as unknown, so parsing can go on after it.
-pub(super) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-    if meta.input.peek(Token![=]) {
-        meta.value()?.parse::<syn::Expr>()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        let content;
-        syn::parenthesized!(content in meta.input);
-        content.parse::<TokenStream>()?;
-    }
-    Ok(())
-}
-
-pub(super) fn key_name(meta: &ParseNestedMeta<'_>) -> String {
-    meta.path
-        .get_ident()
-        .map(ToString::to_string)
-        .unwrap_or_else(|| {
-            let path = &meta.path;
-            quote::quote!(#path).to_string().replace(' ', "")
-        })
-}
-
-/// Parses `= "string"`, reporting a value of another kind at the value.
-pub(super) fn string_value(
-    cx: &Ctxt,
-    meta: &ParseNestedMeta<'_>,
-    key: &str,
-    example: &str,
-) -> syn::Result<Option<LitStr>> {
-    let lit: Lit = meta.value()?.parse()?;
-    match lit {
-        Lit::Str(s) => Ok(Some(s)),
-        other => {
-            cx.error_spanned_by(
-                other,
-                format!("expected a string literal: `{key} = \"{example}\"`"),
-            );
-            Ok(None)
-        }
-    }
 }
 
 /// Sets a flag, reporting a repeated one at its second occurrence.
@@ -204,6 +166,8 @@ impl ContainerAttrs {
                         out.versions.parse_upgrade(cx, &meta)?;
                     } else if meta.path.is_ident("subset_of") {
                         super::subset::parse(cx, &meta, &mut out.subset_of)?;
+                    } else if meta.path.is_ident("soft_delete") {
+                        super::soft_delete::parse(cx, &meta, &mut out.soft_delete)?;
                     } else if meta.path.is_ident("common") {
                         if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
                             if out.common.is_some() {
@@ -433,12 +397,6 @@ fn parse_serde_field(attr: &Attribute, out: &mut FieldAttrs) {
         }
         Ok(())
     });
-}
-
-/// Whether `name` can name a field: an identifier, a keyword only as a raw identifier
-/// (`type` for `r#type`).
-pub fn is_field_name(name: &str) -> bool {
-    syn::parse_str::<syn::Ident>(&format!("r#{name}")).is_ok()
 }
 
 /// `sort = "-time"`: the direction (1 or -1) and the field name.

@@ -12,6 +12,7 @@ pub use bounds::MAX_EMBEDDED;
 pub use copies::{copy_kind, CopyKind};
 pub use embeds::{embed_type_problem, embed_type_problem_of};
 
+pub use super::syntax::closest;
 use super::Container;
 use crate::ctxt::Ctxt;
 
@@ -54,32 +55,6 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     super::tree::check(cx, cont);
     super::shard::check(cx, cont);
     super::subset::check(cx, cont);
+    super::soft_delete::check(cx, cont);
     super::versioning::check(cx, cont);
-}
-
-/// The candidate nearest to `name` by edit distance, when near enough to be a misspelling
-/// (at most a third of the name's letters off, rounded up).
-pub fn closest<'c>(name: &str, candidates: &'c [String]) -> Option<&'c str> {
-    candidates
-        .iter()
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, _)| *d <= name.chars().count().div_ceil(3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c.as_str())
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }

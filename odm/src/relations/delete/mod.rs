@@ -23,6 +23,45 @@ use plan::delete_in;
 
 pub use crate::error::DeleteRestricted;
 
+/// Whether a delete from `collection` has rules to apply: a reference into it, or a summary
+/// of its documents kept elsewhere (pulled when they go).
+pub(crate) fn has_rules(catalog: &crate::schema::Catalog, collection: &str) -> bool {
+    let summarized = catalog.copies_from(collection).iter().any(|c| {
+        matches!(
+            c.kind,
+            crate::schema::CopyKind::Summary { .. } | crate::schema::CopyKind::Latest { .. }
+        )
+    });
+    summarized || !catalog.references_to(collection).is_empty()
+}
+
+/// The delete rules as a maintainer of deletes: they take the delete of a model that has rules
+/// (see [`has_rules`]) and send it as their plan.
+pub(crate) struct DeleteRules;
+
+impl crate::engine::Maintainer for DeleteRules {
+    fn delete<'a, T: crate::Model>(
+        &self,
+        call: crate::engine::DeleteCall<'a>,
+    ) -> crate::engine::Takeover<'a, u64, crate::engine::DeleteCall<'a>> {
+        if !has_rules(call.odm.catalog(), T::COLLECTION) {
+            return Err(call);
+        }
+        let rules = delete_with_rules(
+            call.odm,
+            T::COLLECTION,
+            call.filter,
+            call.many,
+            call.session,
+        );
+        Ok(Box::pin(crate::trace::step!(
+            "delete_rules",
+            T::COLLECTION,
+            rules
+        )))
+    }
+}
+
 /// Deletes what `filter` matches in `collection` (one document unless `many`), applying the
 /// delete rules of every registered reference into it. Returns the number of documents deleted
 /// from `collection` itself.

@@ -23,10 +23,17 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
         format!("update {c} {{ _id, <its shard key> }} (a replacement)"),
         &with_id,
     );
+    // A soft delete is an update of the document, with nothing before it.
+    let soft = T::entry().soft_delete;
     out.add(
         format!("delete_document of a loaded {model}"),
         c,
-        format!("delete {c} {{ _id, <its shard key> }}"),
+        match soft {
+            Some(field) => {
+                format!("update {c} {{ _id, <its shard key> }} (a soft delete: `{field}` set)")
+            }
+            None => format!("delete {c} {{ _id, <its shard key> }}"),
+        },
         &with_id,
     );
     out.add(
@@ -49,9 +56,10 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
     );
     // Deleting: a model with delete rules, summaries elsewhere or latest-N parents reads
     // the ids (and shard key) of what it deletes, then deletes by them.
-    let delete_work = !out.catalog.references_to(c).is_empty()
-        || !out.catalog.copies_from(c).is_empty()
-        || T::TREE.is_some();
+    let delete_work = soft.is_none()
+        && (!out.catalog.references_to(c).is_empty()
+            || !out.catalog.copies_from(c).is_empty()
+            || T::TREE.is_some());
     if delete_work {
         out.add(
             format!("delete_document of a loaded {model}: its id read (with its shard key)"),

@@ -1,0 +1,68 @@
+//! Soft deletes (`#[odm(soft_delete)]`): a delete sets the model's `deleted_at` field (or the
+//! field `soft_delete = "..."` names) to the server's time instead of removing the document,
+//! and every query of the model (find, get, count, stream, pages, distinct, update, replace,
+//! delete) skips the documents where it is set.
+//!
+//! The document stays, so nothing else a delete does applies to it: no delete rule, no tree
+//! rule, no pull of its summaries; references to it still resolve (populate and the raw
+//! driver see it). Commands: one `update` (`multi` for a `delete_many`) in place of the
+//! `delete`, with the same filter and the condition that the field is null or missing.
+//!
+//! ```
+//! # use odm::prelude::*;
+//! #[derive(Model, Serialize, Deserialize)]
+//! #[odm(collection = "notes", soft_delete)]
+//! struct Note {
+//!     #[serde(rename = "_id")]
+//!     id: i32,
+//!     text: String,
+//!     deleted_at: Option<odm::bson::DateTime>,
+//! }
+//! assert_eq!(Note::entry().soft_delete, Some("deleted_at"));
+//! ```
+
+use bson::doc;
+
+use crate::engine::{DeleteCall, Maintainer, Takeover};
+use crate::{Error, Model, Result};
+
+/// The field of a soft delete holds the time of the delete: `Option<bson::DateTime>`.
+#[diagnostic::on_unimplemented(
+    message = "the field of a soft delete is an `Option<bson::DateTime>`, not `{Self}`",
+    label = "not `Option<bson::DateTime>`",
+    note = "`#[odm(soft_delete)]` sets the field to the time of the delete: declare it `Option<odm::bson::DateTime>` (`None` until then)"
+)]
+pub trait DeletedAt {}
+impl DeletedAt for Option<bson::DateTime> {}
+
+/// Soft deletes as a maintainer of deletes: first in the list, they take the delete of a model
+/// that declares them, and the document stays.
+pub(crate) struct SoftDelete;
+
+impl Maintainer for SoftDelete {
+    fn delete<'a, T: Model>(&self, call: DeleteCall<'a>) -> Takeover<'a, u64, DeleteCall<'a>> {
+        match T::entry().soft_delete {
+            Some(field) => Ok(Box::pin(mark::<T>(call, field))),
+            None => Err(call),
+        }
+    }
+}
+
+/// Sets `field` to the server's time on what the delete's filter matches (which excludes the
+/// documents already marked). Sends one `update`. Returns the number of documents marked.
+async fn mark<T: Model>(call: DeleteCall<'_>, field: &'static str) -> Result<u64> {
+    let coll = call.odm.raw_collection::<T>();
+    let update = doc! { "$currentDate": { field: { "$type": "date" } } };
+    // Shown only when the update fails.
+    let shown = call.filter.clone();
+    let result = if call.many {
+        let action = coll.update_many(call.filter, update);
+        crate::engine::send!(action, call.session)
+    } else {
+        let action = coll.update_one(call.filter, update);
+        crate::engine::send!(action, call.session)
+    };
+    Ok(result
+        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&shown), e))?
+        .modified_count)
+}
