@@ -11,6 +11,7 @@ use futures_util::TryStreamExt;
 use odm::bson::{doc, Document};
 use odm::testing::TestDb;
 
+// ANCHOR: catalog
 /// The module of the test file that includes this one (`suite::races`).
 fn test_file() -> &'static str {
     let here = module_path!();
@@ -26,6 +27,7 @@ pub fn catalog() -> odm::Catalog {
 pub async fn db() -> odm::Result<TestDb> {
     Ok(TestDb::new().await?.with_catalog(catalog()))
 }
+// ANCHOR_END: catalog
 
 /// The stored documents of `collection`, sorted by `_id`, read with the raw driver.
 pub async fn stored(db: &TestDb, collection: &str) -> Vec<Document> {

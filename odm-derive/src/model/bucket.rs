@@ -6,7 +6,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Lit, LitStr};
 
-use super::syntax::closest;
+use super::syntax::{closest, string_value};
 use super::{Container, Field, Shape};
 use crate::ctxt::Ctxt;
 
@@ -70,7 +70,7 @@ impl BucketAttr {
                 _ => None,
             };
             if let Some(slot) = slot {
-                let lit = string(cx, &inner, &name)?;
+                let lit = string_value(cx, &inner, &name, "...")?;
                 if slot.is_some() {
                     cx.error_spanned_by(&inner.path, format!("duplicate `{name}`"));
                 }
@@ -79,7 +79,7 @@ impl BucketAttr {
                 }
                 *slot = lit.or(slot.take());
             } else if name == "every" {
-                let lit = string(cx, &inner, "every")?;
+                let lit = string_value(cx, &inner, "every", "...")?;
                 if out.every.is_some() {
                     cx.error_spanned_by(&inner.path, "duplicate `every`");
                 }
@@ -143,20 +143,6 @@ fn parse_max(cx: &Ctxt, inner: &ParseNestedMeta<'_>, out: &mut BucketAttr) -> sy
         }
     }
     Ok(())
-}
-
-fn string(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Option<LitStr>> {
-    let lit: Lit = meta.value()?.parse()?;
-    match lit {
-        Lit::Str(s) => Ok(Some(s)),
-        other => {
-            cx.error_spanned_by(
-                other,
-                format!("expected a string literal: `{key} = \"...\"`"),
-            );
-            Ok(None)
-        }
-    }
 }
 
 fn every(value: &str) -> Option<&'static str> {

@@ -25,7 +25,7 @@ use mongodb::options::AggregateOptions;
 use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 
-use crate::decode::{decode, Reading};
+use crate::decode::Reading;
 use crate::path::{Field, Single};
 use crate::populate::RefPath;
 use crate::query::{Deferred, Filter, Sort};
@@ -343,29 +343,7 @@ impl<'a, T: Model, C: DeserializeOwned + Send + 'a> Aggregate<'a, T, C> {
             kinds: None,
             ..Reading::of::<T>(self.odm)
         };
-        let mut out = Vec::new();
-        match self.session {
-            None => {
-                let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
-                while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
-                    out.push(decode(&from, cursor.current())?);
-                }
-            }
-            Some(session) => {
-                let mut cursor = action
-                    .session(&mut *session)
-                    .await
-                    .map_err(Odm::driver_error::<T>)?;
-                while cursor
-                    .advance(session)
-                    .await
-                    .map_err(Odm::driver_error::<T>)?
-                {
-                    out.push(decode(&from, cursor.current())?);
-                }
-            }
-        }
-        Ok(out)
+        crate::engine::decoded!(action, self.session, &from, T)
     }
 }
 

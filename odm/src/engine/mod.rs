@@ -10,7 +10,7 @@ mod state;
 
 pub use in_session::InSession;
 pub(crate) use maintainer::{DeleteCall, Maintainer, Takeover};
-pub(crate) use read::{find_decoded, find_documents, model_filter};
+pub(crate) use read::{decoded, find_decoded, find_documents, model_filter};
 pub(crate) use state::watch_mongos;
 pub use state::Odm;
 

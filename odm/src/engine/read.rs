@@ -7,8 +7,34 @@ use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 
-use crate::decode::decode;
 use crate::{Model, Odm, Result};
+
+/// Runs the driver's cursor `action` on the collection of `$model` (a `find`, an
+/// `aggregate`), in `$session` when there is one (an `Option<&mut ClientSession>`), and decodes
+/// every document it returns with the [`Reading`](crate::decode::Reading) `$from`: a
+/// `Result<Vec<_>>`, the first driver or decoding error ending it.
+macro_rules! decoded {
+    ($action:expr, $session:expr, $from:expr, $model:ty) => {{
+        let error = $crate::Odm::driver_error::<$model>;
+        let mut out = ::std::vec::Vec::new();
+        match $session {
+            None => {
+                let mut cursor = $action.await.map_err(error)?;
+                while cursor.advance().await.map_err(error)? {
+                    out.push($crate::decode::decode($from, cursor.current())?);
+                }
+            }
+            Some(session) => {
+                let mut cursor = $action.session(&mut *session).await.map_err(error)?;
+                while cursor.advance(session).await.map_err(error)? {
+                    out.push($crate::decode::decode($from, cursor.current())?);
+                }
+            }
+        }
+        Ok(out)
+    }};
+}
+pub(crate) use decoded;
 
 /// The filter document of `filter` on `T`, restricted to `T`'s kind when it is one, and to
 /// the documents a soft delete has not marked when its deletes are soft.
@@ -76,27 +102,5 @@ pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
     let coll = odm.raw_collection::<T>();
     let action = coll.find(filter).with_options(options);
     let from = crate::decode::Reading::of::<T>(odm);
-    let mut out = Vec::new();
-    match session {
-        None => {
-            let mut cursor = action.await.map_err(Odm::driver_error::<T>)?;
-            while cursor.advance().await.map_err(Odm::driver_error::<T>)? {
-                out.push(decode(&from, cursor.current())?);
-            }
-        }
-        Some(session) => {
-            let mut cursor = action
-                .session(&mut *session)
-                .await
-                .map_err(Odm::driver_error::<T>)?;
-            while cursor
-                .advance(session)
-                .await
-                .map_err(Odm::driver_error::<T>)?
-            {
-                out.push(decode(&from, cursor.current())?);
-            }
-        }
-    }
-    Ok(out)
+    crate::engine::decoded!(action, session, &from, T)
 }
