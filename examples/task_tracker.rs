@@ -4,7 +4,8 @@
 //! task must change both sides: in a transaction where the deployment has them, otherwise in
 //! a fixed order whose interruption `verify_inverse` finds and repairs. Deleting a person who
 //! still owns tasks is refused (`restrict`); deleting a task removes it from its owner's list
-//! (`pull`). Every step prints what it did and the commands it sent; ObjectIds are shown by
+//! (`pull`). Notes on the project are deleted softly (`#[odm(soft_delete)]`): marked, kept,
+//! and skipped by every query. Every step prints what it did and the commands it sent; ObjectIds are shown by
 //! the name of their document (`ObjectId(kate)`).
 //!
 //! Run it with `cargo run -p odm-examples --example task_tracker`: it uses `MONGODB_URI` when
@@ -47,6 +48,16 @@ struct Task {
     owner: Ref<Person>,
 }
 // ANCHOR_END: task
+
+/// A note on the project: deleting it keeps it, marked with the time of the delete.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(collection = "notes", soft_delete)]
+struct Note {
+    #[serde(rename = "_id")]
+    id: i32,
+    text: String,
+    deleted_at: Option<DateTime>,
+}
 
 #[tokio::main]
 async fn main() {
@@ -234,6 +245,29 @@ async fn run() -> odm::Result<()> {
         "tasks deleted: {deleted_tasks}; people deleted: {deleted_people}"
     ));
     steps.sent();
+
+    steps.start("Delete a note softly: one update marks it, every query skips it");
+    let note = |id, text: &str| Note {
+        id,
+        text: text.to_owned(),
+        deleted_at: None,
+    };
+    odm.insert_many(&[note(1, "Room booked"), note(2, "Order the supplies")])
+        .await?;
+    steps.log().clear();
+    // ANCHOR: soft_delete
+    let marked = odm.delete_one(Note::id_field().eq(1)).await?;
+    let live = odm.count(Filter::<Note>::all()).await?;
+    // ANCHOR_END: soft_delete
+    say(format_args!("notes marked: {marked}; live notes: {live}"));
+    steps.sent();
+    let stored = odm
+        .database()
+        .collection::<Document>("notes")
+        .count_documents(doc! {})
+        .await?;
+    say(format_args!("notes stored, read with the driver: {stored}"));
+    assert_eq!((marked, live, stored), (1, 1, 2));
 
     let final_bob = odm
         .get::<Person>(bob.id)

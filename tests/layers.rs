@@ -374,15 +374,22 @@ fn no_import_goes_up_a_layer() {
             }
         }
     }
-    let listed: BTreeSet<(String, String)> = UPWARD
+    ratchet(&upward, UPWARD, "imports that go up a layer", "UPWARD");
+}
+
+/// Fails unless `found` is exactly the pairs of `listed` (the list named `name`): a pair found
+/// and not listed is new, which may not be; one listed and not found is gone, and its line
+/// goes too.
+fn ratchet(found: &BTreeSet<(String, String)>, listed: &[(&str, &str)], what: &str, name: &str) {
+    let listed: BTreeSet<(String, String)> = listed
         .iter()
         .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
         .collect();
-    let new: Vec<_> = upward.difference(&listed).collect();
-    let gone: Vec<_> = listed.difference(&upward).collect();
+    let new: Vec<_> = found.difference(&listed).collect();
+    let gone: Vec<_> = listed.difference(found).collect();
     assert!(
         new.is_empty() && gone.is_empty(),
-        "imports that go up a layer, not listed in UPWARD: {new:?}; listed but gone (remove them): {gone:?}"
+        "{what}, not listed in {name}: {new:?}; listed but gone (remove them): {gone:?}"
     );
 }
 
@@ -430,16 +437,7 @@ fn the_operations_name_no_feature_but_those_listed() {
             }
         }
     }
-    let listed: BTreeSet<(String, String)> = OPS_NAME
-        .iter()
-        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-        .collect();
-    let new: Vec<_> = named.difference(&listed).collect();
-    let gone: Vec<_> = listed.difference(&named).collect();
-    assert!(
-        new.is_empty() && gone.is_empty(),
-        "operations naming a feature, not listed in OPS_NAME: {new:?}; listed but gone (remove them): {gone:?}"
-    );
+    ratchet(&named, OPS_NAME, "operations naming a feature", "OPS_NAME");
 }
 
 // Sizes.

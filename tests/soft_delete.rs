@@ -273,3 +273,32 @@ fn the_routing_report_says_a_delete_is_an_update() {
     );
     assert!(!report.contains("delete tasks"), "{report}");
 }
+
+/// The server marks the task but its reply is lost. A `delete_one` is a retryable write: the
+/// driver sends it again, the server recognises it, and the task is marked once with the
+/// first time. A `delete_many` is not: it is an error, and running it again marks only what
+/// the first did not (none), keeping the first times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_whose_reply_is_lost_marks_each_document_once() -> odm::Result<()> {
+    let db = common::db().await?;
+    three_tasks(&db).await?;
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let odm = proxy.odm(db.name()).await?.with_catalog(common::catalog());
+    proxy.lose_replies("update", 1);
+    assert_eq!(odm.delete_one(Task::id_field().eq(1)).await?, 1);
+    let first = stored_one(&db, "tasks", 1).await.expect("kept");
+    assert!(matches!(first.get("deleted_at"), Some(Bson::DateTime(_))));
+    assert_eq!(odm.delete_one(Task::id_field().eq(1)).await?, 0);
+    assert_eq!(stored_one(&db, "tasks", 1).await.expect("kept"), first);
+
+    proxy.lose_replies("update", 1);
+    odm.delete_many(Task::owner().eq("kate"))
+        .await
+        .expect_err("a multi-document update is not retried");
+    let second = stored_one(&db, "tasks", 2).await.expect("kept");
+    assert!(matches!(second.get("deleted_at"), Some(Bson::DateTime(_))));
+    assert_eq!(odm.delete_many(Task::owner().eq("kate")).await?, 0);
+    assert_eq!(stored_one(&db, "tasks", 1).await.expect("kept"), first);
+    assert_eq!(stored_one(&db, "tasks", 2).await.expect("kept"), second);
+    Ok(())
+}

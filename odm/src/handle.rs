@@ -95,7 +95,8 @@ impl Odm {
     /// Deletes the first document matching `filter`, applying the delete rules of every
     /// reference to the model. When nothing references it: one `delete`. Otherwise see
     /// [`relations`](crate::relations) for the plan (one `find` for the ids, one command per
-    /// referencing field) and the transaction it runs in.
+    /// referencing field) and the transaction it runs in. A model with
+    /// [soft deletes](crate::soft_delete) sends one `update` marking the document instead.
     pub fn delete_one<T: Model>(&self, filter: Filter<T>) -> Delete<'_, T> {
         Delete::new(self, filter, false)
     }

@@ -15,7 +15,9 @@ use crate::{Error, Model, Odm, Result};
 /// (so that an insert copying them while they were deleted keeps no summary of them). A plan naming more than 16 MiB
 /// of ids does not run in a transaction the ODM opens: the transaction is abandoned
 /// (`abortTransaction`) and the plan is read and run again without one, in batches. A tree's
-/// nodes are deleted by the tree's rule, with these rules after it: see [`crate::tree`].
+/// nodes are deleted by the tree's rule, with these rules after it: see [`crate::tree`]. A
+/// model with soft deletes sends one `update` marking the documents instead, and nothing else:
+/// see [`crate::soft_delete`].
 #[must_use = "the delete runs when awaited"]
 #[derive(Debug)]
 pub struct Delete<'a, T> {

@@ -56,10 +56,8 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
     );
     // Deleting: a model with delete rules, summaries elsewhere or latest-N parents reads
     // the ids (and shard key) of what it deletes, then deletes by them.
-    let delete_work = soft.is_none()
-        && (!out.catalog.references_to(c).is_empty()
-            || !out.catalog.copies_from(c).is_empty()
-            || T::TREE.is_some());
+    let delete_work =
+        soft.is_none() && (crate::relations::has_rules(out.catalog, c) || T::TREE.is_some());
     if delete_work {
         out.add(
             format!("delete_document of a loaded {model}: its id read (with its shard key)"),
