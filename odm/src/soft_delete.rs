@@ -23,7 +23,7 @@
 
 use bson::doc;
 
-use crate::engine::{DeleteCall, Maintainer, Takeover};
+use crate::engine::{DeleteCall, Maintainer, NextDelete, Step, Stepped};
 use crate::{Error, Model, Result};
 
 /// The field of a soft delete holds the time of the delete: `Option<bson::DateTime>`.
@@ -40,10 +40,13 @@ impl DeletedAt for Option<bson::DateTime> {}
 pub(crate) struct SoftDelete;
 
 impl Maintainer for SoftDelete {
-    fn delete<'a, T: Model>(&self, call: DeleteCall<'a>) -> Takeover<'a, u64, DeleteCall<'a>> {
+    fn delete<'a, T: Model>(
+        call: DeleteCall<'a>,
+        _next: NextDelete,
+    ) -> Stepped<'a, DeleteCall<'a>, u64> {
         match T::entry().soft_delete {
-            Some(field) => Ok(Box::pin(mark::<T>(call, field))),
-            None => Err(call),
+            Some(field) => Ok(Step::Sent(Box::pin(mark::<T>(call, field)))),
+            None => Ok(Step::Pass(call)),
         }
     }
 }

@@ -14,7 +14,7 @@ use super::values::Failures;
 use super::{CopyInfo, CopyKind};
 use crate::engine::find_documents;
 use crate::populate::IdKey;
-use crate::relations::TransactionMode;
+use crate::transaction::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
 /// Rounds of re-reading and cascading again before a cascade without a transaction gives up

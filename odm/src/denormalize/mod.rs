@@ -28,6 +28,7 @@ mod claim;
 mod fill;
 mod graph;
 mod latest;
+mod maintain;
 mod plan;
 mod settle;
 mod transitive;
@@ -46,6 +47,7 @@ pub use graph::{check_copies, check_copies_in};
 pub(crate) use latest::{
     latest_touched, parents_of, push_latest, refresh as refresh_latest, LatestRefresh,
 };
+pub(crate) use maintain::{Cascade, Copies, LatestInTransaction};
 pub use plan::{cascade_plan, cascade_plan_in, CascadePlan, CascadeStep};
 pub(crate) use settle::Taken;
 pub(crate) use update::{fill_update, Writes};

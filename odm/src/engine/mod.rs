@@ -7,9 +7,13 @@ mod in_session;
 mod maintainer;
 mod read;
 mod state;
+pub(crate) mod write;
 
 pub use in_session::InSession;
-pub(crate) use maintainer::{DeleteCall, Maintainer, Takeover};
+pub(crate) use maintainer::{
+    DeleteCall, InsertCall, Maintainer, ModifyCall, NextDelete, NextInsert, NextModify,
+    NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
+};
 pub(crate) use read::{decoded, find_decoded, find_documents, model_filter};
 pub(crate) use state::watch_mongos;
 pub use state::Odm;

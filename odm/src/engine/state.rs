@@ -118,11 +118,11 @@ impl Odm {
     }
 
     /// The same handle, taking the deployment to have no transactions: every operation whose
-    /// transaction mode is [`TransactionMode::Auto`](crate::relations::TransactionMode::Auto)
+    /// transaction mode is [`TransactionMode::Auto`](crate::transaction::TransactionMode::Auto)
     /// (the default) then runs in its documented fixed order, and
     /// [`Odm::supports_transactions`] is `false` without asking the server. For an application
     /// that wants no transactions on a replica set, and for testing the fixed-order paths there.
-    /// Operations told [`TransactionMode::Always`](crate::relations::TransactionMode::Always),
+    /// Operations told [`TransactionMode::Always`](crate::transaction::TransactionMode::Always),
     /// or run in a caller's session, are not changed.
     pub fn without_transactions(mut self) -> Self {
         self.fixed_order = true;

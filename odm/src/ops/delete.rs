@@ -3,9 +3,9 @@
 use mongodb::ClientSession;
 
 use super::into_future;
-use crate::engine::DeleteCall;
+use crate::engine::{DeleteCall, Step};
 use crate::query::Filter;
-use crate::{Error, Model, Odm, Result};
+use crate::{Model, Odm, Result};
 
 /// Builder returned by [`Odm::delete_one`] and [`Odm::delete_many`]; resolves to the number of
 /// documents deleted. Sends one `delete` when nothing references the model and nothing keeps a
@@ -50,25 +50,10 @@ impl<'a, T: Model> Delete<'a, T> {
             many: self.many,
             session: self.session,
         };
-        let DeleteCall {
-            filter, session, ..
-        } = match crate::pipeline::delete::<T>(call) {
-            Ok(sent) => return sent.await,
-            Err(call) => call,
-        };
-        let coll = self.odm.raw_collection::<T>();
-        // Shown only when the delete fails (a copy costs less than formatting it).
-        let shown = filter.clone();
-        let result = if self.many {
-            let action = coll.delete_many(filter);
-            crate::engine::send!(action, session)
-        } else {
-            let action = coll.delete_one(filter);
-            crate::engine::send!(action, session)
-        };
-        Ok(result
-            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&shown), e))?
-            .deleted_count)
+        match crate::pipeline::delete::<T>(call)? {
+            Step::Sent(sent) => sent.await,
+            Step::Pass(call) => crate::engine::write::delete::<T>(call).await,
+        }
     }
 }
 

@@ -35,7 +35,7 @@ pub(crate) fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::I
         raw.append(bson::raw::cstr!("_v"), v.current as i32);
     }
     if let Some(key) = T::SHARD_KEY {
-        crate::shard::fill_segment(T::COLLECTION, &mut raw, &key)?;
+        crate::schema::fill_segment(T::COLLECTION, &mut raw, &key)?;
     }
     let has_id = matches!(raw.get("_id"), Ok(Some(v)) if !matches!(v, RawBsonRef::Null));
     if has_id {
@@ -184,7 +184,7 @@ impl Odm {
                     Some(key) => match encode_document(doc) {
                         Ok((raw, _)) => {
                             let (mut filter, error) = by_id.into_parts();
-                            crate::shard::pin_key(&mut filter, &raw, &key);
+                            crate::schema::pin_key(&mut filter, &raw, &key);
                             Filter::from_parts(filter, error)
                         }
                         Err(e) => Filter::from_parts(

@@ -209,7 +209,7 @@ impl<'a, T: Model> Find<'a, T> {
         .await;
         match found {
             Ok(docs) => {
-                crate::denormalize::record_reads(self.odm.catalog(), T::COLLECTION, docs.len());
+                crate::pipeline::read::<T>(self.odm, docs.len());
                 Ok(docs)
             }
             Err(crate::populate::LookupError::Failed(e)) => Err(e),
@@ -229,7 +229,7 @@ impl<'a, T: Model> Find<'a, T> {
         let mut session = self.session;
         let mut docs =
             Self::fetch(self.odm, self.filter, *self.options, session.as_deref_mut()).await?;
-        crate::denormalize::record_reads(self.odm.catalog(), T::COLLECTION, docs.len());
+        crate::pipeline::read::<T>(self.odm, docs.len());
         if !self.populate.is_empty() {
             Box::pin(populate_all(self.odm, &mut docs, &self.populate, session)).await?;
         }

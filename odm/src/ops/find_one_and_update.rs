@@ -1,11 +1,12 @@
 //! `find_one_and_update`: one document updated and returned, with the copies it writes.
 
-use bson::Document;
 use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
 use mongodb::ClientSession;
 
+use super::encode::checked_update;
 use super::into_future;
 use crate::decode::decode;
+use crate::engine::{ModifyCall, Step};
 use crate::query::{Filter, Sort};
 use crate::update::Update;
 use crate::{Model, Odm, Result};
@@ -26,7 +27,6 @@ pub struct FindOneAndUpdate<'a, T> {
     filter: Filter<T>,
     update: Update<T>,
     options: FindOneAndUpdateOptions,
-    return_new: bool,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -46,7 +46,6 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             filter,
             update,
             options: FindOneAndUpdateOptions::default(),
-            return_new: false,
             session: None,
         }
     }
@@ -61,7 +60,6 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     /// as it was before.
     pub fn return_new(mut self) -> Self {
         self.options.return_document = Some(ReturnDocument::After);
-        self.return_new = true;
         self
     }
 
@@ -78,93 +76,26 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     }
 
     async fn run(self) -> Result<Option<T>> {
-        let base = crate::engine::model_filter(self.filter)?;
-        // The server could not tell which shard a new document belongs to.
-        if let (Some(true), Some(key)) = (self.options.upsert, T::SHARD_KEY) {
-            crate::shard::check_upsert(T::COLLECTION, &base, &key, "findAndModify upsert")?;
-        }
-        let guards =
-            super::bounds::guards_for::<T>(self.update.as_document(), self.update.guards())?;
-        let mut session = self.session;
-        let in_session = session.is_some();
-        let array_filters = self.update.array_filters();
+        let shown = crate::engine::model_filter(self.filter)?;
+        let guards = self.update.guards().to_vec();
         let mut options = self.options;
+        let array_filters = self.update.array_filters();
         if !array_filters.is_empty() {
             options.array_filters = Some(array_filters);
         }
-        let (mut update, taken, latest) =
-            super::update::prepare_update(self.odm, &base, self.update, session.as_deref_mut())
-                .await?;
-        crate::versioning::stamp_update::<T>(&mut update, options.upsert == Some(true))?;
-        // After the copies are taken: a copy the update refills is cascaded to its own copies.
-        let touched =
-            crate::denormalize::touched_by(self.odm.catalog(), T::COLLECTION, T::KIND, &update);
-        let guarded = crate::positional::filter_for_update(
-            super::bounds::guards::guarded(base.clone(), &guards),
-            &update,
-        );
-        // A background copy's intent commits with the write: both in one transaction of their
-        // own (in the caller's session, its transaction holds both).
-        let background = !in_session && crate::denormalize::background::any(&touched);
-        let found = if background {
-            crate::denormalize::background::find_and_modify_and_record::<T>(
-                self.odm, guarded, update, options, &touched,
-            )
-            .await?
-        } else {
-            let coll = self.odm.raw_collection::<T>();
-            let action = coll
-                .find_one_and_update(guarded, update)
-                .with_options(options);
-            crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
-                crate::Error::from_write(T::COLLECTION, || crate::error::show_filter(&base), e)
-            })?
+        let call = ModifyCall {
+            odm: self.odm,
+            filter: shown.clone(),
+            shown,
+            update: checked_update(T::COLLECTION, self.update)?,
+            guards,
+            options,
+            session: self.session,
         };
-        // Recorded with the write: what is left to cascade now is the other copies.
-        let touched: Vec<_> = match background {
-            true => touched.into_iter().filter(|c| !c.background).collect(),
-            false => touched,
+        let found = match crate::pipeline::modify::<T>(call)? {
+            Step::Sent(sent) => sent.await?,
+            Step::Pass(call) => crate::engine::write::modify::<T>(call).await?,
         };
-        match &found {
-            None => {
-                super::bounds::guards::refuse_full::<T>(
-                    self.odm,
-                    &base,
-                    &guards,
-                    session.as_deref_mut(),
-                )
-                .await?;
-            }
-            Some(raw) if !touched.is_empty() => {
-                // The copies of what this update changed follow it, from the document as
-                // returned when it is the new one, else read back.
-                let id = crate::decode::id_of(raw).unwrap_or(bson::Bson::Null);
-                let after = match self.return_new {
-                    true => Some(Document::try_from(raw.as_ref()).map_err(|e| {
-                        crate::Error::Encode {
-                            collection: T::COLLECTION.to_owned(),
-                            what: "document".to_owned(),
-                            message: e.to_string(),
-                        }
-                    })?),
-                    false => None,
-                };
-                let cascade = crate::denormalize::cascade_source_write(
-                    self.odm,
-                    T::COLLECTION,
-                    id,
-                    after,
-                    touched,
-                    session.as_deref_mut(),
-                );
-                cascade.await?;
-            }
-            Some(_) => {}
-        }
-        latest.run(self.odm, session).await?;
-        if !in_session {
-            taken.settle(self.odm).await?;
-        }
         found
             .map(|raw| decode(&crate::decode::Reading::of::<T>(self.odm), &raw))
             .transpose()

@@ -1,6 +1,5 @@
 //! The operation builders returned by [`Odm`](crate::Odm). Each is `.await`ed to run.
 
-mod bounds;
 mod count;
 mod delete;
 mod encode;

@@ -284,7 +284,7 @@ impl<'a, T: Model, U: DeserializeOwned> State<'a, T, U> {
         self.unrecorded += taken.len();
         if self.unrecorded >= DEFAULT_STREAM_BATCH as usize {
             let n = std::mem::take(&mut self.unrecorded);
-            crate::denormalize::record_reads(self.odm.catalog(), T::COLLECTION, n);
+            crate::pipeline::read::<T>(self.odm, n);
         }
         if self.populate.is_empty() {
             self.ready.extend(taken);
@@ -320,11 +320,7 @@ impl<'a, T: Model, U: DeserializeOwned> State<'a, T, U> {
 
 impl<T: Model, U> State<'_, T, U> {
     fn record(&mut self) {
-        crate::denormalize::record_reads(
-            self.odm.catalog(),
-            T::COLLECTION,
-            std::mem::take(&mut self.unrecorded),
-        );
+        crate::pipeline::read::<T>(self.odm, std::mem::take(&mut self.unrecorded));
     }
 }
 

@@ -156,7 +156,7 @@ impl<'a, T: Model> Paged<'a, T> {
                 last = keyset::values_of(T::COLLECTION, cursor.current(), &keys)?;
             }
         }
-        crate::denormalize::record_reads(odm.catalog(), T::COLLECTION, items.len());
+        crate::pipeline::read::<T>(odm, items.len());
         populate_all(odm, &mut items, &populate, cursor.session()).await?;
         let next = match more {
             true => Some(token::seal(key, print, last, T::COLLECTION)?),

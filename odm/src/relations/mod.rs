@@ -11,7 +11,7 @@ mod verify;
 
 pub use delete::DeleteRestricted;
 pub(crate) use delete::{delete_with_rules, has_rules, DeleteRules};
-pub use reassign::{Reassign, Reassigned, TransactionMode};
+pub use reassign::{Reassign, Reassigned};
 pub(crate) use verify::Sweep;
 pub use verify::{InverseIssue, InverseReport, VerifyInverse};
 

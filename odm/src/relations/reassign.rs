@@ -9,28 +9,8 @@ use mongodb::ClientSession;
 use crate::model::Model;
 use crate::path::Value;
 use crate::populate::{Inverse, RefPath};
+use crate::transaction::TransactionMode;
 use crate::{Error, Odm, Result};
-
-/// Whether a multi-document operation runs in a transaction.
-///
-/// A transaction the ODM opens itself is retried as a whole when the server reports a
-/// transient error (a write conflict with a concurrent transaction), with backoff, until
-/// [`Odm::retry_deadline`]; any other error aborts it and is returned. Inside the caller's
-/// session nothing is retried: the error is returned, and [`Error::is_transient`] tells the
-/// caller whether to run its transaction again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TransactionMode {
-    /// In a transaction when the deployment supports one (a replica set or sharded cluster),
-    /// else in the documented fixed order.
-    #[default]
-    Auto,
-    /// Always in a transaction; an error on a standalone server.
-    Always,
-    /// Never in a transaction: the fixed order. For [`Reassign`], concurrent moves of the same
-    /// child converge on the child's reference without a repair; an interrupted one leaves the
-    /// child listed by one parent too many, which [`Odm::verify_inverse`] repairs.
-    Never,
-}
 
 /// What a reassignment found and did.
 #[derive(Debug, Clone, PartialEq)]

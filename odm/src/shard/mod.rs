@@ -27,17 +27,19 @@
 //!   otherwise. [`RoutingReport`] lists every one of them with its verdict and the reason.
 
 mod check;
+mod maintain;
 mod report;
 mod routing;
 pub(crate) mod sync;
 
-use bson::raw::{RawBsonRef, RawDocument};
-use bson::{doc, Bson, Document, RawDocumentBuf};
+use bson::{Bson, Document};
 
 use crate::{Error, Result};
 
+pub(crate) use crate::schema::pin_key;
 pub use crate::schema::{Segment, ShardKey, ShardOrder};
 pub use check::{filters_of, named_fields, unlisted, unlisted_in, Unlisted};
+pub(crate) use maintain::ShardKeys;
 pub use routing::{Route, RouteVerdict, RoutingReport};
 pub use sync::{shard_collection_command, ShardSync};
 
@@ -55,85 +57,6 @@ pub fn verdict_in(
     named: &[&str],
 ) -> RouteVerdict {
     routing::verdict_for(catalog.shard_key_of(collection), collection, named)
-}
-
-/// Writes the computed key value of `key.segment` into `raw` (every insert and replace of a
-/// model whose key declares `fill`): a value the struct held is overwritten, so that the key
-/// is always the one its month and hashed field give.
-pub(crate) fn fill_segment(
-    collection: &str,
-    raw: &mut RawDocumentBuf,
-    key: &ShardKey,
-) -> Result<()> {
-    let Some(segment) = key.segment else {
-        return Ok(());
-    };
-    let id = raw
-        .get("_id")
-        .ok()
-        .flatten()
-        .and_then(|v| Bson::try_from(v).ok());
-    let refuse = |detail: String| Error::Encode {
-        collection: collection.to_owned(),
-        what: format!(
-            "shard key `{}` of {}",
-            segment.field,
-            crate::error::show_id(id.as_ref())
-        ),
-        message: detail,
-    };
-    let month = match raw.get(segment.month) {
-        Ok(Some(RawBsonRef::DateTime(d))) => d
-            .try_to_rfc3339_string()
-            .ok()
-            .and_then(|s| s.get(..7).map(str::to_owned))
-            .ok_or_else(|| {
-                refuse(format!(
-                    "`{}` holds a date outside years 0-9999",
-                    segment.month
-                ))
-            })?,
-        other => {
-            return Err(refuse(format!(
-                "`{}` must hold a date to compute the key's month, found {}",
-                segment.month,
-                other
-                    .ok()
-                    .flatten()
-                    .map_or("nothing".to_owned(), |v| format!("{:?}", v.element_type()))
-            )))
-        }
-    };
-    let hash = match raw.get(segment.hash) {
-        Ok(Some(RawBsonRef::Binary(b))) => md5_hex(b.bytes),
-        Ok(Some(RawBsonRef::String(s))) => md5_hex(s.as_bytes()),
-        Ok(Some(v)) => {
-            let wrapped = bson::serialize_to_raw_document_buf(
-                &doc! { "v": Bson::try_from(v).unwrap_or(Bson::Null) },
-            )
-            .map_err(|e| refuse(e.to_string()))?;
-            md5_hex(wrapped.as_bytes())
-        }
-        _ => {
-            return Err(refuse(format!(
-                "`{}` is missing: the key hashes it",
-                segment.hash
-            )))
-        }
-    };
-    let value = format!("{month}-{hash}");
-    let mut doc = Document::try_from(raw.as_ref()).map_err(|e| refuse(e.to_string()))?;
-    doc.insert(segment.field, value);
-    *raw = RawDocumentBuf::try_from(&doc).map_err(|e| refuse(e.to_string()))?;
-    Ok(())
-}
-
-fn md5_hex(bytes: &[u8]) -> String {
-    use md5::Digest;
-    md5::Md5::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// `{_id: id}`, and for a sharded model the document's shard key values too, read first (one
@@ -262,35 +185,6 @@ impl KeyCarrier {
     }
 }
 
-/// Adds each field of the key to `filter` with the value `doc` holds (`null` when it holds
-/// none, which is how the server places such a document), as [`crate::literal::eq`] matches a
-/// value, so that a write of a loaded document is routed to its shard.
-pub(crate) fn pin_key(filter: &mut Document, doc: &RawDocument, key: &ShardKey) {
-    for (field, _) in key.fields {
-        if filter.contains_key(*field) {
-            continue;
-        }
-        let value = value_at(doc, field)
-            .and_then(|v| Bson::try_from(v).ok())
-            .unwrap_or(Bson::Null);
-        filter.insert(*field, crate::literal::condition(value));
-    }
-}
-
-/// The value at the key's `path` (`host`, or `meta.host` inside an embedded document), if the
-/// document holds one.
-fn value_at<'a>(doc: &'a RawDocument, path: &str) -> Option<bson::RawBsonRef<'a>> {
-    let (first, rest) = match path.split_once('.') {
-        Some((first, rest)) => (first, Some(rest)),
-        None => (path, None),
-    };
-    let value = doc.get(first).ok().flatten()?;
-    match rest {
-        None => Some(value),
-        Some(rest) => value_at(value.as_document()?, rest),
-    }
-}
-
 /// The fields of `key` that `filter` does not pin to one value (a top-level `{f: value}` or
 /// `{f: {$eq: value}}`, or either inside a top-level `$and`).
 pub(crate) fn unpinned(filter: &Document, key: &ShardKey) -> Vec<String> {
@@ -343,6 +237,8 @@ pub(crate) fn check_upsert(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::fill_segment;
+    use bson::{doc, RawDocumentBuf};
 
     const KEY: ShardKey = ShardKey {
         fields: &[("host", ShardOrder::Ranged), ("time", ShardOrder::Ranged)],

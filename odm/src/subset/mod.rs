@@ -22,7 +22,7 @@ use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use crate::populate::IdKey;
-use crate::relations::TransactionMode;
+use crate::transaction::TransactionMode;
 use crate::{Error, Filter, Model, Odm, Result};
 
 pub use crate::rules::Subset;

@@ -9,28 +9,6 @@ use crate::model::Model;
 use crate::relations::DeleteRestricted;
 use crate::{Error, Odm, Result};
 
-/// A tree's delete rule as a maintainer of deletes: it takes the delete of a tree's nodes,
-/// applying the delete rules after it when the model has any.
-pub(crate) struct TreeRule;
-
-impl crate::engine::Maintainer for TreeRule {
-    fn delete<'a, T: Model>(
-        &self,
-        call: crate::engine::DeleteCall<'a>,
-    ) -> crate::engine::Takeover<'a, u64, crate::engine::DeleteCall<'a>> {
-        let Some(tree) = T::TREE else {
-            return Err(call);
-        };
-        let rules = crate::relations::has_rules(call.odm.catalog(), T::COLLECTION);
-        let nodes = delete_nodes::<T>(call.odm, tree, call.filter, call.many, rules, call.session);
-        Ok(Box::pin(crate::trace::step!(
-            "tree_delete",
-            T::COLLECTION,
-            nodes
-        )))
-    }
-}
-
 /// Where [`Odm::delete_one`] and [`Odm::delete_many`] of a tree's nodes go.
 ///
 /// One `find` reads the ids of the nodes the filter matches (the first one only for
@@ -66,7 +44,7 @@ pub(crate) async fn delete_nodes<T: Model>(
     };
     match session {
         Some(s) => job.run::<T>(odm, Some(s)).await,
-        None if node::transactional(odm, crate::relations::TransactionMode::Auto).await? => {
+        None if node::transactional(odm, crate::transaction::TransactionMode::Auto).await? => {
             crate::retry::in_transaction(odm, &job, |odm, session, job| {
                 Box::pin(job.run::<T>(odm, Some(session)))
             })

@@ -7,19 +7,11 @@ use mongodb::ClientSession;
 
 use super::node::{self, Node};
 use super::TreeInfo;
+use crate::engine::{InsertCall, NextInsert};
 use crate::model::Model;
-use crate::populate::{BoxFuture, IdKey};
-use crate::relations::TransactionMode;
+use crate::populate::IdKey;
+use crate::transaction::TransactionMode;
 use crate::{Error, Odm, Result};
-
-/// The insert the ODM would send for encoded documents (copies taken, summaries pushed): the
-/// tree fills the documents' ancestors, then hands them over.
-pub(crate) type InsertFn = for<'s> fn(
-    &'s Odm,
-    Vec<RawDocumentBuf>,
-    bool,
-    Option<&'s mut ClientSession>,
-) -> BoxFuture<'s, Result<usize>>;
 
 /// Where [`Odm::insert_one`] and [`Odm::insert_many`] of a tree's nodes go.
 ///
@@ -41,13 +33,17 @@ pub(crate) type InsertFn = for<'s> fn(
 /// `insert`. A missing parent is [`Error::NotFound`] and nothing is inserted; a node listed as
 /// its own ancestor (through parents in the batch) is [`Error::TreeCycle`].
 pub(crate) async fn insert_nodes<T: Model>(
-    odm: &Odm,
+    call: InsertCall<'_, T>,
     info: TreeInfo,
-    raws: Vec<RawDocumentBuf>,
-    ordered: bool,
-    session: Option<&mut ClientSession>,
-    insert: InsertFn,
+    next: NextInsert<T>,
 ) -> Result<usize> {
+    let InsertCall {
+        odm,
+        docs: typed,
+        raws,
+        ordered,
+        session,
+    } = call;
     let docs: Vec<Document> = raws
         .iter()
         .map(|r| {
@@ -83,24 +79,25 @@ pub(crate) async fn insert_nodes<T: Model>(
         batch,
         outside,
         ordered,
-        insert,
+        typed,
+        next,
     };
     match session {
         // A caller's session is taken to hold a transaction (the driver does not tell).
-        Some(s) => job.run::<T>(odm, true, Some(s)).await,
-        None if job.outside.is_empty() => job.run::<T>(odm, false, None).await,
+        Some(s) => job.run(odm, true, Some(s)).await,
+        None if job.outside.is_empty() => job.run(odm, false, None).await,
         None if node::transactional(odm, TransactionMode::Auto).await? => {
             crate::retry::in_transaction(odm, &job, |odm, session, job| {
-                Box::pin(job.run::<T>(odm, true, Some(session)))
+                Box::pin(job.run(odm, true, Some(session)))
             })
             .await
         }
-        None => job.run::<T>(odm, false, None).await,
+        None => job.run(odm, false, None).await,
     }
 }
 
 /// One insert of nodes, which a transaction may run again.
-struct Job {
+struct Job<'d, T> {
     info: TreeInfo,
     docs: Vec<Document>,
     /// The position of each document in `docs`, by id.
@@ -108,11 +105,14 @@ struct Job {
     /// The parents that are not in the batch.
     outside: Vec<Bson>,
     ordered: bool,
-    insert: InsertFn,
+    /// The typed documents, for the maintainers after the tree.
+    typed: Vec<&'d T>,
+    /// The maintainers after the tree, then the plain insert.
+    next: NextInsert<T>,
 }
 
-impl Job {
-    async fn run<T: Model>(
+impl<T: Model> Job<'_, T> {
+    async fn run(
         &self,
         odm: &Odm,
         mark: bool,
@@ -191,7 +191,14 @@ impl Job {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let n = (self.insert)(odm, raws, self.ordered, session.as_deref_mut()).await?;
+        let n = (self.next)(InsertCall {
+            odm,
+            docs: self.typed.clone(),
+            raws,
+            ordered: self.ordered,
+            session: session.as_deref_mut(),
+        })
+        .await?;
         if let (true, Some(s)) = (mark && !self.outside.is_empty(), session) {
             let read: Vec<&node::Node> = self
                 .outside

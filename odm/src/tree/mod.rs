@@ -21,6 +21,7 @@
 mod delete;
 mod guard;
 mod insert;
+mod maintain;
 mod moves;
 mod node;
 mod verify;
@@ -36,9 +37,7 @@ use crate::path::Value;
 use crate::query::Filter;
 use crate::{Error, Odm, Result};
 
-pub(crate) use delete::TreeRule;
-pub(crate) use guard::{guard_replace, refuse_tree_writes, replace_missed};
-pub(crate) use insert::insert_nodes;
+pub(crate) use maintain::TreeRule;
 pub use moves::{MoveNode, Moved};
 pub use verify::{TreeIssue, TreeReport, VerifyTree};
 

@@ -8,7 +8,7 @@ use mongodb::ClientSession;
 
 use super::node;
 use super::TreeModel;
-use crate::relations::TransactionMode;
+use crate::transaction::TransactionMode;
 use crate::{Error, Odm, Result};
 
 /// What a move found and did.

@@ -240,9 +240,9 @@ pub(crate) async fn read_many<T: Model>(
 /// the deployment has them (one `hello`, the first time per `Odm`).
 pub(crate) async fn transactional(
     odm: &Odm,
-    mode: crate::relations::TransactionMode,
+    mode: crate::transaction::TransactionMode,
 ) -> Result<bool> {
-    use crate::relations::TransactionMode;
+    use crate::transaction::TransactionMode;
     match mode {
         TransactionMode::Never => Ok(false),
         TransactionMode::Always => Ok(true),

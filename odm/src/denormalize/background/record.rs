@@ -8,7 +8,7 @@ use mongodb::ClientSession;
 use super::super::cascade::{cascade_then_converge, copied_values, projection, steps_with};
 use super::super::CopyInfo;
 use super::{name_of, INTENTS};
-use crate::relations::TransactionMode;
+use crate::transaction::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
 /// Statements per `update` command recording intents: far below `maxWriteBatchSize`, and with

@@ -41,11 +41,11 @@ pub(crate) struct DeleteRules;
 
 impl crate::engine::Maintainer for DeleteRules {
     fn delete<'a, T: crate::Model>(
-        &self,
         call: crate::engine::DeleteCall<'a>,
-    ) -> crate::engine::Takeover<'a, u64, crate::engine::DeleteCall<'a>> {
+        _next: crate::engine::NextDelete,
+    ) -> crate::engine::Stepped<'a, crate::engine::DeleteCall<'a>, u64> {
         if !has_rules(call.odm.catalog(), T::COLLECTION) {
-            return Err(call);
+            return Ok(crate::engine::Step::Pass(call));
         }
         let rules = delete_with_rules(
             call.odm,
@@ -54,11 +54,11 @@ impl crate::engine::Maintainer for DeleteRules {
             call.many,
             call.session,
         );
-        Ok(Box::pin(crate::trace::step!(
+        Ok(crate::engine::Step::Sent(Box::pin(crate::trace::step!(
             "delete_rules",
             T::COLLECTION,
             rules
-        )))
+        ))))
     }
 }
 

@@ -28,10 +28,14 @@
 //! insert has no `$currentDate`, and one clock for every write keeps `created_at <=
 //! updated_at` on one client. The version is stored as a 64-bit integer.
 
+mod maintain;
+
 use bson::{Bson, Document, RawDocumentBuf};
 use mongodb::ClientSession;
 
 use crate::{Error, Model, Odm, Result};
+
+pub(crate) use maintain::Kept;
 
 pub use crate::schema::Stamps;
 

@@ -1,8 +1,12 @@
 //! Bounded arrays in updates: what no guard can save is refused before sending, and raw pushes
-//! are guarded as typed ones are.
+//! are guarded as typed ones are. As a maintainer of the writes ([`Bounds`]), the guards go in
+//! the filter, and a write that matched nothing is told "full" from "not found".
 
 use bson::{Bson, Document};
 
+use mongodb::results::UpdateResult;
+
+use crate::engine::{ModifyCall, NextModify, NextUpdate, Step, Stepped, UpdateCall};
 use crate::update::{Guard, Limit};
 use crate::{Error, Model, Result};
 
@@ -155,4 +159,99 @@ pub(crate) mod guards {
             },
         }
     }
+}
+
+/// Bounded arrays as a maintainer of updates: an update that pushes onto one is guarded in its
+/// filter, and when it matched nothing one `aggregate` per guard tells "full" from "not found".
+/// An `update_many` first counts the documents with room and refuses the whole update when any
+/// is full (two `aggregate`s); documents that fill up after the count are reported.
+pub(crate) struct Bounds;
+
+impl crate::engine::Maintainer for Bounds {
+    fn update<'a, T: Model>(
+        mut call: UpdateCall<'a>,
+        next: NextUpdate,
+    ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
+        let guards = guards_for::<T>(&call.update, &call.guards)?;
+        if guards.is_empty() {
+            return Ok(Step::Pass(call));
+        }
+        let base = call.filter.clone();
+        call.filter = guards::guarded(std::mem::take(&mut call.filter), &guards);
+        Ok(Step::Sent(Box::pin(update_guarded::<T>(
+            call, base, guards, next,
+        ))))
+    }
+
+    fn modify<'a, T: Model>(
+        mut call: ModifyCall<'a>,
+        next: NextModify,
+    ) -> Stepped<'a, ModifyCall<'a>, Option<bson::RawDocumentBuf>> {
+        let guards = guards_for::<T>(&call.update, &call.guards)?;
+        if guards.is_empty() {
+            return Ok(Step::Pass(call));
+        }
+        let base = call.filter.clone();
+        call.filter = guards::guarded(std::mem::take(&mut call.filter), &guards);
+        Ok(Step::Sent(Box::pin(async move {
+            let odm = call.odm;
+            let mut session = call.session.take();
+            let found = next(ModifyCall {
+                session: session.as_deref_mut(),
+                ..call
+            })
+            .await?;
+            if found.is_none() {
+                guards::refuse_full::<T>(odm, &base, &guards, session).await?;
+            }
+            Ok(found)
+        })))
+    }
+}
+
+/// An update with guards: for `update_many`, the count of the documents with room and the
+/// refusal of the whole update if any is full, before it; after it, "full" told from "not
+/// found" when nothing matched, and the documents that filled up in between reported.
+async fn update_guarded<T: Model>(
+    mut call: UpdateCall<'_>,
+    base: Document,
+    guards: Vec<Guard>,
+    next: NextUpdate,
+) -> Result<UpdateResult> {
+    let odm = call.odm;
+    let mut session = call.session.take();
+    let mut with_room = None;
+    if call.many {
+        // Count the documents with room, then refuse the whole update, before writing, if
+        // any is full: one that fills up after the count is found full by the check, one
+        // that fills up after the check is missing from the update's matches: reported.
+        let filter = crate::positional::filter_for_update(call.filter.clone(), &call.update);
+        with_room = Some(guards::count::<T>(odm, filter, session.as_deref_mut()).await?);
+        guards::refuse_full::<T>(odm, &base, &guards, session.as_deref_mut()).await?;
+    }
+    let result = next(UpdateCall {
+        session: session.as_deref_mut(),
+        ..call
+    })
+    .await?;
+    if result.matched_count == 0 && result.upserted_id.is_none() {
+        guards::refuse_full::<T>(odm, &base, &guards, session).await?;
+    }
+    match with_room.and_then(|n| short_of::<T>(n, result.matched_count, &guards)) {
+        Some(short) => Err(short),
+        None => Ok(result),
+    }
+}
+
+/// The error of an `update_many` of a bounded array that updated fewer documents than had room
+/// when counted (`with_room`): some filled up in between.
+fn short_of<T: Model>(with_room: u64, matched: u64, guards: &[Guard]) -> Option<Error> {
+    (matched < with_room).then(|| {
+        let mut guard = guards[0].clone();
+        guard.path = guards.iter().map(|g| g.path.as_str()).collect::<Vec<_>>().join(", ");
+        let detail = format!(
+            "{matched} document(s) were updated; the others changed (or stopped matching) between the count and the update"
+        );
+        guards::refused::<T>(&guard, with_room - matched, detail)
+    })
 }

@@ -1,0 +1,490 @@
+//! Copies as maintainers of the writes (see [`crate::pipeline`]): three places in the list.
+//!
+//! - [`LatestInTransaction`]: a write that changes latest-N arrays and nothing else the ODM
+//!   maintains runs, with their recomputation, in one transaction.
+//! - [`Copies`]: the copies a model holds are taken from their sources before its writes (and
+//!   settled after them), and the latest-N arrays its writes change are recomputed.
+//! - [`Cascade`]: a write of fields other models copy is sent with its cascade.
+//!
+//! Every follow-up is boxed and only built when there is some: a write of a model without
+//! copies awaits a future the size of the driver's.
+
+use bson::{Bson, Document, RawDocumentBuf};
+use mongodb::options::ReturnDocument;
+use mongodb::results::UpdateResult;
+
+use super::{
+    background, cascade_source_write, cascade_update, fill_copies, fill_update, latest_touched,
+    push_latest, refresh_latest, replace_source, touched_by, written_by, CopyKind, LatestRefresh,
+    Taken, Writes,
+};
+use crate::engine::{
+    InsertCall, Maintainer, ModifyCall, NextInsert, NextModify, NextReplace, NextUpdate,
+    ReplaceCall, Step, Stepped, UpdateCall,
+};
+use crate::{Error, Model, Odm, Result};
+
+fn encode_error<T: Model>(e: bson::error::Error) -> Error {
+    Error::Encode {
+        collection: T::COLLECTION.to_owned(),
+        what: "document".to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// Whether the writes of `T` change latest-N arrays and nothing else of copies: some latest-N
+/// array summarizes it, it holds no copy, and (for `latest_only`) nothing else copies from it.
+fn latest_only<T: Model>(odm: &Odm) -> bool {
+    let catalog = odm.catalog();
+    let from = catalog.copies_from(T::COLLECTION);
+    !from.is_empty()
+        && catalog.copies_into(T::COLLECTION).is_empty()
+        && from
+            .iter()
+            .all(|c| matches!(c.kind, CopyKind::Latest { .. }))
+}
+
+/// A write changing latest-N arrays and nothing else the ODM maintains, outside a caller's
+/// session, on a deployment with transactions: the write and the recomputation of the arrays
+/// run in one transaction the ODM opens and retries on write conflicts, so that the summary
+/// changes with its source or neither does. The same commands, then `commitTransaction`.
+pub(crate) struct LatestInTransaction;
+
+impl Maintainer for LatestInTransaction {
+    fn update<'a, T: Model>(
+        call: UpdateCall<'a>,
+        next: NextUpdate,
+    ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
+        // A source field nobody copies, or a model no latest-N array summarizes, answers at
+        // the first lookup.
+        let catalog = call.odm.catalog();
+        if call.session.is_some()
+            || catalog.copies_from(T::COLLECTION).is_empty()
+            || !catalog.copies_into(T::COLLECTION).is_empty()
+            || latest_touched(catalog, T::COLLECTION, &written_by(&call.update)).is_empty()
+            || !touched_by(catalog, T::COLLECTION, T::KIND, &call.update).is_empty()
+        {
+            return Ok(Step::Pass(call));
+        }
+        Ok(Step::Sent(Box::pin(async move {
+            let odm = call.odm;
+            if !odm.supports_transactions().await? {
+                return next(call).await;
+            }
+            crate::retry::in_transaction(odm, &call, |odm, session, call| {
+                next(call.again(odm, session))
+            })
+            .await
+        })))
+    }
+
+    fn replace<'a, T: Model>(
+        call: ReplaceCall<'a, T>,
+        next: NextReplace<T>,
+    ) -> Stepped<'a, ReplaceCall<'a, T>, UpdateResult> {
+        if call.session.is_some() || !latest_only::<T>(call.odm) {
+            return Ok(Step::Pass(call));
+        }
+        Ok(Step::Sent(Box::pin(async move {
+            let odm = call.odm;
+            if !odm.supports_transactions().await? {
+                return next(call).await;
+            }
+            crate::retry::in_transaction(odm, &call, |odm, session, call| {
+                next(call.again(odm, session))
+            })
+            .await
+        })))
+    }
+}
+
+/// The copies a model holds, taken from their sources, and the latest-N arrays its writes
+/// change. Commands: see each operation's builder.
+pub(crate) struct Copies;
+
+impl Maintainer for Copies {
+    /// The reads of the copies a model holds are counted, for [`audit`](super::audit).
+    fn read<T: Model>(odm: &Odm, documents: usize) {
+        super::record_reads(odm.catalog(), T::COLLECTION, documents);
+    }
+
+    fn insert<'a, T: Model>(
+        call: InsertCall<'a, T>,
+        next: NextInsert<T>,
+    ) -> Stepped<'a, InsertCall<'a, T>, usize> {
+        let catalog = call.odm.catalog();
+        let copies_in = catalog.copies_into(T::COLLECTION);
+        let latest: Vec<_> = catalog
+            .copies_from(T::COLLECTION)
+            .iter()
+            .filter(|c| matches!(c.kind, CopyKind::Latest { .. }))
+            .cloned()
+            .collect();
+        if copies_in.is_empty() && latest.is_empty() {
+            return Ok(Step::Pass(call));
+        }
+        Ok(Step::Sent(Box::pin(async move {
+            let InsertCall {
+                odm,
+                docs: typed,
+                raws,
+                ordered,
+                mut session,
+            } = call;
+            let in_session = session.is_some();
+            let mut docs: Vec<Document> = raws
+                .iter()
+                .map(|r| Document::try_from(r.as_ref()).map_err(encode_error::<T>))
+                .collect::<Result<_>>()?;
+            let mut taken = Taken::default();
+            let mut raws = raws;
+            if !copies_in.is_empty() {
+                // The id the driver would give a document without one, given first: its copies
+                // are settled by id.
+                for d in docs.iter_mut().filter(|d| !d.contains_key("_id")) {
+                    let mut with_id = bson::doc! { "_id": bson::oid::ObjectId::new() };
+                    with_id.extend(std::mem::take(d));
+                    *d = with_id;
+                }
+                taken = fill_copies(
+                    odm,
+                    copies_in,
+                    T::SHARD_KEY,
+                    &mut docs,
+                    session.as_deref_mut(),
+                )
+                .await?;
+                raws = docs
+                    .iter()
+                    .map(|d| RawDocumentBuf::try_from(d).map_err(encode_error::<T>))
+                    .collect::<Result<_>>()?;
+            }
+            let n = next(InsertCall {
+                odm,
+                docs: typed,
+                raws,
+                ordered,
+                session: session.as_deref_mut(),
+            })
+            .await?;
+            if !latest.is_empty() {
+                let push = push_latest(odm, &latest, &docs, session);
+                crate::trace::step!("latest", T::COLLECTION, push).await?;
+            }
+            if !in_session && !taken.is_empty() {
+                taken.settle(odm).await?;
+            }
+            Ok(n)
+        })))
+    }
+
+    fn update<'a, T: Model>(
+        call: UpdateCall<'a>,
+        next: NextUpdate,
+    ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
+        let catalog = call.odm.catalog();
+        if catalog.copies_into(T::COLLECTION).is_empty()
+            && catalog.copies_from(T::COLLECTION).is_empty()
+        {
+            return Ok(Step::Pass(call));
+        }
+        Ok(Step::Sent(Box::pin(async move {
+            let mut call = call;
+            let mut session = call.session.take();
+            let (taken, latest) =
+                take_for_update::<T>(call.odm, &call.filter, &mut call.update, &mut session)
+                    .await?;
+            let odm = call.odm;
+            let result = next(UpdateCall {
+                session: session.as_deref_mut(),
+                ..call
+            })
+            .await?;
+            after_update(odm, latest, taken, session).await?;
+            Ok(result)
+        })))
+    }
+
+    fn modify<'a, T: Model>(
+        call: ModifyCall<'a>,
+        next: NextModify,
+    ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>> {
+        let catalog = call.odm.catalog();
+        if catalog.copies_into(T::COLLECTION).is_empty()
+            && catalog.copies_from(T::COLLECTION).is_empty()
+        {
+            return Ok(Step::Pass(call));
+        }
+        Ok(Step::Sent(Box::pin(async move {
+            let mut call = call;
+            let mut session = call.session.take();
+            let (taken, latest) =
+                take_for_update::<T>(call.odm, &call.filter, &mut call.update, &mut session)
+                    .await?;
+            let odm = call.odm;
+            let found = next(ModifyCall {
+                session: session.as_deref_mut(),
+                ..call
+            })
+            .await?;
+            after_update(odm, latest, taken, session).await?;
+            Ok(found)
+        })))
+    }
+
+    fn replace<'a, T: Model>(
+        call: ReplaceCall<'a, T>,
+        next: NextReplace<T>,
+    ) -> Stepped<'a, ReplaceCall<'a, T>, UpdateResult> {
+        let catalog = call.odm.catalog();
+        if catalog.copies_into(T::COLLECTION).is_empty()
+            && catalog.copies_from(T::COLLECTION).is_empty()
+        {
+            return Ok(Step::Pass(call));
+        }
+        Ok(Step::Sent(Box::pin(replace_with_copies(call, next))))
+    }
+}
+
+/// An update's copies taken from their sources (when the model holds some) and the latest-N
+/// arrays it changes, found before it is sent (one `find` of the parents).
+async fn take_for_update<T: Model>(
+    odm: &Odm,
+    filter: &Document,
+    update: &mut Document,
+    session: &mut Option<&mut mongodb::ClientSession>,
+) -> Result<(Taken, LatestRefresh)> {
+    let catalog = odm.catalog();
+    let taken = if catalog.copies_into(T::COLLECTION).is_empty() {
+        Taken::default()
+    } else {
+        fill_update(
+            odm,
+            T::COLLECTION,
+            Writes::of::<T>(),
+            update,
+            true,
+            session.as_deref_mut(),
+        )
+        .await?
+    };
+    // The paths as sent, copies taken included: a latest-N array holding a copy this update
+    // refills (through the reference it follows) is recomputed too.
+    let mut latest = if catalog.copies_from(T::COLLECTION).is_empty() {
+        LatestRefresh::default()
+    } else {
+        LatestRefresh::before(
+            odm,
+            T::COLLECTION,
+            filter,
+            &written_by(update),
+            session.as_deref_mut(),
+        )
+        .await?
+    };
+    if let Ok(set) = update.get_document("$set") {
+        latest.add_written(set);
+    }
+    Ok((taken, latest))
+}
+
+/// After an update landed: the latest-N arrays it changed recomputed (one `aggregate` and one
+/// `update` per parent), and outside a session the copies it took settled.
+async fn after_update(
+    odm: &Odm,
+    latest: LatestRefresh,
+    taken: Taken,
+    session: Option<&mut mongodb::ClientSession>,
+) -> Result<()> {
+    let in_session = session.is_some();
+    if latest.is_active() {
+        latest.run(odm, session).await?;
+    }
+    if !in_session && !taken.is_empty() {
+        taken.settle(odm).await?;
+    }
+    Ok(())
+}
+
+/// A replacement whose copies are taken from their sources first, as on insert, and after
+/// which the latest-N arrays it changes, and its own, are recomputed.
+async fn replace_with_copies<T: Model>(
+    call: ReplaceCall<'_, T>,
+    next: NextReplace<T>,
+) -> Result<UpdateResult> {
+    let mut call = call;
+    let odm = call.odm;
+    let mut session = call.session.take();
+    let in_session = session.is_some();
+    let copies_in = odm.catalog().copies_into(T::COLLECTION);
+    let mut taken = Taken::default();
+    if !copies_in.is_empty() {
+        let mut docs = [Document::try_from(call.raw.as_ref()).map_err(encode_error::<T>)?];
+        taken = fill_copies(
+            odm,
+            copies_in,
+            T::SHARD_KEY,
+            &mut docs,
+            session.as_deref_mut(),
+        )
+        .await?;
+        call.raw = RawDocumentBuf::try_from(&docs[0]).map_err(encode_error::<T>)?;
+    }
+    let mut latest = LatestRefresh::before(
+        odm,
+        T::COLLECTION,
+        &call.filter,
+        &[""],
+        session.as_deref_mut(),
+    )
+    .await?;
+    if latest.is_active() {
+        latest.add_written(&Document::try_from(call.raw.as_ref()).map_err(encode_error::<T>)?);
+    }
+    let id = call.id.clone();
+    let result = next(ReplaceCall {
+        session: session.as_deref_mut(),
+        ..call
+    })
+    .await?;
+    latest.run(odm, session.as_deref_mut()).await?;
+    // A latest-N array is the ODM's to write: recomputed, whatever the caller's copy held.
+    for copy in copies_in
+        .iter()
+        .filter(|c| matches!(c.kind, CopyKind::Latest { .. }))
+    {
+        let refresh = refresh_latest(odm, copy, vec![id.clone()], session.as_deref_mut());
+        crate::trace::step!("latest", copy.dependent, refresh).await?;
+    }
+    if !in_session {
+        taken.settle(odm).await?;
+    }
+    Ok(result)
+}
+
+/// The copies of the model that other models hold: a write of copied fields is sent with its
+/// cascade (see [`crate::denormalize`]).
+pub(crate) struct Cascade;
+
+impl Maintainer for Cascade {
+    fn update<'a, T: Model>(
+        call: UpdateCall<'a>,
+        _next: NextUpdate,
+    ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
+        // After the copies are taken: a copy the update refills is cascaded to its own copies.
+        let touched = touched_by(call.odm.catalog(), T::COLLECTION, T::KIND, &call.update);
+        if touched.is_empty() {
+            return Ok(Step::Pass(call));
+        }
+        // The cascade re-sends the update in commands of its own, without array filters. No
+        // copy is taken from below an array today, so this is a guard, not a path taken.
+        if !call.array_filters.is_empty() {
+            return Err(Error::Unsupported(format!(
+                "this update of `{}` writes fields other models copy through filtered element paths (`$[e0]`), which the cascade does not follow; update those elements with `matched()` or `each()`",
+                T::COLLECTION
+            )));
+        }
+        if call.upsert {
+            return Ok(Step::Pass(call));
+        }
+        let filter = crate::positional::filter_for_update(call.filter, &call.update);
+        // The copies' writes are the step `cascade`, traced inside: the source's own write
+        // belongs to the operation.
+        Ok(Step::Sent(Box::pin(cascade_update::<T>(
+            call.odm,
+            filter,
+            call.update,
+            touched,
+            call.many,
+            call.mode,
+            call.session,
+        ))))
+    }
+
+    fn replace<'a, T: Model>(
+        call: ReplaceCall<'a, T>,
+        _next: NextReplace<T>,
+    ) -> Stepped<'a, ReplaceCall<'a, T>, UpdateResult> {
+        // Copies taken from this document follow the replacement.
+        let copies_from = call
+            .odm
+            .catalog()
+            .copies_from(T::COLLECTION)
+            .iter()
+            .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
+            .cloned()
+            .collect::<Vec<_>>();
+        if copies_from.is_empty() {
+            return Ok(Step::Pass(call));
+        }
+        let replacement = Document::try_from(call.raw.as_ref()).map_err(encode_error::<T>)?;
+        Ok(Step::Sent(Box::pin(replace_source::<T>(
+            call.odm,
+            call.filter,
+            replacement,
+            call.upsert,
+            copies_from,
+            call.session,
+        ))))
+    }
+
+    fn modify<'a, T: Model>(
+        call: ModifyCall<'a>,
+        next: NextModify,
+    ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>> {
+        let touched = touched_by(call.odm.catalog(), T::COLLECTION, T::KIND, &call.update);
+        if touched.is_empty() {
+            return Ok(Step::Pass(call));
+        }
+        Ok(Step::Sent(Box::pin(modify_with_cascade::<T>(
+            call, touched, next,
+        ))))
+    }
+}
+
+/// A `findAndModify` of fields other models copy, and the copies' updates after it: a
+/// background copy's intent commits with the write, both in one transaction of their own (in
+/// the caller's session, its transaction holds both); the other copies follow from the document
+/// as returned when it is the new one, else read back.
+async fn modify_with_cascade<T: Model>(
+    call: ModifyCall<'_>,
+    touched: Vec<super::CopyInfo>,
+    next: NextModify,
+) -> Result<Option<RawDocumentBuf>> {
+    let mut call = call;
+    let odm = call.odm;
+    let mut session = call.session.take();
+    let return_new = matches!(call.options.return_document, Some(ReturnDocument::After));
+    let background = session.is_none() && background::any(&touched);
+    let found = if background {
+        let filter = crate::positional::filter_for_update(call.filter, &call.update);
+        background::find_and_modify_and_record::<T>(
+            odm,
+            filter,
+            call.update,
+            call.options,
+            &touched,
+        )
+        .await?
+    } else {
+        next(ModifyCall {
+            session: session.as_deref_mut(),
+            ..call
+        })
+        .await?
+    };
+    // Recorded with the write: what is left to cascade now is the other copies.
+    let touched: Vec<_> = match background {
+        true => touched.into_iter().filter(|c| !c.background).collect(),
+        false => touched,
+    };
+    if let (Some(raw), false) = (&found, touched.is_empty()) {
+        let id = crate::decode::id_of(raw).unwrap_or(Bson::Null);
+        let after = match return_new {
+            true => Some(Document::try_from(raw.as_ref()).map_err(encode_error::<T>)?),
+            false => None,
+        };
+        cascade_source_write(odm, T::COLLECTION, id, after, touched, session).await?;
+    }
+    Ok(found)
+}
