@@ -1,4 +1,4 @@
-//! The runtime's modules form layers: what the derive emits (`schema`) at the bottom, the
+//! The runtime's modules form layers: what the derive emits (`catalog`) at the bottom, the
 //! behaviour above it, and no module reaching back, through others, to one that reaches it.
 //! This test reads the sources of `odm/src`, finds every `crate::...` and `super::...` path a
 //! module names (outside comments and unit tests), and fails on any cycle, naming it; and on
@@ -133,7 +133,7 @@ fn target(
 /// descendants aside).
 fn import_edges() -> (BTreeSet<String>, BTreeMap<String, BTreeSet<String>>) {
     let (modules, edges) = import_edges_in("odm/src");
-    assert!(modules.contains("schema") && modules.contains("denormalize::fill"));
+    assert!(modules.contains("catalog") && modules.contains("denormalize::fill"));
     (modules, edges)
 }
 
@@ -292,24 +292,17 @@ const LAYERS: &[(usize, &[&str])] = &[
             "positional",
             "array_filters",
             "literal",
-            "keys",
+            "key_check",
             "keyed",
             "error",
             "refusal",
         ],
     ),
     (2, &["batch", "monitor", "trace"]),
-    (3, &["model", "schema", "rules", "kind"]),
+    (3, &["model", "catalog", "rules", "kind"]),
     (
         4,
-        &[
-            "engine",
-            "decode",
-            "sweep",
-            "retry",
-            "transaction",
-            "contention",
-        ],
+        &["engine", "decode", "sweep", "transaction", "contention"],
     ),
     (
         5,
@@ -326,7 +319,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "aggregate",
             "index",
             "validator",
-            "versions",
+            "migrations",
             "versioning",
             "reference",
             "soft_delete",
@@ -342,7 +335,7 @@ const UPWARD: &[(&str, &str)] = &[
     ("positional", "model"),
     ("rules", "populate"),
     ("rules", "reference"),
-    ("schema", "validator"),
+    ("catalog", "validator"),
     ("tree", "ops"),
 ];
 
@@ -534,4 +527,25 @@ fn no_file_or_function_grows_past_its_size() {
         "now within the limits: take them out of TOO_LONG: {shrunk:?}"
     );
     eprintln!("{long_files} files past {MAX_FILE_LINES} lines, {long_functions} functions past {MAX_FUNCTION_LINES}");
+}
+
+/// One module file style: a module with submodules is a folder with a `mod.rs`, never a file
+/// `x.rs` beside a folder `x/`.
+#[test]
+fn one_module_file_style() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut mixed = Vec::new();
+    for dir in ["odm/src", "odm-derive/src"] {
+        let mut files = Vec::new();
+        sources(&root.join(dir), &mut files);
+        for file in files {
+            if file.with_extension("").is_dir() {
+                mixed.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(
+        mixed.is_empty(),
+        "files beside a folder of their submodules (move each to the folder's mod.rs): {mixed:?}"
+    );
 }

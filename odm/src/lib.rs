@@ -44,6 +44,7 @@ mod array_filters;
 pub mod batch;
 mod bounds;
 pub mod bucket;
+mod catalog;
 mod contention;
 pub mod counters;
 mod decode;
@@ -52,10 +53,11 @@ mod engine;
 mod error;
 mod handle;
 pub mod index;
+mod key_check;
 pub mod keyed;
-mod keys;
 pub mod kind;
 mod literal;
+pub mod migrations;
 mod model;
 pub mod monitor;
 pub mod ops;
@@ -68,9 +70,7 @@ pub mod query;
 mod reference;
 mod refusal;
 pub mod relations;
-mod retry;
 pub mod rules;
-mod schema;
 pub mod shard;
 pub mod soft_delete;
 pub mod subset;
@@ -81,16 +81,17 @@ pub mod tree;
 mod update;
 pub mod validator;
 pub mod versioning;
-pub mod versions;
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
+pub use catalog::{registered_models, Catalog, ModelEntry};
 pub use engine::Odm;
 pub use error::{Error, Result};
 pub use index::{IndexKey, IndexSpec, SyncReport};
 pub use keyed::{Keyed, MapKey};
+pub use migrations::{Migrations, SchemaVersion};
 pub use model::{Embed, Model};
 pub use paging::{Page, PageToken};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
@@ -101,13 +102,10 @@ pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
 pub use reference::{expanded, DbRef, Expanded, PolyRef, Ref};
 pub use relations::OnDelete;
-pub use retry::Tx;
-pub use schema::{registered_models, Catalog, ModelEntry};
 pub use subset::{Subset, SubsetPair, SubsetReport};
-pub use transaction::TransactionMode;
+pub use transaction::{TransactionMode, Tx};
 pub use update::Update;
 pub use validator::{BsonSchema, Validated};
-pub use versions::{Migrations, SchemaVersion};
 
 /// Derives [`Model`] for a struct stored in a collection, or for an enum of kinds (see
 /// [Kinds](#kinds)).
@@ -156,7 +154,7 @@ pub use versions::{Migrations, SchemaVersion};
 ///   read with an older `_v` goes through `fn upgrade_person(from: u32, doc: &mut
 ///   bson::Document) -> Result<(), String>` once per version before it is decoded, in memory
 ///   (nothing is written back; a failure is [`Error::Decode`] at `_v`). See
-///   [`versions`] and [`Odm::migrations`] for rewriting old documents.
+///   [`migrations`] and [`Odm::migrations`] for rewriting old documents.
 ///
 /// Every model also implements [`Validated`]: its documents as a `$jsonSchema`, which
 /// [`Odm::sync_validators`] installs (see [`validator`]).
@@ -324,8 +322,15 @@ pub mod prelude {
 pub mod __private {
     pub use crate::bucket::{count_type, id_type, item_field, item_path, time_path};
     pub use crate::bucket::{Bucket, BucketPeriod, BucketSpec, Every};
+    pub use crate::catalog::Stamps;
+    pub use crate::catalog::{sub_path, CopyInfo, CopyKind};
+    pub use crate::catalog::{unregistered_entry, ModelEntry};
+    pub use crate::catalog::{IndexKey, IndexSpec};
+    pub use crate::catalog::{OnDelete, RefKind, ReferenceInfo};
+    pub use crate::catalog::{Segment, ShardKey, ShardOrder, TimeSeriesEntry};
     pub use crate::counters::{Counted, CounterPaths, Granularity};
     pub use crate::kind::{Kind, Kinds};
+    pub use crate::migrations::SchemaVersion;
     pub use crate::model::{Embed, Model};
     pub use crate::path::Kept;
     pub use crate::path::ShardKeyed;
@@ -340,17 +345,10 @@ pub mod __private {
     };
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
-    pub use crate::schema::Stamps;
-    pub use crate::schema::{sub_path, CopyInfo, CopyKind};
-    pub use crate::schema::{unregistered_entry, ModelEntry};
-    pub use crate::schema::{IndexKey, IndexSpec};
-    pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
-    pub use crate::schema::{Segment, ShardKey, ShardOrder, TimeSeriesEntry};
     pub use crate::soft_delete::DeletedAt;
     pub use crate::validator::{kinds_schema, BsonSchema, Validated};
     pub use crate::validator::{FieldSchema, RefIdOf, Schema, SchemaOf, UnknownSchema};
     pub use crate::versioning::{StampDate, VersionNumber};
-    pub use crate::versions::SchemaVersion;
     pub use core::module_path;
     pub use core::primitive::{str, u8};
 
@@ -403,8 +401,8 @@ pub mod __private {
     /// The check that a value copied from `source` decodes as its type, which is the copy's.
     pub fn copy_check<R, T: serde::de::DeserializeOwned, M>(
         _source: &Field<R, T, M>,
-    ) -> crate::schema::ValueCheck {
-        crate::schema::ValueCheck::new(|v| {
+    ) -> crate::catalog::ValueCheck {
+        crate::catalog::ValueCheck::new(|v| {
             bson::deserialize_from_bson::<T>(v.clone())
                 .map(|_| ())
                 .map_err(|e| e.to_string())
@@ -414,8 +412,8 @@ pub mod __private {
     /// The `(source path, copy path)` pairs of a copy, and their checks.
     #[allow(clippy::type_complexity)]
     pub fn copy_fields(
-        all: Vec<(String, String, crate::schema::ValueCheck)>,
-    ) -> (Vec<(String, String)>, Vec<crate::schema::ValueCheck>) {
+        all: Vec<(String, String, crate::catalog::ValueCheck)>,
+    ) -> (Vec<(String, String)>, Vec<crate::catalog::ValueCheck>) {
         all.into_iter().map(|(from, to, c)| ((from, to), c)).unzip()
     }
 

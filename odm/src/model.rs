@@ -5,8 +5,8 @@ use std::fmt::Debug;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::catalog::{CopyInfo, IndexSpec, ReferenceInfo};
 use crate::path::Field;
-use crate::schema::{CopyInfo, IndexSpec, ReferenceInfo};
 
 /// A struct stored as the documents of one collection.
 ///
@@ -32,19 +32,19 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     const KINDS: Option<crate::kind::Kinds> = None;
 
     /// For a tree of documents (`#[odm(tree)]`): its parent and ancestors fields.
-    const TREE: Option<crate::schema::TreeInfo> = None;
+    const TREE: Option<crate::catalog::TreeInfo> = None;
 
     /// For a sharded model (`#[odm(shard_key(...))]`): its shard key, which the ODM's writes
     /// of a loaded document add to their filters (see [`crate::shard`]).
-    const SHARD_KEY: Option<crate::schema::ShardKey> = None;
+    const SHARD_KEY: Option<crate::catalog::ShardKey> = None;
 
     /// The fields the ODM keeps on every write (`#[odm(version)]`, `#[odm(created_at)]`,
     /// `#[odm(updated_at)]`), by stored name; see the `versioning` module.
     #[doc(hidden)]
-    const STAMPS: crate::schema::Stamps = crate::schema::Stamps::NONE;
+    const STAMPS: crate::catalog::Stamps = crate::catalog::Stamps::NONE;
     /// For a model with `#[odm(schema_version = N)]`: the version its documents are written
     /// with (`_v`), and the upgrade of older ones on read.
-    const SCHEMA_VERSION: Option<crate::schema::SchemaVersion> = None;
+    const SCHEMA_VERSION: Option<crate::catalog::SchemaVersion> = None;
 
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;
@@ -59,7 +59,7 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// The fields this document keeps: the model's ([`Model::STAMPS`]), or for an enum of
     /// kinds, its kind's.
     #[doc(hidden)]
-    fn stamps(&self) -> crate::schema::Stamps {
+    fn stamps(&self) -> crate::catalog::Stamps {
         Self::STAMPS
     }
 
@@ -73,7 +73,7 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
 
     /// The model's description, as the derive registers it (see [`crate::Catalog`]).
     #[doc(hidden)]
-    fn entry() -> &'static crate::schema::ModelEntry;
+    fn entry() -> &'static crate::catalog::ModelEntry;
 
     /// A fresh id when the id type can be generated client-side (`ObjectId`).
     #[doc(hidden)]

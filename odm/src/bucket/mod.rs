@@ -18,9 +18,9 @@ use bson::{Bson, DateTime};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::catalog::{IndexKey, IndexSpec};
 use crate::model::Model;
 use crate::path::Field;
-use crate::schema::{IndexKey, IndexSpec};
 
 pub use ops::{Added, Buckets};
 pub use period::Every;

@@ -123,7 +123,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
         let spec = &B::bucket();
         let key = self.encode(key, "bucket key")?;
         let item = self.encode(item, "item")?;
-        crate::keys::check_value(B::COLLECTION, &spec.items, &item)?;
+        crate::key_check::check_value(B::COLLECTION, &spec.items, &item)?;
         let time = match item.as_document().and_then(|d| d.get(&spec.item_time)) {
             Some(Bson::DateTime(t)) => *t,
             _ => {

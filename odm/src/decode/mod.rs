@@ -50,7 +50,7 @@ pub(crate) struct Reading<'a> {
     /// The kinds of a polymorphic model, whose discriminator names one of them.
     pub(crate) kinds: Option<Kinds>,
     /// The model's schema version, whose upgrade an older document goes through first.
-    pub(crate) version: Option<crate::schema::SchemaVersion>,
+    pub(crate) version: Option<crate::catalog::SchemaVersion>,
 }
 
 impl<'a> Reading<'a> {

@@ -3,8 +3,8 @@
 use bson::raw::{RawBsonRef, RawDocument};
 use bson::{Bson, Document, RawDocumentBuf};
 
+use crate::catalog::{SchemaVersion, VERSION_FIELD};
 use crate::error::show_id;
-use crate::schema::{SchemaVersion, VERSION_FIELD};
 use crate::Error;
 
 /// The stored document brought to the current version, or `None` when it is current (or newer:

@@ -16,7 +16,7 @@ fn with_counters<R>(f: impl FnOnce(&mut BTreeMap<Key, (u64, u64)>) -> R) -> R {
 }
 
 /// Counts `docs` documents of `collection` read through the ODM, for each copy they carry.
-pub(crate) fn record_reads(catalog: &crate::schema::Catalog, collection: &str, docs: usize) {
+pub(crate) fn record_reads(catalog: &crate::catalog::Catalog, collection: &str, docs: usize) {
     if docs == 0 {
         return;
     }

@@ -360,7 +360,7 @@ async fn in_transaction<T: Model>(
     copies: &[CopyInfo],
     many: bool,
 ) -> Result<UpdateResult> {
-    crate::retry::in_transaction(
+    crate::transaction::in_transaction(
         odm,
         &(filter, update, copies, many),
         |odm, s, (filter, update, copies, many)| {

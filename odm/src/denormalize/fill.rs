@@ -116,7 +116,7 @@ pub(super) type Sources = HashMap<&'static str, HashMap<IdKey, Document>>;
 pub(crate) async fn fill_copies(
     odm: &Odm,
     copies: &[CopyInfo],
-    key: Option<crate::schema::ShardKey>,
+    key: Option<crate::catalog::ShardKey>,
     docs: &mut [Document],
     session: Option<&mut ClientSession>,
 ) -> Result<Taken> {

@@ -2,7 +2,7 @@
 //! and the order in which a sweep repairs them. Reads the catalog; sends nothing.
 
 use super::{CopyInfo, CopyKind};
-use crate::schema::Catalog;
+use crate::catalog::Catalog;
 use crate::{Error, Result};
 
 /// Whether one of two stored paths is the other or lies below it.

@@ -78,7 +78,7 @@ pub(super) fn push_sort(copy: &CopyInfo, sort: &Document) -> Document {
 /// The latest-N copies taken from `source` that a write of `paths` may change: a copied field,
 /// a sort field, or the reference to the parent.
 pub(crate) fn latest_touched(
-    catalog: &crate::schema::Catalog,
+    catalog: &crate::catalog::Catalog,
     source: &str,
     paths: &[&str],
 ) -> Vec<CopyInfo> {
@@ -235,7 +235,7 @@ pub(crate) async fn refresh(
     if !odm.supports_transactions().await? {
         return refresh_in(odm, copy, &parents, None).await;
     }
-    crate::retry::in_transaction(odm, &(copy, parents), |odm, s, (copy, parents)| {
+    crate::transaction::in_transaction(odm, &(copy, parents), |odm, s, (copy, parents)| {
         Box::pin(refresh_in(odm, copy, parents, Some(s)))
     })
     .await

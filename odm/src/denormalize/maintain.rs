@@ -71,7 +71,7 @@ impl Maintainer for LatestInTransaction {
             if !odm.supports_transactions().await? {
                 return next(call).await;
             }
-            crate::retry::in_transaction(odm, &call, |odm, session, call| {
+            crate::transaction::in_transaction(odm, &call, |odm, session, call| {
                 next(call.again(odm, session))
             })
             .await
@@ -90,7 +90,7 @@ impl Maintainer for LatestInTransaction {
             if !odm.supports_transactions().await? {
                 return next(call).await;
             }
-            crate::retry::in_transaction(odm, &call, |odm, session, call| {
+            crate::transaction::in_transaction(odm, &call, |odm, session, call| {
                 next(call.again(odm, session))
             })
             .await

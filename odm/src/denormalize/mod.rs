@@ -54,8 +54,8 @@ pub(crate) use update::{fill_update, Writes};
 
 use bson::{Bson, Document};
 
-use crate::schema::Catalog;
-pub use crate::schema::{sub_path, CopyInfo, CopyKind, ValueCheck};
+use crate::catalog::Catalog;
+pub use crate::catalog::{sub_path, CopyInfo, CopyKind, ValueCheck};
 
 /// What the runtime does with a copy's description.
 impl CopyInfo {

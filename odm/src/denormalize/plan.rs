@@ -3,8 +3,8 @@
 use std::fmt;
 
 use super::{CopyInfo, CopyKind};
+use crate::catalog::Catalog;
 use crate::model::Model;
-use crate::schema::Catalog;
 
 /// What changing one source field does to one copy.
 #[derive(Debug, Clone, PartialEq)]

@@ -162,7 +162,7 @@ async fn own(
                 )
                 .await;
                 if !queued {
-                    crate::retry::wait(start, deadline, round as u32).await;
+                    crate::transaction::wait(start, deadline, round as u32).await;
                 }
             }
             Err(e) => return Err(e),

@@ -478,7 +478,7 @@ fn wrong_shape(copy: &CopyInfo, id: &Bson, want: &str, found: &Bson) -> BadDocum
 /// Every registered two-way reference as `(child collection, link path, parent collection,
 /// inverse path)`, each once, whichever side declared it.
 fn two_way_pairs(
-    catalog: &crate::schema::Catalog,
+    catalog: &crate::catalog::Catalog,
 ) -> Vec<(&'static str, String, &'static str, String)> {
     let mut pairs = Vec::new();
     for m in catalog.models() {

@@ -15,6 +15,7 @@ pub(crate) use maintainer::{
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
 };
 pub(crate) use read::{decoded, find_decoded, find_documents, model_filter};
+#[cfg(feature = "testing")]
 pub(crate) use state::watch_mongos;
 pub use state::Odm;
 

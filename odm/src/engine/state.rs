@@ -29,14 +29,14 @@ pub struct Odm {
     /// Whether `hello` said `mongos`, once a `hello` was sent.
     mongos: Arc<std::sync::OnceLock<bool>>,
     /// The sessions of the ODM's transactions that the connection or the server left open
-    /// (see [`crate::retry::Tx::begin`]), ended with `killSessions` before the next one.
+    /// (see [`crate::transaction::Tx::begin`]), ended with `killSessions` before the next one.
     pub(crate) cut_off: Arc<std::sync::Mutex<Vec<bson::Document>>>,
     /// The database's name as decoding knows it (see [`crate::decode::Reading`]).
     pub(crate) database_name: crate::decode::DbName,
     /// The writes this handle's transactions keep conflicting on (see [`crate::contention`]).
     pub(crate) contention: Arc<crate::contention::Contention>,
     /// The models this handle works with.
-    catalog: Arc<crate::schema::Catalog>,
+    catalog: Arc<crate::catalog::Catalog>,
 }
 
 /// Installs, when `options` has none, an SDAM handler that records the type of the first server
@@ -80,19 +80,19 @@ impl Odm {
             mongos: Arc::default(),
             cut_off: Arc::default(),
             contention: Arc::default(),
-            catalog: crate::schema::Catalog::linked(),
+            catalog: crate::catalog::Catalog::linked(),
         }
     }
 
     /// The models this handle works with: by default every model linked into the program (see
     /// [`Catalog`](crate::Catalog)).
-    pub fn catalog(&self) -> &crate::schema::Catalog {
+    pub fn catalog(&self) -> &crate::catalog::Catalog {
         &self.catalog
     }
 
     /// The same handle, working with the models of `catalog` only: their copies, references,
     /// delete rules, latest-N arrays, shard keys and indexes, and no other model's.
-    pub fn with_catalog(mut self, catalog: crate::schema::Catalog) -> Self {
+    pub fn with_catalog(mut self, catalog: crate::catalog::Catalog) -> Self {
         self.catalog = Arc::new(catalog);
         self
     }

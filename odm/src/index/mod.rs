@@ -15,8 +15,8 @@ use bson::{doc, Bson, Document};
 
 use crate::model::Model;
 
+pub use crate::catalog::{IndexKey, IndexSpec};
 pub use crate::error::{CollectionSync, IndexDiff, IndexFailure, SyncReport};
-pub use crate::schema::{IndexKey, IndexSpec};
 use crate::{Error, Odm, Result};
 
 impl IndexSpec {

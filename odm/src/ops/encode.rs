@@ -4,7 +4,7 @@
 use bson::raw::{RawBsonRef, RawDocument};
 use bson::{Bson, Document, RawDocumentBuf};
 
-use crate::keys::check_document;
+use crate::key_check::check_document;
 use crate::query::Filter;
 use crate::update::Update;
 use crate::{Error, Model, Odm, Result};
@@ -35,7 +35,7 @@ pub(crate) fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::I
         raw.append(bson::raw::cstr!("_v"), v.current as i32);
     }
     if let Some(key) = T::SHARD_KEY {
-        crate::schema::fill_segment(T::COLLECTION, &mut raw, &key)?;
+        crate::catalog::fill_segment(T::COLLECTION, &mut raw, &key)?;
     }
     let has_id = matches!(raw.get("_id"), Ok(Some(v)) if !matches!(v, RawBsonRef::Null));
     if has_id {
@@ -75,7 +75,7 @@ fn with_id_first<I: serde::Serialize>(
     out.pop();
     let bytes = raw.as_bytes();
     out.reserve(bytes.len());
-    let mut elements = crate::keys::Elements::new(bytes);
+    let mut elements = crate::key_check::Elements::new(bytes);
     // Type byte, key, its null, value: everything from the type byte to the value's end.
     let mut at = 4;
     for element in elements.by_ref() {
@@ -184,7 +184,7 @@ impl Odm {
                     Some(key) => match encode_document(doc) {
                         Ok((raw, _)) => {
                             let (mut filter, error) = by_id.into_parts();
-                            crate::schema::pin_key(&mut filter, &raw, &key);
+                            crate::catalog::pin_key(&mut filter, &raw, &key);
                             Filter::from_parts(filter, error)
                         }
                         Err(e) => Filter::from_parts(

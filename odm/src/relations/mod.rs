@@ -15,4 +15,4 @@ pub use reassign::{Reassign, Reassigned};
 pub(crate) use verify::Sweep;
 pub use verify::{InverseIssue, InverseReport, VerifyInverse};
 
-pub use crate::schema::{OnDelete, RefKind, ReferenceInfo};
+pub use crate::catalog::{OnDelete, RefKind, ReferenceInfo};

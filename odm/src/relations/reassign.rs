@@ -79,7 +79,7 @@ fn encode<T>(collection: &str, what: &str, v: &impl Value<T>) -> Result<Bson> {
         what: what.to_owned(),
         message: e.to_string(),
     })?;
-    crate::keys::check_value(collection, what, &id)?;
+    crate::key_check::check_value(collection, what, &id)?;
     Ok(id)
 }
 
@@ -192,7 +192,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         if !transactional {
             return self.steps_in_order(inverse, child, to, update).await;
         }
-        crate::retry::in_transaction(
+        crate::transaction::in_transaction(
             self.odm,
             &(self, inverse, child, to, update),
             |_, session, (this, inverse, child, to, update)| {
@@ -470,7 +470,7 @@ impl<C: Model, P: Model> Reassign<'_, C, P> {
 /// The inverse of the child's reference `link_path`: declared on the child's field, or else
 /// found in the registry on the parent's field that names it.
 pub(crate) fn resolve_inverse<C: Model, P: Model>(
-    catalog: &crate::schema::Catalog,
+    catalog: &crate::catalog::Catalog,
     link_path: &str,
     declared: Option<fn() -> Inverse>,
 ) -> Result<Inverse> {

@@ -133,12 +133,12 @@ impl Route {
 /// ODM does not generate from declarations (the caller's own finds and updates by filter)
 /// are unlisted too: check the log of generated operations.
 pub fn unlisted(reports: &[RoutingReport], log: &[SentCommand]) -> Vec<Unlisted> {
-    unlisted_in(&crate::schema::Catalog::linked(), reports, log)
+    unlisted_in(&crate::catalog::Catalog::linked(), reports, log)
 }
 
 /// [`unlisted`], the shard keys being those of `catalog`'s models.
 pub fn unlisted_in(
-    catalog: &crate::schema::Catalog,
+    catalog: &crate::catalog::Catalog,
     reports: &[RoutingReport],
     log: &[SentCommand],
 ) -> Vec<Unlisted> {

@@ -36,8 +36,8 @@ use bson::{Bson, Document};
 
 use crate::{Error, Result};
 
-pub(crate) use crate::schema::pin_key;
-pub use crate::schema::{Segment, ShardKey, ShardOrder};
+pub(crate) use crate::catalog::pin_key;
+pub use crate::catalog::{Segment, ShardKey, ShardOrder};
 pub use check::{filters_of, named_fields, unlisted, unlisted_in, Unlisted};
 pub(crate) use maintain::ShardKeys;
 pub use routing::{Route, RouteVerdict, RoutingReport};
@@ -46,13 +46,13 @@ pub use sync::{shard_collection_command, ShardSync};
 /// The verdict of a filter on `collection` that names (with equality) the fields `named`,
 /// among every linked model ([`verdict_in`] for a handle's catalog).
 pub fn verdict(collection: &str, named: &[&str]) -> RouteVerdict {
-    verdict_in(&crate::schema::Catalog::linked(), collection, named)
+    verdict_in(&crate::catalog::Catalog::linked(), collection, named)
 }
 
 /// The verdict of a filter on `collection` that names (with equality) the fields `named`,
 /// among the models of `catalog`: used by the routing report and the cascade plan.
 pub fn verdict_in(
-    catalog: &crate::schema::Catalog,
+    catalog: &crate::catalog::Catalog,
     collection: &str,
     named: &[&str],
 ) -> RouteVerdict {
@@ -130,7 +130,7 @@ impl KeyCarrier {
     }
 
     /// The carrier for `collection`, known by name only: one look-up of the catalog.
-    pub(crate) fn of(catalog: &crate::schema::Catalog, collection: &str) -> Self {
+    pub(crate) fn of(catalog: &crate::catalog::Catalog, collection: &str) -> Self {
         Self::new(catalog.shard_key_of(collection))
     }
 
@@ -237,7 +237,7 @@ pub(crate) fn check_upsert(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::fill_segment;
+    use crate::catalog::fill_segment;
     use bson::{doc, RawDocumentBuf};
 
     const KEY: ShardKey = ShardKey {

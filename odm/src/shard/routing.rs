@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::schema::{Catalog, ShardKey};
+use crate::catalog::{Catalog, ShardKey};
 
 /// Where a command goes on a sharded cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]

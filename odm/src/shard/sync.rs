@@ -4,7 +4,7 @@ use bson::{doc, Document};
 
 pub use crate::error::ShardSync;
 
-use crate::schema::ShardKey;
+use crate::catalog::ShardKey;
 use crate::{Error, Odm, Result};
 
 /// The `shardCollection` command for `collection` of database `db`:
@@ -87,7 +87,7 @@ pub(crate) async fn shard_collections(odm: &Odm, collections: &[String]) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::ShardOrder;
+    use crate::catalog::ShardOrder;
 
     #[test]
     fn the_command_names_the_namespace_and_the_key_in_order() {

@@ -109,13 +109,17 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
             return Ok(());
         }
         if self.in_transaction().await? {
-            return crate::retry::in_transaction(self.odm, &(mains, details), |odm, s, (m, d)| {
-                Box::pin(async move {
-                    odm.insert_many(d.iter()).session(s).await?;
-                    odm.insert_many(m.iter()).session(s).await?;
-                    Ok(())
-                })
-            })
+            return crate::transaction::in_transaction(
+                self.odm,
+                &(mains, details),
+                |odm, s, (m, d)| {
+                    Box::pin(async move {
+                        odm.insert_many(d.iter()).session(s).await?;
+                        odm.insert_many(m.iter()).session(s).await?;
+                        Ok(())
+                    })
+                },
+            )
             .await;
         }
         // Details first: an interruption leaves details no listing shows, never a main
@@ -188,9 +192,11 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
     pub async fn delete(&self, filter: Filter<D::Main>) -> Result<u64> {
         let filter = filter.into_document(<D::Main as Model>::COLLECTION)?;
         if self.in_transaction().await? {
-            return crate::retry::in_transaction(self.odm, &(*self, filter), |_, s, (me, f)| {
-                Box::pin(me.delete_in(f.clone(), Some(s)))
-            })
+            return crate::transaction::in_transaction(
+                self.odm,
+                &(*self, filter),
+                |_, s, (me, f)| Box::pin(me.delete_in(f.clone(), Some(s))),
+            )
             .await;
         }
         self.delete_in(filter, None).await

@@ -114,7 +114,7 @@ impl<D: Subset> SubsetPair<'_, D> {
     /// written and whose main document it is about to write look like leftovers.
     pub async fn repair(&self) -> Result<SubsetReport> {
         if self.in_transaction().await? {
-            return crate::retry::in_transaction(self.odm, self, |_, s, me| {
+            return crate::transaction::in_transaction(self.odm, self, |_, s, me| {
                 Box::pin(me.repair_in(Some(s)))
             })
             .await;

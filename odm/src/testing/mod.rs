@@ -119,7 +119,7 @@ impl TestDb {
 
     /// The same database, its handle working with the models of `catalog` only (see
     /// [`Odm::with_catalog`]).
-    pub fn with_catalog(mut self, catalog: crate::schema::Catalog) -> Self {
+    pub fn with_catalog(mut self, catalog: crate::catalog::Catalog) -> Self {
         self.odm = self.odm.clone().with_catalog(catalog);
         self
     }

@@ -45,7 +45,7 @@ pub(crate) async fn delete_nodes<T: Model>(
     match session {
         Some(s) => job.run::<T>(odm, Some(s)).await,
         None if node::transactional(odm, crate::transaction::TransactionMode::Auto).await? => {
-            crate::retry::in_transaction(odm, &job, |odm, session, job| {
+            crate::transaction::in_transaction(odm, &job, |odm, session, job| {
                 Box::pin(job.run::<T>(odm, Some(session)))
             })
             .await

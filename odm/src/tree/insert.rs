@@ -87,7 +87,7 @@ pub(crate) async fn insert_nodes<T: Model>(
         Some(s) => job.run(odm, true, Some(s)).await,
         None if job.outside.is_empty() => job.run(odm, false, None).await,
         None if node::transactional(odm, TransactionMode::Auto).await? => {
-            crate::retry::in_transaction(odm, &job, |odm, session, job| {
+            crate::transaction::in_transaction(odm, &job, |odm, session, job| {
                 Box::pin(job.run(odm, true, Some(session)))
             })
             .await

@@ -41,7 +41,7 @@ pub(crate) use maintain::TreeRule;
 pub use moves::{MoveNode, Moved};
 pub use verify::{TreeIssue, TreeReport, VerifyTree};
 
-pub use crate::schema::{DeleteRule, TreeInfo};
+pub use crate::catalog::{DeleteRule, TreeInfo};
 
 /// A model stored as a tree (`#[odm(tree)]`); the derive implements it.
 #[diagnostic::on_unimplemented(
@@ -87,7 +87,7 @@ pub(crate) fn encode_id<T: Model>(what: &str, id: &impl Value<T::Id>) -> Result<
         what: what.to_owned(),
         message: e.to_string(),
     })?;
-    crate::keys::check_value(T::COLLECTION, what, &id)?;
+    crate::key_check::check_value(T::COLLECTION, what, &id)?;
     Ok(id)
 }
 

@@ -126,7 +126,7 @@ impl<'a, T: TreeModel> MoveNode<'a, T> {
         if !node::transactional(self.odm, self.mode).await? {
             return plan.run::<T>(self.odm, false, None).await;
         }
-        crate::retry::in_transaction(self.odm, &plan, |odm, session, plan| {
+        crate::transaction::in_transaction(self.odm, &plan, |odm, session, plan| {
             Box::pin(plan.run::<T>(odm, true, Some(session)))
         })
         .await

@@ -37,7 +37,7 @@ use crate::{Error, Model, Odm, Result};
 
 pub(crate) use maintain::Kept;
 
-pub use crate::schema::Stamps;
+pub use crate::catalog::Stamps;
 
 /// The integer types a version field may have.
 #[diagnostic::on_unimplemented(
@@ -245,7 +245,7 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
             T::COLLECTION
         )));
     }
-    let schema_field = schema.map(|_| crate::versions::VERSION_FIELD);
+    let schema_field = schema.map(|_| crate::migrations::VERSION_FIELD);
     for (op, fields) in update.iter() {
         let Bson::Document(fields) = fields else {
             continue;

@@ -36,7 +36,7 @@ fn malformed(key: Option<&Bson>, path: &str, message: impl Into<String>) -> Erro
 impl Intent {
     /// Reads `doc`: a typed [`Error::Decode`] naming the intent's `_id` and the field when it
     /// is not what the ODM writes, or names a source or copy this program does not declare.
-    pub(super) fn read(catalog: &crate::schema::Catalog, doc: &Document) -> Result<Intent> {
+    pub(super) fn read(catalog: &crate::catalog::Catalog, doc: &Document) -> Result<Intent> {
         let key = doc.get("_id");
         let Some(Bson::Document(parts)) = key else {
             return Err(malformed(

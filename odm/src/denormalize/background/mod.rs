@@ -61,7 +61,7 @@ pub(crate) fn any(copies: &[CopyInfo]) -> bool {
 }
 
 /// The background copies taken from `source`, by name.
-fn background_copies(catalog: &crate::schema::Catalog, source: &str) -> Vec<CopyInfo> {
+fn background_copies(catalog: &crate::catalog::Catalog, source: &str) -> Vec<CopyInfo> {
     catalog
         .copies_from(source)
         .iter()

@@ -117,7 +117,7 @@ pub(crate) async fn update_and_record<T: Model>(
     require_transactions(odm, T::COLLECTION).await?;
     let inside = mode != TransactionMode::Never;
     let context = (&filter, &update, &now, &background, many, inside);
-    let (result, values) = crate::retry::in_transaction(
+    let (result, values) = crate::transaction::in_transaction(
         odm,
         &context,
         |odm, s, (filter, update, now, background, many, inside)| {
@@ -159,7 +159,7 @@ pub(crate) async fn replace_and_record<T: Model>(
         None => {
             require_transactions(odm, T::COLLECTION).await?;
             let context = (&filter, &replacement, upsert, &copies);
-            crate::retry::in_transaction(
+            crate::transaction::in_transaction(
                 odm,
                 &context,
                 |odm, s, (filter, replacement, upsert, copies)| {
@@ -255,7 +255,7 @@ pub(crate) async fn find_and_modify_and_record<T: Model>(
 ) -> Result<Option<bson::RawDocumentBuf>> {
     require_transactions(odm, T::COLLECTION).await?;
     let context = (&filter, &update, &options, copies);
-    crate::retry::in_transaction(
+    crate::transaction::in_transaction(
         odm,
         &context,
         |odm, s, (filter, update, options, copies)| {
@@ -302,7 +302,7 @@ pub(crate) async fn record_after_write(
         None => {
             require_transactions(odm, source).await?;
             let context = (&sources, copies);
-            crate::retry::in_transaction(odm, &context, |odm, s, (sources, copies)| {
+            crate::transaction::in_transaction(odm, &context, |odm, s, (sources, copies)| {
                 Box::pin(record(odm, source, *sources, copies, s))
             })
             .await

@@ -24,7 +24,7 @@ impl Change {
     pub(super) fn update(
         &self,
         ids: &[Bson],
-        stamps: crate::schema::Stamps,
+        stamps: crate::catalog::Stamps,
     ) -> UpdateModifications {
         let mut update = match self {
             // DBRefs whatever their fields' order: a pipeline testing each element.
@@ -80,7 +80,7 @@ pub(super) struct Matching {
     /// The holders' version and `updated_at`, which a rule's write of a reference updates:
     /// a stale replacement of a holder is then a conflict, and does not bring back the
     /// reference the rule removed.
-    pub(super) stamps: crate::schema::Stamps,
+    pub(super) stamps: crate::catalog::Stamps,
 }
 
 impl Matching {
@@ -166,7 +166,7 @@ mod tests {
                 ids: ids.clone(),
                 dbref: Some((target, many, "d".repeat(60))),
                 kind: None,
-                stamps: crate::schema::Stamps::NONE,
+                stamps: crate::catalog::Stamps::NONE,
             };
             let change = Change::Pull {
                 path: "mentions".into(),
@@ -178,7 +178,7 @@ mod tests {
             assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), ids.len());
             for chunk in chunks {
                 let filter = holders.filter(chunk.clone());
-                let update = match change.update(&chunk, crate::schema::Stamps::NONE) {
+                let update = match change.update(&chunk, crate::catalog::Stamps::NONE) {
                     UpdateModifications::Document(d) => Bson::Document(d),
                     UpdateModifications::Pipeline(p) => {
                         Bson::Array(p.into_iter().map(Bson::Document).collect())

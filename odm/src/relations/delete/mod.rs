@@ -25,11 +25,11 @@ pub use crate::error::DeleteRestricted;
 
 /// Whether a delete from `collection` has rules to apply: a reference into it, or a summary
 /// of its documents kept elsewhere (pulled when they go).
-pub(crate) fn has_rules(catalog: &crate::schema::Catalog, collection: &str) -> bool {
+pub(crate) fn has_rules(catalog: &crate::catalog::Catalog, collection: &str) -> bool {
     let summarized = catalog.copies_from(collection).iter().any(|c| {
         matches!(
             c.kind,
-            crate::schema::CopyKind::Summary { .. } | crate::schema::CopyKind::Latest { .. }
+            crate::catalog::CopyKind::Summary { .. } | crate::catalog::CopyKind::Latest { .. }
         )
     });
     summarized || !catalog.references_to(collection).is_empty()
@@ -94,7 +94,7 @@ pub(crate) async fn delete_with_rules(
             return Ok(execute(odm, plan, Some(s)).await?.0);
         }
         None if odm.supports_transactions().await? => {
-            let outcome = crate::retry::in_transaction(
+            let outcome = crate::transaction::in_transaction(
                 odm,
                 &(collection, &filter, many),
                 |odm, s, (collection, filter, many)| {

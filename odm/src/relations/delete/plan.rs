@@ -269,7 +269,7 @@ async fn plan_copies(
                         ids: ids.to_vec(),
                         dbref: None,
                         kind: copy.dependent_kind,
-                        stamps: crate::schema::Stamps::NONE,
+                        stamps: crate::catalog::Stamps::NONE,
                     },
                     Change::Pull {
                         path: copy.path.clone(),
@@ -291,7 +291,7 @@ async fn plan_copies(
                     ids: ids.to_vec(),
                     dbref: None,
                     kind: copy.dependent_kind,
-                    stamps: crate::schema::Stamps::NONE,
+                    stamps: crate::catalog::Stamps::NONE,
                 };
                 if *optional {
                     plan.summaries.push(plan.updates.len());
@@ -453,7 +453,7 @@ async fn plan_references(
 
 /// The change of a `nullify` rule: the id pulled from an array of references, or the single
 /// reference set to `null` with the copies taken through it cleared.
-fn nullify(odm: &Odm, r: &crate::schema::ReferenceInfo) -> Change {
+fn nullify(odm: &Odm, r: &crate::catalog::ReferenceInfo) -> Change {
     if r.kind == RefKind::Many {
         return Change::Pull {
             path: r.path.clone(),

@@ -1,6 +1,6 @@
 //! The routes of copies: taken on insert, cascaded from the model, written into it.
 
-use crate::schema::CopyKind;
+use crate::catalog::CopyKind;
 
 use super::Routes;
 

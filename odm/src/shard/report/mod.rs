@@ -1,7 +1,7 @@
 //! The routes of a model's report, section by section: what each generated operation sends.
 
+use crate::catalog::Catalog;
 use crate::model::Model;
-use crate::schema::Catalog;
 
 use super::routing::{Route, RoutingReport};
 

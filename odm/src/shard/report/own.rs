@@ -1,7 +1,7 @@
 //! The routes of a model's own operations, its tree's included.
 
+use crate::catalog::CopyKind;
 use crate::model::Model;
-use crate::schema::CopyKind;
 
 use super::Routes;
 
@@ -156,10 +156,10 @@ pub(super) fn tree_routes<T: Model>(out: &mut Routes<'_>) {
 }
 
 /// A tree's delete: the ids read, then its rule's commands, then the nodes deleted.
-fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::schema::TreeInfo) {
+fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::catalog::TreeInfo) {
     let (c, model) = (out.c, out.model.clone());
     let deleted = match tree.on_delete {
-        crate::schema::DeleteRule::Restrict => vec![(
+        crate::catalog::DeleteRule::Restrict => vec![(
             "restrict: their children counted",
             format!(
                 "aggregate {c} {{ {}: {{ $in: <ids> }}, _id: {{ $nin: <ids> }} }}",
@@ -167,7 +167,7 @@ fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::schema::TreeInfo) {
             ),
             vec![tree.parent],
         )],
-        crate::schema::DeleteRule::Cascade => vec![(
+        crate::catalog::DeleteRule::Cascade => vec![(
             "cascade: the nodes and their subtrees",
             format!(
                 "delete {c} {{ $or: [{{ _id: {{ $in: <ids> }} }}, {{ {}: {{ $in: <ids> }} }}] }}",
@@ -175,7 +175,7 @@ fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::schema::TreeInfo) {
             ),
             vec![],
         )],
-        crate::schema::DeleteRule::Lift => vec![
+        crate::catalog::DeleteRule::Lift => vec![
             (
                 "lift: the nodes pulled from their descendants' ancestors",
                 format!("update {c} {{ {}: {{ $in: <ids> }} }}", tree.ancestors),

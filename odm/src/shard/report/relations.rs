@@ -1,7 +1,7 @@
 //! The routes of references: populate, two-way moves, delete rules.
 
+use crate::catalog::{CopyKind, OnDelete};
 use crate::model::Model;
-use crate::schema::{CopyKind, OnDelete};
 
 use super::Routes;
 

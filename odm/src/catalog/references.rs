@@ -56,7 +56,7 @@ pub struct ReferenceInfo {
     /// delete rule then applies to documents of that kind only.
     pub from_kind: Option<crate::kind::Kind>,
     /// The holder's version and timestamp fields, which a delete rule's write updates.
-    pub from_stamps: crate::schema::Stamps,
+    pub from_stamps: crate::catalog::Stamps,
 }
 
 impl ReferenceInfo {
@@ -85,14 +85,14 @@ impl ReferenceInfo {
             max: None,
             dbref: None,
             from_kind: None,
-            from_stamps: crate::schema::Stamps::NONE,
+            from_stamps: crate::catalog::Stamps::NONE,
         }
     }
 
     /// Used by the generated code: the holder keeps a version or `updated_at`, which the
     /// writes of a delete rule update like any other write of the document.
     #[doc(hidden)]
-    pub fn stamped(mut self, stamps: crate::schema::Stamps) -> Self {
+    pub fn stamped(mut self, stamps: crate::catalog::Stamps) -> Self {
         self.from_stamps = stamps;
         self
     }

@@ -1,9 +1,15 @@
-//! The caller's transactions: [`Odm::transaction`] runs a body of ODM operations in one
-//! transaction, with the retries the ODM's own transactions get (see `retry`).
+//! Transactions: the caller's ([`Odm::transaction`] runs a body of ODM operations in one
+//! transaction, its attempts handed a [`Tx`]) and the ODM's own, both retried when the server
+//! says to (see `retry`), and whether an operation runs in one ([`TransactionMode`]).
 
-use crate::retry::{transaction_loop, Tx};
+mod retry;
+
 use crate::{Error, Odm, Result};
 use futures_util::future::BoxFuture;
+pub use retry::Tx;
+pub(crate) use retry::{
+    cut_off, in_transaction, transaction_loop, unsupported, wait, worth_aborting,
+};
 
 /// Whether a multi-document operation runs in a transaction.
 ///

@@ -47,15 +47,15 @@ macro_rules! transaction_loop {
         let mut held: Option<$crate::contention::Held> = None;
         'transaction: loop {
             attempt += 1;
-            let mut $tx = $crate::retry::Tx::begin(odm, $operation, attempt).await?;
+            let mut $tx = $crate::transaction::Tx::begin(odm, $operation, attempt).await?;
             let value = match $body {
                 Ok(value) => value,
                 Err(e) => {
-                    let e = $crate::retry::unsupported($operation, e);
-                    if $crate::retry::worth_aborting(&e) {
+                    let e = $crate::transaction::unsupported($operation, e);
+                    if $crate::transaction::worth_aborting(&e) {
                         let _ = $tx.session.abort_transaction().await;
                     } else if e.is_outcome_unknown() {
-                        $crate::retry::cut_off(odm, &$tx.session);
+                        $crate::transaction::cut_off(odm, &$tx.session);
                     }
                     if e.is_transient()
                         && ($crate::contention::queue_behind(
@@ -66,7 +66,7 @@ macro_rules! transaction_loop {
                             deadline,
                         )
                         .await
-                            || $crate::retry::wait(start, deadline, attempt).await)
+                            || $crate::transaction::wait(start, deadline, attempt).await)
                     {
                         continue 'transaction;
                     }
@@ -86,7 +86,7 @@ macro_rules! transaction_loop {
                     // server answers for the same transaction) and decides it.
                     continue;
                 }
-                if e.is_transient() && $crate::retry::wait(start, deadline, attempt).await {
+                if e.is_transient() && $crate::transaction::wait(start, deadline, attempt).await {
                     continue 'transaction;
                 }
                 break 'transaction Err(e);

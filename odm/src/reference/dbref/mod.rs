@@ -445,7 +445,7 @@ pub(crate) fn pull_pipeline(
     collection: &str,
     ids: Vec<Bson>,
     database: Option<&str>,
-    stamps: crate::schema::Stamps,
+    stamps: crate::catalog::Stamps,
 ) -> Vec<Document> {
     let field = format!("${path}");
     let mut set = Document::new();

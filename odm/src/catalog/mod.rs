@@ -4,10 +4,10 @@
 //! behaviour modules (index sync, populate, delete rules, cascades) read it, and it reads none
 //! of them.
 
-mod catalog;
 mod copies;
 mod index;
 mod references;
+mod set;
 mod shard;
 mod shard_values;
 mod stamps;
@@ -15,10 +15,10 @@ mod time_series;
 mod tree;
 mod version;
 
-pub use catalog::Catalog;
 pub use copies::{sub_path, CopyInfo, CopyKind, ValueCheck};
 pub use index::{IndexKey, IndexSpec};
 pub use references::{OnDelete, RefKind, ReferenceInfo};
+pub use set::Catalog;
 pub use shard::{Segment, ShardKey, ShardOrder};
 pub(crate) use shard_values::{fill_segment, pin_key};
 pub use stamps::Stamps;

@@ -5,8 +5,8 @@
 //! `_v` (or none, which is version 1) is upgraded in memory, one version at a time, before it
 //! is decoded. [`Migrations`] runs ordered, recorded, once-only steps over the database.
 
-mod migrations;
+mod run;
 
-pub use migrations::{MigrationReport, Migrations};
+pub use run::{MigrationReport, Migrations};
 
-pub use crate::schema::{SchemaVersion, VERSION_FIELD};
+pub use crate::catalog::{SchemaVersion, VERSION_FIELD};

@@ -1,5 +1,5 @@
 //! A model's schema version, as the derive declares it (the upgrades run when decoding, the
-//! migrations in `versions`).
+//! migrations in `migrations`).
 
 /// The field holding a document's schema version.
 pub const VERSION_FIELD: &str = "_v";
