@@ -332,11 +332,9 @@ const LAYERS: &[(usize, &[&str])] = &[
 /// The imports that still go up a layer, `(from, to)` by top-level module: they may go (then
 /// remove the line), never come back, and no other may join them.
 const UPWARD: &[(&str, &str)] = &[
-    ("positional", "model"),
     ("rules", "populate"),
     ("rules", "reference"),
     ("catalog", "validator"),
-    ("tree", "ops"),
 ];
 
 #[test]

@@ -166,3 +166,12 @@ impl<Root: Model, T, M> Field<Root, T, M> {
         Ok(Field::trusted(path))
     }
 }
+
+/// An embedded type is an element of the arrays that hold it: its paths from an element.
+impl<E: Embed> crate::positional::ArrayElement for E {
+    type Paths<Root, M> = E::Paths<Root, E, M, M>;
+
+    fn element_paths<Root, M>(field: Field<Root, Self, M>) -> Self::Paths<Root, M> {
+        E::paths(field)
+    }
+}

@@ -35,14 +35,6 @@ pub trait ArrayElement: Sized {
     fn element_paths<Root, M>(field: Field<Root, Self, M>) -> Self::Paths<Root, M>;
 }
 
-impl<E: crate::Embed> ArrayElement for E {
-    type Paths<Root, M> = E::Paths<Root, E, M, M>;
-
-    fn element_paths<Root, M>(field: Field<Root, Self, M>) -> Self::Paths<Root, M> {
-        E::paths(field)
-    }
-}
-
 macro_rules! scalar_elements {
     ($($t:ty),*) => { $(
         impl ArrayElement for $t {

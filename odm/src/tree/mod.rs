@@ -32,9 +32,7 @@ use bson::{doc, Bson, Document, RawDocumentBuf};
 use futures_util::TryStreamExt;
 
 use crate::model::Model;
-use crate::ops::Find;
 use crate::path::Value;
-use crate::query::Filter;
 use crate::{Error, Odm, Result};
 
 pub(crate) use maintain::TreeRule;
@@ -67,7 +65,7 @@ impl Odm {
 /// The tree operations of one model, from [`Odm::tree`]. Cheap to copy.
 #[derive(Debug)]
 pub struct Tree<'a, T> {
-    odm: &'a Odm,
+    pub(crate) odm: &'a Odm,
     _model: PhantomData<fn() -> T>,
 }
 
@@ -92,42 +90,6 @@ pub(crate) fn encode_id<T: Model>(what: &str, id: &impl Value<T::Id>) -> Result<
 }
 
 impl<'a, T: TreeModel> Tree<'a, T> {
-    fn find(&self, filter: Result<Document>) -> Find<'a, T> {
-        let filter = match filter {
-            Ok(doc) => Filter::raw(doc),
-            Err(e) => Filter::from_parts(
-                Document::new(),
-                Some(crate::query::Deferred {
-                    what: "node id".to_owned(),
-                    message: e.to_string(),
-                }),
-            ),
-        };
-        Find::new(self.odm, filter)
-    }
-
-    /// The nodes whose parent is `id`: one `find` `{parent: id}` on the `parent_1`
-    /// index (plus `getMore`s past the first batch). A builder: sort, limit, project, populate.
-    pub fn children(&self, id: impl Value<T::Id>) -> Find<'a, T> {
-        let filter =
-            encode_id::<T>("node id", &id).map(|id| crate::literal::eq(T::INFO.parent, id));
-        self.find(filter)
-    }
-
-    /// Every node below `id`, at any depth (the seed's `find({ancestors: "1920s"})`): one
-    /// `find` `{ancestors: id}` on the multikey `ancestors_1` index.
-    pub fn descendants(&self, id: impl Value<T::Id>) -> Find<'a, T> {
-        let filter =
-            encode_id::<T>("node id", &id).map(|id| crate::literal::eq(T::INFO.ancestors, id));
-        self.find(filter)
-    }
-
-    /// The nodes without a parent: one `find` `{parent: null}` (a missing parent is
-    /// `null` to MongoDB).
-    pub fn roots(&self) -> Find<'a, T> {
-        self.find(Ok(crate::literal::eq(T::INFO.parent, Bson::Null)))
-    }
-
     /// The ancestors of `id`, root first, ending with its parent (empty for a root): one
     /// `aggregate`, `$match` on the node and `$lookup` of its `ancestors` by `_id`.
     ///

@@ -1,6 +1,8 @@
 //! The operations of the [`Odm`] handle: each returns the builder of its operation (its
 //! state, constructors and settings are the engine's).
 
+mod tree;
+
 use crate::engine::Odm;
 use crate::model::Model;
 use crate::ops::{
