@@ -4,17 +4,10 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Fields, Ident, Type};
+use syn::{DeriveInput, Ident, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::ref_inner;
-
-enum Target<'a> {
-    /// `Book(Ref<Book>)`
-    Model(&'a Ident, &'a Type),
-    /// `Other(DbRef)`: DBRefs to any other collection.
-    Other(&'a Ident),
-}
+use crate::model::poly::{parse, Target};
 
 pub fn expand(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
@@ -27,66 +20,6 @@ pub fn expand(input: &DeriveInput) -> TokenStream {
         }
         _ => errors.unwrap_or_default(),
     }
-}
-
-/// The enum's targets, its misuses reported to `cx`; `None` when nothing can be generated (not
-/// an enum, or a generic one).
-fn parse<'a>(input: &'a DeriveInput, cx: &Ctxt) -> Option<Vec<Target<'a>>> {
-    let ident = &input.ident;
-    let Data::Enum(data) = &input.data else {
-        cx.error_spanned_by(
-            ident,
-            "`PolyRef` is derived for an enum whose variants each hold a `Ref` to one model: `enum Subject { Book(Ref<Book>), Author(Ref<Author>) }`",
-        );
-        return None;
-    };
-    if !input.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &input.generics,
-            "`PolyRef` cannot be derived for a generic enum: its targets must be known",
-        );
-        // Nothing is generated: impls without the parameters would only add errors.
-        return None;
-    }
-    let mut targets = Vec::new();
-    for v in &data.variants {
-        let ty = match &v.fields {
-            Fields::Unnamed(f) if f.unnamed.len() == 1 => &f.unnamed[0].ty,
-            _ => {
-                cx.error_spanned_by(
-                    &v.ident,
-                    format!(
-                        "each variant of a polymorphic reference holds a reference to one model, `{0}(Ref<{0}>)`, or is the catch-all `Other(DbRef)`",
-                        v.ident
-                    ),
-                );
-                continue;
-            }
-        };
-        if let Some(model) = ref_inner(ty) {
-            targets.push(Target::Model(&v.ident, model));
-        } else if is_dbref(ty) {
-            if targets.iter().any(|t| matches!(t, Target::Other(_))) {
-                cx.error_spanned_by(
-                    &v.ident,
-                    "a polymorphic reference has at most one catch-all variant holding `DbRef`",
-                );
-            }
-            targets.push(Target::Other(&v.ident));
-        } else {
-            cx.error_spanned_by(
-                ty,
-                "a variant of a polymorphic reference holds `Ref<Model>` (or `DbRef`, the catch-all for DBRefs to other collections)",
-            );
-        }
-    }
-    if data.variants.is_empty() {
-        cx.error_spanned_by(
-            ident,
-            "a polymorphic reference has at least one target: a variant holding `Ref<Model>`",
-        );
-    }
-    Some(targets)
 }
 
 /// A model target: its variant, the type naming it (`TargetOf<Enum, i>`) and its index.
@@ -349,10 +282,4 @@ fn populate_impls(ident: &Ident, models: &[ModelTarget<'_>]) -> TokenStream {
 
         #(#has)*
     }
-}
-
-/// `DbRef` by its last path segment.
-fn is_dbref(ty: &Type) -> bool {
-    matches!(ty, Type::Path(tp) if tp.qself.is_none()
-        && tp.path.segments.last().is_some_and(|s| s.ident == "DbRef" && s.arguments.is_empty()))
 }

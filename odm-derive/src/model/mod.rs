@@ -7,6 +7,7 @@ pub mod case;
 pub mod check;
 pub mod counters;
 pub mod kinds;
+pub mod poly;
 pub mod shard;
 pub mod soft_delete;
 pub mod subset;
