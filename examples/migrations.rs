@@ -71,7 +71,7 @@ async fn run() -> odm::Result<()> {
     }
     steps.sent();
 
-    fn migrate(odm: &Odm) -> odm::Migrations<'_> {
+    fn migrate(odm: &Odm) -> odm::migrations::Migrations<'_> {
         odm.migrations()
             .add(1, "store every person at version 3", |odm| async move {
                 let old =

@@ -10,8 +10,8 @@ mod common;
 
 use common::{list, say};
 use futures_util::TryStreamExt;
+use odm::paging::{Page, PageToken};
 use odm::prelude::*;
-use odm::{Page, PageToken};
 
 #[derive(Model, Serialize, Deserialize, Debug, Clone)]
 #[odm(collection = "authors")]

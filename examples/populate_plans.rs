@@ -61,7 +61,7 @@ async fn main() {
 }
 
 /// Three levels: parts, their suppliers, the suppliers' regions.
-fn three_levels() -> odm::Populate<Product, Part> {
+fn three_levels() -> odm::populate::Populate<Product, Part> {
     Product::parts()
         .populate()
         .then(Part::supplier().populate().then(Supplier::region()))

@@ -203,7 +203,8 @@ mod shadowed {
     }
 }
 
-use odm::{Each, Field, IndexKey, Model, Single};
+use odm::index::IndexKey;
+use odm::{Each, Field, Model, Single};
 use shadowed::{Book, HostHour, LoanRecord};
 
 #[test]

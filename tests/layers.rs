@@ -547,3 +547,29 @@ fn one_module_file_style() {
         "files beside a folder of their submodules (move each to the folder's mod.rs): {mixed:?}"
     );
 }
+
+/// One public path per item: the crate root re-exports only from private modules (a public
+/// module's items are reached through it), besides the prelude and the generated code's
+/// hidden module.
+#[test]
+fn one_public_path_per_item() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../odm/src/lib.rs");
+    let lib = std::fs::read_to_string(root).expect("read lib.rs");
+    let public: BTreeSet<&str> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .map(|l| l.trim_end_matches(';').trim_end_matches(" {"))
+        .collect();
+    let twice: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub use "))
+        .filter(|l| {
+            let module = l.split("::").next().unwrap_or("");
+            public.contains(module)
+        })
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "items re-exported at the root from a public module, so reachable by two paths: {twice:?}"
+    );
+}

@@ -13,7 +13,7 @@ use common::{sent, stored, stored_one};
 use odm::bson::{doc, Bson, DateTime, Document};
 use odm::prelude::*;
 use odm::testing::TestDb;
-use odm::Validated;
+use odm::validator::Validated;
 
 // ANCHOR: versioned
 /// Version 1 stored `name: "Ada Lovelace"`; version 2 split it; version 3 added `born`.
@@ -276,7 +276,10 @@ async fn records(db: &TestDb) -> Vec<Document> {
 async fn migrations_run_in_order_once_and_are_recorded() -> odm::Result<()> {
     let db = common::db().await?;
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
-    fn migrations(odm: &Odm, order: Arc<std::sync::Mutex<Vec<u32>>>) -> odm::Migrations<'_> {
+    fn migrations(
+        odm: &Odm,
+        order: Arc<std::sync::Mutex<Vec<u32>>>,
+    ) -> odm::migrations::Migrations<'_> {
         let (a, b) = (order.clone(), order);
         odm.migrations()
             .add(2, "second", move |_| {
@@ -327,7 +330,11 @@ async fn a_failed_migration_stops_the_run_and_is_resumed_by_the_next() -> odm::R
     let db = common::db().await?;
     let tries = Arc::new(AtomicUsize::new(0));
     let third = Arc::new(AtomicUsize::new(0));
-    fn run(odm: &Odm, tries: Arc<AtomicUsize>, third: Arc<AtomicUsize>) -> odm::Migrations<'_> {
+    fn run(
+        odm: &Odm,
+        tries: Arc<AtomicUsize>,
+        third: Arc<AtomicUsize>,
+    ) -> odm::migrations::Migrations<'_> {
         odm.migrations()
             .add(1, "first", |_| async { Ok(()) })
             .add(2, "flaky", move |_| {

@@ -9,9 +9,9 @@ use std::collections::HashSet;
 
 use futures_util::TryStreamExt;
 use odm::bson::{doc, Bson, Document};
+use odm::paging::{Page, PageToken};
 use odm::prelude::*;
 use odm::testing::TestDb;
-use odm::{Page, PageToken};
 
 #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[odm(collection = "writers")]

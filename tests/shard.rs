@@ -223,19 +223,19 @@ async fn sync_creates_the_key_index_and_shards_only_on_a_mongos() {
 
 #[tokio::test]
 async fn the_shard_collection_command_names_the_declared_key() {
-    let key = <Product as odm::Model>::SHARD_KEY.unwrap();
+    let key = <Product as odm::Model>::entry().shard_key.unwrap();
     assert_eq!(
         shard_collection_command("shop", "products", &key),
         doc! { "shardCollection": "shop.products", "key": { "category": 1 } }
     );
-    let key = <LogMsg as odm::Model>::SHARD_KEY.unwrap();
+    let key = <LogMsg as odm::Model>::entry().shard_key.unwrap();
     assert_eq!(
         shard_collection_command("ops", "logmsg", &key),
         doc! { "shardCollection": "ops.logmsg", "key": { "host": 1, "time": 1 } }
     );
-    let key = <Host as odm::Model>::SHARD_KEY.unwrap();
+    let key = <Host as odm::Model>::entry().shard_key.unwrap();
     assert_eq!(key.key_document(), doc! { "_id": 1 });
-    assert!(<Part as odm::Model>::SHARD_KEY.is_none());
+    assert!(<Part as odm::Model>::entry().shard_key.is_none());
 }
 
 #[tokio::test]
@@ -632,7 +632,7 @@ async fn a_tree_move_names_the_shard_keys_of_the_node_and_its_new_parent() -> od
 /// an upsert is refused without it, the routing report routes what names it.
 #[tokio::test]
 async fn a_key_inside_an_embedded_document_is_pinned_by_its_path() {
-    let key = <Event as odm::Model>::SHARD_KEY.unwrap();
+    let key = <Event as odm::Model>::entry().shard_key.unwrap();
     assert_eq!(key.key_document(), doc! { "source.host": 1, "at": 1 });
     assert_eq!(
         shard_collection_command("ops", "events", &key),
@@ -712,7 +712,7 @@ async fn a_key_inside_an_embedded_document_is_pinned_by_its_path() {
 
 #[tokio::test]
 async fn a_key_through_renamed_embedded_fields_uses_the_stored_path() {
-    let key = <Visit as odm::Model>::SHARD_KEY.unwrap();
+    let key = <Visit as odm::Model>::entry().shard_key.unwrap();
     assert_eq!(key.key_document(), doc! { "origin.hostName": 1 });
 
     let db = common::db().await.unwrap();

@@ -9,9 +9,9 @@ mod common;
 
 use common::{sent_filter, stored_one};
 use odm::bson::doc;
+use odm::index::IndexKey;
 use odm::prelude::*;
 use odm::shard::{shard_collection_command, RoutingReport, ShardSync};
-use odm::IndexKey;
 
 /// Uploads spread at random over the shards by their user.
 #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -25,7 +25,7 @@ struct Upload {
 
 #[test]
 fn the_key_and_its_index_are_hashed() {
-    let key = <Upload as odm::Model>::SHARD_KEY.unwrap();
+    let key = <Upload as odm::Model>::entry().shard_key.unwrap();
     assert_eq!(key.key_document(), doc! { "user": "hashed" });
     assert_eq!(
         shard_collection_command("app", "uploads", &key),

@@ -11,8 +11,8 @@ use common::{last_command, sent, stored};
 use futures_util::future::try_join_all;
 use odm::bson::{doc, Bson, Document};
 use odm::keyed::escape_key;
+use odm::keyed::Keyed;
 use odm::prelude::*;
-use odm::Keyed;
 
 #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
 struct Referrer {

@@ -41,18 +41,13 @@ odm::__private::inventory::submit! {
         type_name: "RefusedSeries",
         module: module_path!(),
         collection: "refused_series",
-        indexes: Vec::new,
-        references: Vec::new,
-        copies: Vec::new,
-        validator: None,
-        shard_key: None,
         time_series: Some(odm::__private::TimeSeriesEntry {
             collection: "refused_series",
             time: "at",
             meta: None,
             granularity: Some("fortnights"),
         }),
-        soft_delete: None,
+        ..odm::__private::ModelEntry::NONE
     }
 }
 

@@ -14,8 +14,8 @@ use std::collections::HashMap;
 
 use crate::common::{say, Steps};
 use odm::bson::{doc, Document};
+use odm::keyed::Keyed;
 use odm::prelude::*;
-use odm::Keyed;
 
 // ANCHOR: solution_a
 #[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]

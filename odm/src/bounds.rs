@@ -18,7 +18,7 @@ use crate::{Error, Model, Result};
 /// (`$each`) than the bound, unless a `$slice` keeps the array within it.
 pub(crate) fn guards_for<T: Model>(update: &Document, typed: &[Guard]) -> Result<Vec<Guard>> {
     let mut guards = typed.to_vec();
-    for &(path, max) in T::bounded_arrays() {
+    for &(path, max) in (T::entry().bounds)() {
         for op in ["$set", "$setOnInsert"] {
             if let Some(Bson::Array(items)) = value_of(update, op, path) {
                 if items.len() > max as usize {

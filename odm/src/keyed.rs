@@ -32,7 +32,7 @@ use crate::path::Field;
 ///
 /// ```
 /// # use std::collections::HashMap;
-/// let mut referrers = odm::Keyed::<HashMap<String, i64>>::default();
+/// let mut referrers = odm::keyed::Keyed::<HashMap<String, i64>>::default();
 /// referrers.insert("google.com".to_owned(), 4);
 /// let stored = odm::bson::serialize_to_document(&referrers).unwrap();
 /// assert_eq!(stored, odm::bson::doc! { "google%2Ecom": 4_i64 });
@@ -113,7 +113,7 @@ impl<K: Ord, V> KeyedMap for BTreeMap<K, V> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a string-like map key",
     label = "the keys of a map stored as a document become field names",
-    note = "a map field addressed by key (`Keyed<HashMap<String, V>>`) has string-like keys: `String`, `Box<str>`, `Arc<str>`, or a type implementing `odm::MapKey`; store other keys as an array of `{{key, value}}` documents"
+    note = "a map field addressed by key (`Keyed<HashMap<String, V>>`) has string-like keys: `String`, `Box<str>`, `Arc<str>`, or a type implementing `odm::keyed::MapKey`; store other keys as an array of `{{key, value}}` documents"
 )]
 pub trait MapKey: Sized {
     /// The key as a string.
@@ -286,7 +286,7 @@ impl<Root, K, V, Mk> Field<Root, BTreeMap<K, V>, Mk> {
 #[diagnostic::on_unimplemented(
     message = "the keys of a plain `{Self}` are stored as written: they are not paths",
     label = "not a map whose entries have paths",
-    note = "a key such as `google.com` or `$where` would be read as a path or an operator; declare the field `odm::Keyed<HashMap<String, V>>` (or `Keyed<BTreeMap<..>>`, with string-like keys): it stores keys escaped (`google%2Ecom`), reads them back as they were, and gives `key(...)` paths",
+    note = "a key such as `google.com` or `$where` would be read as a path or an operator; declare the field `odm::keyed::Keyed<HashMap<String, V>>` (or `Keyed<BTreeMap<..>>`, with string-like keys): it stores keys escaped (`google%2Ecom`), reads them back as they were, and gives `key(...)` paths",
     note = "keys that are not strings (numbers, dates) are no field names: store such a map as an array of `{{key, value}}` documents"
 )]
 pub trait EscapedKeys {}

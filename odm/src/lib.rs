@@ -62,11 +62,11 @@ mod model;
 pub mod monitor;
 pub mod ops;
 pub mod paging;
-pub mod path;
+mod path;
 mod pipeline;
 pub mod populate;
 pub mod positional;
-pub mod query;
+mod query;
 mod reference;
 mod refusal;
 pub mod relations;
@@ -89,23 +89,15 @@ pub mod testing;
 pub use catalog::{registered_models, Catalog, ModelEntry};
 pub use engine::Odm;
 pub use error::{Error, Result};
-pub use index::{IndexKey, IndexSpec, SyncReport};
-pub use keyed::{Keyed, MapKey};
-pub use migrations::{Migrations, SchemaVersion};
 pub use model::{Embed, Model};
-pub use paging::{Page, PageToken};
 pub use path::{Copied, Each, Field, Numeric, Optional, Single, Value, Writable};
 pub use path::{Elements, Matched, Queryable};
 pub use path::{Kept, ShardKeyed, Stamped};
-pub use populate::{Dangling, Populate, RefPath};
 pub use query::{Filter, Projection, Sort};
 pub use reference::dbref;
 pub use reference::{expanded, DbRef, Expanded, PolyRef, Ref};
-pub use relations::OnDelete;
-pub use subset::{Subset, SubsetPair, SubsetReport};
 pub use transaction::{TransactionMode, Tx};
 pub use update::Update;
-pub use validator::{BsonSchema, Validated};
 
 /// Derives [`Model`] for a struct stored in a collection, or for an enum of kinds (see
 /// [Kinds](#kinds)).
@@ -144,7 +136,7 @@ pub use validator::{BsonSchema, Validated};
 /// - <a id="subset-of"></a>`#[odm(subset_of = "Movie")]`: the model holds the details of the
 ///   model `Movie` (the subset pattern), one document per movie under the same `_id`
 ///   (compile errors: another id type, a main type that is not a model, a model in two pairs).
-///   Implements [`Subset`]; [`Odm::subset`] inserts and deletes both sides together (in a
+///   Implements [`Subset`](subset::Subset); [`Odm::subset`] inserts and deletes both sides together (in a
 ///   transaction when the deployment has them, else details first on insert and last on
 ///   delete), loads the details of many movies with one `$in`, and finds and repairs details
 ///   left without their movie. See [`subset`] for the commands.
@@ -156,7 +148,7 @@ pub use validator::{BsonSchema, Validated};
 ///   (nothing is written back; a failure is [`Error::Decode`] at `_v`). See
 ///   [`migrations`] and [`Odm::migrations`] for rewriting old documents.
 ///
-/// Every model also implements [`Validated`]: its documents as a `$jsonSchema`, which
+/// Every model also implements [`Validated`](validator::Validated): its documents as a `$jsonSchema`, which
 /// [`Odm::sync_validators`] installs (see [`validator`]).
 ///
 /// # Field attributes
@@ -309,8 +301,9 @@ pub use serde;
 // ANCHOR: prelude
 /// The names most programs need: `use odm::prelude::*;`.
 pub mod prelude {
+    pub use crate::populate::Dangling;
     pub use crate::{
-        Dangling, DbRef, Embed, Field, Filter, Model, Odm, PolyRef, Projection, Ref, Sort, Update,
+        DbRef, Embed, Field, Filter, Model, Odm, PolyRef, Projection, Ref, Sort, Update,
     };
     pub use bson::oid::ObjectId;
     pub use serde::{Deserialize, Serialize};

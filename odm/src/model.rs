@@ -24,22 +24,11 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// Name of the collection the documents live in.
     const COLLECTION: &'static str;
 
-    /// For a kind of a polymorphic model (`#[odm(kind_of = "Book")]`): its discriminator, which
-    /// every filter of the kind includes and every insert stores.
-    const KIND: Option<crate::kind::Kind> = None;
-
-    /// For a polymorphic model (an enum of kinds): the discriminator field and its values.
-    const KINDS: Option<crate::kind::Kinds> = None;
-
-    /// For a tree of documents (`#[odm(tree)]`): its parent and ancestors fields.
-    const TREE: Option<crate::catalog::TreeInfo> = None;
-
-    /// For a sharded model (`#[odm(shard_key(...))]`): its shard key, which the ODM's writes
-    /// of a loaded document add to their filters (see [`crate::shard`]).
-    const SHARD_KEY: Option<crate::catalog::ShardKey> = None;
-
     /// The fields the ODM keeps on every write (`#[odm(version)]`, `#[odm(created_at)]`,
-    /// `#[odm(updated_at)]`), by stored name; see the `versioning` module.
+    /// `#[odm(updated_at)]`), by stored name; see the `versioning` module. A constant of the
+    /// trait, like [`Model::SCHEMA_VERSION`], because an enum of kinds computes its own from
+    /// its kinds' (and a kind takes its enum's schema version) while compiling; both are also
+    /// in the model's [entry](Model::entry), with everything else the derive describes.
     #[doc(hidden)]
     const STAMPS: crate::catalog::Stamps = crate::catalog::Stamps::NONE;
     /// For a model with `#[odm(schema_version = N)]`: the version its documents are written
@@ -95,13 +84,6 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     #[doc(hidden)]
     fn bound_violation(&self) -> Option<(&'static str, usize, u32)> {
         None
-    }
-
-    /// The bounded arrays of the model, `(path, bound)`: writes of a whole array and pushes of
-    /// several elements onto them are checked against it before sending.
-    #[doc(hidden)]
-    fn bounded_arrays() -> &'static [(&'static str, u32)] {
-        &[]
     }
 }
 

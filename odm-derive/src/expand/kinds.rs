@@ -159,24 +159,28 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
     let copy_source = copy_source(input, common);
     let validator = validator_items(ident, tag, other, &kinds);
     let version = super::validators::version_const(&attrs.versions);
+    let (version_impl, version_entry) = super::validators::version_parts(&version);
     let model_impl = base_model_impl(
         ident,
         first,
         &collection,
-        tag,
-        &values,
-        other,
-        version,
+        (version, version_impl),
         &kind_types,
         variants,
     );
-    let registration = super::registration(
-        &type_name,
-        &collection,
-        super::EntryParts::plain(
-            quote!(::odm::__private::Option::Some(&<#ident as ::odm::__private::Validated>::SCHEMA)),
-        ),
-    );
+    let schema = quote!(&<#ident as ::odm::__private::Validated>::SCHEMA);
+    let mut parts = super::EntryParts::plain(quote!(::odm::__private::Option::Some(#schema)));
+    parts.stamps = quote!(__ODM_STAMPS);
+    parts.schema_version = version_entry;
+    parts.kinds = quote! {
+        ::odm::__private::Option::Some(::odm::__private::Kinds {
+            field: #tag,
+            values: &[#(#values),*],
+            other: #other,
+        })
+    };
+    parts.bounds = quote!(bounded_arrays);
+    let registration = super::registration(&type_name, &collection, parts);
     let body = quote! {
         impl ::odm::__private::KindBase for #ident {}
         #(#kind_of)*
@@ -218,17 +222,15 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
     }
 }
 
-/// The base's `impl Model`: its kinds' id type and collection, its discriminator and kinds,
-/// and each per-document method answered by the document's kind.
-#[allow(clippy::too_many_arguments)]
+/// The base's `impl Model`: its kinds' id type and collection, and each per-document method
+/// answered by the document's kind (its discriminator and kinds are in its entry). Before it,
+/// the constants its entry names too: `version` (the schema version, and the impl's constant
+/// naming it, `(free, in_impl)`) and the kept fields common to its kinds (`__ODM_STAMPS`).
 fn base_model_impl(
     ident: &Ident,
     first: &Type,
     collection: &str,
-    tag: &str,
-    values: &[&str],
-    other: bool,
-    version: TokenStream,
+    version: (TokenStream, TokenStream),
     kind_types: &[&Type],
     variants: &[Variant<'_>],
 ) -> TokenStream {
@@ -254,21 +256,18 @@ fn base_model_impl(
         quote!(::odm::__private::Model::stamps(__kind)),
         quote!(::odm::__private::Stamps::NONE),
     );
+    let (version, version_impl) = version;
     quote! {
+    #version
+    const __ODM_STAMPS: ::odm::__private::Stamps = ::odm::__private::Stamps::common(&[
+        #(<#kind_types as ::odm::__private::Model>::STAMPS),*
+    ]);
     #[automatically_derived]
     impl ::odm::__private::Model for #ident {
         type Id = <#first as ::odm::__private::Model>::Id;
         const COLLECTION: &'static str = #collection;
-        const KINDS: ::odm::__private::Option<::odm::__private::Kinds> =
-            ::odm::__private::Option::Some(::odm::__private::Kinds {
-                field: #tag,
-                values: &[#(#values),*],
-                other: #other,
-            });
-        #version
-        const STAMPS: ::odm::__private::Stamps = ::odm::__private::Stamps::common(&[
-            #(<#kind_types as ::odm::__private::Model>::STAMPS),*
-        ]);
+        #version_impl
+        const STAMPS: ::odm::__private::Stamps = __ODM_STAMPS;
 
         fn document_version(&self) -> ::odm::__private::Option<i64> {
             #document_version
@@ -301,16 +300,17 @@ fn base_model_impl(
         fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
             #bound_violation
         }
+    }
 
-        fn bounded_arrays() -> &'static [(&'static str, u32)] {
-            static ALL: ::std::sync::OnceLock<::odm::__private::Vec<(&'static str, u32)>> =
-                ::std::sync::OnceLock::new();
-            ALL.get_or_init(|| {
-                ::odm::__private::merge_bounds(&[
-                    #(<#kind_types as ::odm::__private::Model>::bounded_arrays()),*
-                ])
-            })
-        }
+    /// The bounded arrays of every kind.
+    fn bounded_arrays() -> &'static [(&'static str, u32)] {
+        static ALL: ::std::sync::OnceLock<::odm::__private::Vec<(&'static str, u32)>> =
+            ::std::sync::OnceLock::new();
+        ALL.get_or_init(|| {
+            ::odm::__private::merge_bounds(&[
+                #((<#kind_types as ::odm::__private::Model>::entry().bounds)()),*
+            ])
+        })
     }
     }
 }

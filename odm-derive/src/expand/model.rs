@@ -11,8 +11,6 @@ use crate::model::Container;
 
 pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
-    let accessors = paths::model_accessors(cont);
-    let bucket = bucket::bucket_impl(cont);
     let collection = cont.collection_expr();
     let id = cont
         .id_field()
@@ -20,29 +18,29 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
     let (id_ty, id_expr) = paths::id_type_and_getter(id);
     let every_model = every_model_methods(&id_ty, &id_expr);
     let references = references::reference_infos(cont);
-    let inverse_checks = references::inverse_checks(cont);
     let bounds = references::bound_checks(cont);
     let bounded_arrays = references::bounded_arrays(cont);
     let copies = denormalize::copy_infos(cont);
-    let source_fields = denormalize::source_fields(cont);
     let names = paths::names_consts(cont);
-    let embed_checks = embed_check::embed_attribute_checks(cont);
     let validator = validators::registered(cont);
     let tree = tree::tree_items(cont, &id_ty);
     let shard = shard::shard_items(cont);
     let indexes = index_list(cont, tree.as_ref().map(|t| &t.indexes), shard.is_some());
-    let (tree_const, tree_items) = tree.map(|t| (t.model_const, t.items)).unzip();
-    let (shard_const, shard_items) = shard.map(|s| (s.model_const, s.items)).unzip();
+    let (tree_entry, tree_items) = tree.map(|t| (t.entry, t.items)).unzip();
+    let shard_items = shard.map(|s| s.items);
     let (stamp_const, stamp_items) = versioning::stamp_items(cont)
         .map(|s| (s.model_items, s.items))
         .unzip();
+    let stamps_entry = match stamp_items {
+        Some(_) => quote!(__ODM_STAMPS),
+        None => quote!(::odm::__private::Stamps::NONE),
+    };
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
-    let counters = counters::counters_impl(cont);
+    let beside = beside_impl(cont);
 
-    let subset = subset::subset_items(cont);
-    let soft_delete = soft_delete::checks(cont);
-    let version = version_const(cont);
+    let version_item = version_const(cont);
+    let (version, version_entry) = validators::version_parts(&version_item);
     let (kind, indexes, copies, references) =
         kind_scoped(kind_const.is_some(), indexes, copies, references);
     // A model without copies, references or bounded arrays keeps the trait's defaults, and its
@@ -54,22 +52,25 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
         quote!(::odm::__private::ReferenceInfo),
         references,
     );
-    let bounds = bound_methods(bounds, bounded_arrays);
-    let registration = model_registration(cont, references_entry, copies_entry, validator);
+    let (bounds, bounds_fn, bounds_entry) = bound_methods(bounds, bounded_arrays);
+    let lists = Lists {
+        references: references_entry,
+        copies: copies_entry,
+        bounds: bounds_entry,
+    };
+    let mut registration = EntryParts::plain(validator);
+    registration.kind = kind;
+    registration.stamps = stamps_entry;
+    registration.schema_version = version_entry;
+    let registration = model_registration(cont, lists, registration, tree_entry);
     quote! {
         #kind_const
         #kind_items
-        #counters
-        #subset
-        #soft_delete
-        #accessors
-        #embed_checks
-        #inverse_checks
-        #source_fields
-        #bucket
+        #beside
 
         #copies_fn
         #references_fn
+        #bounds_fn
 
         // A free function, so that registering the model does not go through the `Model`
         // impl: a type whose serde derive is missing gets one error, at the impl.
@@ -80,14 +81,12 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
         #tree_items
         #shard_items
         #stamp_items
+        #version_item
 
         #[automatically_derived]
         impl ::odm::__private::Model for #ident {
             type Id = #id_ty;
             const COLLECTION: &'static str = #collection;
-            #kind
-            #tree_const
-            #shard_const
             #stamp_const
             #version
 
@@ -109,28 +108,74 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
     }
 }
 
+/// The items beside the `Model` impl that each feature adds: counters, the subset's pair,
+/// the soft delete's check, the typed paths, the checks of embedded types, inverse references
+/// and copied fields, the bucket.
+fn beside_impl(cont: &Container<'_>) -> TokenStream {
+    let counters = counters::counters_impl(cont);
+    let subset = subset::subset_items(cont);
+    let soft_delete = soft_delete::checks(cont);
+    let accessors = paths::model_accessors(cont);
+    let embed_checks = embed_check::embed_attribute_checks(cont);
+    let inverse_checks = references::inverse_checks(cont);
+    let source_fields = denormalize::source_fields(cont);
+    let bucket = bucket::bucket_impl(cont);
+    quote! {
+        #counters
+        #subset
+        #soft_delete
+        #accessors
+        #embed_checks
+        #inverse_checks
+        #source_fields
+        #bucket
+    }
+}
+
 /// What a model's entry says besides its name, collection and indexes.
 pub(crate) struct EntryParts {
-    references: TokenStream,
-    copies: TokenStream,
-    validator: TokenStream,
-    shard_key: TokenStream,
-    time_series: TokenStream,
-    soft_delete: TokenStream,
+    /// Its kept fields and schema version: the constants its `Model` impl names too (never
+    /// that impl, which fails when serde's derive is missing).
+    pub(crate) stamps: TokenStream,
+    pub(crate) schema_version: TokenStream,
+    pub(crate) references: TokenStream,
+    pub(crate) copies: TokenStream,
+    pub(crate) bounds: TokenStream,
+    pub(crate) validator: TokenStream,
+    pub(crate) shard_key: TokenStream,
+    pub(crate) time_series: TokenStream,
+    pub(crate) soft_delete: TokenStream,
+    pub(crate) kind: TokenStream,
+    pub(crate) kinds: TokenStream,
+    pub(crate) tree: TokenStream,
 }
 
 impl EntryParts {
     /// An entry with no lists nor declarations, and `validator`.
     pub(crate) fn plain(validator: TokenStream) -> Self {
+        let none = quote!(::odm::__private::Option::None);
         EntryParts {
+            stamps: quote!(::odm::__private::Stamps::NONE),
+            schema_version: none.clone(),
             references: quote!(::odm::__private::Vec::new),
             copies: quote!(::odm::__private::Vec::new),
+            bounds: quote!(::odm::__private::ModelEntry::NO_BOUNDS),
             validator,
-            shard_key: quote!(::odm::__private::Option::None),
-            time_series: quote!(::odm::__private::Option::None),
-            soft_delete: quote!(::odm::__private::Option::None),
+            shard_key: none.clone(),
+            time_series: none.clone(),
+            soft_delete: none.clone(),
+            kind: none.clone(),
+            kinds: none.clone(),
+            tree: none,
         }
     }
+}
+
+/// The lists a model's entry names: functions, or the empty list.
+struct Lists {
+    references: TokenStream,
+    copies: TokenStream,
+    bounds: TokenStream,
 }
 
 /// The `Model` methods every model has: its id, its indexes (the free function `indexes`), its
@@ -190,21 +235,21 @@ fn index_list(cont: &Container<'_>, tree: Option<&TokenStream>, sharded: bool) -
     }
 }
 
-/// `SCHEMA_VERSION`: a kind's documents are versioned by its enum of kinds, through which they
-/// are also read.
+/// `__ODM_SCHEMA_VERSION`, the schema version the `Model` impl and the entry both name: a
+/// kind's documents are versioned by its enum of kinds, through which they are also read.
 fn version_const(cont: &Container<'_>) -> TokenStream {
     match &cont.kind_of {
         Some((base, _)) => quote! {
-            const SCHEMA_VERSION: ::odm::__private::Option<::odm::__private::SchemaVersion> =
+            const __ODM_SCHEMA_VERSION: ::odm::__private::Option<::odm::__private::SchemaVersion> =
                 <#base as ::odm::__private::Model>::SCHEMA_VERSION;
         },
         None => validators::version_const(&cont.versions),
     }
 }
 
-/// For a kind (`is_kind`: a struct of an enum of kinds): its `KIND` constant, and its indexes,
-/// copies and references restricted to its documents; otherwise no constant, and the lists as
-/// they are.
+/// For a kind (`is_kind`: a struct of an enum of kinds): its discriminator (the entry's
+/// `kind`), and its indexes, copies and references restricted to its documents; otherwise
+/// none, and the lists as they are.
 fn kind_scoped(
     is_kind: bool,
     indexes: TokenStream,
@@ -217,13 +262,15 @@ fn kind_scoped(
     Option<TokenStream>,
 ) {
     if !is_kind {
-        return (quote!(), indexes, copies, references);
+        return (
+            quote!(::odm::__private::Option::None),
+            indexes,
+            copies,
+            references,
+        );
     }
     (
-        quote! {
-            const KIND: ::odm::__private::Option<::odm::__private::Kind> =
-                ::odm::__private::Option::Some(__KIND);
-        },
+        quote!(::odm::__private::Option::Some(__KIND)),
         quote! {
             let specs: ::odm::__private::Vec<::odm::__private::IndexSpec> = #indexes;
             specs.into_iter().map(|s| s.for_kind(__KIND)).collect()
@@ -247,12 +294,18 @@ pub(crate) fn registration(
     parts: EntryParts,
 ) -> TokenStream {
     let EntryParts {
+        stamps,
+        schema_version,
         references,
         copies,
+        bounds,
         validator,
         shard_key,
         time_series,
         soft_delete,
+        kind,
+        kinds,
+        tree,
     } = parts;
     quote! {
         const __ODM_ENTRY: ::odm::__private::ModelEntry = ::odm::__private::ModelEntry {
@@ -266,6 +319,12 @@ pub(crate) fn registration(
             shard_key: #shard_key,
             time_series: #time_series,
             soft_delete: #soft_delete,
+            kind: #kind,
+            kinds: #kinds,
+            tree: #tree,
+            stamps: #stamps,
+            schema_version: #schema_version,
+            bounds: #bounds,
         };
 
         ::odm::__private::inventory::submit! { __ODM_ENTRY }
@@ -275,42 +334,48 @@ pub(crate) fn registration(
 /// A model's entry (see [`registration`]).
 fn model_registration(
     cont: &Container<'_>,
-    references: TokenStream,
-    copies: TokenStream,
-    validator: TokenStream,
+    lists: Lists,
+    mut parts: EntryParts,
+    tree: Option<TokenStream>,
 ) -> TokenStream {
-    let shard_key = match cont.shard_key {
-        Some(_) => quote!(::odm::__private::Option::Some(__SHARD_KEY)),
-        None => quote!(::odm::__private::Option::None),
-    };
-    let parts = EntryParts {
-        references,
-        copies,
-        validator,
-        shard_key,
-        time_series: counters::time_series(cont),
-        soft_delete: soft_delete::entry(cont),
-    };
+    parts.references = lists.references;
+    parts.copies = lists.copies;
+    parts.bounds = lists.bounds;
+    if cont.shard_key.is_some() {
+        parts.shard_key = quote!(::odm::__private::Option::Some(__SHARD_KEY));
+    }
+    parts.time_series = counters::time_series(cont);
+    parts.soft_delete = soft_delete::entry(cont);
+    if let Some(tree) = tree {
+        parts.tree = tree;
+    }
     registration(&cont.ident.to_string(), &cont.collection_expr(), parts)
 }
 
-/// The `Model` methods of a model with bounded arrays: the first array past its bound, and
-/// the bounds.
-fn bound_methods(bounds: Option<TokenStream>, bounded_arrays: TokenStream) -> Option<TokenStream> {
-    bounds.map(|bounds| {
-        quote! {
-            #[inline]
-            fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
-                #bounds
-                ::odm::__private::Option::None
-            }
-
-            #[inline]
-            fn bounded_arrays() -> &'static [(&'static str, u32)] {
-                #bounded_arrays
-            }
-        }
-    })
+/// The `Model` method of a model with bounded arrays (the first array past its bound), the
+/// free function listing the bounds, and what the entry names: that function, or no bounds.
+fn bound_methods(
+    bounds: Option<TokenStream>,
+    bounded_arrays: TokenStream,
+) -> (Option<TokenStream>, Option<TokenStream>, TokenStream) {
+    match bounds {
+        Some(bounds) => (
+            Some(quote! {
+                #[inline]
+                fn bound_violation(&self) -> ::odm::__private::Option<(&'static str, usize, u32)> {
+                    #bounds
+                    ::odm::__private::Option::None
+                }
+            }),
+            Some(quote! {
+                fn bounded_arrays() -> &'static [(&'static str, u32)] {
+                    #bounded_arrays
+                }
+            }),
+            quote!(bounded_arrays),
+        ),
+        None => (None, None, quote!(::odm::__private::ModelEntry::NO_BOUNDS)),
+    }
 }
 
 /// For a list a model declares (`copies`, `references`): the free function building it, the

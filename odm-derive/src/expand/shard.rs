@@ -1,4 +1,4 @@
-//! The generated side of `#[odm(shard_key(...))]`: the key's description (`Model::SHARD_KEY`),
+//! The generated side of `#[odm(shard_key(...))]`: the key's description (`ModelEntry::shard_key`),
 //! carried by the model's entry (for the routing of other models' cascades into this
 //! collection and for `sync_indexes`), its index, and the check that a filled key field holds a `String`.
 
@@ -11,9 +11,7 @@ use crate::model::Container;
 
 /// What a shard key adds to the model's code.
 pub struct ShardItems {
-    /// In the `Model` impl: `const SHARD_KEY`.
-    pub model_const: TokenStream,
-    /// Beside it: the registration and the type check.
+    /// The key's description (`__SHARD_KEY`, which the entry names) and the type check.
     pub items: TokenStream,
 }
 
@@ -91,10 +89,6 @@ pub fn shard_items(cont: &Container<'_>) -> Option<ShardItems> {
     };
     let mutable = shard.mutable.is_some();
     Some(ShardItems {
-        model_const: quote! {
-            const SHARD_KEY: ::odm::__private::Option<::odm::__private::ShardKey> =
-                ::odm::__private::Option::Some(__SHARD_KEY);
-        },
         items: quote! {
             const __SHARD_KEY: ::odm::__private::ShardKey = ::odm::__private::ShardKey {
                 fields: &[#(#fields),*],

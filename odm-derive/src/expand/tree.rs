@@ -10,8 +10,8 @@ use crate::model::{ref_inner, Container, Shape};
 
 /// What a tree adds to the model's code.
 pub struct TreeItems {
-    /// In the `Model` impl: `const TREE`.
-    pub model_const: TokenStream,
+    /// In the model's entry: the tree's description.
+    pub entry: TokenStream,
     /// Beside it: the `TreeModel` impl and the type checks.
     pub items: TokenStream,
     /// The indexes the tree's queries use: `{parent: 1}` and the multikey `{ancestors: 1}`.
@@ -45,9 +45,8 @@ pub fn tree_items(cont: &Container<'_>, id_ty: &TokenStream) -> Option<TreeItems
     });
     let asc = quote!(::odm::__private::IndexKey::Asc);
     Some(TreeItems {
-        model_const: quote! {
-            const TREE: ::odm::__private::Option<::odm::__private::TreeInfo> =
-                ::odm::__private::Option::Some(<Self as ::odm::__private::TreeModel>::INFO);
+        entry: quote! {
+            ::odm::__private::Option::Some(<#ident as ::odm::__private::TreeModel>::INFO)
         },
         items: quote! {
             #[automatically_derived]

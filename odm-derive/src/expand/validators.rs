@@ -157,7 +157,7 @@ pub fn version_const(versions: &crate::model::versions::VersionAttrs) -> TokenSt
         None => quote!(::odm::__private::Option::None),
     };
     quote! {
-        const SCHEMA_VERSION: ::odm::__private::Option<::odm::__private::SchemaVersion> =
+        const __ODM_SCHEMA_VERSION: ::odm::__private::Option<::odm::__private::SchemaVersion> =
             ::odm::__private::Option::Some(::odm::__private::SchemaVersion {
                 current: #n,
                 upgrade: #upgrade,
@@ -183,4 +183,19 @@ pub fn kinds_items(
             });
         }
     }
+}
+
+/// The `Model` constant and the entry's value of a schema version whose constant `item` is
+/// (nothing and none without one).
+pub(crate) fn version_parts(item: &TokenStream) -> (TokenStream, TokenStream) {
+    if item.is_empty() {
+        return (TokenStream::new(), quote!(::odm::__private::Option::None));
+    }
+    (
+        quote! {
+            const SCHEMA_VERSION: ::odm::__private::Option<::odm::__private::SchemaVersion> =
+                __ODM_SCHEMA_VERSION;
+        },
+        quote!(__ODM_SCHEMA_VERSION),
+    )
 }

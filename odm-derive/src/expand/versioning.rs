@@ -62,14 +62,17 @@ pub fn stamp_items(cont: &Container<'_>) -> Option<StampItems> {
     });
     Some(StampItems {
         model_items: quote! {
-            const STAMPS: ::odm::__private::Stamps = ::odm::__private::Stamps {
+            const STAMPS: ::odm::__private::Stamps = __ODM_STAMPS;
+            #document_version
+        },
+        items: quote! {
+            const __ODM_STAMPS: ::odm::__private::Stamps = ::odm::__private::Stamps {
                 version: #version,
                 created_at: #created_at,
                 updated_at: #updated_at,
                 mixed: false,
             };
-            #document_version
+            #(#checks)*
         },
-        items: quote! { #(#checks)* },
     })
 }

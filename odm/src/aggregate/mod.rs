@@ -264,7 +264,7 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
     /// The pipeline as it will be sent.
     pub fn pipeline(&self) -> Vec<Document> {
         let mut stages = self.stages.clone();
-        if let Some(kind) = T::KIND {
+        if let Some(kind) = T::entry().kind {
             match stages
                 .first_mut()
                 .and_then(|s| s.get_document_mut("$match").ok())
@@ -292,7 +292,7 @@ fn lookup_stage<R: Model>(local: &str, foreign: &str, into: &str) -> Document {
         "foreignField": foreign,
         "as": into,
     };
-    if let Some(kind) = R::KIND {
+    if let Some(kind) = R::entry().kind {
         lookup.insert("pipeline", vec![doc! { "$match": kind.filter() }]);
     }
     doc! { "$lookup": lookup }
@@ -302,7 +302,7 @@ fn lookup_stage<R: Model>(local: &str, foreign: &str, into: &str) -> Document {
 /// a join that `localField` cannot express (DBRefs).
 fn dbref_lookup<R: Model>(variables: Document, matched: Document, into: &str) -> Document {
     let mut pipeline = vec![doc! { "$match": { "$expr": matched } }];
-    if let Some(kind) = R::KIND {
+    if let Some(kind) = R::entry().kind {
         pipeline.push(doc! { "$match": kind.filter() });
     }
     doc! { "$lookup": {

@@ -153,7 +153,7 @@ impl<'a, B: Bucket> Buckets<'a, B> {
             "$inc": { &spec.count: 1 },
             "$setOnInsert": { &spec.key: key.clone(), &spec.period: period },
         };
-        if let Some(key) = B::SHARD_KEY {
+        if let Some(key) = B::entry().shard_key {
             crate::shard::check_upsert(B::COLLECTION, &filter, &key, "bucket add")?;
         }
         let coll = self.odm.raw_collection::<B>();

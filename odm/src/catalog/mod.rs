@@ -46,15 +46,30 @@ pub struct ModelEntry {
     /// The stored name of the field a delete sets instead of removing the document
     /// (`#[odm(soft_delete)]`), if deletes are soft.
     pub soft_delete: Option<&'static str>,
+    /// For a kind of an enum of kinds (`#[odm(kind_of = "Book")]`): its discriminator, which
+    /// every filter of the kind includes and every insert stores.
+    pub kind: Option<crate::kind::Kind>,
+    /// For an enum of kinds: the discriminator field and its values.
+    pub kinds: Option<crate::kind::Kinds>,
+    /// For a tree of documents (`#[odm(tree)]`): its parent and ancestors fields, and its
+    /// delete rule.
+    pub tree: Option<TreeInfo>,
+    /// The fields every write keeps (version, timestamps), by stored name.
+    pub stamps: Stamps,
+    /// The schema version its documents are written with (`#[odm(schema_version = N)]`).
+    pub schema_version: Option<SchemaVersion>,
+    /// Its bounded arrays, `(path, bound)`: writes of a whole array and pushes of several
+    /// elements onto them are checked against it before sending.
+    pub bounds: fn() -> &'static [(&'static str, u32)],
 }
 
-inventory::collect!(ModelEntry);
+impl ModelEntry {
+    /// No bounded array.
+    pub const NO_BOUNDS: fn() -> &'static [(&'static str, u32)] = || &[];
 
-/// The entry of a model the derive refused (it emits a stand-in `Model` impl so that the
-/// errors are the derive's alone); never registered.
-#[doc(hidden)]
-pub fn unregistered_entry() -> &'static ModelEntry {
-    const NONE: ModelEntry = ModelEntry {
+    /// An entry that names nothing and declares nothing: the rest of an entry written by hand
+    /// (`ModelEntry { collection: "logs", ..ModelEntry::NONE }`).
+    pub const NONE: ModelEntry = ModelEntry {
         type_name: "",
         module: "",
         collection: "",
@@ -65,8 +80,22 @@ pub fn unregistered_entry() -> &'static ModelEntry {
         shard_key: None,
         time_series: None,
         soft_delete: None,
+        kind: None,
+        kinds: None,
+        tree: None,
+        stamps: Stamps::NONE,
+        schema_version: None,
+        bounds: ModelEntry::NO_BOUNDS,
     };
-    &NONE
+}
+
+inventory::collect!(ModelEntry);
+
+/// The entry of a model the derive refused (it emits a stand-in `Model` impl so that the
+/// errors are the derive's alone); never registered.
+#[doc(hidden)]
+pub fn unregistered_entry() -> &'static ModelEntry {
+    &ModelEntry::NONE
 }
 
 /// Every model linked into the program, without a registration step: the derive registers

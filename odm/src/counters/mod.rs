@@ -321,7 +321,7 @@ impl<'a, T: Counted> Counters<'a, T> {
         update: impl Fn() -> Document,
         mut session: Option<&mut ClientSession>,
     ) -> Result<bool> {
-        if let Some(key) = T::SHARD_KEY {
+        if let Some(key) = T::entry().shard_key {
             crate::shard::check_upsert(T::COLLECTION, &filter(), &key, "counter upsert")?;
         }
         let coll = self.odm.raw_collection::<T>();

@@ -58,7 +58,7 @@ impl<'a> Reading<'a> {
         Reading {
             collection: T::COLLECTION,
             database: odm.database_name,
-            kinds: T::KINDS,
+            kinds: T::entry().kinds,
             version: T::SCHEMA_VERSION,
         }
     }

@@ -414,7 +414,7 @@ pub(super) async fn steps_with<T: Model>(
     let mut result = UpdateResult::default();
     let values = if many {
         // The ids, and the shard key to route each chunk's update to the shards holding it.
-        let key = crate::shard::KeyCarrier::new(T::SHARD_KEY);
+        let key = crate::shard::KeyCarrier::new(T::entry().shard_key);
         let mut projection = doc! { "_id": 1 };
         key.project(&mut projection);
         let only_ids = FindOptions::builder().projection(projection).build();

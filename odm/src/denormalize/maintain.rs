@@ -62,7 +62,7 @@ impl Maintainer for LatestInTransaction {
             || catalog.copies_from(T::COLLECTION).is_empty()
             || !catalog.copies_into(T::COLLECTION).is_empty()
             || latest_touched(catalog, T::COLLECTION, &written_by(&call.update)).is_empty()
-            || !touched_by(catalog, T::COLLECTION, T::KIND, &call.update).is_empty()
+            || !touched_by(catalog, T::COLLECTION, T::entry().kind, &call.update).is_empty()
         {
             return Ok(Step::Pass(call));
         }
@@ -149,7 +149,7 @@ impl Maintainer for Copies {
                 taken = fill_copies(
                     odm,
                     copies_in,
-                    T::SHARD_KEY,
+                    T::entry().shard_key,
                     &mut docs,
                     session.as_deref_mut(),
                 )
@@ -323,7 +323,7 @@ async fn replace_with_copies<T: Model>(
         taken = fill_copies(
             odm,
             copies_in,
-            T::SHARD_KEY,
+            T::entry().shard_key,
             &mut docs,
             session.as_deref_mut(),
         )
@@ -372,7 +372,12 @@ impl Maintainer for Cascade {
         _next: NextUpdate,
     ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
         // After the copies are taken: a copy the update refills is cascaded to its own copies.
-        let touched = touched_by(call.odm.catalog(), T::COLLECTION, T::KIND, &call.update);
+        let touched = touched_by(
+            call.odm.catalog(),
+            T::COLLECTION,
+            T::entry().kind,
+            &call.update,
+        );
         if touched.is_empty() {
             return Ok(Step::Pass(call));
         }
@@ -432,7 +437,12 @@ impl Maintainer for Cascade {
         call: ModifyCall<'a>,
         next: NextModify,
     ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>> {
-        let touched = touched_by(call.odm.catalog(), T::COLLECTION, T::KIND, &call.update);
+        let touched = touched_by(
+            call.odm.catalog(),
+            T::COLLECTION,
+            T::entry().kind,
+            &call.update,
+        );
         if touched.is_empty() {
             return Ok(Step::Pass(call));
         }

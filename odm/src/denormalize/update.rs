@@ -27,7 +27,7 @@ pub(crate) enum Writes {
 
 impl Writes {
     pub(crate) fn of<T: crate::Model>() -> Self {
-        match (T::KIND, T::KINDS) {
+        match (T::entry().kind, T::entry().kinds) {
             (Some(kind), _) => Writes::Kind(kind),
             (None, Some(_)) => Writes::Base,
             (None, None) => Writes::Model,

@@ -42,7 +42,7 @@ pub(crate) fn model_filter<T: crate::Model>(
     filter: crate::Filter<T>,
 ) -> crate::Result<bson::Document> {
     let doc = filter.into_document(T::COLLECTION)?;
-    let doc = match T::KIND {
+    let doc = match T::entry().kind {
         Some(kind) => kind.restrict(doc),
         None => doc,
     };

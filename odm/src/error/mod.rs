@@ -172,7 +172,7 @@ pub enum Error {
     },
 
     /// A reference points at a document that does not exist (populate with the default
-    /// [`Dangling::Error`](crate::Dangling::Error) policy).
+    /// [`Dangling::Error`](crate::populate::Dangling::Error) policy).
     #[error("dangling reference: document {id} in collection `{collection}` has `{path}` = {missing}, but `{target}` has no such document")]
     DanglingReference {
         /// Collection of the referencing document.
@@ -431,7 +431,7 @@ pub enum Error {
         detail: String,
     },
 
-    /// A [page token](crate::PageToken) given to [`Paged::after`](crate::paging::Paged::after)
+    /// A [page token](crate::paging::PageToken) given to [`Paged::after`](crate::paging::Paged::after)
     /// that is not one, was altered, was issued for another collection, filter or sort, or
     /// was sealed with another [page key](crate::Odm::with_page_key). Nothing was sent.
     #[error("invalid page token for collection `{collection}`: {reason}; nothing was sent")]

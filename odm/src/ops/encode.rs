@@ -28,13 +28,13 @@ pub(crate) fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::I
     }
     let mut raw = bson::serialize_to_raw_document_buf(doc).map_err(encode_error)?;
     check_document(T::COLLECTION, &raw)?;
-    if let Some(kind) = T::KIND {
+    if let Some(kind) = T::entry().kind {
         store_kind::<T>(&mut raw, kind)?;
     }
     if let Some(v) = T::SCHEMA_VERSION {
         raw.append(bson::raw::cstr!("_v"), v.current as i32);
     }
-    if let Some(key) = T::SHARD_KEY {
+    if let Some(key) = T::entry().shard_key {
         crate::catalog::fill_segment(T::COLLECTION, &mut raw, &key)?;
     }
     let has_id = matches!(raw.get("_id"), Ok(Some(v)) if !matches!(v, RawBsonRef::Null));
@@ -178,7 +178,7 @@ impl Odm {
             ),
             Some(id) => {
                 let by_id = T::id_field().eq(id);
-                match T::SHARD_KEY {
+                match T::entry().shard_key {
                     None => by_id,
                     // The key as the insert stored it (a computed one recomputed).
                     Some(key) => match encode_document(doc) {

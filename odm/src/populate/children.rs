@@ -199,7 +199,7 @@ impl<'a, C: Model, P: Model> Children<'a, C, P> {
             Some(f) => doc! { "$and": [by_parent, f.clone().into_document(C::COLLECTION)?] },
             None => by_parent,
         };
-        Ok(match C::KIND {
+        Ok(match C::entry().kind {
             Some(kind) => kind.restrict(filter),
             None => filter,
         })

@@ -94,7 +94,7 @@ impl<Root: Model, T: Model> Populate<Root, T> {
         };
         // A reference to one kind loads documents of that kind only: another kind under the
         // same id is a dangling reference, not a document decoded as the wrong kind.
-        let filter = match T::KIND {
+        let filter = match T::entry().kind {
             Some(kind) => kind.restrict(filter),
             None => filter,
         };

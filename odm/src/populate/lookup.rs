@@ -156,7 +156,7 @@ pub(crate) fn lookup_stages<Root: Model, T: Model>(
         Some(f) => f.clone().into_document(T::COLLECTION)?,
         None => Document::new(),
     };
-    let filter = match T::KIND {
+    let filter = match T::entry().kind {
         Some(kind) => kind.restrict(filter),
         None => filter,
     };

@@ -88,7 +88,7 @@ pub fn source_kind<F: SourceAccessors>(_source: &F) -> Option<crate::kind::Kind>
 where
     F::Model: Model,
 {
-    <F::Model as Model>::KIND
+    <F::Model as Model>::entry().kind
 }
 
 /// A copy holds the same type as its source field.

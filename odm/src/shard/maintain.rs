@@ -20,7 +20,7 @@ impl Maintainer for ShardKeys {
         call: UpdateCall<'a>,
         _next: NextUpdate,
     ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
-        if let (true, Some(key)) = (call.upsert, T::SHARD_KEY) {
+        if let (true, Some(key)) = (call.upsert, T::entry().shard_key) {
             super::check_upsert(T::COLLECTION, &call.filter, &key, "upsert")?;
         }
         Ok(Step::Pass(call))
@@ -30,7 +30,7 @@ impl Maintainer for ShardKeys {
         call: ModifyCall<'a>,
         _next: NextModify,
     ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>> {
-        if let (Some(true), Some(key)) = (call.options.upsert, T::SHARD_KEY) {
+        if let (Some(true), Some(key)) = (call.options.upsert, T::entry().shard_key) {
             super::check_upsert(T::COLLECTION, &call.filter, &key, "findAndModify upsert")?;
         }
         Ok(Step::Pass(call))
@@ -40,7 +40,7 @@ impl Maintainer for ShardKeys {
         mut call: ReplaceCall<'a, T>,
         _next: NextReplace<T>,
     ) -> Stepped<'a, ReplaceCall<'a, T>, UpdateResult> {
-        if let Some(key) = T::SHARD_KEY {
+        if let Some(key) = T::entry().shard_key {
             super::pin_key(&mut call.filter, &call.raw, &key);
         }
         Ok(Step::Pass(call))

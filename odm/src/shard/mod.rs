@@ -11,7 +11,7 @@
 //!   indexes, then, connected to a `mongos` (`hello` answering `msg: "isdbgrid"`), sends
 //!   `enableSharding` and one `shardCollection` per sharded collection (see
 //!   [`shard_collection_command`]); against a replica set or a standalone server it reports,
-//!   in [`SyncReport::sharding`](crate::SyncReport::sharding), that nothing was sharded.
+//!   in [`SyncReport::sharding`](crate::index::SyncReport::sharding), that nothing was sharded.
 //! - [`Odm::replace_one`](crate::Odm::replace_one) (saving a loaded document) and
 //!   [`Odm::delete_document`](crate::Odm::delete_document) filter on `_id` *and* the document's
 //!   shard key values: routed.
@@ -81,7 +81,7 @@ pub(crate) async fn routed<T: crate::Model>(
     mut filter: Document,
     session: Option<&mut mongodb::ClientSession>,
 ) -> Result<Document> {
-    let Some(key) = T::SHARD_KEY else {
+    let Some(key) = T::entry().shard_key else {
         return Ok(filter);
     };
     if unpinned(&filter, &key).is_empty() {

@@ -208,7 +208,7 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
         mut session: Option<&mut ClientSession>,
     ) -> Result<u64> {
         // The main documents' shard key is read with their ids, to route the deletes.
-        let key = crate::shard::KeyCarrier::new(<D::Main as Model>::SHARD_KEY);
+        let key = crate::shard::KeyCarrier::new(<D::Main as Model>::entry().shard_key);
         let mut projection = doc! { "_id": 1 };
         key.project(&mut projection);
         let options = FindOptions::builder().projection(projection).build();

@@ -30,7 +30,7 @@ pub fn decode<T: Model>(database: Database, raw: &RawDocument) -> Result<T> {
         &crate::decode::Reading {
             collection: T::COLLECTION,
             database: database.0,
-            kinds: T::KINDS,
+            kinds: T::entry().kinds,
             version: T::SCHEMA_VERSION,
         },
         raw,

@@ -23,7 +23,7 @@ impl Maintainer for TreeRule {
         call: InsertCall<'a, T>,
         next: NextInsert<T>,
     ) -> Stepped<'a, InsertCall<'a, T>, usize> {
-        match T::TREE {
+        match T::entry().tree {
             Some(tree) => Ok(Step::Sent(Box::pin(insert_nodes(call, tree, next)))),
             None => Ok(Step::Pass(call)),
         }
@@ -33,7 +33,7 @@ impl Maintainer for TreeRule {
         call: UpdateCall<'a>,
         _next: NextUpdate,
     ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
-        if let Some(tree) = T::TREE {
+        if let Some(tree) = T::entry().tree {
             refuse_tree_writes(T::COLLECTION, tree, &call.update)?;
         }
         Ok(Step::Pass(call))
@@ -43,7 +43,7 @@ impl Maintainer for TreeRule {
         call: ModifyCall<'a>,
         _next: NextModify,
     ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>> {
-        if let Some(tree) = T::TREE {
+        if let Some(tree) = T::entry().tree {
             refuse_tree_writes(T::COLLECTION, tree, &call.update)?;
         }
         Ok(Step::Pass(call))
@@ -55,7 +55,7 @@ impl Maintainer for TreeRule {
         mut call: ReplaceCall<'a, T>,
         next: NextReplace<T>,
     ) -> Stepped<'a, ReplaceCall<'a, T>, UpdateResult> {
-        let Some(tree) = T::TREE else {
+        let Some(tree) = T::entry().tree else {
             return Ok(Step::Pass(call));
         };
         guard_replace(
@@ -86,7 +86,7 @@ impl Maintainer for TreeRule {
         call: DeleteCall<'a>,
         _next: NextDelete,
     ) -> Stepped<'a, DeleteCall<'a>, u64> {
-        let Some(tree) = T::TREE else {
+        let Some(tree) = T::entry().tree else {
             return Ok(Step::Pass(call));
         };
         let rules = crate::relations::has_rules(call.odm.catalog(), T::COLLECTION);

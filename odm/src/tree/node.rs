@@ -46,7 +46,7 @@ pub(crate) fn projection(info: TreeInfo) -> Document {
 /// mark removed) by a filter that names them.
 fn projection_keyed<T: Model>(info: TreeInfo) -> Document {
     let mut p = projection(info);
-    crate::shard::KeyCarrier::new(T::SHARD_KEY).project(&mut p);
+    crate::shard::KeyCarrier::new(T::entry().shard_key).project(&mut p);
     p
 }
 
@@ -156,7 +156,7 @@ pub(crate) async fn unmark<T: Model>(
     session: &mut ClientSession,
 ) -> Result<()> {
     let coll = odm.database().collection::<Document>(T::COLLECTION);
-    let key = crate::shard::KeyCarrier::new(T::SHARD_KEY);
+    let key = crate::shard::KeyCarrier::new(T::entry().shard_key);
     for chunk in crate::batch::chunks(read.iter().map(|n| n.id.clone()).collect()) {
         let mut filter = match <[Bson; 1]>::try_from(chunk.clone()) {
             Ok([id]) => crate::literal::eq("_id", id),

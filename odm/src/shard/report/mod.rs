@@ -28,7 +28,7 @@ impl RoutingReport {
             .next()
             .unwrap_or_default()
             .to_owned();
-        let key = T::SHARD_KEY.or_else(|| catalog.shard_key_of(c));
+        let key = T::entry().shard_key.or_else(|| catalog.shard_key_of(c));
         let key_names: Vec<&'static str> = key.map(|k| k.names()).unwrap_or_default();
         let mut with_id = vec!["_id"];
         with_id.extend(key_names.iter().copied());

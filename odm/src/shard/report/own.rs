@@ -56,8 +56,8 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
     );
     // Deleting: a model with delete rules, summaries elsewhere or latest-N parents reads
     // the ids (and shard key) of what it deletes, then deletes by them.
-    let delete_work =
-        soft.is_none() && (crate::relations::has_rules(out.catalog, c) || T::TREE.is_some());
+    let delete_work = soft.is_none()
+        && (crate::relations::has_rules(out.catalog, c) || T::entry().tree.is_some());
     if delete_work {
         out.add(
             format!("delete_document of a loaded {model}: its id read (with its shard key)"),
@@ -96,7 +96,7 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
 
 /// A tree's inserts, moves, queries and deletes.
 pub(super) fn tree_routes<T: Model>(out: &mut Routes<'_>) {
-    let Some(tree) = T::TREE else {
+    let Some(tree) = T::entry().tree else {
         return;
     };
     let (c, model, with_id) = (out.c, out.model.clone(), out.with_id.clone());
