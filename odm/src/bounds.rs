@@ -196,11 +196,7 @@ impl crate::engine::Maintainer for Bounds {
         Ok(Step::Sent(Box::pin(async move {
             let odm = call.odm;
             let mut session = call.session.take();
-            let found = next(ModifyCall {
-                session: session.as_deref_mut(),
-                ..call
-            })
-            .await?;
+            let found = next(call.with_session(session.as_deref_mut())).await?;
             if found.is_none() {
                 guards::refuse_full::<T>(odm, &base, &guards, session).await?;
             }
@@ -229,11 +225,7 @@ async fn update_guarded<T: Model>(
         with_room = Some(guards::count::<T>(odm, filter, session.as_deref_mut()).await?);
         guards::refuse_full::<T>(odm, &base, &guards, session.as_deref_mut()).await?;
     }
-    let result = next(UpdateCall {
-        session: session.as_deref_mut(),
-        ..call
-    })
-    .await?;
+    let result = next(call.with_session(session.as_deref_mut())).await?;
     if result.matched_count == 0 && result.upserted_id.is_none() {
         guards::refuse_full::<T>(odm, &base, &guards, session).await?;
     }

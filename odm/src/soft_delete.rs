@@ -23,8 +23,9 @@
 
 use bson::doc;
 
-use crate::engine::{DeleteCall, Maintainer, NextDelete, Step, Stepped};
-use crate::{Error, Model, Result};
+use crate::engine::{DeleteCall, Maintainer, NextDelete, Step, Stepped, UpdateCall};
+use crate::transaction::TransactionMode;
+use crate::{Model, Result};
 
 /// The field of a soft delete holds the time of the delete: `Option<bson::DateTime>`.
 #[diagnostic::on_unimplemented(
@@ -52,20 +53,30 @@ impl Maintainer for SoftDelete {
 }
 
 /// Sets `field` to the server's time on what the delete's filter matches (which excludes the
-/// documents already marked). Sends one `update`. Returns the number of documents marked.
+/// documents already marked): the plain `update` (`multi` for `delete_many`) in place of the
+/// `delete`. Returns the number of documents marked.
 async fn mark<T: Model>(call: DeleteCall<'_>, field: &'static str) -> Result<u64> {
-    let coll = call.odm.raw_collection::<T>();
-    let update = doc! { "$currentDate": { field: { "$type": "date" } } };
-    // Shown only when the update fails.
-    let shown = call.filter.clone();
-    let result = if call.many {
-        let action = coll.update_many(call.filter, update);
-        crate::engine::send!(action, call.session)
-    } else {
-        let action = coll.update_one(call.filter, update);
-        crate::engine::send!(action, call.session)
+    let DeleteCall {
+        odm,
+        filter,
+        many,
+        session,
+    } = call;
+    let update = UpdateCall {
+        odm,
+        // Shown only when the update fails.
+        shown: filter.clone(),
+        filter,
+        update: doc! { "$currentDate": { field: { "$type": "date" } } },
+        array_filters: Vec::new(),
+        guards: Vec::new(),
+        many,
+        upsert: false,
+        mode: TransactionMode::Auto,
+        loaded: None,
+        session,
     };
-    Ok(result
-        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&shown), e))?
+    Ok(crate::engine::write::update::<T>(update)
+        .await?
         .modified_count)
 }

@@ -7,6 +7,7 @@
 mod copies;
 mod index;
 mod references;
+mod schema;
 mod set;
 mod shard;
 mod shard_values;
@@ -18,6 +19,7 @@ mod version;
 pub use copies::{sub_path, CopyInfo, CopyKind, ValueCheck};
 pub use index::{IndexKey, IndexSpec};
 pub use references::{OnDelete, RefKind, ReferenceInfo};
+pub use schema::{nullable, FieldSchema, Schema};
 pub use set::Catalog;
 pub use shard::{Segment, ShardKey, ShardOrder};
 pub(crate) use shard_values::{fill_segment, pin_key};
@@ -38,7 +40,7 @@ pub struct ModelEntry {
     pub references: fn() -> Vec<ReferenceInfo>,
     pub copies: fn() -> Vec<CopyInfo>,
     /// The validator `sync_validators` installs on the collection, if it installs one.
-    pub validator: Option<&'static crate::validator::Schema>,
+    pub validator: Option<&'static Schema>,
     /// Its shard key (`#[odm(shard_key(...))]`), if sharded.
     pub shard_key: Option<ShardKey>,
     /// Its time-series collection (`#[odm(time_series(...))]`), if stored in one.

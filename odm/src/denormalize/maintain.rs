@@ -12,6 +12,7 @@
 use bson::{Bson, Document, RawDocumentBuf};
 use mongodb::options::ReturnDocument;
 use mongodb::results::UpdateResult;
+use mongodb::ClientSession;
 
 use super::{
     background, cascade_source_write, cascade_update, fill_copies, fill_update, latest_touched,
@@ -19,7 +20,7 @@ use super::{
     Taken, Writes,
 };
 use crate::engine::{
-    InsertCall, Maintainer, ModifyCall, NextInsert, NextModify, NextReplace, NextUpdate,
+    BoxFuture, InsertCall, Maintainer, ModifyCall, NextInsert, NextModify, NextReplace, NextUpdate,
     ReplaceCall, Step, Stepped, UpdateCall,
 };
 use crate::{Error, Model, Odm, Result};
@@ -32,6 +33,12 @@ fn encode_error<T: Model>(e: bson::error::Error) -> Error {
     }
 }
 
+/// Whether `T` holds copies or gives them (latest-N arrays included): one lookup each.
+fn holds_or_gives<T: Model>(odm: &Odm) -> bool {
+    let catalog = odm.catalog();
+    !catalog.copies_into(T::COLLECTION).is_empty() || !catalog.copies_from(T::COLLECTION).is_empty()
+}
+
 /// Whether the writes of `T` change latest-N arrays and nothing else of copies: some latest-N
 /// array summarizes it, it holds no copy, and (for `latest_only`) nothing else copies from it.
 fn latest_only<T: Model>(odm: &Odm) -> bool {
@@ -42,6 +49,24 @@ fn latest_only<T: Model>(odm: &Odm) -> bool {
         && from
             .iter()
             .all(|c| matches!(c.kind, CopyKind::Latest { .. }))
+}
+
+/// The call sent down the list in a transaction the ODM opens (retried on write conflicts),
+/// or as it is on a deployment without transactions. For the update and the replacement,
+/// whose calls both have `again`.
+macro_rules! in_own_transaction {
+    ($call:ident, $next:ident) => {
+        Box::pin(async move {
+            let odm = $call.odm;
+            if !odm.supports_transactions().await? {
+                return $next($call).await;
+            }
+            crate::transaction::in_transaction(odm, &$call, |odm, session, call| {
+                $next(call.again(odm, session))
+            })
+            .await
+        })
+    };
 }
 
 /// A write changing latest-N arrays and nothing else the ODM maintains, outside a caller's
@@ -66,16 +91,7 @@ impl Maintainer for LatestInTransaction {
         {
             return Ok(Step::Pass(call));
         }
-        Ok(Step::Sent(Box::pin(async move {
-            let odm = call.odm;
-            if !odm.supports_transactions().await? {
-                return next(call).await;
-            }
-            crate::transaction::in_transaction(odm, &call, |odm, session, call| {
-                next(call.again(odm, session))
-            })
-            .await
-        })))
+        Ok(Step::Sent(in_own_transaction!(call, next)))
     }
 
     fn replace<'a, T: Model>(
@@ -85,16 +101,7 @@ impl Maintainer for LatestInTransaction {
         if call.session.is_some() || !latest_only::<T>(call.odm) {
             return Ok(Step::Pass(call));
         }
-        Ok(Step::Sent(Box::pin(async move {
-            let odm = call.odm;
-            if !odm.supports_transactions().await? {
-                return next(call).await;
-            }
-            crate::transaction::in_transaction(odm, &call, |odm, session, call| {
-                next(call.again(odm, session))
-            })
-            .await
-        })))
+        Ok(Step::Sent(in_own_transaction!(call, next)))
     }
 }
 
@@ -182,68 +189,132 @@ impl Maintainer for Copies {
         call: UpdateCall<'a>,
         next: NextUpdate,
     ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
-        let catalog = call.odm.catalog();
-        if catalog.copies_into(T::COLLECTION).is_empty()
-            && catalog.copies_from(T::COLLECTION).is_empty()
-        {
+        if !holds_or_gives::<T>(call.odm) {
             return Ok(Step::Pass(call));
         }
-        Ok(Step::Sent(Box::pin(async move {
-            let mut call = call;
-            let mut session = call.session.take();
-            let (taken, latest) =
-                take_for_update::<T>(call.odm, &call.filter, &mut call.update, &mut session)
-                    .await?;
-            let odm = call.odm;
-            let result = next(UpdateCall {
-                session: session.as_deref_mut(),
-                ..call
-            })
-            .await?;
-            after_update(odm, latest, taken, session).await?;
-            Ok(result)
-        })))
+        Ok(Step::Sent(update_with_copies::<T, _>(call, next)))
     }
 
     fn modify<'a, T: Model>(
         call: ModifyCall<'a>,
         next: NextModify,
     ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>> {
-        let catalog = call.odm.catalog();
-        if catalog.copies_into(T::COLLECTION).is_empty()
-            && catalog.copies_from(T::COLLECTION).is_empty()
-        {
+        if !holds_or_gives::<T>(call.odm) {
             return Ok(Step::Pass(call));
         }
-        Ok(Step::Sent(Box::pin(async move {
-            let mut call = call;
-            let mut session = call.session.take();
-            let (taken, latest) =
-                take_for_update::<T>(call.odm, &call.filter, &mut call.update, &mut session)
-                    .await?;
-            let odm = call.odm;
-            let found = next(ModifyCall {
-                session: session.as_deref_mut(),
-                ..call
-            })
-            .await?;
-            after_update(odm, latest, taken, session).await?;
-            Ok(found)
-        })))
+        Ok(Step::Sent(update_with_copies::<T, _>(call, next)))
     }
 
     fn replace<'a, T: Model>(
         call: ReplaceCall<'a, T>,
         next: NextReplace<T>,
     ) -> Stepped<'a, ReplaceCall<'a, T>, UpdateResult> {
-        let catalog = call.odm.catalog();
-        if catalog.copies_into(T::COLLECTION).is_empty()
-            && catalog.copies_from(T::COLLECTION).is_empty()
-        {
+        if !holds_or_gives::<T>(call.odm) {
             return Ok(Step::Pass(call));
         }
         Ok(Step::Sent(Box::pin(replace_with_copies(call, next))))
     }
+}
+
+/// The two calls that carry an update document (`update` and `findAndModify`), as
+/// [`update_with_copies`] handles both.
+trait UpdateLike<'a>: Sized + Send + 'a {
+    type Output: Send;
+    type Next: Send;
+    /// The handle, the filter, the update, and the caller's session taken out of the call.
+    fn parts(
+        &mut self,
+    ) -> (
+        &'a Odm,
+        &Document,
+        &mut Document,
+        Option<&'a mut ClientSession>,
+    );
+    /// The call sent down the list in `session`.
+    fn send<'s>(
+        self,
+        next: Self::Next,
+        session: Option<&'s mut ClientSession>,
+    ) -> BoxFuture<'s, Result<Self::Output>>
+    where
+        'a: 's;
+}
+
+impl<'a> UpdateLike<'a> for UpdateCall<'a> {
+    type Output = UpdateResult;
+    type Next = NextUpdate;
+    fn parts(
+        &mut self,
+    ) -> (
+        &'a Odm,
+        &Document,
+        &mut Document,
+        Option<&'a mut ClientSession>,
+    ) {
+        (
+            self.odm,
+            &self.filter,
+            &mut self.update,
+            self.session.take(),
+        )
+    }
+    fn send<'s>(
+        self,
+        next: NextUpdate,
+        session: Option<&'s mut ClientSession>,
+    ) -> BoxFuture<'s, Result<UpdateResult>>
+    where
+        'a: 's,
+    {
+        next(self.with_session(session))
+    }
+}
+
+impl<'a> UpdateLike<'a> for ModifyCall<'a> {
+    type Output = Option<RawDocumentBuf>;
+    type Next = NextModify;
+    fn parts(
+        &mut self,
+    ) -> (
+        &'a Odm,
+        &Document,
+        &mut Document,
+        Option<&'a mut ClientSession>,
+    ) {
+        (
+            self.odm,
+            &self.filter,
+            &mut self.update,
+            self.session.take(),
+        )
+    }
+    fn send<'s>(
+        self,
+        next: NextModify,
+        session: Option<&'s mut ClientSession>,
+    ) -> BoxFuture<'s, Result<Option<RawDocumentBuf>>>
+    where
+        'a: 's,
+    {
+        next(self.with_session(session))
+    }
+}
+
+/// An update (or `findAndModify`) of a model that holds or gives copies: its copies taken
+/// before it is sent, then the latest-N arrays it changed recomputed and, outside a session,
+/// the copies it took settled.
+fn update_with_copies<'a, T: Model, C: UpdateLike<'a>>(
+    call: C,
+    next: C::Next,
+) -> BoxFuture<'a, Result<C::Output>> {
+    Box::pin(async move {
+        let mut call = call;
+        let (odm, filter, update, mut session) = call.parts();
+        let (taken, latest) = take_for_update::<T>(odm, filter, update, &mut session).await?;
+        let result = call.send(next, session.as_deref_mut()).await?;
+        after_update(odm, latest, taken, session).await?;
+        Ok(result)
+    })
 }
 
 /// An update's copies taken from their sources (when the model holds some) and the latest-N
@@ -252,7 +323,7 @@ async fn take_for_update<T: Model>(
     odm: &Odm,
     filter: &Document,
     update: &mut Document,
-    session: &mut Option<&mut mongodb::ClientSession>,
+    session: &mut Option<&mut ClientSession>,
 ) -> Result<(Taken, LatestRefresh)> {
     let catalog = odm.catalog();
     let taken = if catalog.copies_into(T::COLLECTION).is_empty() {
@@ -294,7 +365,7 @@ async fn after_update(
     odm: &Odm,
     latest: LatestRefresh,
     taken: Taken,
-    session: Option<&mut mongodb::ClientSession>,
+    session: Option<&mut ClientSession>,
 ) -> Result<()> {
     let in_session = session.is_some();
     if latest.is_active() {
@@ -342,11 +413,7 @@ async fn replace_with_copies<T: Model>(
         latest.add_written(&Document::try_from(call.raw.as_ref()).map_err(encode_error::<T>)?);
     }
     let id = call.id.clone();
-    let result = next(ReplaceCall {
-        session: session.as_deref_mut(),
-        ..call
-    })
-    .await?;
+    let result = next(call.with_session(session.as_deref_mut())).await?;
     latest.run(odm, session.as_deref_mut()).await?;
     // A latest-N array is the ODM's to write: recomputed, whatever the caller's copy held.
     for copy in copies_in
@@ -477,11 +544,7 @@ async fn modify_with_cascade<T: Model>(
         )
         .await?
     } else {
-        next(ModifyCall {
-            session: session.as_deref_mut(),
-            ..call
-        })
-        .await?
+        next(call.with_session(session.as_deref_mut())).await?
     };
     // Recorded with the write: what is left to cascade now is the other copies.
     let touched: Vec<_> = match background {

@@ -33,7 +33,7 @@ pub(crate) enum Step<'a, C, R> {
 pub(crate) struct InsertCall<'a, T> {
     pub odm: &'a Odm,
     /// The typed documents, in the order of `raws` (for their kept fields).
-    pub docs: Vec<&'a T>,
+    pub docs: &'a [&'a T],
     pub raws: Vec<RawDocumentBuf>,
     pub ordered: bool,
     pub session: Option<&'a mut ClientSession>,
@@ -196,3 +196,25 @@ impl<'a, T> ReplaceCall<'a, T> {
         }
     }
 }
+
+/// `with_session` of each call: the same call, in `session` (the caller's, reborrowed, so that
+/// a maintainer keeps it for what it does after `next`).
+macro_rules! with_session {
+    ($($call:ident$(<$t:ident>)?),*) => {$(
+        impl<'a $(, $t)?> $call<'a $(, $t)?> {
+            /// The same call in `session`: a maintainer takes the caller's session out of the
+            /// call, lends it to `next`, and uses it again after.
+            pub(crate) fn with_session<'s>(
+                self,
+                session: Option<&'s mut ClientSession>,
+            ) -> $call<'s $(, $t)?>
+            where
+                'a: 's,
+            {
+                $call { session, ..self }
+            }
+        }
+    )*};
+}
+
+with_session!(UpdateCall, ReplaceCall<T>, ModifyCall);

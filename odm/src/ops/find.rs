@@ -7,7 +7,7 @@ use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 
 use super::into_future;
-use crate::populate::{populate_all, IntoPopulate, Plan, Step};
+use crate::populate::{IntoPopulate, Plan, QueryPopulate};
 use crate::query::{Filter, Projection, Sort};
 use crate::{Model, Odm, Result};
 
@@ -22,8 +22,7 @@ pub struct Find<'a, T> {
     /// Boxed: the driver's options are large, and the builder moves into its future.
     options: Box<FindOptions>,
     session: Option<&'a mut ClientSession>,
-    populate: Vec<Box<dyn Step<T>>>,
-    plan: Option<Plan>,
+    populate: QueryPopulate<T>,
 }
 
 impl<T> std::fmt::Debug for Find<'_, T> {
@@ -43,8 +42,7 @@ impl<'a, T: Model> Find<'a, T> {
             filter,
             options: Box::default(),
             session: None,
-            populate: Vec::new(),
-            plan: None,
+            populate: QueryPopulate::default(),
         }
     }
 
@@ -89,7 +87,7 @@ impl<'a, T: Model> Find<'a, T> {
     /// (`{_id: {$in: ids}}`) per path and level, whatever the number of documents found.
     /// Several paths of one level are fetched concurrently. See [`crate::populate`].
     pub fn populate(mut self, path: impl IntoPopulate<T>) -> Self {
-        self.populate.extend(path.into_steps());
+        self.populate.add(path);
         self
     }
 
@@ -103,7 +101,7 @@ impl<'a, T: Model> Find<'a, T> {
     /// with the `$in` plan, whatever the plan: their documents come from a `find` cursor read a
     /// batch at a time.
     pub fn populate_plan(mut self, plan: Plan) -> Self {
-        self.plan = Some(plan);
+        self.populate.set_plan(plan);
         self
     }
 
@@ -142,97 +140,17 @@ impl<'a, T: Model> Find<'a, T> {
         .await
     }
 
-    /// The plan this query runs with: the one asked for, or the cost rule's.
-    fn plan(&self) -> Plan {
-        if self.populate.is_empty() {
-            return Plan::In;
-        }
-        match self.plan.unwrap_or(self.odm.populate_plan()) {
-            Plan::Auto => {
-                let mut shape = crate::populate::Shape {
-                    levels: self.populate.iter().map(|s| s.levels()).max().unwrap_or(0),
-                    relations: self.populate.iter().map(|s| s.relations()).sum(),
-                    parents: self
-                        .options
-                        .limit
-                        .filter(|l| *l != 0)
-                        .map(i64::unsigned_abs),
-                    sharded: self.odm.is_sharded(),
-                    in_session: self.session.is_some(),
-                    sub_pipelines: false,
-                };
-                // Sub-pipelines can only turn the `$lookup` plan into the `$in` plan: the
-                // stages are built to find out only when the rest of the shape chose `$lookup`.
-                if crate::populate::choose(&shape) == Plan::In {
-                    return Plan::In;
-                }
-                shape.sub_pipelines = self.populate.iter().enumerate().any(|(i, s)| {
-                    s.lookup_stages(i)
-                        .map_or(true, |st| crate::populate::has_sub_pipeline(&st))
-                });
-                crate::populate::choose(&shape)
-            }
-            plan => plan,
-        }
-    }
-
     pub(super) async fn run(self) -> Result<Vec<T>> {
-        // The populating paths are boxed: a plain query awaits a future the size of the
-        // driver's.
-        let mut plan = self.plan();
-        // The cost rule never chooses the lookup plan on a sharded cluster: a handle that does
-        // not know yet what it talks to asks once (one `hello` per handle, only then).
-        let auto = self.plan.unwrap_or(self.odm.populate_plan()) == Plan::Auto;
-        if plan == Plan::Lookup && auto && !self.odm.knows_deployment() {
-            self.odm.deployment_has_transactions().await?;
-            plan = self.plan();
-        }
-        if plan == Plan::Lookup {
-            return Box::pin(self.run_lookup()).await;
-        }
-        self.run_in().await
-    }
-
-    /// The `$lookup` plan, falling back to the `$in` plan when the server refuses it and the
-    /// plan was chosen rather than forced.
-    async fn run_lookup(self) -> Result<Vec<T>> {
-        let filter = crate::engine::model_filter(self.filter.clone())?;
-        let forced = self.plan.unwrap_or(self.odm.populate_plan()) == Plan::Lookup;
-        let mut session = self.session;
-        let found = crate::populate::find_with_lookup::<T>(
-            self.odm,
-            filter,
-            &self.options,
-            &self.populate,
-            session.as_deref_mut(),
-        )
-        .await;
-        match found {
-            Ok(docs) => {
-                crate::pipeline::read::<T>(self.odm, docs.len());
-                Ok(docs)
-            }
-            Err(crate::populate::LookupError::Failed(e)) => Err(e),
-            Err(crate::populate::LookupError::Refused(e))
-                if forced || !crate::populate::is_refusal(&e) =>
-            {
-                Err(crate::populate::refused::<T>(e))
-            }
-            Err(crate::populate::LookupError::Refused(_)) => {
-                Find { session, ..self }.run_in().await
-            }
-        }
-    }
-
-    /// The `$in` plan: the query, then one `find` per relation and level.
-    async fn run_in(self) -> Result<Vec<T>> {
-        let mut session = self.session;
-        let mut docs =
-            Self::fetch(self.odm, self.filter, *self.options, session.as_deref_mut()).await?;
-        crate::pipeline::read::<T>(self.odm, docs.len());
-        if !self.populate.is_empty() {
-            Box::pin(populate_all(self.odm, &mut docs, &self.populate, session)).await?;
-        }
+        let odm = self.odm;
+        let docs = if self.populate.is_empty() {
+            Self::fetch(odm, self.filter, *self.options, self.session).await?
+        } else {
+            // Boxed: a plain query awaits a future the size of the driver's.
+            let filter = crate::engine::model_filter(self.filter)?;
+            let query = self.populate.find(odm, filter, *self.options, self.session);
+            Box::pin(query).await?
+        };
+        crate::pipeline::read::<T>(odm, docs.len());
         Ok(docs)
     }
 }
@@ -246,7 +164,7 @@ pub(crate) struct FindParts<'a, T> {
     pub(crate) filter: Filter<T>,
     pub(crate) options: FindOptions,
     pub(crate) session: Option<&'a mut ClientSession>,
-    pub(crate) populate: Vec<Box<dyn Step<T>>>,
+    pub(crate) populate: QueryPopulate<T>,
 }
 
 /// Builder returned by [`Find::into_type`]; `.await` it for a `Vec<U>`.

@@ -18,7 +18,7 @@ use crate::{Model, Odm, Result};
 /// for a tree's nodes, see [`crate::tree`].
 async fn insert_raw<'a, T: Model>(
     odm: &'a Odm,
-    docs: Vec<&'a T>,
+    docs: &'a [&'a T],
     raws: Vec<RawDocumentBuf>,
     ordered: bool,
     session: Option<&'a mut ClientSession>,
@@ -64,7 +64,14 @@ impl<'a, T: Model> InsertOne<'a, T> {
 
     async fn run(self) -> Result<T::Id> {
         let (raw, id) = encode_document(self.doc)?;
-        let n = insert_raw::<T>(self.odm, vec![self.doc], vec![raw], true, self.session).await?;
+        let n = insert_raw::<T>(
+            self.odm,
+            std::slice::from_ref(&self.doc),
+            vec![raw],
+            true,
+            self.session,
+        )
+        .await?;
         debug_assert_eq!(n, 1);
         Ok(id)
     }
@@ -118,7 +125,7 @@ impl<'a, T: Model> InsertMany<'a, T> {
             raws.push(raw);
             ids.push(id);
         }
-        insert_raw::<T>(self.odm, self.docs, raws, self.ordered, self.session).await?;
+        insert_raw::<T>(self.odm, &self.docs, raws, self.ordered, self.session).await?;
         Ok(ids)
     }
 }

@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use super::find::{Find, FindAs, FindParts};
 use crate::decode::{decode, Reading};
 use crate::engine::BoxFuture;
-use crate::populate::{populate_all, Step};
+use crate::populate::QueryPopulate;
 use crate::{Model, Odm, Result};
 
 /// The number of parents a populated stream holds and populates at once, and the driver's
@@ -102,33 +102,34 @@ impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindAs<'a, T, U> {
             filter,
             options,
             session,
-            Vec::new(),
+            QueryPopulate::default(),
             populate_nothing::<U>,
         )
     }
 }
 
-/// Populates a batch of decoded documents: [`populate_all`] for a model, nothing for a view.
+/// Populates a batch of decoded documents: the query's populate for a model, nothing for a
+/// view.
 type PopulateBatch<U> = for<'b> fn(
     &'b Odm,
     &'b mut [U],
-    &'b [Box<dyn Step<U>>],
+    &'b QueryPopulate<U>,
     Option<&'b mut ClientSession>,
 ) -> BoxFuture<'b, Result<()>>;
 
 fn populate_model<'b, U: Model>(
     odm: &'b Odm,
     docs: &'b mut [U],
-    steps: &'b [Box<dyn Step<U>>],
+    populate: &'b QueryPopulate<U>,
     session: Option<&'b mut ClientSession>,
 ) -> BoxFuture<'b, Result<()>> {
-    Box::pin(populate_all(odm, docs, steps, session))
+    populate.batch(odm, docs, session)
 }
 
 fn populate_nothing<'b, U>(
     _: &'b Odm,
     _: &'b mut [U],
-    _: &'b [Box<dyn Step<U>>],
+    _: &'b QueryPopulate<U>,
     _: Option<&'b mut ClientSession>,
 ) -> BoxFuture<'b, Result<()>> {
     Box::pin(std::future::ready(Ok(())))
@@ -140,7 +141,7 @@ fn open<'a, T: Model, U: DeserializeOwned + Send + 'a>(
     filter: crate::Filter<T>,
     mut options: FindOptions,
     session: Option<&'a mut ClientSession>,
-    populate: Vec<Box<dyn Step<U>>>,
+    populate: QueryPopulate<U>,
     populate_batch: PopulateBatch<U>,
 ) -> FindStream<'a, U> {
     let batch = match (populate.is_empty(), options.batch_size) {
@@ -226,7 +227,7 @@ struct State<'a, T: Model, U> {
     /// The query, until it is sent.
     start: Option<Start<'a>>,
     cursor: Option<Open<'a>>,
-    populate: Vec<Box<dyn Step<U>>>,
+    populate: QueryPopulate<U>,
     populate_batch: PopulateBatch<U>,
     /// How many documents are taken from the cursor at once: 1, or the populate batch.
     batch: usize,

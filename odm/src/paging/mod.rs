@@ -34,7 +34,7 @@ use mongodb::options::FindOptions;
 
 use crate::decode::{decode, Reading};
 use crate::ops::{Find, FindParts, Open};
-use crate::populate::{populate_all, BoxFuture};
+use crate::populate::BoxFuture;
 use crate::{Model, Odm, Result};
 
 pub use token::PageToken;
@@ -157,7 +157,7 @@ impl<'a, T: Model> Paged<'a, T> {
             }
         }
         crate::pipeline::read::<T>(odm, items.len());
-        populate_all(odm, &mut items, &populate, cursor.session()).await?;
+        populate.batch(odm, &mut items, cursor.session()).await?;
         let next = match more {
             true => Some(token::seal(key, print, last, T::COLLECTION)?),
             false => None,

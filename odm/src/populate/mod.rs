@@ -16,15 +16,18 @@ mod engine;
 mod key;
 mod lookup;
 mod poly;
+mod query;
 mod step;
 
+pub use crate::reference::{RefContainer, RefSlots};
 pub use children::{Children, ChildrenOf};
 pub use engine::Step;
 pub(crate) use engine::{populate_all, BoxFuture};
 pub(crate) use key::IdKey;
+use lookup::LookupError;
 pub use lookup::{choose, Plan, Shape, LOOKUP_MAX_PARENTS};
-pub(crate) use lookup::{find_with_lookup, has_sub_pipeline, is_refusal, refused, LookupError};
 pub use poly::{PolyContainer, PolyPart, PolyPath, PolyPopulate, PolySlots, PolyTargets};
+pub(crate) use query::QueryPopulate;
 
 use std::fmt;
 
@@ -35,52 +38,9 @@ use crate::path::{Field, Single};
 use crate::query::{Filter, Projection, Sort};
 use crate::reference::{Ref, RefTarget};
 
-/// Where a document keeps its references of one field; what the generated accessors hand to
-/// the populate engine.
-#[derive(Debug)]
-pub enum RefSlots<'a, T: RefTarget> {
-    /// `Ref<T>`
-    One(&'a mut Ref<T>),
-    /// `Option<Ref<T>>`
-    Optional(&'a mut Option<Ref<T>>),
-    /// `Vec<Ref<T>>`
-    Many(&'a mut Vec<Ref<T>>),
-    /// The reference to `T`, if it is one, of a document's polymorphic reference.
-    Maybe(Option<&'a mut Ref<T>>),
-    /// The references to `T` among a document's polymorphic references.
-    Each(Vec<&'a mut Ref<T>>),
-}
-
 /// How a populate finds the references to `T` in a document.
 pub(crate) type SlotsFn<Root, T> =
     std::sync::Arc<dyn for<'a> Fn(&'a mut Root) -> RefSlots<'a, T> + Send + Sync>;
-
-/// Field types that hold references to `T`.
-pub trait RefContainer<T: RefTarget> {
-    /// Whether the field holds many references (an array).
-    const MANY: bool = false;
-    /// The references, for the populate engine.
-    fn slots(&mut self) -> RefSlots<'_, T>;
-}
-
-impl<T: RefTarget> RefContainer<T> for Ref<T> {
-    fn slots(&mut self) -> RefSlots<'_, T> {
-        RefSlots::One(self)
-    }
-}
-
-impl<T: RefTarget> RefContainer<T> for Option<Ref<T>> {
-    fn slots(&mut self) -> RefSlots<'_, T> {
-        RefSlots::Optional(self)
-    }
-}
-
-impl<T: RefTarget> RefContainer<T> for Vec<Ref<T>> {
-    const MANY: bool = true;
-    fn slots(&mut self) -> RefSlots<'_, T> {
-        RefSlots::Many(self)
-    }
-}
 
 /// Field types that hold one reference to `P` (`Ref<P>`, `Option<Ref<P>>`): the child side of a
 /// two-way reference, which `reassign` and `verify_inverse` take.

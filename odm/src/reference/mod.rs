@@ -9,11 +9,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub mod dbref;
 mod expand;
+mod slots;
 mod target;
 
 pub use dbref::{DbRef, PolyHas, PolyRef};
 pub(crate) use expand::expanding;
 pub use expand::{expanded, Expanded};
+pub use slots::{RefContainer, RefSlots};
 pub use target::{NotAModel, RefTarget};
 
 use crate::model::Model;

@@ -43,10 +43,10 @@ pub trait KindField<const NAME: u64> {
     /// The typed path to the field from the model `R`, which finds the references of a
     /// reference field in an `R` with `slots`.
     fn paths<R: 'static>(
-        slots: fn(&mut R) -> crate::populate::RefSlots<'_, Self::Target>,
+        slots: fn(&mut R) -> crate::reference::RefSlots<'_, Self::Target>,
     ) -> Self::Paths<R>;
     /// The references a reference field holds (none for other fields).
-    fn slots(&mut self) -> crate::populate::RefSlots<'_, Self::Target>;
+    fn slots(&mut self) -> crate::reference::RefSlots<'_, Self::Target>;
 }
 
 /// The same type for a common field in every kind: `T: SameKindField<U>` only when they are
@@ -64,7 +64,7 @@ impl<T> SameKindField<T> for T {}
 /// that `K2` has the field with the same type.
 pub fn kind_slots<const NAME: u64, K1, K2>(
     kind: &mut K2,
-) -> crate::populate::RefSlots<'_, <K1 as KindField<NAME>>::Target>
+) -> crate::reference::RefSlots<'_, <K1 as KindField<NAME>>::Target>
 where
     K1: KindField<NAME>,
     K2: KindField<NAME, Target = <K1 as KindField<NAME>>::Target>,

@@ -106,7 +106,7 @@ struct Job<'d, T> {
     outside: Vec<Bson>,
     ordered: bool,
     /// The typed documents, for the maintainers after the tree.
-    typed: Vec<&'d T>,
+    typed: &'d [&'d T],
     /// The maintainers after the tree, then the plain insert.
     next: NextInsert<T>,
 }
@@ -193,7 +193,7 @@ impl<T: Model> Job<'_, T> {
             .collect::<Result<Vec<_>>>()?;
         let n = (self.next)(InsertCall {
             odm,
-            docs: self.typed.clone(),
+            docs: self.typed,
             raws,
             ordered: self.ordered,
             session: session.as_deref_mut(),

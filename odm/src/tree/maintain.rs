@@ -70,11 +70,7 @@ impl Maintainer for TreeRule {
             let given = call.raw.clone();
             let id = call.id.clone();
             let mut session = call.session.take();
-            let result = next(ReplaceCall {
-                session: session.as_deref_mut(),
-                ..call
-            })
-            .await?;
+            let result = next(call.with_session(session.as_deref_mut())).await?;
             if result.matched_count == 0 {
                 replace_missed::<T>(odm, tree, &id, &given, session).await?;
             }

@@ -15,7 +15,8 @@ mod sync;
 
 use bson::{doc, Document};
 
-pub use schema::{kinds_schema, nullable, BsonSchema, FieldSchema, Schema};
+pub use crate::catalog::{nullable, FieldSchema, Schema};
+pub use schema::{kinds_schema, BsonSchema};
 #[doc(hidden)]
 pub use schema::{RefIdOf, SchemaOf, UnknownSchema};
 pub use sync::{SyncValidators, ValidationLevel, ValidatorOutcome, ValidatorReport, ValidatorSync};

@@ -44,11 +44,7 @@ impl Maintainer for Kept {
             let odm = call.odm;
             let upsert = call.upsert;
             let mut session = call.session.take();
-            let written = next(UpdateCall {
-                session: session.as_deref_mut(),
-                ..call
-            })
-            .await;
+            let written = next(call.with_session(session.as_deref_mut())).await;
             if missed(&written, upsert) {
                 check_conflict::<T>(odm, &id, expected, session).await?;
             }
