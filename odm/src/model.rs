@@ -57,8 +57,11 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
         Field::top("_id")
     }
 
-    /// The indexes declared on the model, with every path resolved to its stored name.
-    fn indexes() -> Vec<IndexSpec>;
+    /// The indexes declared on the model, with every path resolved to its stored name (for an
+    /// enum of kinds, its own then its kinds'): what its [catalog entry](Self::entry) lists.
+    fn indexes() -> Vec<IndexSpec> {
+        (Self::entry().indexes)()
+    }
 
     /// The model's description, as the derive registers it (see [`crate::Catalog`]).
     #[doc(hidden)]
@@ -69,14 +72,14 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     fn generate_id() -> Option<Self::Id>;
 
     /// The reference fields of the model (`#[reference]`, `#[parent]`), for delete rules and
-    /// two-way references.
+    /// two-way references: what its catalog entry lists.
     fn references() -> Vec<ReferenceInfo> {
-        Vec::new()
+        (Self::entry().references)()
     }
 
-    /// The `#[denormalize]` fields of the model.
+    /// The `#[denormalize]` fields of the model: what its catalog entry lists.
     fn copies() -> Vec<CopyInfo> {
-        Vec::new()
+        (Self::entry().copies)()
     }
 
     /// The first bounded array holding more elements than its bound:

@@ -43,9 +43,6 @@ pub fn stub(input: &DeriveInput, cont: Option<&Container<'_>>, derive: Derive) -
                     fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
                         ::odm::__private::Option::None
                     }
-                    fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
-                        ::odm::__private::Vec::new()
-                    }
                     fn entry() -> &'static ::odm::__private::ModelEntry {
                         ::odm::__private::unregistered_entry()
                     }

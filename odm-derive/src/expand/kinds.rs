@@ -155,7 +155,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
     let (accessors, common_checks) = common_fields(ident, &kind_types, &variant_types, common);
     let common_names: Vec<String> = common.iter().map(|(n, _)| n.clone()).collect();
     let type_name = ident.unraw().to_string();
-    let own_indexes = base_indexes(ident, &attrs.indexes, common);
+    let indexes = enum_indexes(base_indexes(ident, &attrs.indexes, common), &kind_types);
     let copy_source = copy_source(input, common);
     let validator = validator_items(ident, tag, other, &kinds);
     let version = super::validators::version_const(&attrs.versions);
@@ -199,10 +199,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         #copy_source
         #validator
 
-        /// The base's own indexes, on common fields: over every kind.
-        fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
-            #own_indexes
-        }
+        #indexes
 
         #registration
 
@@ -219,6 +216,23 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
             #body
         };
         #common_checks
+    }
+}
+
+/// The free function `indexes` of an enum of kinds, which its entry names: its own indexes
+/// (`own`, on common fields: over every kind), then those of every kind (each partial on its
+/// kind), the whole collection's.
+fn enum_indexes(own: TokenStream, kind_types: &[&Type]) -> TokenStream {
+    quote! {
+        fn own_indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
+            #own
+        }
+
+        fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
+            let mut all = own_indexes();
+            #(all.extend((<#kind_types as ::odm::__private::Model>::entry().indexes)());)*
+            all
+        }
     }
 }
 
@@ -279,14 +293,6 @@ fn base_model_impl(
 
         fn document_id(&self) -> ::odm::__private::Option<&Self::Id> {
             #document_id
-        }
-
-        /// The base's own indexes (over every kind), then those of every kind (each partial
-        /// on its kind).
-        fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
-            let mut all = indexes();
-            #(all.extend(<#kind_types as ::odm::__private::Model>::indexes());)*
-            all
         }
 
         fn entry() -> &'static ::odm::__private::ModelEntry {

@@ -45,9 +45,9 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
         kind_scoped(kind_const.is_some(), indexes, copies, references);
     // A model without copies, references or bounded arrays keeps the trait's defaults, and its
     // entry lists nothing: no function is generated for what it does not declare.
-    let (copies_fn, copies_method, copies_entry) =
+    let (copies_fn, copies_entry) =
         declared_list(quote!(copies), quote!(::odm::__private::CopyInfo), copies);
-    let (references_fn, references_method, references_entry) = declared_list(
+    let (references_fn, references_entry) = declared_list(
         quote!(references),
         quote!(::odm::__private::ReferenceInfo),
         references,
@@ -92,8 +92,6 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
 
             #every_model
 
-            #references_method
-            #copies_method
             #bounds
         }
 
@@ -178,18 +176,13 @@ struct Lists {
     bounds: TokenStream,
 }
 
-/// The `Model` methods every model has: its id, its indexes (the free function `indexes`), its
+/// The `Model` methods every model has: its id, its
 /// entry (`__ODM_ENTRY`), the id generated for a document without one.
 fn every_model_methods(id_ty: &TokenStream, id_expr: &TokenStream) -> TokenStream {
     quote! {
         #[inline]
         fn document_id(&self) -> ::odm::__private::Option<&#id_ty> {
             #id_expr
-        }
-
-        #[inline]
-        fn indexes() -> ::odm::__private::Vec<::odm::__private::IndexSpec> {
-            indexes()
         }
 
         #[inline]
@@ -378,27 +371,20 @@ fn bound_methods(
     }
 }
 
-/// For a list a model declares (`copies`, `references`): the free function building it, the
-/// `Model` method returning it, and the registry's entry; without one, none of them (the
-/// trait's default) and the registry's empty list.
+/// For a list a model declares (`copies`, `references`): the free function building it and
+/// what its entry names (that function); without one, no function and the empty list.
 fn declared_list(
     name: TokenStream,
     item: TokenStream,
     body: Option<TokenStream>,
-) -> (TokenStream, TokenStream, TokenStream) {
+) -> (TokenStream, TokenStream) {
     let Some(body) = body else {
-        return (quote!(), quote!(), quote!(::odm::__private::empty_vec));
+        return (quote!(), quote!(::odm::__private::empty_vec));
     };
     (
         quote! {
             fn #name() -> ::odm::__private::Vec<#item> {
                 #body
-            }
-        },
-        quote! {
-            #[inline]
-            fn #name() -> ::odm::__private::Vec<#item> {
-                #name()
             }
         },
         name,
