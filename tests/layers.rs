@@ -308,6 +308,7 @@ const LAYERS: &[(usize, &[&str])] = &[
         5,
         &[
             "denormalize",
+            "follower",
             "bounds",
             "relations",
             "populate",

@@ -44,6 +44,8 @@ mod element_paths;
 mod errors;
 #[path = "expanded.rs"]
 mod expanded;
+#[path = "follower.rs"]
+mod follower;
 #[path = "harness.rs"]
 mod harness;
 #[path = "hostile.rs"]

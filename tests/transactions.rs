@@ -422,7 +422,7 @@ fn person(name: &str) -> Person {
 /// body runs.
 #[tokio::test]
 async fn a_standalone_server_is_a_typed_error() -> odm::Result<()> {
-    let server = Standalone::start();
+    let server = common::Standalone::start();
     let odm = Odm::connect(&server.uri, "standalone_txn")
         .await?
         .with_catalog(common::catalog());
@@ -442,66 +442,6 @@ async fn a_standalone_server_is_a_typed_error() -> odm::Result<()> {
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     Ok(())
-}
-
-/// The project's server started with `--standalone`, killed when dropped.
-struct Standalone {
-    child: std::process::Child,
-    dir: std::path::PathBuf,
-    uri: String,
-}
-
-impl Standalone {
-    fn start() -> Standalone {
-        use std::io::BufRead;
-        let binary = odm::testing::find_binary().expect("server binary");
-        let dir = std::env::temp_dir().join(format!("odm-standalone-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let mut child = std::process::Command::new(binary)
-            .args(["--host", "127.0.0.1", "--port", "0", "--standalone"])
-            .arg("--storage-path")
-            .arg(&dir)
-            .args(["--log-file-max", "2MB", "--cache-size", "64M"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if !sent {
-                    if let Some(port) = line
-                        .split_once("listening on ")
-                        .and_then(|(_, a)| a.trim().rsplit(':').next()?.parse::<u16>().ok())
-                    {
-                        let _ = tx.send(port);
-                        sent = true;
-                    }
-                }
-            }
-        });
-        let port = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the standalone server reports its port");
-        Standalone {
-            child,
-            dir,
-            uri: format!("mongodb://127.0.0.1:{port}/?directConnection=true"),
-        }
-    }
-}
-
-impl Drop for Standalone {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 /// A commit whose reply is lost may or may not have landed (`UnknownTransactionCommitResult`):

@@ -51,6 +51,7 @@ mod decode;
 pub mod denormalize;
 mod engine;
 mod error;
+pub mod follower;
 mod handle;
 pub mod index;
 mod key_check;

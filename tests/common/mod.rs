@@ -299,3 +299,74 @@ pub fn first_statement(
 /// commands a paused server holds.
 pub const GIVE_UP_SOON: &str =
     "serverSelectionTimeoutMS=1000&connectTimeoutMS=1000&heartbeatFrequencyMS=500";
+
+/// The project's server started on its own (by default with `--standalone`), killed when
+/// dropped.
+pub struct Standalone {
+    child: std::process::Child,
+    dir: std::path::PathBuf,
+    pub uri: String,
+}
+
+impl Standalone {
+    pub fn start() -> Standalone {
+        Standalone::start_with(&["--standalone"])
+    }
+
+    /// The project's server started on its own with `args` (`--standalone` makes it one).
+    pub fn start_with(args: &[&str]) -> Standalone {
+        use std::io::BufRead;
+        let binary = odm::testing::find_binary().expect("server binary");
+        let dir = std::env::temp_dir().join(format!(
+            "odm-standalone-{}-{}",
+            std::process::id(),
+            odm::bson::oid::ObjectId::new()
+        ));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let mut child = std::process::Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .args(args)
+            .arg("--storage-path")
+            .arg(&dir)
+            .args(["--log-file-max", "2MB", "--cache-size", "64M"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if !sent {
+                    if let Some(port) = line
+                        .split_once("listening on ")
+                        .and_then(|(_, a)| a.trim().rsplit(':').next()?.parse::<u16>().ok())
+                    {
+                        let _ = tx.send(port);
+                        sent = true;
+                    }
+                }
+            }
+        });
+        let port = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the standalone server reports its port");
+        Standalone {
+            child,
+            dir,
+            uri: format!("mongodb://127.0.0.1:{port}/?directConnection=true"),
+        }
+    }
+}
+
+impl Drop for Standalone {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -347,6 +347,36 @@ pub enum Error {
         waited: std::time::Duration,
     },
 
+    /// The follower of writes made by other programs has not applied every event within the
+    /// time [`Odm::wait_for_follower`](crate::Odm::wait_for_follower) was given: no follower
+    /// is running, or it is behind.
+    #[error("the follower is {behind} event(s) behind after {waited:?}; the oldest not applied is {} old", .oldest.map_or_else(|| "of unknown age".to_owned(), |d| format!("{d:?}")))]
+    FollowerLag {
+        /// Events not yet applied (counted up to a bound, see `FollowerStatus::behind`).
+        behind: u64,
+        /// The age of the oldest event not applied, by the server's clock.
+        oldest: Option<std::time::Duration>,
+        /// How long the caller waited.
+        waited: std::time::Duration,
+    },
+
+    /// The deployment has no change streams (a standalone server): the follower cannot see
+    /// other programs' writes there. Run the verify/repair sweeps on a schedule instead.
+    #[error("change streams are not available: {reason}")]
+    ChangeStreamsUnavailable {
+        /// What the server said, and why.
+        reason: String,
+    },
+
+    /// The position a change stream was to resume from is no longer in the server's history
+    /// (the oplog moved past it). The follower handles it itself: it says so, runs the sweeps
+    /// and starts from the present.
+    #[error("the change stream cannot resume from its stored position: {message}")]
+    ChangeStreamHistoryLost {
+        /// What the server said.
+        message: String,
+    },
+
     /// A reassignment without a transaction kept meeting concurrent moves of the same child
     /// until [`Odm::retry_deadline`](crate::Odm::retry_deadline) passed: the child's
     /// reference is set, but the parents named here may list it wrongly.

@@ -10,7 +10,7 @@ mod reassign;
 mod verify;
 
 pub use delete::DeleteRestricted;
-pub(crate) use delete::{delete_with_rules, has_rules, DeleteRules};
+pub(crate) use delete::{after_deleted, delete_with_rules, has_rules, DeleteRules};
 pub use reassign::{Reassign, Reassigned};
 pub(crate) use verify::Sweep;
 pub use verify::{InverseIssue, InverseReport, VerifyInverse};

@@ -19,6 +19,7 @@
 //! moves left behind.
 
 mod delete;
+mod follow;
 mod guard;
 mod insert;
 mod maintain;
@@ -35,8 +36,10 @@ use crate::model::Model;
 use crate::path::Value;
 use crate::{Error, Odm, Result};
 
+pub(crate) use follow::repair_moved;
 pub(crate) use maintain::TreeRule;
 pub use moves::{MoveNode, Moved};
+pub(crate) use verify::sweep;
 pub use verify::{TreeIssue, TreeReport, VerifyTree};
 
 pub use crate::catalog::{DeleteRule, TreeInfo};

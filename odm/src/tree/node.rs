@@ -50,9 +50,9 @@ fn projection_keyed<T: Model>(info: TreeInfo) -> Document {
     p
 }
 
-fn malformed<T: Model>(doc: &Document, path: &str, message: impl Into<String>) -> Error {
+fn malformed(collection: &str, doc: &Document, path: &str, message: impl Into<String>) -> Error {
     Error::Decode {
-        collection: T::COLLECTION.to_owned(),
+        collection: collection.to_owned(),
         id: crate::error::show_id(doc.get("_id")),
         path: path.to_owned(),
         message: message.into(),
@@ -62,6 +62,11 @@ fn malformed<T: Model>(doc: &Document, path: &str, message: impl Into<String>) -
 /// The ancestors a stored node lists: an array of ids (an array element that is itself an
 /// array is no id).
 pub(crate) fn ancestors_of<T: Model>(info: TreeInfo, doc: &Document) -> Result<Vec<Bson>> {
+    ancestors_in(T::COLLECTION, info, doc)
+}
+
+/// [`ancestors_of`] a node of `collection`.
+fn ancestors_in(collection: &str, info: TreeInfo, doc: &Document) -> Result<Vec<Bson>> {
     let path = info.ancestors;
     match doc.get(path) {
         Some(Bson::Array(items)) => {
@@ -69,7 +74,8 @@ pub(crate) fn ancestors_of<T: Model>(info: TreeInfo, doc: &Document) -> Result<V
                 .iter()
                 .position(|b| matches!(b, Bson::Array(_) | Bson::Null))
             {
-                return Err(malformed::<T>(
+                return Err(malformed(
+                    collection,
                     doc,
                     &format!("{path}.{i}"),
                     format!("an ancestor is a node's id, found {}", items[i]),
@@ -77,12 +83,14 @@ pub(crate) fn ancestors_of<T: Model>(info: TreeInfo, doc: &Document) -> Result<V
             }
             Ok(items.clone())
         }
-        None => Err(malformed::<T>(
+        None => Err(malformed(
+            collection,
             doc,
             path,
             "missing field: a node lists its ancestors (`[]` for a root)",
         )),
-        Some(other) => Err(malformed::<T>(
+        Some(other) => Err(malformed(
+            collection,
             doc,
             path,
             format!("expected an array of the ancestors' ids, found {other}"),
@@ -92,10 +100,16 @@ pub(crate) fn ancestors_of<T: Model>(info: TreeInfo, doc: &Document) -> Result<V
 
 /// The node a stored document describes.
 pub(crate) fn parse<T: Model>(info: TreeInfo, doc: &Document) -> Result<Node> {
+    parse_in(T::COLLECTION, info, doc)
+}
+
+/// [`parse`] a node of `collection`.
+pub(crate) fn parse_in(collection: &str, info: TreeInfo, doc: &Document) -> Result<Node> {
     let parent = match doc.get(info.parent) {
         None | Some(Bson::Null) => None,
         Some(Bson::Array(_)) => {
-            return Err(malformed::<T>(
+            return Err(malformed(
+                collection,
                 doc,
                 info.parent,
                 "expected the parent's id, found an array",
@@ -106,7 +120,7 @@ pub(crate) fn parse<T: Model>(info: TreeInfo, doc: &Document) -> Result<Node> {
     Ok(Node {
         id: doc.get("_id").cloned().unwrap_or(Bson::Null),
         parent,
-        ancestors: ancestors_of::<T>(info, doc)?,
+        ancestors: ancestors_in(collection, info, doc)?,
         stored: doc.clone(),
     })
 }

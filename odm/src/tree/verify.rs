@@ -6,7 +6,7 @@ use std::fmt;
 use bson::{doc, Bson, Document};
 
 use super::node::{self, Node};
-use super::TreeModel;
+use super::{TreeInfo, TreeModel};
 use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
@@ -120,83 +120,91 @@ impl<'a, T: TreeModel> VerifyTree<'a, T> {
     }
 
     async fn run(self) -> Result<TreeReport> {
-        let info = T::INFO;
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut batches =
-            crate::sweep::Batches::open(self.odm, T::COLLECTION, node::projection(info), 10_000)
-                .await?;
-        while let Some(batch) = batches.next().await? {
-            for d in &batch {
-                nodes.push(node::parse::<T>(info, d)?);
-            }
+        sweep(self.odm, T::COLLECTION, T::INFO, self.repair).await
+    }
+}
+
+/// The sweep of [`VerifyTree`] over the tree stored in `collection`.
+pub(crate) async fn sweep(
+    odm: &Odm,
+    collection: &str,
+    info: TreeInfo,
+    repair: bool,
+) -> Result<TreeReport> {
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut batches =
+        crate::sweep::Batches::open(odm, collection, node::projection(info), 10_000).await?;
+    while let Some(batch) = batches.next().await? {
+        for d in &batch {
+            nodes.push(node::parse_in(collection, info, d)?);
         }
-        let index: HashMap<IdKey, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (IdKey::of(&n.id), i))
-            .collect();
-        let mut report = TreeReport {
-            checked: nodes.len() as u64,
-            ..TreeReport::default()
+    }
+    let index: HashMap<IdKey, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (IdKey::of(&n.id), i))
+        .collect();
+    let mut report = TreeReport {
+        checked: nodes.len() as u64,
+        ..TreeReport::default()
+    };
+    // The parent each node has after repair: its own, or for a missing one the nearest
+    // listed ancestor that exists.
+    let parents: Vec<Option<usize>> = nodes
+        .iter()
+        .map(|n| {
+            let p = n.parent.as_ref()?;
+            if let Some(&i) = index.get(&IdKey::of(p)) {
+                return Some(i);
+            }
+            let lifted = n
+                .ancestors
+                .iter()
+                .rev()
+                .find_map(|a| index.get(&IdKey::of(a)).copied());
+            report.issues.push(TreeIssue::MissingParent {
+                id: n.id.clone(),
+                parent: p.clone(),
+                lifted_to: lifted.map(|i| nodes[i].id.clone()),
+            });
+            lifted
+        })
+        .collect();
+    let chains = chains_of(&nodes, &parents, &mut report);
+    let mut fixes: Vec<Document> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let Some(Chain::Known(expected)) = &chains[i] else {
+            continue;
         };
-        // The parent each node has after repair: its own, or for a missing one the nearest
-        // listed ancestor that exists.
-        let parents: Vec<Option<usize>> = nodes
-            .iter()
-            .map(|n| {
-                let p = n.parent.as_ref()?;
-                if let Some(&i) = index.get(&IdKey::of(p)) {
-                    return Some(i);
-                }
-                let lifted = n
-                    .ancestors
-                    .iter()
-                    .rev()
-                    .find_map(|a| index.get(&IdKey::of(a)).copied());
-                report.issues.push(TreeIssue::MissingParent {
-                    id: n.id.clone(),
-                    parent: p.clone(),
-                    lifted_to: lifted.map(|i| nodes[i].id.clone()),
-                });
-                lifted
-            })
-            .collect();
-        let chains = chains_of(&nodes, &parents, &mut report);
-        let mut fixes: Vec<Document> = Vec::new();
-        for (i, n) in nodes.iter().enumerate() {
-            let Some(Chain::Known(expected)) = &chains[i] else {
-                continue;
-            };
-            let parent = parents[i].map(|p| nodes[p].id.clone());
-            if *expected == n.ancestors && parent == n.parent {
-                continue;
-            }
-            if *expected != n.ancestors {
-                report.issues.push(TreeIssue::WrongAncestors {
-                    id: n.id.clone(),
-                    stored: n.ancestors.clone(),
-                    expected: expected.clone(),
-                });
-            }
-            let mut q = crate::literal::eq("_id", n.id.clone());
-            q.insert(
-                info.parent,
-                crate::literal::condition(n.parent.clone().unwrap_or(Bson::Null)),
-            );
-            q.insert(info.ancestors, doc! { "$eq": n.ancestors.clone() });
-            fixes.push(doc! {
-                "q": q,
-                "u": { "$set": {
-                    info.parent: parent.unwrap_or(Bson::Null),
-                    info.ancestors: expected.clone(),
-                } },
+        let parent = parents[i].map(|p| nodes[p].id.clone());
+        if *expected == n.ancestors && parent == n.parent {
+            continue;
+        }
+        if *expected != n.ancestors {
+            report.issues.push(TreeIssue::WrongAncestors {
+                id: n.id.clone(),
+                stored: n.ancestors.clone(),
+                expected: expected.clone(),
             });
         }
-        if self.repair && !fixes.is_empty() {
-            report.repaired = send_updates(self.odm, T::COLLECTION, fixes).await?;
-        }
-        Ok(report)
+        let mut q = crate::literal::eq("_id", n.id.clone());
+        q.insert(
+            info.parent,
+            crate::literal::condition(n.parent.clone().unwrap_or(Bson::Null)),
+        );
+        q.insert(info.ancestors, doc! { "$eq": n.ancestors.clone() });
+        fixes.push(doc! {
+            "q": q,
+            "u": { "$set": {
+                info.parent: parent.unwrap_or(Bson::Null),
+                info.ancestors: expected.clone(),
+            } },
+        });
     }
+    if repair && !fixes.is_empty() {
+        report.repaired = send_updates(odm, collection, fixes).await?;
+    }
+    Ok(report)
 }
 
 /// Each node's chain of ancestors as the repaired parents give it (`parents`, by index into
@@ -248,7 +256,11 @@ fn chains_of(
 
 /// Sends update statements, as many per `update` command as fit: at most 100,000 and about
 /// 8 MiB each. Returns how many documents were modified.
-async fn send_updates(odm: &Odm, collection: &str, statements: Vec<Document>) -> Result<u64> {
+pub(super) async fn send_updates(
+    odm: &Odm,
+    collection: &str,
+    statements: Vec<Document>,
+) -> Result<u64> {
     let mut modified = 0;
     let mut batch: Vec<Document> = Vec::new();
     let mut size = 0;

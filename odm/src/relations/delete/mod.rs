@@ -142,3 +142,37 @@ async fn plan_and_execute(
         .fits_one_transaction()?;
     execute(odm, plan, Some(s)).await
 }
+
+/// After documents of `collection` were deleted by another program (`keys`: each one's
+/// `documentKey`, its `_id` and shard key): the delete rules of every reference into them
+/// applied as a delete through the ODM would have, but that a `restrict` rule cannot refuse
+/// what is done. The holders a `restrict` rule finds are left as they are and returned, the
+/// other rules applied. Idempotent: the plan reads what still references the ids.
+///
+/// Commands: those of [`delete_with_rules`]'s plan and execution without a transaction (the
+/// `delete` of the ids themselves matches nothing), plus one `aggregate` per `restrict` check.
+pub(crate) async fn after_deleted(
+    odm: &Odm,
+    collection: &str,
+    keys: Vec<Document>,
+) -> Result<Vec<DeleteRestricted>> {
+    if !has_rules(odm.catalog(), collection) {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<bson::Bson> = keys.iter().filter_map(|k| k.get("_id").cloned()).collect();
+    let mut plan = plan::Plan::default();
+    let root = format!("`{collection}` (deleted by another program)");
+    plan::plan_level(
+        odm,
+        &mut plan,
+        collection.to_owned(),
+        (ids, keys),
+        vec![root],
+        None,
+    )
+    .await?;
+    let violations = plan.violations(odm, None, false).await?;
+    let (_, again) = execute(odm, plan, None).await?;
+    again.send(odm).await?;
+    Ok(violations)
+}

@@ -72,15 +72,31 @@ impl Plan {
         Ok(self)
     }
 
-    /// Refuses the delete if a `restrict` check finds a holder the plan does not delete.
-    /// One `aggregate` (a count) per check; when the check's filter would pass the
-    /// [id budget](crate::batch) of one command, one `find` of the holders' ids per chunk
+    /// Refuses the delete if a `restrict` check finds a holder the plan does not delete (see
+    /// [`violations`](Self::violations), stopping at the first).
+    pub(super) async fn check(&self, odm: &Odm, session: Option<&mut ClientSession>) -> Result<()> {
+        match self
+            .violations(odm, session, true)
+            .await?
+            .into_iter()
+            .next()
+        {
+            Some(v) => Err(Error::DeleteRestricted(v)),
+            None => Ok(()),
+        }
+    }
+
+    /// The `restrict` checks that find holders the plan does not delete (only the first when
+    /// `first_only`). One `aggregate` (a count) per check; when the check's filter would pass
+    /// the [id budget](crate::batch) of one command, one `find` of the holders' ids per chunk
     /// instead, the ones the plan deletes taken out here.
-    pub(super) async fn check(
+    pub(super) async fn violations(
         &self,
         odm: &Odm,
         mut session: Option<&mut ClientSession>,
-    ) -> Result<()> {
+        first_only: bool,
+    ) -> Result<Vec<DeleteRestricted>> {
+        let mut found = Vec::new();
         for (collection, path, holders, chain) in &self.checks {
             let holder = &holders.collection;
             let filter = holders.filter(holders.ids.clone());
@@ -120,16 +136,19 @@ impl Plan {
                     .await?
             };
             if n > 0 {
-                return Err(Error::DeleteRestricted(DeleteRestricted {
+                found.push(DeleteRestricted {
                     collection: collection.clone(),
                     referenced_by: holder.clone(),
                     path: path.clone(),
                     count: n,
                     chain: chain.clone(),
-                }));
+                });
+                if first_only {
+                    break;
+                }
             }
         }
-        Ok(())
+        Ok(found)
     }
 
     /// The holders a check finds that the plan does not delete, counted here: one `find` per

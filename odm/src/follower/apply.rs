@@ -1,0 +1,193 @@
+//! A batch of events turned into maintenance: what each event calls for is noted (deduplicated
+//! by document), then applied per collection, each effect reading the present state so that
+//! an event applied twice, or one whose effect an ODM write already made, changes nothing.
+
+use std::collections::{BTreeMap, HashSet};
+
+use bson::{Bson, Document};
+use tracing::Instrument;
+
+use super::watch::Watched;
+use super::FollowerReport;
+use crate::catalog::CopyInfo;
+use crate::populate::IdKey;
+use crate::{Odm, Result};
+
+/// Ids without repeats, in the order first seen.
+#[derive(Default)]
+struct Ids {
+    seen: HashSet<IdKey>,
+    list: Vec<Bson>,
+}
+
+impl Ids {
+    fn add(&mut self, id: &Bson) {
+        if self.seen.insert(IdKey::of(id)) {
+            self.list.push(id.clone());
+        }
+    }
+}
+
+/// Copies without repeats (by dependent and path).
+fn add_copies(into: &mut Vec<CopyInfo>, copies: Vec<CopyInfo>) {
+    for c in copies {
+        if !into
+            .iter()
+            .any(|k| k.dependent == c.dependent && k.path == c.path)
+        {
+            into.push(c);
+        }
+    }
+}
+
+/// What the events of one collection call for.
+#[derive(Default)]
+struct Pending {
+    /// Sources whose copied fields changed, and the copies concerned.
+    cascade: Ids,
+    copies: Vec<CopyInfo>,
+    /// Latest-N arrays and the sources that may have entered, moved or left them.
+    latest: Vec<(CopyInfo, Ids)>,
+    /// Documents deleted, as their keys, when a delete of them has rules.
+    deleted: Vec<Document>,
+    deleted_ids: Ids,
+    /// Tree nodes written.
+    tree: Ids,
+}
+
+/// The maintenance a batch of events calls for, by collection.
+#[derive(Default)]
+pub(crate) struct Batch {
+    pending: BTreeMap<&'static str, Pending>,
+}
+
+/// The changed fields of an update event: its updated and removed fields' names.
+fn changed(event: &Document) -> Vec<String> {
+    let Ok(desc) = event.get_document("updateDescription") else {
+        return Vec::new();
+    };
+    let mut paths: Vec<String> = desc
+        .get_document("updatedFields")
+        .map(|d| d.keys().cloned().collect())
+        .unwrap_or_default();
+    if let Ok(removed) = desc.get_array("removedFields") {
+        paths.extend(removed.iter().filter_map(|b| b.as_str().map(str::to_owned)));
+    }
+    paths
+}
+
+fn overlaps(a: &str, b: &str) -> bool {
+    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
+}
+
+impl Batch {
+    /// Notes what `event` (on the watched collection `w`) calls for; `false` when nothing.
+    pub(crate) fn note(&mut self, odm: &Odm, w: &Watched, event: &Document) -> bool {
+        let op = event.get_str("operationType").unwrap_or_default();
+        let Ok(key) = event.get_document("documentKey") else {
+            return false;
+        };
+        let Some(id) = key.get("_id") else {
+            return false;
+        };
+        let paths = match op {
+            "update" => Some(changed(event)),
+            "insert" | "replace" | "delete" => None,
+            _ => return false,
+        };
+        let p = self.pending.entry(w.collection).or_default();
+        let mut any = false;
+        if w.copied {
+            let (cascaded, latest) =
+                crate::denormalize::touched_paths(odm, w.collection, paths.as_deref());
+            // An insert gives no copy yet, and a deleted source's summaries go with its rules.
+            if !cascaded.is_empty() && matches!(op, "update" | "replace") {
+                p.cascade.add(id);
+                add_copies(&mut p.copies, cascaded);
+                any = true;
+            }
+            for copy in latest {
+                let at = match p
+                    .latest
+                    .iter()
+                    .position(|(c, _)| c.dependent == copy.dependent && c.path == copy.path)
+                {
+                    Some(i) => i,
+                    None => {
+                        p.latest.push((copy, Ids::default()));
+                        p.latest.len() - 1
+                    }
+                };
+                p.latest[at].1.add(id);
+                any = true;
+            }
+        }
+        if op == "delete" && w.rules {
+            if p.deleted_ids.seen.insert(IdKey::of(id)) {
+                p.deleted.push(key.clone());
+            }
+            any = true;
+        }
+        if let (Some(tree), false) = (w.tree, op == "delete") {
+            let moved = match &paths {
+                None => true,
+                Some(paths) => paths
+                    .iter()
+                    .any(|p| overlaps(p, tree.parent) || overlaps(p, tree.ancestors)),
+            };
+            if moved {
+                p.tree.add(id);
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Applies what was noted, collection by collection: cascades, delete rules, latest-N
+    /// arrays, trees. Counts what it did into `report`.
+    pub(crate) async fn apply(self, odm: &Odm, report: &mut FollowerReport) -> Result<()> {
+        for (collection, p) in self.pending {
+            let span = tracing::debug_span!(target: "odm", "follow", collection);
+            apply_one(odm, collection, p, report)
+                .instrument(span)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The maintenance of one collection's events.
+async fn apply_one(
+    odm: &Odm,
+    collection: &'static str,
+    p: Pending,
+    report: &mut FollowerReport,
+) -> Result<()> {
+    if !p.cascade.list.is_empty() {
+        crate::denormalize::cascade_sources(odm, collection, &p.cascade.list, p.copies).await?;
+        report.cascaded += p.cascade.list.len() as u64;
+    }
+    if !p.deleted.is_empty() {
+        report.deleted += p.deleted.len() as u64;
+        let violations = crate::relations::after_deleted(odm, collection, p.deleted).await?;
+        report.violations.extend(violations);
+    }
+    for (copy, ids) in &p.latest {
+        report.latest_parents +=
+            crate::denormalize::refresh_latest_of(odm, copy, &ids.list).await?;
+    }
+    if !p.tree.list.is_empty() {
+        let info = odm
+            .catalog()
+            .models()
+            .iter()
+            .find(|e| e.collection == collection)
+            .and_then(|e| e.tree);
+        if let Some(info) = info {
+            let done = crate::tree::repair_moved(odm, collection, info, &p.tree.list).await?;
+            report.tree_nodes += done.nodes;
+            report.tree_cycles.extend(done.cycles);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,317 @@
+//! Writes from other programs: a follower that watches the collections the catalog says are
+//! the sources of something and applies to writes made outside odm the maintenance odm applies
+//! to its own (see the guide's "Writes from other programs").
+//!
+//! - A change of a copied field cascades to its copies (only when a copied field is among the
+//!   changed ones); a copy cascaded in the background gets its intent recorded.
+//! - A delete has its rules applied: `nullify`, `pull`, `cascade`, and the summaries of the
+//!   deleted documents taken out. A `restrict` rule cannot refuse what is already done: the
+//!   holders it finds are left as they are and reported ([`FollowerReport::violations`]).
+//! - An insert, delete, or move (a change of the reference) of a source of latest-N arrays
+//!   recomputes the arrays of the parents it was in and is in.
+//! - A write of a tree node's `parent` (or an insert or replacement of a node) rewrites the
+//!   ancestors of the node and of its whole subtree.
+//!
+//! The change stream reads only what it needs: a `$match` on the watched collections and the
+//! four kinds of writes, and a `$project` keeping each event's token, kind, collection, key,
+//! time and the names of the fields an update changed (never a document).
+//!
+//! **Exactly-once effect.** The position (the change stream's resume token) is stored in
+//! [`FOLLOWER`] after the effects of every event before it are written. Every effect reads the
+//! present state and writes what differs from it (the copies are set to the source's current
+//! values, the arrays recomputed, the ancestors rewritten from the parent chain, the rules
+//! read what still references the deleted ids), so an event applied again after a crash
+//! between its effect and the stored position changes nothing, and neither does an event of
+//! odm's own writes, whose effects are already in place. One follower per deployment holds a
+//! lease in the same document; a second one waits, and a follower that lost its lease (paused
+//! past it) stores no position again.
+//!
+//! **History lost.** When the stored position is no longer in the server's history, the
+//! follower opens the stream at the present, stores that position, then runs the repairing
+//! sweeps of what it maintains (copies, trees, references to deleted documents) and reports
+//! what they repaired ([`FollowerReport::history_lost`]): it never skips silently.
+//!
+//! A standalone server has no change streams: [`Error::ChangeStreamsUnavailable`](crate::Error::ChangeStreamsUnavailable).
+
+mod apply;
+mod lost;
+mod state;
+mod status;
+mod watch;
+
+use std::time::Duration;
+
+use bson::oid::ObjectId;
+use bson::Document;
+use mongodb::change_stream::event::ResumeToken;
+use mongodb::change_stream::ChangeStream;
+
+pub use lost::HistoryLost;
+pub use status::{FollowerStatus, COUNTED};
+
+use crate::relations::DeleteRestricted;
+use crate::{Odm, Result};
+
+/// The collection holding the follower's position and lease.
+pub const FOLLOWER: &str = "odm_follower";
+
+/// What a follower's run did.
+#[derive(Debug, Default, Clone)]
+#[non_exhaustive]
+pub struct FollowerReport {
+    /// Events read from the change stream.
+    pub events: u64,
+    /// Of those, the events that called for some maintenance.
+    pub relevant: u64,
+    /// Source documents whose copies were cascaded.
+    pub cascaded: u64,
+    /// Deleted documents whose delete rules were applied.
+    pub deleted: u64,
+    /// Parents whose latest-N arrays were recomputed.
+    pub latest_parents: u64,
+    /// Tree nodes whose ancestors were rewritten.
+    pub tree_nodes: u64,
+    /// Tree nodes moved under their own subtree, left as they are.
+    pub tree_cycles: Vec<bson::Bson>,
+    /// `restrict` rules the deletes of other programs broke: the holders left referencing
+    /// deleted documents.
+    pub violations: Vec<DeleteRestricted>,
+    /// The stored position was lost: what the repairing sweeps found and did.
+    pub history_lost: Option<HistoryLost>,
+    /// Another follower holds the lease: this one did nothing.
+    pub elsewhere: bool,
+    /// This follower lost its lease during the run (it stores no position again).
+    pub lease_lost: bool,
+}
+
+/// A follower of the writes other programs make (see the [module](self)). Built by
+/// [`Odm::follower`]; call [`run`](Follower::run) in a task of its own, or
+/// [`run_until_idle`](Follower::run_until_idle) from a job or a test.
+#[derive(Debug)]
+pub struct Follower {
+    config: Config,
+    stream: Option<ChangeStream<Document>>,
+}
+
+/// A follower's settings and identity: what its steps read while the stream is being read.
+#[derive(Debug, Clone)]
+struct Config {
+    odm: Odm,
+    owner: ObjectId,
+    lease: Duration,
+    batch: u32,
+    wait: Duration,
+}
+
+impl Odm {
+    /// A follower of the writes other programs make to the sources of this handle's catalog.
+    /// Sends nothing.
+    pub fn follower(&self) -> Follower {
+        Follower {
+            config: Config {
+                odm: self.clone(),
+                owner: ObjectId::new(),
+                lease: Duration::from_secs(30),
+                batch: 500,
+                wait: Duration::from_millis(500),
+            },
+            stream: None,
+        }
+    }
+}
+
+impl Follower {
+    /// How long the lease holds without news from this follower (30 s by default): each
+    /// stored position extends it; a follower that died is taken over once it expires.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.config.lease = lease;
+        self
+    }
+
+    /// Events applied together (500 by default, at least 1): their effects are written, then
+    /// the position after them.
+    pub fn batch_size(mut self, n: u32) -> Self {
+        self.config.batch = n.max(1);
+        self
+    }
+
+    /// How long the server holds a read of the stream when there is no event (500 ms by
+    /// default): the longest [`run_until_idle`](Follower::run_until_idle) waits for one.
+    pub fn max_wait(mut self, wait: Duration) -> Self {
+        self.config.wait = wait;
+        self
+    }
+
+    /// Follows for ever. When another follower holds the lease, waits and tries again. When
+    /// the server is lost, logs it (`tracing`, target `odm`, level `warn`) and goes on from the
+    /// stored position once it answers. Returns only on any other error.
+    pub async fn run(mut self) -> Result<std::convert::Infallible> {
+        loop {
+            match self.run_until_idle().await {
+                Ok(r) if r.elsewhere || r.lease_lost => {
+                    tokio::time::sleep(self.config.lease / 4).await;
+                }
+                Ok(_) => {}
+                Err(e) if e.is_outcome_unknown() || e.is_unreachable() => {
+                    tracing::warn!(target: "odm", error = %e, "follower: the server was lost; going on when it answers");
+                    self.stream = None;
+                    tokio::time::sleep(self.config.wait).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Applies the events of other programs' writes until there is none for
+    /// [`max_wait`](Follower::max_wait), storing the position after each batch, and reports
+    /// what it did. Does nothing when another follower holds the lease
+    /// ([`FollowerReport::elsewhere`]).
+    ///
+    /// Commands: one `findAndModify` taking the lease; the change stream's `aggregate` (once)
+    /// and `getMore`s; per batch, the effects' commands (see the [module](self)) and one
+    /// `update` storing the position.
+    pub async fn run_until_idle(&mut self) -> Result<FollowerReport> {
+        let span = crate::trace::operation_span!("follower", "*");
+        crate::trace::traced(span, self.follow(), |r: &FollowerReport| Some(r.events)).await
+    }
+
+    async fn follow(&mut self) -> Result<FollowerReport> {
+        let mut report = FollowerReport::default();
+        let config = self.config.clone();
+        let watched = watch::watched(config.odm.catalog());
+        if watched.is_empty() {
+            return Ok(report);
+        }
+        let Some(stored) = state::acquire(&config.odm, config.owner, config.lease).await? else {
+            self.stream = None;
+            report.elsewhere = true;
+            return Ok(report);
+        };
+        let mut stream = match self.stream.take() {
+            Some(s) => s,
+            None => config.open(&watched, stored.token, &mut report).await?,
+        };
+        let mut fresh = true;
+        loop {
+            match config
+                .batch(&mut stream, &watched, &mut report, &mut fresh)
+                .await
+            {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) if watch::is_history_lost(&e) => {
+                    stream = config.open(&watched, None, &mut report).await?;
+                    report.history_lost = Some(lost::repair(&config.odm, &watched, e).await?);
+                }
+                Err(e) => return Err(e),
+            }
+            if report.lease_lost {
+                return Ok(report);
+            }
+        }
+        self.stream = Some(stream);
+        Ok(report)
+    }
+
+    /// Stops following: gives the lease up, so that another follower takes over at once.
+    /// One `update`.
+    pub async fn stop(self) -> Result<()> {
+        state::release(&self.config.odm, self.config.owner).await
+    }
+}
+
+impl Config {
+    /// The stream after `token`; when that position is lost, the stream at the present, its
+    /// position stored, and the sweeps run (recorded in `report`).
+    async fn open(
+        &self,
+        watched: &[watch::Watched],
+        token: Option<ResumeToken>,
+        report: &mut FollowerReport,
+    ) -> Result<ChangeStream<Document>> {
+        let resuming = token.is_some();
+        match watch::open(&self.odm, watched, token, self.batch, self.wait).await {
+            Err(e) if resuming && watch::is_history_lost(&e) => {
+                let stream = watch::open(&self.odm, watched, None, self.batch, self.wait).await?;
+                self.store(stream.resume_token(), 0, None, report).await?;
+                report.history_lost = Some(lost::repair(&self.odm, watched, e).await?);
+                Ok(stream)
+            }
+            Err(e) => Err(e),
+            Ok(stream) => {
+                if !resuming {
+                    // The first run: the present is the position to resume from.
+                    self.store(stream.resume_token(), 0, None, report).await?;
+                }
+                Ok(stream)
+            }
+        }
+    }
+
+    /// Stores the stream's position after `applied` events; notes a lost lease.
+    async fn store(
+        &self,
+        token: Option<ResumeToken>,
+        applied: u64,
+        through: Option<bson::DateTime>,
+        report: &mut FollowerReport,
+    ) -> Result<()> {
+        let held = state::advance(
+            &self.odm,
+            self.owner,
+            self.lease,
+            token.as_ref(),
+            applied,
+            through,
+        )
+        .await?;
+        report.lease_lost |= !held;
+        Ok(())
+    }
+
+    /// Reads one batch of events, applies it and stores the position after it. `false` when
+    /// there was no event (idle).
+    async fn batch(
+        &self,
+        stream: &mut ChangeStream<Document>,
+        watched: &[watch::Watched],
+        report: &mut FollowerReport,
+        fresh: &mut bool,
+    ) -> Result<bool> {
+        let odm = &self.odm;
+        let mut batch = apply::Batch::default();
+        let mut read = 0u64;
+        let mut through = None;
+        while read < u64::from(self.batch) {
+            let next = stream
+                .next_if_any()
+                .await
+                .map_err(|e| watch::refusal(odm, e))?;
+            let Some(event) = next else {
+                // The first read after opening answers from the opening's empty batch.
+                if std::mem::take(fresh) && read == 0 {
+                    continue;
+                }
+                break;
+            };
+            *fresh = false;
+            read += 1;
+            through = event.get_datetime("wallTime").ok().copied().or(through);
+            let collection = event
+                .get_document("ns")
+                .ok()
+                .and_then(|ns| ns.get_str("coll").ok());
+            let Some(w) = watched.iter().find(|w| Some(w.collection) == collection) else {
+                continue;
+            };
+            if batch.note(odm, w, &event) {
+                report.relevant += 1;
+            }
+        }
+        report.events += read;
+        batch.apply(odm, report).await?;
+        self.store(stream.resume_token(), read, through, report)
+            .await?;
+        Ok(read > 0)
+    }
+}

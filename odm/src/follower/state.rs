@@ -1,0 +1,168 @@
+//! The follower's one document in [`FOLLOWER`]: who holds the lease and until when, and the
+//! position every event before which has been applied.
+//!
+//! ```text
+//! { _id: "follower", owner: <holder's token>, lease: <until>, token: <resume token>,
+//!   events: <applied so far>, through: <wall time of the last applied event>, at: <written> }
+//! ```
+//!
+//! The lease is taken when free, expired or already the taker's; every position written
+//! extends it, on condition that the taker still holds it, so a follower that lost it (paused
+//! past its lease, then taken over) writes no position again.
+
+use std::time::Duration;
+
+use bson::oid::ObjectId;
+use bson::{doc, Bson, Document};
+use mongodb::change_stream::event::ResumeToken;
+use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
+
+use super::FOLLOWER;
+use crate::{Error, Odm, Result};
+
+const KEY: &str = "follower";
+
+fn collection(odm: &Odm) -> mongodb::Collection<Document> {
+    odm.database().collection::<Document>(FOLLOWER)
+}
+
+fn until(lease: Duration) -> bson::DateTime {
+    let ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+    bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis().saturating_add(ms))
+}
+
+/// What the document says.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Stored {
+    pub(crate) token: Option<ResumeToken>,
+    pub(crate) owner: Option<ObjectId>,
+    pub(crate) lease: Option<bson::DateTime>,
+    pub(crate) events: u64,
+    pub(crate) through: Option<bson::DateTime>,
+}
+
+fn malformed(path: &str, message: impl Into<String>) -> Error {
+    Error::Decode {
+        collection: FOLLOWER.to_owned(),
+        id: crate::error::show_id(Some(&Bson::from(KEY))),
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn read(doc: &Document) -> Result<Stored> {
+    let token = match doc.get("token") {
+        None | Some(Bson::Null) => None,
+        Some(t) => Some(
+            bson::deserialize_from_bson::<ResumeToken>(t.clone()).map_err(|e| {
+                malformed("token", format!("not a change stream's resume token: {e}"))
+            })?,
+        ),
+    };
+    let events = match doc.get("events") {
+        None => 0,
+        Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(other) => {
+            return Err(malformed(
+                "events",
+                format!("expected a count, found {other}"),
+            ))
+        }
+    };
+    Ok(Stored {
+        token,
+        owner: doc.get_object_id("owner").ok(),
+        lease: doc.get_datetime("lease").ok().copied(),
+        events,
+        through: doc.get_datetime("through").ok().copied(),
+    })
+}
+
+/// The document as it is (the default when there is none). One `find`.
+pub(crate) async fn load(odm: &Odm) -> Result<Stored> {
+    let found = collection(odm)
+        .find_one(doc! { "_id": KEY })
+        .await
+        .map_err(|e| Error::from_driver(FOLLOWER, e))?;
+    match found {
+        Some(d) => read(&d),
+        None => Ok(Stored::default()),
+    }
+}
+
+/// Takes the lease for `owner` when it is free, expired or already `owner`'s; `None` when
+/// another follower holds it. One `findAndModify` (an upsert; a held lease makes it a
+/// duplicate key, told from other errors).
+pub(crate) async fn acquire(odm: &Odm, owner: ObjectId, lease: Duration) -> Result<Option<Stored>> {
+    let now = bson::DateTime::now();
+    let filter = doc! {
+        "_id": KEY,
+        "$or": [
+            { "owner": { "$exists": false } },
+            { "owner": owner },
+            { "lease": { "$lt": now } },
+        ],
+    };
+    let update = doc! { "$set": { "owner": owner, "lease": until(lease) } };
+    let options = FindOneAndUpdateOptions::builder()
+        .upsert(true)
+        .return_document(ReturnDocument::After)
+        .build();
+    match collection(odm)
+        .find_one_and_update(filter, update)
+        .with_options(options)
+        .await
+    {
+        Ok(Some(d)) => read(&d).map(Some),
+        Ok(None) => Ok(None),
+        Err(e) if Error::from_driver(FOLLOWER, e.clone()).is_duplicate_key() => Ok(None),
+        Err(e) => Err(Error::from_driver(FOLLOWER, e)),
+    }
+}
+
+/// Writes the position reached after `applied` more events (`through`: the last one's wall
+/// time), extending the lease, while `owner` holds it. `false`: the lease was lost. One
+/// `update`.
+pub(crate) async fn advance(
+    odm: &Odm,
+    owner: ObjectId,
+    lease: Duration,
+    token: Option<&ResumeToken>,
+    applied: u64,
+    through: Option<bson::DateTime>,
+) -> Result<bool> {
+    let token = match token {
+        Some(t) => bson::serialize_to_bson(t).map_err(|e| Error::Encode {
+            collection: FOLLOWER.to_owned(),
+            what: "resume token".to_owned(),
+            message: e.to_string(),
+        })?,
+        None => Bson::Null,
+    };
+    let mut set = doc! { "token": token, "lease": until(lease), "at": bson::DateTime::now() };
+    if let Some(t) = through {
+        set.insert("through", t);
+    }
+    let update = doc! {
+        "$set": set,
+        "$inc": { "events": i64::try_from(applied).unwrap_or(i64::MAX) },
+    };
+    let result = collection(odm)
+        .update_one(doc! { "_id": KEY, "owner": owner }, update)
+        .await
+        .map_err(|e| Error::from_driver(FOLLOWER, e))?;
+    Ok(result.matched_count == 1)
+}
+
+/// Gives the lease up (a follower stopping cleanly). One `update`.
+pub(crate) async fn release(odm: &Odm, owner: ObjectId) -> Result<()> {
+    collection(odm)
+        .update_one(
+            doc! { "_id": KEY, "owner": owner },
+            doc! { "$set": { "lease": bson::DateTime::from_millis(0) } },
+        )
+        .await
+        .map_err(|e| Error::from_driver(FOLLOWER, e))?;
+    Ok(())
+}
