@@ -133,9 +133,11 @@ fn raw(db: &TestDb, collection: &str) -> odm::mongodb::Collection<Document> {
 /// Runs a follower until it has nothing left, then stops it (its lease given up), as a job
 /// would.
 async fn follow(db: &TestDb) -> odm::Result<FollowerReport> {
+    // ANCHOR: job
     let mut follower = db.odm().follower().max_wait(Duration::from_millis(100));
     let report = follower.run_until_idle().await?;
     follower.stop().await?;
+    // ANCHOR_END: job
     Ok(report)
 }
 
@@ -195,13 +197,17 @@ async fn raw_renames_of_parts_reach_every_copy() -> odm::Result<()> {
             }
         }
     });
+    // ANCHOR: run
     let follower = db.odm().follower().max_wait(Duration::from_millis(100));
     let task = tokio::spawn(follower.run());
+    // ANCHOR_END: run
     while !other.is_finished() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     other.join().expect("the other program");
+    // ANCHOR: wait
     db.odm().wait_for_follower(Duration::from_secs(60)).await?;
+    // ANCHOR_END: wait
     task.abort();
 
     let sources: std::collections::HashMap<i64, String> = stored(&db, "parts")
@@ -308,6 +314,7 @@ async fn raw_deletes_apply_every_rule_and_report_restrict() -> odm::Result<()> {
     started(&db).await?;
     let position = token(&db).await;
 
+    // ANCHOR: restrict
     raw(&db, "parts")
         .delete_one(doc! { "_id": 1 })
         .await
@@ -343,6 +350,7 @@ async fn raw_deletes_apply_every_rule_and_report_restrict() -> odm::Result<()> {
         ("audits", "part", 1)
     );
     assert_eq!(stored(&db, "audits").await.len(), 1);
+    // ANCHOR_END: restrict
 
     // Applying the same events again (a restart before the position was stored) changes
     // nothing.
