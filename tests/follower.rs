@@ -115,6 +115,23 @@ mod models {
         pub host: Ref<Host>,
     }
 
+    /// The movies of the subset pattern: the listing's fields, and the details apart.
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "movies")]
+    pub struct Movie {
+        #[serde(rename = "_id")]
+        pub id: i64,
+        pub title: String,
+    }
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "movie_details", subset_of = "Movie")]
+    pub struct MovieDetails {
+        #[serde(rename = "_id")]
+        pub id: i64,
+        pub plot: String,
+    }
+
     /// The library's subjects, a tree.
     #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
     #[odm(collection = "subjects", tree(on_delete = "lift"))]
@@ -790,5 +807,38 @@ async fn a_killed_follower_resumes_and_converges_without_a_sweep() -> odm::Resul
         let expected: Vec<i64> = expected.into_iter().take(3).map(|(_, id)| id).collect();
         assert_eq!(recent_ids(&db, host).await, expected, "host {host}");
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_raw_delete_of_a_movie_deletes_its_details() -> odm::Result<()> {
+    let db = common::db().await?;
+    raw(&db, "movies")
+        .insert_many([
+            doc! { "_id": 1_i64, "title": "Up" },
+            doc! { "_id": 2_i64, "title": "Cars" },
+        ])
+        .await
+        .expect("raw");
+    raw(&db, "movie_details")
+        .insert_many([
+            doc! { "_id": 1_i64, "plot": "a house flies" },
+            doc! { "_id": 2_i64, "plot": "cars race" },
+        ])
+        .await
+        .expect("raw");
+    started(&db).await?;
+    raw(&db, "movies")
+        .delete_one(doc! { "_id": 1_i64 })
+        .await
+        .expect("raw");
+    let report = follow(&db).await?;
+    assert_eq!(report.details_deleted, 1, "{report:?}");
+    let left: Vec<i64> = stored(&db, "movie_details")
+        .await
+        .iter()
+        .map(|d| d.get_i64("_id").unwrap())
+        .collect();
+    assert_eq!(left, [2]);
     Ok(())
 }

@@ -146,6 +146,7 @@ pub(crate) struct EntryParts {
     pub(crate) kind: TokenStream,
     pub(crate) kinds: TokenStream,
     pub(crate) tree: TokenStream,
+    pub(crate) subset_of: TokenStream,
 }
 
 impl EntryParts {
@@ -164,7 +165,8 @@ impl EntryParts {
             soft_delete: none.clone(),
             kind: none.clone(),
             kinds: none.clone(),
-            tree: none,
+            tree: none.clone(),
+            subset_of: none,
         }
     }
 }
@@ -299,6 +301,7 @@ pub(crate) fn registration(
         kind,
         kinds,
         tree,
+        subset_of,
     } = parts;
     quote! {
         const __ODM_ENTRY: ::odm::__private::ModelEntry = ::odm::__private::ModelEntry {
@@ -315,6 +318,7 @@ pub(crate) fn registration(
             kind: #kind,
             kinds: #kinds,
             tree: #tree,
+            subset_of: #subset_of,
             stamps: #stamps,
             schema_version: #schema_version,
             bounds: #bounds,
@@ -341,6 +345,17 @@ fn model_registration(
     parts.soft_delete = soft_delete::entry(cont);
     if let Some(tree) = tree {
         parts.tree = tree;
+    }
+    if let Some((_, main)) = &cont.subset_of {
+        // The main model's type name, as its entry records it (the last segment of the path).
+        let value = main.value();
+        let name = value
+            .rsplit("::")
+            .next()
+            .unwrap_or(&value)
+            .trim()
+            .to_owned();
+        parts.subset_of = quote!(::odm::__private::Option::Some(#name));
     }
     registration(&cont.ident.to_string(), &cont.collection_expr(), parts)
 }

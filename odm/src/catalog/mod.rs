@@ -63,6 +63,9 @@ pub struct ModelEntry {
     /// Its bounded arrays, `(path, bound)`: writes of a whole array and pushes of several
     /// elements onto them are checked against it before sending.
     pub bounds: fn() -> &'static [(&'static str, u32)],
+    /// For the details of a subset pair (`#[odm(subset_of = "Movie")]`): the main model's type
+    /// name, whose entry has it as its `type_name`.
+    pub subset_of: Option<&'static str>,
 }
 
 impl ModelEntry {
@@ -88,6 +91,7 @@ impl ModelEntry {
         stamps: Stamps::NONE,
         schema_version: None,
         bounds: ModelEntry::NO_BOUNDS,
+        subset_of: None,
     };
 }
 

@@ -59,6 +59,8 @@ struct Pending {
 #[derive(Default)]
 pub(crate) struct Batch {
     pending: BTreeMap<&'static str, Pending>,
+    /// The details' collections of each main side of a subset pair, by main collection.
+    details: BTreeMap<&'static str, Vec<&'static str>>,
 }
 
 /// The changed fields of an update event: its updated and removed fields' names.
@@ -95,6 +97,9 @@ impl Batch {
             "insert" | "replace" | "delete" => None,
             _ => return false,
         };
+        if !w.details.is_empty() {
+            self.details.insert(w.collection, w.details.clone());
+        }
         let p = self.pending.entry(w.collection).or_default();
         let mut any = false;
         if w.copied {
@@ -122,8 +127,10 @@ impl Batch {
                 any = true;
             }
         }
-        if op == "delete" && w.rules {
-            if p.deleted_ids.seen.insert(IdKey::of(id)) {
+        if op == "delete" && (w.rules || !w.details.is_empty()) {
+            let known = p.deleted_ids.list.len();
+            p.deleted_ids.add(id);
+            if p.deleted_ids.list.len() > known {
                 p.deleted.push(key.clone());
             }
             any = true;
@@ -143,12 +150,13 @@ impl Batch {
         any
     }
 
-    /// Applies what was noted, collection by collection: cascades, delete rules, latest-N
-    /// arrays, trees. Counts what it did into `report`.
+    /// Applies what was noted, collection by collection: subset details, cascades, delete
+    /// rules, latest-N arrays, trees. Counts what it did into `report`.
     pub(crate) async fn apply(self, odm: &Odm, report: &mut FollowerReport) -> Result<()> {
         for (collection, p) in self.pending {
+            let details = self.details.get(collection).cloned().unwrap_or_default();
             let span = tracing::debug_span!(target: "odm", "follow", collection);
-            apply_one(odm, collection, p, report)
+            apply_one(odm, collection, p, &details, report)
                 .instrument(span)
                 .await?;
         }
@@ -161,13 +169,19 @@ async fn apply_one(
     odm: &Odm,
     collection: &'static str,
     p: Pending,
+    details: &[&'static str],
     report: &mut FollowerReport,
 ) -> Result<()> {
+    // The details of deleted main documents of subset pairs go with them, as an ODM delete of
+    // the pair removes both sides.
+    for d in details {
+        report.details_deleted += delete_details(odm, d, &p.deleted_ids.list).await?;
+    }
     if !p.cascade.list.is_empty() {
         crate::denormalize::cascade_sources(odm, collection, &p.cascade.list, p.copies).await?;
         report.cascaded += p.cascade.list.len() as u64;
     }
-    if !p.deleted.is_empty() {
+    if !p.deleted.is_empty() && crate::relations::has_rules(odm.catalog(), collection) {
         report.deleted += p.deleted.len() as u64;
         let violations = crate::relations::after_deleted(odm, collection, p.deleted).await?;
         report.violations.extend(violations);
@@ -190,4 +204,19 @@ async fn apply_one(
         }
     }
     Ok(())
+}
+
+/// Deletes the details whose main documents `ids` were deleted: one `delete` per
+/// [chunk](crate::batch) of ids. Returns how many were deleted.
+async fn delete_details(odm: &Odm, details: &str, ids: &[Bson]) -> Result<u64> {
+    let coll = odm.database().collection::<Document>(details);
+    let mut n = 0;
+    for chunk in crate::batch::chunks_of(ids) {
+        n += coll
+            .delete_many(crate::literal::is_in("_id", chunk))
+            .await
+            .map_err(|e| crate::Error::from_driver(details, e))?
+            .deleted_count;
+    }
+    Ok(n)
 }

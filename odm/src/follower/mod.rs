@@ -11,6 +11,8 @@
 //!   recomputes the arrays of the parents it was in and is in.
 //! - A write of a tree node's `parent` (or an insert or replacement of a node) rewrites the
 //!   ancestors of the node and of its whole subtree.
+//! - A delete of the main side of a subset pair deletes its details, as an ODM delete of the
+//!   pair does.
 //!
 //! The change stream reads only what it needs: a `$match` on the watched collections and the
 //! four kinds of writes, and a `$project` keeping each event's token, kind, collection, key,
@@ -71,6 +73,8 @@ pub struct FollowerReport {
     pub latest_parents: u64,
     /// Tree nodes whose ancestors were rewritten.
     pub tree_nodes: u64,
+    /// Details of subset pairs deleted with their main documents.
+    pub details_deleted: u64,
     /// Tree nodes moved under their own subtree, left as they are.
     pub tree_cycles: Vec<bson::Bson>,
     /// `restrict` rules the deletes of other programs broke: the holders left referencing

@@ -1,5 +1,6 @@
 //! What the follower watches: the collections the catalog says are the sources of something
-//! (copied fields, latest-N arrays, referenced documents with delete rules, tree nodes), the
+//! (copied fields, latest-N arrays, referenced documents with delete rules, tree nodes, the
+//! main sides of subset pairs), the
 //! change stream over them, and the server's refusals told apart.
 
 use std::time::Duration;
@@ -21,6 +22,8 @@ pub(crate) struct Watched {
     pub(crate) rules: bool,
     /// Its documents form a tree.
     pub(crate) tree: Option<TreeInfo>,
+    /// It is the main side of subset pairs: their details' collections.
+    pub(crate) details: Vec<&'static str>,
 }
 
 /// The collections of `catalog` whose writes by other programs call for maintenance, by name.
@@ -31,16 +34,26 @@ pub(crate) fn watched(catalog: &Catalog) -> Vec<Watched> {
         let copied = !catalog.copies_from(collection).is_empty();
         let rules = crate::relations::has_rules(catalog, collection);
         let tree = entry.tree;
-        if !copied && !rules && tree.is_none() {
+        let details: Vec<&'static str> = catalog
+            .models()
+            .iter()
+            .filter(|d| d.subset_of == Some(entry.type_name))
+            .map(|d| d.collection)
+            .collect();
+        if !copied && !rules && tree.is_none() && details.is_empty() {
             continue;
         }
         match out.iter_mut().find(|w| w.collection == collection) {
-            Some(w) => w.tree = w.tree.or(tree),
+            Some(w) => {
+                w.tree = w.tree.or(tree);
+                w.details.extend(details);
+            }
             None => out.push(Watched {
                 collection,
                 copied,
                 rules,
                 tree,
+                details,
             }),
         }
     }
