@@ -283,17 +283,15 @@ async fn a_raw_change_of_another_field_is_passed_over() -> odm::Result<()> {
             format!("{} {}", c.name, target.unwrap_or_default())
         })
         .collect();
-    assert_eq!(
-        sent,
-        [
-            "findAndModify odm_follower",
-            "aggregate ",
-            "getMore ",
-            "update odm_follower",
-            "getMore ",
-            "update odm_follower",
-            "update odm_follower",
-        ]
+    let allowed = [
+        "findAndModify odm_follower",
+        "aggregate ",
+        "getMore ",
+        "update odm_follower",
+    ];
+    assert!(
+        sent.iter().all(|c| allowed.contains(&c.as_str())),
+        "{sent:?}"
     );
     Ok(())
 }
@@ -840,5 +838,34 @@ async fn a_raw_delete_of_a_movie_deletes_its_details() -> odm::Result<()> {
         .map(|d| d.get_i64("_id").unwrap())
         .collect();
     assert_eq!(left, [2]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn one_follower_goes_on_across_runs() -> odm::Result<()> {
+    let db = common::db().await?;
+    raw(&db, "parts")
+        .insert_many((0..10_i64).map(|i| doc! { "_id": i, "name": format!("part {i}") }))
+        .await
+        .expect("raw");
+    let mut follower = db.odm().follower().max_wait(Duration::from_millis(20));
+    follower.run_until_idle().await?;
+    for round in 0..4 {
+        for i in 0..10_i64 {
+            let name = format!("p{i} r{round}");
+            if round % 2 == 0 {
+                db.odm()
+                    .update_by_id::<models::Part>(i, models::Part::name().set(name))
+                    .await?;
+            } else {
+                raw(&db, "parts")
+                    .update_one(doc! { "_id": i }, doc! { "$set": { "name": name } })
+                    .await
+                    .expect("raw");
+            }
+        }
+        let report = follower.run_until_idle().await?;
+        assert_eq!(report.events, 10, "round {round}: {report:?}");
+    }
     Ok(())
 }

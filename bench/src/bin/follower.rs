@@ -137,7 +137,9 @@ async fn main() -> odm::Result<()> {
         // (c): following the renames odm just made.
         c_follow.push(
             timed(&bench, || async {
-                follower.run_until_idle().await.map(|_| ())
+                let report = follower.run_until_idle().await?;
+                assert_eq!(report.events, PARTS as u64, "events of round {r}");
+                Ok(())
             })
             .await?,
         );

@@ -4,7 +4,7 @@
 //! differs from it, so applying them twice, or after an ODM write that already did the same,
 //! changes nothing.
 
-use bson::{doc, Bson};
+use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 
 use super::{CopyInfo, CopyKind};
@@ -15,9 +15,10 @@ use crate::{Odm, Result};
 /// in the background gets its intent recorded instead (the cascade worker applies it). A
 /// source that no longer exists has nothing to copy.
 ///
-/// Commands: one `find` of the sources per [chunk](crate::batch) of ids, one `update` per copy
-/// and chunk (matching only the copies that differ), one `find` re-reading the sources; for
-/// background copies one `update` recording the intents per source, in a transaction.
+/// Commands: one `find` of the sources per [chunk](crate::batch) of ids; per source and copy,
+/// one `find` (limit 1) of a dependent whose copy differs, and for the sources with one, one
+/// `update` per copy and one `find` re-reading them; for background copies one `update`
+/// recording the intents per source, in a transaction.
 pub(crate) async fn cascade_sources(
     odm: &Odm,
     source: &'static str,
@@ -37,10 +38,39 @@ pub(crate) async fn cascade_sources(
         return Ok(());
     }
     let values = super::cascade::read_values(odm, source, ids, &now, None).await?;
-    if values.is_empty() {
+    // A source whose copies are all equal to it already (odm's own write, cascaded in its
+    // request; an event applied twice) costs one indexed read per copy, not the cascade.
+    let mut stale = Vec::new();
+    for value in values {
+        if differs_somewhere(odm, &now, &value).await? {
+            stale.push(value);
+        }
+    }
+    if stale.is_empty() {
         return Ok(());
     }
-    super::cascade::cascade_then_converge(odm, source, &now, values).await
+    super::cascade::cascade_then_converge(odm, source, &now, stale).await
+}
+
+/// Whether some dependent holds a copy of `source` (as read) that differs from it: per copy,
+/// one `find` (limit 1, projecting `_id`) by the dependents' reference to it.
+async fn differs_somewhere(odm: &Odm, copies: &[CopyInfo], source: &Document) -> Result<bool> {
+    let Some(id) = source.get("_id") else {
+        return Ok(false);
+    };
+    for copy in copies.iter().filter(|c| c.is_source(source)) {
+        let options = FindOptions::builder()
+            .projection(doc! { "_id": 1 })
+            .limit(1)
+            .build();
+        let filter = copy.differs(id, &copy.values_of(source)?);
+        let found =
+            crate::engine::find_documents(odm, copy.dependent, filter, options, None).await?;
+        if !found.is_empty() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Recomputes the latest-N array `copy` of every parent the sources `ids` are (or were) in:

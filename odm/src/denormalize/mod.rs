@@ -101,6 +101,37 @@ impl CopyInfo {
             .collect()
     }
 
+    /// The dependents of the source `id` whose copy differs from `values` (as
+    /// [`values_of`](Self::values_of) gives them): for an array of summaries, those holding
+    /// a summary of the source with another value; else those following the source whose
+    /// copy has another value. Every value is matched as a value (`$eq`).
+    pub(crate) fn differs(&self, id: &bson::Bson, values: &[(String, bson::Bson)]) -> Document {
+        let join = |prefix: &str, to: &str| match (prefix.is_empty(), to.is_empty()) {
+            (true, _) => to.to_owned(),
+            (_, true) => prefix.to_owned(),
+            _ => format!("{prefix}.{to}"),
+        };
+        let differs = |prefix: &str| -> Vec<Document> {
+            values
+                .iter()
+                .map(|(to, v)| bson::doc! { join(prefix, to): { "$not": { "$eq": v.clone() } } })
+                .collect()
+        };
+        let which = match &self.kind {
+            CopyKind::Summary {
+                array: true,
+                id: id_field,
+                ..
+            } => {
+                let mut element = crate::literal::eq(id_field, id.clone());
+                element.insert("$or", differs(""));
+                bson::doc! { self.path.as_str(): { "$elemMatch": element } }
+            }
+            _ => bson::doc! { "$or": differs(&self.path) },
+        };
+        bson::doc! { "$and": [self.dependents_of(std::slice::from_ref(id)), which] }
+    }
+
     /// The filter that finds the dependents copying from the sources `ids`.
     pub(crate) fn dependents_of(&self, ids: &[bson::Bson]) -> Document {
         let filter = crate::literal::is_in(&self.dependents_key(), ids.to_vec());

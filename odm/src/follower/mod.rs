@@ -274,7 +274,12 @@ impl Config {
     }
 
     /// Reads one batch of events, applies it and stores the position after it. `false` when
-    /// there was no event (idle).
+    /// there was no event: a read found none and the position did not move (or moved for
+    /// [`MAX_PASSED`] reads in a row, other collections' writes only).
+    ///
+    /// A read may find no event while the server has more history to look through (it scans
+    /// a bounded number of entries per read, most of them writes the pipeline leaves out): the
+    /// position then moves, and reading goes on.
     async fn batch(
         &self,
         stream: &mut ChangeStream<Document>,
@@ -286,6 +291,8 @@ impl Config {
         let mut batch = apply::Batch::default();
         let mut read = 0u64;
         let mut through = None;
+        let mut at = position(stream);
+        let mut passed = 0;
         while read < u64::from(self.batch) {
             let next = stream
                 .next_if_any()
@@ -296,7 +303,14 @@ impl Config {
                 if std::mem::take(fresh) && read == 0 {
                     continue;
                 }
-                break;
+                let now = position(stream);
+                if now == at || read > 0 || passed >= MAX_PASSED {
+                    break;
+                }
+                // No event, but further on: go on reading.
+                at = now;
+                passed += 1;
+                continue;
             };
             *fresh = false;
             read += 1;
@@ -318,4 +332,15 @@ impl Config {
             .await?;
         Ok(read > 0)
     }
+}
+
+/// Reads in a row that find no event but move the position, after which a run stops as idle:
+/// a database busy with writes the follower does not watch still ends a `run_until_idle`.
+const MAX_PASSED: u32 = 100;
+
+/// The stream's position, comparable: its resume token as a document.
+fn position(stream: &ChangeStream<Document>) -> Option<bson::Bson> {
+    stream
+        .resume_token()
+        .and_then(|t| bson::serialize_to_bson(&t).ok())
 }

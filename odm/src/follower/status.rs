@@ -34,8 +34,8 @@ impl Odm {
     /// the oldest, the lease.
     ///
     /// Commands: one `find` of the follower's document, then a change stream opened at its
-    /// position (`aggregate`) and read to its end (`getMore`s of up to 1,000 events, the last
-    /// one waiting 10 ms), then `killCursors`.
+    /// position (`aggregate`) and read to its end (`getMore`s of up to 1,000 events, until one
+    /// finds none and the position stays, waiting 10 ms), then `killCursors`.
     pub async fn follower_status(&self) -> Result<FollowerStatus> {
         let stored = state::load(self).await?;
         let mut status = FollowerStatus {
@@ -55,6 +55,7 @@ impl Odm {
         let wait = Duration::from_millis(10);
         let mut stream = watch::open(self, &watched, Some(token), 1_000, wait).await?;
         let mut fresh = true;
+        let mut at = super::position(&stream);
         while status.behind < COUNTED {
             let next = stream
                 .next_if_any()
@@ -69,7 +70,14 @@ impl Odm {
                     }
                 }
                 None if std::mem::take(&mut fresh) => {}
-                None => break,
+                // No event in this read, but the server looked further on: read again.
+                None => {
+                    let now = super::position(&stream);
+                    if now == at {
+                        break;
+                    }
+                    at = now;
+                }
             }
         }
         Ok(status)

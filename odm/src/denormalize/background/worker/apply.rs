@@ -262,18 +262,9 @@ struct Target {
 
 impl Target {
     fn new(copy: &CopyInfo, id: &Bson, values: &[(String, Bson)]) -> Target {
-        let differs = |prefix: &str| -> Vec<Document> {
-            values
-                .iter()
-                .map(|(to, v)| {
-                    let path = join(prefix, to);
-                    doc! { path: { "$not": { "$eq": v.clone() } } }
-                })
-                .collect()
-        };
         let of_source = copy.dependents_of(std::slice::from_ref(id));
         let array = matches!(copy.kind, CopyKind::Summary { array: true, .. });
-        let (which, update, array_filters) = match &copy.kind {
+        let (update, array_filters) = match &copy.kind {
             CopyKind::Summary {
                 array: true,
                 id: id_field,
@@ -283,10 +274,7 @@ impl Target {
                 for (to, v) in values {
                     set.insert(format!("{}.$[copy].{to}", copy.path), v.clone());
                 }
-                let mut element = crate::literal::eq(id_field, id.clone());
-                element.insert("$or", differs(""));
                 (
-                    doc! { copy.path.as_str(): { "$elemMatch": element } },
                     doc! { "$set": set },
                     Some(vec![crate::literal::eq(
                         &format!("copy.{id_field}"),
@@ -299,14 +287,10 @@ impl Target {
                 for (to, v) in values {
                     set.insert(join(&copy.path, to), v.clone());
                 }
-                (
-                    doc! { "$or": differs(&copy.path) },
-                    doc! { "$set": set },
-                    None,
-                )
+                (doc! { "$set": set }, None)
             }
         };
-        let differs = doc! { "$and": [of_source.clone(), which.clone()] };
+        let differs = copy.differs(id, values);
         Target {
             copy: copy.clone(),
             source: id.clone(),
