@@ -387,15 +387,10 @@ fn ratchet(found: &BTreeSet<(String, String)>, listed: &[(&str, &str)], what: &s
 
 /// The features (layer 5) that the operation files of `ops/` still call by name, `(file,
 /// feature)`; none may join. The writes name none: they offer their calls to the maintainers
-/// of `pipeline.rs`. What is left is the read builders' `populate`, a part of the query the
-/// caller builds rather than a maintainer: their public methods take populate's types
-/// (`IntoPopulate`, `Plan`) and hold a `QueryPopulate`, which decides the plan and runs the
-/// query with it; `ops` decides nothing about populate.
-const OPS_NAME: &[(&str, &str)] = &[
-    ("ops::find", "populate"),
-    ("ops::find_one", "populate"),
-    ("ops::stream", "populate"),
-];
+/// of `pipeline.rs`. The reads name none either: a read builder holds what it loads after its
+/// documents as the engine's `Loads`, given by the feature (populate) through the builder
+/// methods the handle adds (`handle/populate.rs`).
+const OPS_NAME: &[(&str, &str)] = &[];
 
 #[test]
 fn the_operations_name_no_feature_but_those_listed() {

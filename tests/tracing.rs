@@ -275,6 +275,27 @@ async fn latest_n_delete_rules_and_populate_nest_under_their_operation() -> odm:
     let screws = product("Screws");
     odm.insert_one(&screws).await?;
     odm.insert_one(&part(1, Some(screws.id))).await?;
+    // Every callsite met once before the capture is set (see the test below): a message
+    // pushed to a host of its own, the populate, and that host's delete.
+    let spare = Host {
+        id: ObjectId::new(),
+        name: "spare".into(),
+        ipaddr: "10.0.0.2".into(),
+        logmsgs: vec![],
+    };
+    odm.insert_one(&spare).await?;
+    let warm = LogMsg {
+        id: ObjectId::new(),
+        time: DateTime::now(),
+        message: "warm".into(),
+        host: Ref::new(spare.id),
+        ipaddr: String::new(),
+    };
+    odm.insert_one(&warm).await?;
+    odm.find(Part::partno().eq("P-1"))
+        .populate(Part::product())
+        .await?;
+    odm.delete_one(Host::id_field().eq(spare.id)).await?;
     db.commands().clear();
 
     let capture = Capture::default();

@@ -4,12 +4,14 @@
 //! holds, and below the features and operations, which all use it.
 
 mod in_session;
+mod loads;
 mod maintainer;
 mod read;
 mod state;
 pub(crate) mod write;
 
 pub use in_session::InSession;
+pub(crate) use loads::{Loading, Loads};
 pub(crate) use maintainer::{
     DeleteCall, InsertCall, Maintainer, ModifyCall, NextDelete, NextInsert, NextModify,
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,

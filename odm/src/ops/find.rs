@@ -1,4 +1,5 @@
-//! Finding documents: `find`, decoded as the model or as another type, with populate.
+//! Finding documents: `find`, decoded as the model or as another type, with what a feature
+//! loads after the documents (populate).
 
 use std::marker::PhantomData;
 
@@ -7,7 +8,7 @@ use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 
 use super::into_future;
-use crate::populate::{IntoPopulate, Plan, QueryPopulate};
+use crate::engine::Loading;
 use crate::query::{Filter, Projection, Sort};
 use crate::{Model, Odm, Result};
 
@@ -22,7 +23,7 @@ pub struct Find<'a, T> {
     /// Boxed: the driver's options are large, and the builder moves into its future.
     options: Box<FindOptions>,
     session: Option<&'a mut ClientSession>,
-    populate: QueryPopulate<T>,
+    loading: Loading<T>,
 }
 
 impl<T> std::fmt::Debug for Find<'_, T> {
@@ -30,7 +31,7 @@ impl<T> std::fmt::Debug for Find<'_, T> {
         f.debug_struct("Find")
             .field("filter", &self.filter)
             .field("options", &self.options)
-            .field("populate", &self.populate.len())
+            .field("populate", &self.loading.len())
             .finish()
     }
 }
@@ -42,7 +43,7 @@ impl<'a, T: Model> Find<'a, T> {
             filter,
             options: Box::default(),
             session: None,
-            populate: QueryPopulate::default(),
+            loading: Loading::default(),
         }
     }
 
@@ -83,26 +84,10 @@ impl<'a, T: Model> Find<'a, T> {
         self
     }
 
-    /// Loads the documents a reference field points to, after the query: one more `find`
-    /// (`{_id: {$in: ids}}`) per path and level, whatever the number of documents found.
-    /// Several paths of one level are fetched concurrently. See [`crate::populate`].
-    pub fn populate(mut self, path: impl IntoPopulate<T>) -> Self {
-        self.populate.add(path);
-        self
-    }
-
-    /// How the populate loads the references (default: the handle's,
-    /// [`Odm::with_populate_plan`], itself [`Plan::Auto`] by default). [`Plan::Lookup`] sends
-    /// the query and every level as ONE `aggregate` (plus `getMore`s) instead of one `find` plus
-    /// one `find` per relation and level; see [`crate::populate::Plan`] and the cost rule of
-    /// [`crate::populate::choose`].
-    ///
-    /// A [stream](Find::stream) and a keyset [page](Find::page) populate each batch or page
-    /// with the `$in` plan, whatever the plan: their documents come from a `find` cursor read a
-    /// batch at a time.
-    pub fn populate_plan(mut self, plan: Plan) -> Self {
-        self.populate.set_plan(plan);
-        self
+    /// What the query loads after its documents, for the feature that adds to it
+    /// ([`Find::populate`]).
+    pub(crate) fn loading_mut(&mut self) -> &mut Loading<T> {
+        &mut self.loading
     }
 
     /// Decodes the results into `U` instead (a view with fewer fields, typically used with a
@@ -121,7 +106,7 @@ impl<'a, T: Model> Find<'a, T> {
             filter: self.filter,
             options: *self.options,
             session: self.session,
-            populate: self.populate,
+            loading: self.loading,
         }
     }
 
@@ -142,13 +127,12 @@ impl<'a, T: Model> Find<'a, T> {
 
     pub(super) async fn run(self) -> Result<Vec<T>> {
         let odm = self.odm;
-        let docs = if self.populate.is_empty() {
-            Self::fetch(odm, self.filter, *self.options, self.session).await?
-        } else {
-            // Boxed: a plain query awaits a future the size of the driver's.
-            let filter = crate::engine::model_filter(self.filter)?;
-            let query = self.populate.find(odm, filter, *self.options, self.session);
-            Box::pin(query).await?
+        let docs = match self.loading.get() {
+            None => Self::fetch(odm, self.filter, *self.options, self.session).await?,
+            Some(loads) => {
+                let filter = crate::engine::model_filter(self.filter)?;
+                loads.find(odm, filter, *self.options, self.session).await?
+            }
         };
         crate::pipeline::read::<T>(odm, docs.len());
         Ok(docs)
@@ -157,14 +141,14 @@ impl<'a, T: Model> Find<'a, T> {
 
 into_future!(Find => Vec<T>, "find", |v: &Vec<T>| Some(v.len() as u64));
 
-/// What a [`Find`] was built with: the query, its options, the caller's session and the
-/// populate steps.
+/// What a [`Find`] was built with: the query, its options, the caller's session and what it
+/// loads after its documents.
 pub(crate) struct FindParts<'a, T> {
     pub(crate) odm: &'a Odm,
     pub(crate) filter: Filter<T>,
     pub(crate) options: FindOptions,
     pub(crate) session: Option<&'a mut ClientSession>,
-    pub(crate) populate: QueryPopulate<T>,
+    pub(crate) loading: Loading<T>,
 }
 
 /// Builder returned by [`Find::into_type`]; `.await` it for a `Vec<U>`.

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 
 use super::find::{Find, FindAs};
 use super::into_future;
-use crate::populate::{IntoPopulate, Plan};
+use crate::engine::Loading;
 use crate::query::{Filter, Projection, Sort};
 use crate::{Model, Odm, Result};
 
@@ -59,18 +59,10 @@ impl<'a, T: Model> FindOne<'a, T> {
         }
     }
 
-    /// Loads the documents a reference field points to; see [`Find::populate`].
-    pub fn populate(self, path: impl IntoPopulate<T>) -> Self {
-        FindOne {
-            inner: self.inner.populate(path),
-        }
-    }
-
-    /// How the populate loads the references; see [`Find::populate_plan`].
-    pub fn populate_plan(self, plan: Plan) -> Self {
-        FindOne {
-            inner: self.inner.populate_plan(plan),
-        }
+    /// What the query loads after its document, for the feature that adds to it
+    /// ([`FindOne::populate`]).
+    pub(crate) fn loading_mut(&mut self) -> &mut Loading<T> {
+        self.inner.loading_mut()
     }
 
     /// Decodes the result into `U` instead.

@@ -1,5 +1,6 @@
 //! A query's results as a `futures` [`Stream`], decoded one document at a time from the
-//! cursor's batches, and populated a batch of parents at a time.
+//! cursor's batches, and what the query loads after its documents (populate) done a batch of
+//! parents at a time.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -17,8 +18,7 @@ use serde::de::DeserializeOwned;
 
 use super::find::{Find, FindAs, FindParts};
 use crate::decode::{decode, Reading};
-use crate::engine::BoxFuture;
-use crate::populate::QueryPopulate;
+use crate::engine::Loading;
 use crate::{Model, Odm, Result};
 
 /// The number of parents a populated stream holds and populates at once, and the driver's
@@ -79,9 +79,9 @@ impl<'a, T: Model> Find<'a, T> {
             filter,
             options,
             session,
-            populate,
+            loading,
         } = self.into_parts();
-        open::<T, T>(odm, filter, options, session, populate, populate_model::<T>)
+        open::<T, T>(odm, filter, options, session, loading)
     }
 }
 
@@ -97,42 +97,8 @@ impl<'a, T: Model, U: DeserializeOwned + Send + 'a> FindAs<'a, T, U> {
             session,
             ..
         } = self.into_find().into_parts();
-        open::<T, U>(
-            odm,
-            filter,
-            options,
-            session,
-            QueryPopulate::default(),
-            populate_nothing::<U>,
-        )
+        open::<T, U>(odm, filter, options, session, Loading::default())
     }
-}
-
-/// Populates a batch of decoded documents: the query's populate for a model, nothing for a
-/// view.
-type PopulateBatch<U> = for<'b> fn(
-    &'b Odm,
-    &'b mut [U],
-    &'b QueryPopulate<U>,
-    Option<&'b mut ClientSession>,
-) -> BoxFuture<'b, Result<()>>;
-
-fn populate_model<'b, U: Model>(
-    odm: &'b Odm,
-    docs: &'b mut [U],
-    populate: &'b QueryPopulate<U>,
-    session: Option<&'b mut ClientSession>,
-) -> BoxFuture<'b, Result<()>> {
-    populate.batch(odm, docs, session)
-}
-
-fn populate_nothing<'b, U>(
-    _: &'b Odm,
-    _: &'b mut [U],
-    _: &'b QueryPopulate<U>,
-    _: Option<&'b mut ClientSession>,
-) -> BoxFuture<'b, Result<()>> {
-    Box::pin(std::future::ready(Ok(())))
 }
 
 /// The stream of a query on `T`'s collection, its documents decoded into `U`.
@@ -141,10 +107,9 @@ fn open<'a, T: Model, U: DeserializeOwned + Send + 'a>(
     filter: crate::Filter<T>,
     mut options: FindOptions,
     session: Option<&'a mut ClientSession>,
-    populate: QueryPopulate<U>,
-    populate_batch: PopulateBatch<U>,
+    loading: Loading<U>,
 ) -> FindStream<'a, U> {
-    let batch = match (populate.is_empty(), options.batch_size) {
+    let batch = match (loading.get().is_none(), options.batch_size) {
         (true, _) => 1,
         (false, Some(n)) => n.max(1) as usize,
         (false, None) => {
@@ -156,8 +121,7 @@ fn open<'a, T: Model, U: DeserializeOwned + Send + 'a>(
         odm,
         start: Some((crate::engine::model_filter(filter), options, session)),
         cursor: None,
-        populate,
-        populate_batch,
+        loading,
         batch,
         ready: VecDeque::new(),
         done: false,
@@ -227,8 +191,8 @@ struct State<'a, T: Model, U> {
     /// The query, until it is sent.
     start: Option<Start<'a>>,
     cursor: Option<Open<'a>>,
-    populate: QueryPopulate<U>,
-    populate_batch: PopulateBatch<U>,
+    /// What the query loads after its documents, a batch at a time.
+    loading: Loading<U>,
     /// How many documents are taken from the cursor at once: 1, or the populate batch.
     batch: usize,
     /// Decoded (and populated) documents and decode errors, in the query's order.
@@ -287,9 +251,7 @@ impl<'a, T: Model, U: DeserializeOwned> State<'a, T, U> {
             let n = std::mem::take(&mut self.unrecorded);
             crate::pipeline::read::<T>(self.odm, n);
         }
-        if self.populate.is_empty() {
-            self.ready.extend(taken);
-        } else {
+        if let Some(loads) = self.loading.get() {
             // The parents of the batch are populated together; a document that did not
             // decode keeps its place as its error.
             let mut parents = Vec::with_capacity(taken.len());
@@ -303,7 +265,9 @@ impl<'a, T: Model, U: DeserializeOwned> State<'a, T, U> {
                     Err(e) => errors.push(Some(e)),
                 }
             }
-            (self.populate_batch)(self.odm, &mut parents, &self.populate, cursor.session()).await?;
+            loads
+                .batch(self.odm, &mut parents, cursor.session())
+                .await?;
             let mut parents = parents.into_iter();
             for error in errors {
                 match error {
@@ -311,6 +275,8 @@ impl<'a, T: Model, U: DeserializeOwned> State<'a, T, U> {
                     None => self.ready.extend(parents.next().map(Ok)),
                 }
             }
+        } else {
+            self.ready.extend(taken);
         }
         match failed {
             Some(e) => Err(e),

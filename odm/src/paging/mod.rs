@@ -116,7 +116,7 @@ impl<'a, T: Model> Paged<'a, T> {
             filter,
             mut options,
             session,
-            populate,
+            loading,
         } = self.parts;
         let base = crate::engine::model_filter(filter)?;
         let keys = keyset::keys(options.sort.as_ref());
@@ -157,7 +157,9 @@ impl<'a, T: Model> Paged<'a, T> {
             }
         }
         crate::pipeline::read::<T>(odm, items.len());
-        populate.batch(odm, &mut items, cursor.session()).await?;
+        if let Some(loads) = loading.get() {
+            loads.batch(odm, &mut items, cursor.session()).await?;
+        }
         let next = match more {
             true => Some(token::seal(key, print, last, T::COLLECTION)?),
             false => None,

@@ -17,6 +17,7 @@ mod key;
 mod lookup;
 mod poly;
 mod query;
+pub(crate) use query::QueryPopulate;
 mod step;
 
 pub use crate::reference::{RefContainer, RefSlots};
@@ -27,7 +28,6 @@ pub(crate) use key::IdKey;
 use lookup::LookupError;
 pub use lookup::{choose, Plan, Shape, LOOKUP_MAX_PARENTS};
 pub use poly::{PolyContainer, PolyPart, PolyPath, PolyPopulate, PolySlots, PolyTargets};
-pub(crate) use query::QueryPopulate;
 
 use std::fmt;
 

@@ -1,7 +1,8 @@
 //! What a query populates: the paths its builder was given and the plan asked for, and how the
 //! query runs with them (the plan chosen by the cost rule, the `$lookup` plan with its fallback,
-//! the `$in` plan). The read builders (`find`, `find_one`, streams, pages) hold one and hand
-//! it their query; they decide nothing about populate themselves.
+//! the `$in` plan). The read builders (`find`, `find_one`, streams, pages) hold one as what
+//! they load after their documents ([`Loads`]) and hand it their query; they decide nothing
+//! about populate themselves.
 
 use bson::Document;
 use mongodb::options::FindOptions;
@@ -9,6 +10,7 @@ use mongodb::ClientSession;
 
 use super::lookup::{choose, find_with_lookup, has_sub_pipeline, is_refusal, refused};
 use super::{populate_all, BoxFuture, IntoPopulate, LookupError, Plan, Shape, Step};
+use crate::engine::Loads;
 use crate::{Model, Odm, Result};
 
 /// The populate of one query: its steps, in the order they were given, and its plan.
@@ -27,16 +29,6 @@ impl<T> Default for QueryPopulate<T> {
 }
 
 impl<T> QueryPopulate<T> {
-    /// Whether the query populates nothing.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
-
-    /// How many paths the query populates (for the builders' `Debug`).
-    pub(crate) fn len(&self) -> usize {
-        self.steps.len()
-    }
-
     /// Adds a path (several, for a polymorphic path).
     pub(crate) fn add(&mut self, path: impl IntoPopulate<T>) {
         self.steps.extend(path.into_steps());
@@ -49,17 +41,6 @@ impl<T> QueryPopulate<T> {
 }
 
 impl<T: Model> QueryPopulate<T> {
-    /// Populates a batch of documents already found (a stream's batch, a page): the `$in`
-    /// plan, one `find` per relation and level, whatever the plan.
-    pub(crate) fn batch<'b>(
-        &'b self,
-        odm: &'b Odm,
-        docs: &'b mut [T],
-        session: Option<&'b mut ClientSession>,
-    ) -> BoxFuture<'b, Result<()>> {
-        Box::pin(populate_all(odm, docs, &self.steps, session))
-    }
-
     /// The plan this query runs with: the one asked for (or the handle's), or the cost rule's
     /// for [`Plan::Auto`].
     fn plan(&self, odm: &Odm, options: &FindOptions, in_session: bool) -> Plan {
@@ -93,7 +74,7 @@ impl<T: Model> QueryPopulate<T> {
     /// documents, with the plan of [`plan`](Self::plan). The cost rule never chooses the
     /// lookup plan on a sharded cluster: a handle that does not know yet what it talks to asks
     /// once (one `hello` per handle, only then).
-    pub(crate) async fn find(
+    async fn run(
         &self,
         odm: &Odm,
         filter: Document,
@@ -132,5 +113,36 @@ impl<T: Model> QueryPopulate<T> {
                 .await?;
         populate_all(odm, &mut docs, &self.steps, session).await?;
         Ok(docs)
+    }
+}
+
+impl<T: Model> Loads<T> for QueryPopulate<T> {
+    fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    fn find<'a>(
+        &'a self,
+        odm: &'a Odm,
+        filter: Document,
+        options: FindOptions,
+        session: Option<&'a mut ClientSession>,
+    ) -> BoxFuture<'a, Result<Vec<T>>> {
+        Box::pin(self.run(odm, filter, options, session))
+    }
+
+    /// Populates a batch of documents already found (a stream's batch, a page): the `$in`
+    /// plan, one `find` per relation and level, whatever the plan.
+    fn batch<'a>(
+        &'a self,
+        odm: &'a Odm,
+        docs: &'a mut [T],
+        session: Option<&'a mut ClientSession>,
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(populate_all(odm, docs, &self.steps, session))
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
