@@ -121,19 +121,32 @@ where
     Ok(out)
 }
 
+/// One model's case: its name, the dataset's document, a copy with a new `_id`, and the
+/// update of one field (odm's, and the field's path for the driver's).
+struct Case<'d, T> {
+    label: &'static str,
+    doc: &'d T,
+    renew: fn(&T) -> T,
+    set: fn(&str) -> odm::Update<T>,
+    path: &'static str,
+}
+
 /// The four writes of one model: insert, update of one field by `_id`, replacement, delete by
 /// `_id`.
 async fn writes<T: Model<Id = ObjectId> + Clone>(
     odm: &odm::Odm,
     db: &Database,
-    label: &str,
     n: usize,
-    doc: &T,
-    renew: fn(&T) -> T,
-    set: fn(&str) -> odm::Update<T>,
-    path: &'static str,
+    case: Case<'_, T>,
     wanted: &dyn Fn(&str) -> bool,
 ) -> odm::Result<()> {
+    let Case {
+        label,
+        doc,
+        renew,
+        set,
+        path,
+    } = case;
     let coll: Collection<T> = db.collection(T::COLLECTION);
     let raw = coll.clone_with_type::<odm::bson::Document>();
     // Enough documents for the warm-up and the timed pairs of both sides.
@@ -269,51 +282,39 @@ async fn main() -> odm::Result<()> {
         "{:<24} {:>8} {:>8} {:>17} {:>8}",
         "", "us (p50)", "us (p50)", "us (mean, 95 %)", "(p50)"
     );
-    writes(
-        &odm,
-        &db,
-        "small",
-        n,
-        &small.doc,
-        |d| SmallDoc {
+    let case = Case {
+        label: "small",
+        doc: &small.doc,
+        renew: |d| SmallDoc {
             id: ObjectId::new(),
             ..d.clone()
         },
-        |v| SmallDoc::field1().set(v),
-        "field1",
-        &wanted,
-    )
-    .await?;
-    writes(
-        &odm,
-        &db,
-        "large",
-        n,
-        &large.doc,
-        |d| LargeDoc {
+        set: |v| SmallDoc::field1().set(v),
+        path: "field1",
+    };
+    writes(&odm, &db, n, case, &wanted).await?;
+    let case = Case {
+        label: "large",
+        doc: &large.doc,
+        renew: |d| LargeDoc {
             id: ObjectId::new(),
             ..d.clone()
         },
-        |v| LargeDoc::field1().set(v),
-        "field1",
-        &wanted,
-    )
-    .await?;
-    writes(
-        &odm,
-        &db,
-        "nested",
-        n,
-        &nested.doc,
-        |d| LargeDocNested {
+        set: |v| LargeDoc::field1().set(v),
+        path: "field1",
+    };
+    writes(&odm, &db, n, case, &wanted).await?;
+    let case = Case {
+        label: "nested",
+        doc: &nested.doc,
+        renew: |d| LargeDocNested {
             id: ObjectId::new(),
             ..d.clone()
         },
-        |v| LargeDocNested::embedded_str_doc_1().field1().set(v),
-        "embedded_str_doc_1.field1",
-        &wanted,
-    )
-    .await?;
+        set: |v| LargeDocNested::embedded_str_doc_1().field1().set(v),
+        path: "embedded_str_doc_1.field1",
+    };
+    writes(&odm, &db, n, case, &wanted).await?;
     db.drop().await?;
     Ok(())
 }
