@@ -3,6 +3,8 @@
 //! client plays the other program; everything is read back with the raw driver.
 
 mod common;
+#[path = "follower/world.rs"]
+mod world;
 
 use std::time::Duration;
 

@@ -305,6 +305,8 @@ pub const GIVE_UP_SOON: &str =
 pub struct Standalone {
     child: std::process::Child,
     dir: std::path::PathBuf,
+    args: Vec<String>,
+    port: u16,
     pub uri: String,
 }
 
@@ -315,19 +317,32 @@ impl Standalone {
 
     /// The project's server started on its own with `args` (`--standalone` makes it one).
     pub fn start_with(args: &[&str]) -> Standalone {
-        use std::io::BufRead;
-        let binary = odm::testing::find_binary().expect("server binary");
         let dir = std::env::temp_dir().join(format!(
             "odm-standalone-{}-{}",
             std::process::id(),
             odm::bson::oid::ObjectId::new()
         ));
         std::fs::create_dir_all(&dir).expect("dir");
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let (child, port) = Standalone::spawn(&dir, &args, 0);
+        Standalone {
+            child,
+            dir,
+            args,
+            port,
+            uri: format!("mongodb://127.0.0.1:{port}/?directConnection=true"),
+        }
+    }
+
+    /// The server process on `port` (0: any), its data in `dir`, and the port it listens on.
+    fn spawn(dir: &std::path::Path, args: &[String], port: u16) -> (std::process::Child, u16) {
+        use std::io::BufRead;
+        let binary = odm::testing::find_binary().expect("server binary");
         let mut child = std::process::Command::new(binary)
-            .args(["--host", "127.0.0.1", "--port", "0"])
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(args)
             .arg("--storage-path")
-            .arg(&dir)
+            .arg(dir)
             .args(["--log-file-max", "2MB", "--cache-size", "64M"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -355,11 +370,25 @@ impl Standalone {
         let port = rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .expect("the standalone server reports its port");
-        Standalone {
-            child,
-            dir,
-            uri: format!("mongodb://127.0.0.1:{port}/?directConnection=true"),
-        }
+        (child, port)
+    }
+
+    /// Sends `signal` (a name `kill` knows: `STOP`, `CONT`) to the server process.
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -{signal}");
+    }
+
+    /// Kills the server (SIGKILL, no shutdown of its own) and starts it again on the same port
+    /// with the same data.
+    pub fn kill_and_restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (child, _) = Standalone::spawn(&self.dir, &self.args, self.port);
+        self.child = child;
     }
 }
 

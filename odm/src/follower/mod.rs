@@ -26,7 +26,10 @@
 //! between its effect and the stored position changes nothing, and neither does an event of
 //! odm's own writes, whose effects are already in place. One follower per deployment holds a
 //! lease in the same document; a second one waits, and a follower that lost its lease (paused
-//! past it) stores no position again.
+//! past it) stores no position again. Each store requires the count of stores the follower
+//! last wrote: when a server killed before its writes were durable lost the follower's last
+//! positions, the follower notices ([`FollowerReport::rolled_back`]) and reads again from the
+//! position the server kept, instead of going on from the one it holds in memory.
 //!
 //! **History lost.** When the stored position is no longer in the server's history, the
 //! follower opens the stream at the present, stores that position, then runs the repairing
@@ -86,6 +89,11 @@ pub struct FollowerReport {
     pub elsewhere: bool,
     /// This follower lost its lease during the run (it stores no position again).
     pub lease_lost: bool,
+    /// The stored position went back during the run: the server lost writes it had
+    /// acknowledged (it was killed before they were durable), this follower's last stored
+    /// positions among them. The run ended there; the next goes on from the stored position,
+    /// so that the events after it are read again rather than skipped.
+    pub rolled_back: bool,
 }
 
 /// A follower of the writes other programs make (see the [module](self)). Built by
@@ -102,6 +110,8 @@ pub struct Follower {
 struct Config {
     odm: Odm,
     owner: ObjectId,
+    /// The count of stored positions as this follower last read or wrote it.
+    stores: std::sync::Arc<std::sync::atomic::AtomicI64>,
     lease: Duration,
     batch: u32,
     wait: Duration,
@@ -115,6 +125,7 @@ impl Odm {
             config: Config {
                 odm: self.clone(),
                 owner: ObjectId::new(),
+                stores: Default::default(),
                 lease: Duration::from_secs(30),
                 batch: 500,
                 wait: Duration::from_millis(500),
@@ -155,6 +166,9 @@ impl Follower {
                 Ok(r) if r.elsewhere || r.lease_lost => {
                     tokio::time::sleep(self.config.lease / 4).await;
                 }
+                Ok(r) if r.rolled_back => {
+                    tracing::warn!(target: "odm", "follower: the server lost acknowledged writes; going on from the stored position");
+                }
                 Ok(_) => {}
                 Err(e) if e.is_outcome_unknown() || e.is_unreachable() => {
                     tracing::warn!(target: "odm", error = %e, "follower: the server was lost; going on when it answers");
@@ -191,6 +205,15 @@ impl Follower {
             report.elsewhere = true;
             return Ok(report);
         };
+        // The stream read on from where this follower stored its last position: when the
+        // document counts other stores (the server lost this follower's last ones, or another
+        // follower went on meanwhile), it goes on from the stored position instead.
+        let known = config
+            .stores
+            .swap(stored.stores, std::sync::atomic::Ordering::Relaxed);
+        if known != stored.stores {
+            self.stream = None;
+        }
         let mut stream = match self.stream.take() {
             Some(s) => s,
             None => config.open(&watched, stored.token, &mut report).await?,
@@ -209,7 +232,7 @@ impl Follower {
                 }
                 Err(e) => return Err(e),
             }
-            if report.lease_lost {
+            if report.lease_lost || report.rolled_back {
                 return Ok(report);
             }
         }
@@ -260,16 +283,23 @@ impl Config {
         through: Option<bson::DateTime>,
         report: &mut FollowerReport,
     ) -> Result<()> {
-        let held = state::advance(
+        use std::sync::atomic::Ordering::Relaxed;
+        let stores = self.stores.load(Relaxed);
+        let advanced = state::advance(
             &self.odm,
             self.owner,
             self.lease,
+            stores,
             token.as_ref(),
             applied,
             through,
         )
         .await?;
-        report.lease_lost |= !held;
+        match advanced {
+            state::Advanced::Stored => self.stores.store(stores + 1, Relaxed),
+            state::Advanced::LeaseLost => report.lease_lost = true,
+            state::Advanced::RolledBack => report.rolled_back = true,
+        }
         Ok(())
     }
 

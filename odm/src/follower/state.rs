@@ -39,6 +39,9 @@ pub(crate) struct Stored {
     pub(crate) lease: Option<bson::DateTime>,
     pub(crate) events: u64,
     pub(crate) through: Option<bson::DateTime>,
+    /// How many positions were stored: each store requires the count it last read or wrote,
+    /// so that a store the server lost (a crash before its write was durable) is noticed.
+    pub(crate) stores: i64,
 }
 
 fn malformed(path: &str, message: impl Into<String>) -> Error {
@@ -70,12 +73,24 @@ fn read(doc: &Document) -> Result<Stored> {
             ))
         }
     };
+    let stores = match doc.get("stores") {
+        None => 0,
+        Some(Bson::Int64(n)) => *n,
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(other) => {
+            return Err(malformed(
+                "stores",
+                format!("expected a count, found {other}"),
+            ))
+        }
+    };
     Ok(Stored {
         token,
         owner: doc.get_object_id("owner").ok(),
         lease: doc.get_datetime("lease").ok().copied(),
         events,
         through: doc.get_datetime("through").ok().copied(),
+        stores,
     })
 }
 
@@ -121,17 +136,32 @@ pub(crate) async fn acquire(odm: &Odm, owner: ObjectId, lease: Duration) -> Resu
     }
 }
 
+/// What storing a position found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Advanced {
+    /// Stored; the count of stores is now the one given plus one.
+    Stored,
+    /// Another follower holds the lease.
+    LeaseLost,
+    /// The lease is still this follower's, but the document is not as this follower last
+    /// wrote it: the server lost writes it had acknowledged (it was killed before they were
+    /// durable), this follower's last stores among them. The position stored is an older one.
+    RolledBack,
+}
+
 /// Writes the position reached after `applied` more events (`through`: the last one's wall
-/// time), extending the lease, while `owner` holds it. `false`: the lease was lost. One
-/// `update`.
+/// time), extending the lease, while `owner` holds it and the document counts `stores` stores,
+/// as this follower last left it. One `update`; one `find` more when it matched nothing, to
+/// tell a lost lease from writes the server lost.
 pub(crate) async fn advance(
     odm: &Odm,
     owner: ObjectId,
     lease: Duration,
+    stores: i64,
     token: Option<&ResumeToken>,
     applied: u64,
     through: Option<bson::DateTime>,
-) -> Result<bool> {
+) -> Result<Advanced> {
     let token = match token {
         Some(t) => bson::serialize_to_bson(t).map_err(|e| Error::Encode {
             collection: FOLLOWER.to_owned(),
@@ -146,13 +176,27 @@ pub(crate) async fn advance(
     }
     let update = doc! {
         "$set": set,
-        "$inc": { "events": i64::try_from(applied).unwrap_or(i64::MAX) },
+        "$inc": { "events": i64::try_from(applied).unwrap_or(i64::MAX), "stores": 1_i64 },
+    };
+    let unchanged = match stores {
+        // A document written before stores were counted has no count.
+        0 => doc! { "$in": [Bson::Null, 0_i64] },
+        n => doc! { "$eq": n },
     };
     let result = collection(odm)
-        .update_one(doc! { "_id": KEY, "owner": owner }, update)
+        .update_one(
+            doc! { "_id": KEY, "owner": owner, "stores": unchanged },
+            update,
+        )
         .await
         .map_err(|e| Error::from_driver(FOLLOWER, e))?;
-    Ok(result.matched_count == 1)
+    if result.matched_count == 1 {
+        return Ok(Advanced::Stored);
+    }
+    Ok(match load(odm).await?.owner {
+        Some(o) if o == owner => Advanced::RolledBack,
+        _ => Advanced::LeaseLost,
+    })
 }
 
 /// Gives the lease up (a follower stopping cleanly). One `update`.
