@@ -19,14 +19,19 @@ use crate::{Odm, Result};
 /// one `find` (limit 1) of a dependent whose copy differs, and for the sources with one, one
 /// `update` per copy and one `find` re-reading them; for background copies one `update`
 /// recording the intents per source, in a transaction.
+///
+/// A source holding a value its copy's type cannot decode is left out, its copies as they are,
+/// and returned as its [`Error::Decode`](crate::Error::Decode) (naming the source, its `_id`
+/// and the field): the other sources are cascaded.
 pub(crate) async fn cascade_sources(
     odm: &Odm,
     source: &'static str,
     ids: &[Bson],
     copies: Vec<CopyInfo>,
-) -> Result<()> {
+) -> Result<Vec<crate::Error>> {
+    let mut bad = Vec::new();
     if ids.is_empty() || copies.is_empty() {
-        return Ok(());
+        return Ok(bad);
     }
     super::graph::refuse_cycles(odm.catalog(), &copies)?;
     let (background, now): (Vec<CopyInfo>, Vec<CopyInfo>) =
@@ -35,21 +40,29 @@ pub(crate) async fn cascade_sources(
         super::background::record_after_write(odm, source, id, &background, None).await?;
     }
     if now.is_empty() {
-        return Ok(());
+        return Ok(bad);
     }
     let values = super::cascade::read_values(odm, source, ids, &now, None).await?;
     // A source whose copies are all equal to it already (odm's own write, cascaded in its
     // request; an event applied twice) costs one indexed read per copy, not the cascade.
     let mut stale = Vec::new();
     for value in values {
+        let checked = now
+            .iter()
+            .filter(|c| c.is_source(&value))
+            .try_for_each(|c| c.values_of(&value).map(drop));
+        if let Err(e) = checked {
+            bad.push(e);
+            continue;
+        }
         if differs_somewhere(odm, &now, &value).await? {
             stale.push(value);
         }
     }
-    if stale.is_empty() {
-        return Ok(());
+    if !stale.is_empty() {
+        super::cascade::cascade_then_converge(odm, source, &now, stale).await?;
     }
-    super::cascade::cascade_then_converge(odm, source, &now, stale).await
+    Ok(bad)
 }
 
 /// Whether some dependent holds a copy of `source` (as read) that differs from it: per copy,

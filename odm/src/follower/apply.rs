@@ -178,8 +178,14 @@ async fn apply_one(
         report.details_deleted += delete_details(odm, d, &p.deleted_ids.list).await?;
     }
     if !p.cascade.list.is_empty() {
-        crate::denormalize::cascade_sources(odm, collection, &p.cascade.list, p.copies).await?;
-        report.cascaded += p.cascade.list.len() as u64;
+        let bad =
+            crate::denormalize::cascade_sources(odm, collection, &p.cascade.list, p.copies).await?;
+        report.cascaded += (p.cascade.list.len() - bad.len()) as u64;
+        for e in bad {
+            let bad = super::BadDocument::from(e);
+            tracing::warn!(target: "odm", document = %bad, "follower: a document could not be applied");
+            report.bad_documents.push(bad);
+        }
     }
     if !p.deleted.is_empty() && crate::relations::has_rules(odm.catalog(), collection) {
         report.deleted += p.deleted.len() as u64;

@@ -89,11 +89,65 @@ pub struct FollowerReport {
     pub elsewhere: bool,
     /// This follower lost its lease during the run (it stores no position again).
     pub lease_lost: bool,
+    /// Documents of other programs the follower could not apply (a copied value of a type
+    /// its copy cannot hold): their copies are left as they are, the other events were
+    /// applied, and the position moved on. The next write of such a document is followed
+    /// again; `verify_copies` finds what is left.
+    pub bad_documents: Vec<BadDocument>,
     /// The stored position went back during the run: the server lost writes it had
     /// acknowledged (it was killed before they were durable), this follower's last stored
     /// positions among them. The run ended there; the next goes on from the stored position,
     /// so that the events after it are read again rather than skipped.
     pub rolled_back: bool,
+}
+
+/// A document the follower could not apply, as its [`Error::Decode`](crate::Error::Decode)
+/// names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BadDocument {
+    /// Its collection.
+    pub collection: String,
+    /// Its `_id` as the shell prints it (`{ _id: 7 }`).
+    pub id: String,
+    /// The offending field.
+    pub path: String,
+    /// Why it could not be applied.
+    pub message: String,
+}
+
+impl From<crate::Error> for BadDocument {
+    fn from(e: crate::Error) -> Self {
+        match e {
+            crate::Error::Decode {
+                collection,
+                id,
+                path,
+                message,
+            } => BadDocument {
+                collection,
+                id,
+                path,
+                message,
+            },
+            other => BadDocument {
+                collection: String::new(),
+                id: String::new(),
+                path: String::new(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for BadDocument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} at `{}`: {}",
+            self.collection, self.id, self.path, self.message
+        )
+    }
 }
 
 /// A follower of the writes other programs make (see the [module](self)). Built by

@@ -3,6 +3,8 @@
 //! subtree rewritten from its parent's chain (see [`crate::follower`]). Reads the present
 //! state and writes only what differs, so running it twice changes nothing.
 
+use std::collections::{HashMap, HashSet};
+
 use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 
@@ -28,11 +30,14 @@ fn ids_in(doc: &Document, path: &str) -> Vec<Bson> {
 }
 
 /// Rewrites the ancestors of the nodes `ids` of `collection` and of every node below them
-/// from the nodes' parents as they are now. A node whose parent is missing, or that does not
-/// exist, is left to [`VerifyTree`](super::VerifyTree).
+/// from the nodes' parents as they are now. The subtree is found by `parent`, level by level,
+/// so that a node whose stored `ancestors` is missing or malformed (another program's write)
+/// is found and rewritten too. A node whose parent is missing, or that does not exist, is left
+/// to [`VerifyTree`](super::VerifyTree).
 ///
-/// Commands per node: one `find` of the node, one of its parent, one of its subtree (the nodes
-/// listing it among their ancestors), and one `update` command with a statement per node to
+/// Commands per node: one `find` of the node, one of its parent, one per level of its subtree
+/// (the children of the level's nodes, by the index on `parent`, per
+/// [chunk](crate::batch) of ids), and one `update` command with a statement per node to
 /// rewrite, each conditioned on the ancestors it read.
 pub(crate) async fn repair_moved(
     odm: &Odm,
@@ -75,33 +80,10 @@ pub(crate) async fn repair_moved(
             continue;
         }
         let mut fixes = Vec::new();
-        let stored = ids_in(&node, info.ancestors);
-        if stored != chain {
-            fixes.push(fix(info, id, &stored, &chain));
+        if let Some(f) = fix(info, &node, &chain) {
+            fixes.push(f);
         }
-        let options = FindOptions::builder()
-            .projection(doc! { info.ancestors: 1 })
-            .build();
-        let below = crate::engine::find_documents(
-            odm,
-            collection,
-            crate::literal::eq(info.ancestors, id.clone()),
-            options,
-            None,
-        )
-        .await?;
-        for d in below {
-            let Some(child) = d.get("_id") else { continue };
-            let old = ids_in(&d, info.ancestors);
-            let Some(at) = old.iter().position(|a| IdKey::of(a) == IdKey::of(id)) else {
-                continue;
-            };
-            let mut new = chain.clone();
-            new.extend(old[at..].iter().cloned());
-            if new != old {
-                fixes.push(fix(info, child, &old, &new));
-            }
-        }
+        fixes.extend(subtree_fixes(odm, collection, info, id, chain).await?);
         if !fixes.is_empty() {
             out.nodes += super::verify::send_updates(odm, collection, fixes).await?;
         }
@@ -109,9 +91,79 @@ pub(crate) async fn repair_moved(
     Ok(out)
 }
 
-/// The statement rewriting one node's ancestors from `old` (as read) to `new`.
-fn fix(info: TreeInfo, id: &Bson, old: &[Bson], new: &[Bson]) -> Document {
+/// The statements rewriting the ancestors of the nodes below `id` (whose ancestors are
+/// `chain`) that differ from their parents' chains: the children of each level read by
+/// `parent`, a node met twice (a cycle below) read once.
+async fn subtree_fixes(
+    odm: &Odm,
+    collection: &str,
+    info: TreeInfo,
+    id: &Bson,
+    chain: Vec<Bson>,
+) -> Result<Vec<Document>> {
+    let mut fixes = Vec::new();
+    let mut seen: HashSet<IdKey> = HashSet::from([IdKey::of(id)]);
+    // The nodes of the level, with the ancestors their children get.
+    let mut level: HashMap<IdKey, Vec<Bson>> = HashMap::new();
+    let mut below = chain;
+    below.push(id.clone());
+    level.insert(IdKey::of(id), below);
+    let mut ids = vec![id.clone()];
+    while !ids.is_empty() {
+        let mut next_ids = Vec::new();
+        let mut next = HashMap::new();
+        for chunk in crate::batch::chunks_of(&ids) {
+            let options = FindOptions::builder()
+                .projection(doc! { info.parent: 1, info.ancestors: 1 })
+                .build();
+            let children = crate::engine::find_documents(
+                odm,
+                collection,
+                crate::literal::is_in(info.parent, chunk),
+                options,
+                None,
+            )
+            .await?;
+            for child in children {
+                let (Some(child_id), Some(parent)) = (child.get("_id"), child.get(info.parent))
+                else {
+                    continue;
+                };
+                let Some(chain) = level.get(&IdKey::of(parent)) else {
+                    continue;
+                };
+                if !seen.insert(IdKey::of(child_id)) {
+                    continue;
+                }
+                if let Some(f) = fix(info, &child, chain) {
+                    fixes.push(f);
+                }
+                let mut below = chain.clone();
+                below.push(child_id.clone());
+                next.insert(IdKey::of(child_id), below);
+                next_ids.push(child_id.clone());
+            }
+        }
+        level = next;
+        ids = next_ids;
+    }
+    Ok(fixes)
+}
+
+/// The statement rewriting `node`'s ancestors to `new`, conditioned on what was read (a
+/// missing field on its absence); `None` when they are already `new`.
+fn fix(info: TreeInfo, node: &Document, new: &[Bson]) -> Option<Document> {
+    let id = node.get("_id")?;
+    let stored = node.get(info.ancestors);
+    if let Some(Bson::Array(old)) = stored {
+        if old.as_slice() == new {
+            return None;
+        }
+    }
     let mut q = crate::literal::eq("_id", id.clone());
-    q.insert(info.ancestors, doc! { "$eq": old.to_vec() });
-    doc! { "q": q, "u": { "$set": { info.ancestors: new.to_vec() } } }
+    match stored {
+        Some(old) => q.insert(info.ancestors, doc! { "$eq": old.clone() }),
+        None => q.insert(info.ancestors, doc! { "$exists": false }),
+    };
+    Some(doc! { "q": q, "u": { "$set": { info.ancestors: new.to_vec() } } })
 }
