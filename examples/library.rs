@@ -142,6 +142,13 @@ struct BookCard {
 
 #[tokio::main]
 async fn main() {
+    // ANCHOR: diagram
+    // `--diagram`: print the picture of this program's models and stop; no server needed.
+    if std::env::args().any(|arg| arg == "--diagram") {
+        print!("{}", odm::diagram::mermaid(&odm::Catalog::linked()));
+        return;
+    }
+    // ANCHOR_END: diagram
     let result = run().await;
     common::shutdown().await;
     if let Err(e) = result {

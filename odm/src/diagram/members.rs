@@ -20,16 +20,11 @@ struct Member {
 
 impl Member {
     fn line(&self) -> String {
-        let mut line = text(&self.name);
-        if !self.ty.is_empty() {
-            line.push_str(": ");
-            line.push_str(&self.ty);
-        }
-        for note in &self.notes {
-            line.push_str(", ");
-            line.push_str(note);
-        }
-        line
+        // `name: type, note, note`, or `name: note` when the schema does not say the type.
+        let mut what: Vec<&str> = vec![&self.ty];
+        what.retain(|ty| !ty.is_empty());
+        what.extend(self.notes.iter().map(String::as_str));
+        format!("{}: {}", text(&self.name), what.join(", "))
     }
 }
 
