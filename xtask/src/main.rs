@@ -3,7 +3,8 @@
 //! - `examples`: installs the pinned dev server if missing, then runs every example against it
 //!   and checks that every command the guide shows is still printed by an example, and that
 //!   every diagram it shows is still the one its example prints (`diagrams.rs`).
-//! - `diagrams`: writes the guide's diagrams again from what the examples print.
+//! - `diagrams [--check]`: writes the guide's diagrams again from what the examples print (or,
+//!   with `--check`, only checks them, without a server).
 //! - `test`: installs what is missing (cmake, the dev server, mdBook), then runs the format
 //!   check, clippy, every test (unit, integration, compile-fail, doc), rustdoc, the book build
 //!   and the examples. This is what CI runs.
@@ -37,11 +38,12 @@ fn main() -> ExitCode {
         Some("examples") => install_server().and_then(|server| run_examples(&server)),
         Some("test") => run_all(),
         Some("install") => install_all().map(|_| ()),
+        Some("diagrams") if args.get(1).is_some_and(|a| a == "--check") => diagrams::check(),
         Some("diagrams") => diagrams::write(),
         Some("derive-time") => derive_time::run(),
         Some("bench") => install_server().and_then(|server| run_benches(&server, args.get(1))),
         _ => Err(
-            "usage: cargo xtask <examples|diagrams|test|bench [name]|derive-time|install>"
+            "usage: cargo xtask <examples|diagrams [--check]|test|bench [name]|derive-time|install>"
                 .to_owned(),
         ),
     };

@@ -85,7 +85,11 @@ impl Classes {
             return;
         }
         for field in fields {
-            let Some((of, cardinality, object)) = field.schema.and_then(|s| embedded(s, field))
+            let Some(Embedded {
+                of,
+                cardinality,
+                fields: object,
+            }) = field.schema.and_then(|s| embedded(s, field))
             else {
                 continue;
             };
@@ -133,16 +137,18 @@ fn resolve(schema: &'static Schema) -> &'static Schema {
     }
 }
 
-/// When `schema` (of `field`) holds an embedded type: the function reaching it (if any), the
-/// cardinality of the holder's field, and the type's fields.
-fn embedded(
-    schema: &'static Schema,
-    field: &FieldSchema,
-) -> Option<(
-    Option<fn() -> &'static Schema>,
-    String,
-    &'static [FieldSchema],
-)> {
+/// An embedded type a field holds.
+struct Embedded {
+    /// The function reaching its schema, if any (to stop where a type holds itself).
+    of: Option<fn() -> &'static Schema>,
+    /// How many the holder's field holds: `1`, `0..1`, `*`, `0..N`.
+    cardinality: String,
+    /// The type's fields.
+    fields: &'static [FieldSchema],
+}
+
+/// The embedded type `schema` (of `field`) holds, if any.
+fn embedded(schema: &'static Schema, field: &FieldSchema) -> Option<Embedded> {
     let (inner, cardinality) = match schema {
         Schema::Nullable(inner) => (*inner, "0..1".to_owned()),
         Schema::Array(inner) => (
@@ -157,7 +163,11 @@ fn embedded(
         _ => None,
     };
     match resolve(inner) {
-        Schema::Object(fields) => Some((of, cardinality, fields)),
+        Schema::Object(fields) => Some(Embedded {
+            of,
+            cardinality,
+            fields,
+        }),
         _ => None,
     }
 }
