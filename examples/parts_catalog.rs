@@ -9,6 +9,8 @@
 //!
 //! Run it with `cargo run -p odm-examples --example parts_catalog`: it uses `MONGODB_URI` when
 //! set, else starts the local development server (`cargo xtask examples` installs it).
+//! With `-- --diagram` it prints the Mermaid diagram of its models instead, and needs no server
+//! (the guide's "Diagrams of the schema" shows it).
 
 #[path = "common/mod.rs"]
 mod common;

@@ -41,7 +41,7 @@ impl Classes {
     pub(super) fn model(&mut self, nodes: &Nodes<'_>, entry: &'static ModelEntry, id: &str) {
         let mut members = schema_members(entry.validator);
         for member in &mut members {
-            // The catalog's bounds are the model's; the schema's `maxItems` says the same.
+            // The model's bounds are the catalog's (`annotate`); the schema's would repeat them.
             member.notes.clear();
         }
         annotate(nodes, entry, &mut members);
