@@ -9,6 +9,8 @@
 //!
 //! Run it with `cargo run -p odm-examples --example parts_catalog`: it uses `MONGODB_URI` when
 //! set, else starts the local development server (`cargo xtask examples` installs it).
+//! With `-- --diagram` it prints the Mermaid diagram of its models instead, and needs no server
+//! (the guide's "Diagrams of the schema" shows it).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -71,6 +73,13 @@ struct Product {
 
 #[tokio::main]
 async fn main() {
+    // ANCHOR: diagram
+    // `--diagram`: print the picture of this program's models and stop; no server needed.
+    if std::env::args().any(|arg| arg == "--diagram") {
+        print!("{}", odm::diagram::mermaid(&odm::Catalog::linked()));
+        return;
+    }
+    // ANCHOR_END: diagram
     let result = run().await;
     common::shutdown().await;
     if let Err(e) = result {

@@ -324,6 +324,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "versioning",
             "reference::dbref",
             "soft_delete",
+            "diagram",
         ],
     ),
     (6, &["pipeline", "ops", "paging", "handle"]),

@@ -38,6 +38,8 @@ mod crud;
 mod delete_rules;
 #[path = "denormalize.rs"]
 mod denormalize;
+#[path = "diagram.rs"]
+mod diagram;
 #[path = "element_paths.rs"]
 mod element_paths;
 #[path = "errors.rs"]

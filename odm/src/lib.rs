@@ -49,6 +49,7 @@ mod contention;
 pub mod counters;
 mod decode;
 pub mod denormalize;
+pub mod diagram;
 mod engine;
 mod error;
 pub mod follower;

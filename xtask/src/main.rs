@@ -1,7 +1,10 @@
 //! Project tooling. `cargo xtask <command>`:
 //!
 //! - `examples`: installs the pinned dev server if missing, then runs every example against it
-//!   and checks that every command the guide shows is still printed by an example.
+//!   and checks that every command the guide shows is still printed by an example, and that
+//!   every diagram it shows is still the one its example prints (`diagrams.rs`).
+//! - `diagrams [--check]`: writes the guide's diagrams again from what the examples print (or,
+//!   with `--check`, only checks them, without a server).
 //! - `test`: installs what is missing (cmake, the dev server, mdBook), then runs the format
 //!   check, clippy, every test (unit, integration, compile-fail, doc), rustdoc, the book build
 //!   and the examples. This is what CI runs.
@@ -18,6 +21,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 mod derive_time;
+mod diagrams;
 
 #[path = "../../odm/src/testing/location.rs"]
 #[allow(dead_code)]
@@ -34,9 +38,14 @@ fn main() -> ExitCode {
         Some("examples") => install_server().and_then(|server| run_examples(&server)),
         Some("test") => run_all(),
         Some("install") => install_all().map(|_| ()),
+        Some("diagrams") if args.get(1).is_some_and(|a| a == "--check") => diagrams::check(),
+        Some("diagrams") => diagrams::write(),
         Some("derive-time") => derive_time::run(),
         Some("bench") => install_server().and_then(|server| run_benches(&server, args.get(1))),
-        _ => Err("usage: cargo xtask <examples|test|bench [name]|derive-time|install>".to_owned()),
+        _ => Err(
+            "usage: cargo xtask <examples|diagrams [--check]|test|bench [name]|derive-time|install>"
+                .to_owned(),
+        ),
     };
     match result {
         Ok(()) => {
@@ -211,7 +220,8 @@ fn run_examples(server: &Path) -> Result {
             &[(location::SERVER_ENV, &server)],
         )?);
     }
-    check_transcripts(&printed)
+    check_transcripts(&printed)?;
+    diagrams::check()
 }
 
 /// Like [`run`], also returning what the command printed on standard output (which is
