@@ -80,8 +80,9 @@ pub struct Route {
 
 impl Route {
     /// The command `command` of `operation` on `collection`, whose filter names (with
-    /// equality) the fields `named`.
+    /// equality) the fields `named`, judged among the models of `catalog`.
     pub(super) fn new(
+        catalog: &Catalog,
         operation: String,
         collection: &str,
         command: String,
@@ -103,7 +104,7 @@ impl Route {
             operation,
             command,
             collection: collection.to_owned(),
-            verdict: super::verdict(collection, named),
+            verdict: super::verdict_in(catalog, collection, named),
         }
     }
 }

@@ -67,7 +67,7 @@ impl RoutingReport {
         let mut add = |operation: String, collection: &str, command: String, named: &[&str]| {
             report
                 .routes
-                .push(Route::new(operation, collection, command, named));
+                .push(Route::new(catalog, operation, collection, command, named));
         };
         add(
             format!("subset insert of a {main} and its {details}"),
@@ -144,7 +144,12 @@ impl Routes<'_> {
         command: String,
         named: &[&str],
     ) {
-        self.routes
-            .push(Route::new(operation, collection, command, named));
+        self.routes.push(Route::new(
+            self.catalog,
+            operation,
+            collection,
+            command,
+            named,
+        ));
     }
 }
