@@ -324,6 +324,7 @@ pub mod __private {
     pub use crate::catalog::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::catalog::{Segment, ShardKey, ShardOrder, TimeSeriesEntry};
     pub use crate::counters::{Counted, CounterPaths, Granularity};
+    pub use crate::engine::Loading;
     pub use crate::kind::{Kind, Kinds};
     pub use crate::migrations::SchemaVersion;
     pub use crate::model::{Embed, Model};

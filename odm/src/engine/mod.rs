@@ -11,7 +11,8 @@ mod state;
 pub(crate) mod write;
 
 pub use in_session::InSession;
-pub(crate) use loads::{Loading, Loads};
+pub(crate) use loads::Loads;
+pub use loads::{IntoPopulate, Loading};
 pub(crate) use maintainer::{
     DeleteCall, InsertCall, Maintainer, ModifyCall, NextDelete, NextInsert, NextModify,
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,

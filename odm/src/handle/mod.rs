@@ -1,7 +1,6 @@
 //! The operations of the [`Odm`] handle: each returns the builder of its operation (its
 //! state, constructors and settings are the engine's).
 
-mod populate;
 mod tree;
 
 use crate::engine::Odm;

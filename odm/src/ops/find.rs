@@ -8,7 +8,7 @@ use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 
 use super::into_future;
-use crate::engine::Loading;
+use crate::engine::{IntoPopulate, Loading, Plan};
 use crate::query::{Filter, Projection, Sort};
 use crate::{Model, Odm, Result};
 
@@ -84,10 +84,26 @@ impl<'a, T: Model> Find<'a, T> {
         self
     }
 
-    /// What the query loads after its documents, for the feature that adds to it
-    /// ([`Find::populate`]).
-    pub(crate) fn loading_mut(&mut self) -> &mut Loading<T> {
-        &mut self.loading
+    /// Loads the documents a reference field points to, after the query: one more `find`
+    /// (`{_id: {$in: ids}}`) per path and level, whatever the number of documents found.
+    /// Several paths of one level are fetched concurrently. See [`crate::populate`].
+    pub fn populate(mut self, path: impl IntoPopulate<T>) -> Self {
+        self.loading.add(path);
+        self
+    }
+
+    /// How the populate loads the references (default: the handle's,
+    /// [`Odm::with_populate_plan`], itself [`Plan::Auto`] by default). [`Plan::Lookup`] sends
+    /// the query and every level as ONE `aggregate` (plus `getMore`s) instead of one `find` plus
+    /// one `find` per relation and level; see [`Plan`] and the cost rule of
+    /// [`crate::populate::choose`].
+    ///
+    /// A [stream](Find::stream) and a keyset [page](Find::page) populate each batch or page
+    /// with the `$in` plan, whatever the plan: their documents come from a `find` cursor read a
+    /// batch at a time.
+    pub fn populate_plan(mut self, plan: Plan) -> Self {
+        self.loading.set_plan(plan);
+        self
     }
 
     /// Decodes the results into `U` instead (a view with fewer fields, typically used with a
@@ -131,7 +147,15 @@ impl<'a, T: Model> Find<'a, T> {
             None => Self::fetch(odm, self.filter, *self.options, self.session).await?,
             Some(loads) => {
                 let filter = crate::engine::model_filter(self.filter)?;
-                loads.find(odm, filter, *self.options, self.session).await?
+                loads
+                    .find(
+                        odm,
+                        filter,
+                        *self.options,
+                        self.loading.plan(),
+                        self.session,
+                    )
+                    .await?
             }
         };
         crate::pipeline::read::<T>(odm, docs.len());

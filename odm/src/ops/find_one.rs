@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 
 use super::find::{Find, FindAs};
 use super::into_future;
-use crate::engine::Loading;
+use crate::engine::{IntoPopulate, Plan};
 use crate::query::{Filter, Projection, Sort};
 use crate::{Model, Odm, Result};
 
@@ -59,10 +59,18 @@ impl<'a, T: Model> FindOne<'a, T> {
         }
     }
 
-    /// What the query loads after its document, for the feature that adds to it
-    /// ([`FindOne::populate`]).
-    pub(crate) fn loading_mut(&mut self) -> &mut Loading<T> {
-        self.inner.loading_mut()
+    /// Loads the documents a reference field points to; see [`Find::populate`].
+    pub fn populate(self, path: impl IntoPopulate<T>) -> Self {
+        FindOne {
+            inner: self.inner.populate(path),
+        }
+    }
+
+    /// How the populate loads the references; see [`Find::populate_plan`].
+    pub fn populate_plan(self, plan: Plan) -> Self {
+        FindOne {
+            inner: self.inner.populate_plan(plan),
+        }
     }
 
     /// Decodes the result into `U` instead.

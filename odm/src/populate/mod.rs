@@ -17,7 +17,6 @@ mod key;
 mod lookup;
 mod poly;
 mod query;
-pub(crate) use query::QueryPopulate;
 mod step;
 
 pub use crate::reference::{RefContainer, RefSlots};
@@ -33,6 +32,8 @@ use std::fmt;
 
 use bson::Document;
 
+pub use crate::engine::IntoPopulate;
+use crate::engine::Loading;
 use crate::model::Model;
 use crate::path::{Field, Single};
 use crate::query::{Filter, Projection, Sort};
@@ -354,32 +355,19 @@ impl<Root: Model, T: Model> Populate<Root, T> {
 
     /// Populates a path of the referenced documents too (the next level: one more `find`).
     pub fn then(mut self, next: impl IntoPopulate<T>) -> Self {
-        self.children.extend(next.into_steps());
+        self.children.extend(query::steps_of(next));
         self
     }
 }
 
-/// What [`Find::populate`](crate::ops::Find::populate) accepts: a reference path, or a
-/// [`Populate`] with options.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a reference path of `{Root}`",
-    label = "not a reference field of `{Root}`",
-    note = "populate takes a reference field of `{Root}`, e.g. `Product::parts()`; references of the referenced documents are populated one level down: `Product::parts().populate().then(Part::supplier())`"
-)]
-pub trait IntoPopulate<Root> {
-    /// Type-erased populate steps: one, or one per target of a polymorphic reference.
-    #[doc(hidden)]
-    fn into_steps(self) -> Vec<Box<dyn Step<Root>>>;
-}
-
 impl<Root: Model, T: Model> IntoPopulate<Root> for Populate<Root, T> {
-    fn into_steps(self) -> Vec<Box<dyn Step<Root>>> {
-        vec![Box::new(self)]
+    fn add_to(self, loading: &mut Loading<Root>) {
+        query::add_steps(loading, vec![Box::new(self)]);
     }
 }
 
 impl<Root: Model, W, T: Model> IntoPopulate<Root> for RefPath<Root, W, T> {
-    fn into_steps(self) -> Vec<Box<dyn Step<Root>>> {
-        vec![Box::new(self.populate())]
+    fn add_to(self, loading: &mut Loading<Root>) {
+        self.populate().add_to(loading);
     }
 }

@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::{Dangling, IntoPopulate, Populate, RefSlots, Step};
+use crate::engine::Loading;
 use crate::model::Model;
 use crate::path::{Field, Single};
 use crate::query::Filter;
@@ -270,13 +271,14 @@ impl<Root, E: PolyTargets> fmt::Debug for PolyPopulate<Root, E> {
 }
 
 impl<Root: Model, E: PolyTargets> IntoPopulate<Root> for PolyPopulate<Root, E> {
-    fn into_steps(self) -> Vec<Box<dyn Step<Root>>> {
-        self.parts.into_iter().map(|p| p.part.into_step()).collect()
+    fn add_to(self, loading: &mut Loading<Root>) {
+        let steps = self.parts.into_iter().map(|p| p.part.into_step()).collect();
+        super::query::add_steps(loading, steps);
     }
 }
 
 impl<Root: Model, W, E: PolyTargets> IntoPopulate<Root> for PolyPath<Root, W, E> {
-    fn into_steps(self) -> Vec<Box<dyn Step<Root>>> {
-        self.populate().into_steps()
+    fn add_to(self, loading: &mut Loading<Root>) {
+        self.populate().add_to(loading);
     }
 }

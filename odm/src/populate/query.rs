@@ -10,41 +10,48 @@ use mongodb::ClientSession;
 
 use super::lookup::{choose, find_with_lookup, has_sub_pipeline, is_refusal, refused};
 use super::{populate_all, BoxFuture, IntoPopulate, LookupError, Plan, Shape, Step};
-use crate::engine::Loads;
+use crate::engine::{Loading, Loads};
 use crate::{Model, Odm, Result};
 
-/// The populate of one query: its steps, in the order they were given, and its plan.
+/// The populate of one query: its steps, in the order they were given.
 pub(crate) struct QueryPopulate<T> {
     steps: Vec<Box<dyn Step<T>>>,
-    plan: Option<Plan>,
 }
 
 impl<T> Default for QueryPopulate<T> {
     fn default() -> Self {
-        QueryPopulate {
-            steps: Vec::new(),
-            plan: None,
-        }
+        QueryPopulate { steps: Vec::new() }
     }
 }
 
-impl<T> QueryPopulate<T> {
-    /// Adds a path (several, for a polymorphic path).
-    pub(crate) fn add(&mut self, path: impl IntoPopulate<T>) {
-        self.steps.extend(path.into_steps());
-    }
+/// Adds populate steps (one, or one per target of a polymorphic path) to what a read loads.
+pub(crate) fn add_steps<T: Model>(loading: &mut Loading<T>, steps: Vec<Box<dyn Step<T>>>) {
+    loading
+        .get_or_default::<QueryPopulate<T>>()
+        .steps
+        .extend(steps);
+}
 
-    /// The plan asked for by the query.
-    pub(crate) fn set_plan(&mut self, plan: Plan) {
-        self.plan = Some(plan);
-    }
+/// The populate steps of a path, for a level below another ([`Populate::then`]).
+///
+/// [`Populate::then`]: super::Populate::then
+pub(crate) fn steps_of<T: Model>(path: impl IntoPopulate<T>) -> Vec<Box<dyn Step<T>>> {
+    let mut loading = Loading::default();
+    path.add_to(&mut loading);
+    std::mem::take(&mut loading.get_or_default::<QueryPopulate<T>>().steps)
 }
 
 impl<T: Model> QueryPopulate<T> {
     /// The plan this query runs with: the one asked for (or the handle's), or the cost rule's
     /// for [`Plan::Auto`].
-    fn plan(&self, odm: &Odm, options: &FindOptions, in_session: bool) -> Plan {
-        match self.plan.unwrap_or(odm.populate_plan()) {
+    fn plan(
+        &self,
+        odm: &Odm,
+        asked: Option<Plan>,
+        options: &FindOptions,
+        in_session: bool,
+    ) -> Plan {
+        match asked.unwrap_or(odm.populate_plan()) {
             Plan::Auto => {
                 let mut shape = Shape {
                     levels: self.steps.iter().map(|s| s.levels()).max().unwrap_or(0),
@@ -79,13 +86,14 @@ impl<T: Model> QueryPopulate<T> {
         odm: &Odm,
         filter: Document,
         options: FindOptions,
+        asked: Option<Plan>,
         mut session: Option<&mut ClientSession>,
     ) -> Result<Vec<T>> {
-        let asked = self.plan.unwrap_or(odm.populate_plan());
-        let mut plan = self.plan(odm, &options, session.is_some());
+        let mut plan = self.plan(odm, asked, &options, session.is_some());
+        let asked = asked.unwrap_or(odm.populate_plan());
         if plan == Plan::Lookup && asked == Plan::Auto && !odm.knows_deployment() {
             odm.deployment_has_transactions().await?;
-            plan = self.plan(odm, &options, session.is_some());
+            plan = self.plan(odm, Some(asked), &options, session.is_some());
         }
         if plan == Plan::Lookup {
             let found = find_with_lookup::<T>(
@@ -126,9 +134,10 @@ impl<T: Model> Loads<T> for QueryPopulate<T> {
         odm: &'a Odm,
         filter: Document,
         options: FindOptions,
+        plan: Option<Plan>,
         session: Option<&'a mut ClientSession>,
     ) -> BoxFuture<'a, Result<Vec<T>>> {
-        Box::pin(self.run(odm, filter, options, session))
+        Box::pin(self.run(odm, filter, options, plan, session))
     }
 
     /// Populates a batch of documents already found (a stream's batch, a page): the `$in`
