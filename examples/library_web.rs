@@ -56,8 +56,11 @@ async fn run(serve: bool) -> Result<(), Error> {
     let result = if serve {
         let addr = std::env::var("LIBRARY_WEB_ADDR").unwrap_or_else(|_| "127.0.0.1:3000".into());
         let listener = TcpListener::bind(&addr).await?;
-        println!("\nServing on http://{}; ctrl-c to stop.", listener.local_addr()?);
-        app::serve(listener, state, app::shutdown_signal()).await?;
+        println!(
+            "\nServing on http://{}; ctrl-c to stop.",
+            listener.local_addr()?
+        );
+        app::serve(listener, state, shutdown_signal()).await?;
         Ok(())
     } else {
         // A free port; the session below is the client, and says when to stop.
@@ -78,20 +81,67 @@ async fn run(serve: bool) -> Result<(), Error> {
     result
 }
 
+// ANCHOR: shutdown_signal
+/// Completes on ctrl-c, or on SIGTERM (what a service manager or an orchestrator sends).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                terminate.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
+// ANCHOR_END: shutdown_signal
+
 /// The scripted session: each request with its answer and the commands it sent.
 async fn session(client: &Client<'_>) -> Result<(), Error> {
     let first = client
-        .send("The first page of books, each with its author", Method::GET, "/books", None)
+        .send(
+            "The first page of books, each with its author",
+            Method::GET,
+            "/books",
+            None,
+        )
         .await?;
     let next = first["next"].as_str().ok_or("a second page")?.to_owned();
     client
-        .send("The next page: the token as `after`", Method::GET, &format!("/books?after={next}"), None)
+        .send(
+            "The next page: the token as `after`",
+            Method::GET,
+            &format!("/books?after={next}"),
+            None,
+        )
         .await?;
     client
-        .send("A token that was altered", Method::GET, &format!("/books?after={}", altered(&next)), None)
+        .send(
+            "A token that was altered",
+            Method::GET,
+            &format!("/books?after={}", altered(&next)),
+            None,
+        )
         .await?;
     client
-        .send("One book, with its author", Method::GET, "/books/the-great-gatsby", None)
+        .send(
+            "One book, with its author",
+            Method::GET,
+            "/books/the-great-gatsby",
+            None,
+        )
         .await?;
     client
         .send(
@@ -109,18 +159,33 @@ async fn session(client: &Client<'_>) -> Result<(), Error> {
         "author": 1,
     });
     client
-        .send("Create a book", Method::POST, "/books", Some(tender.clone()))
+        .send(
+            "Create a book",
+            Method::POST,
+            "/books",
+            Some(tender.clone()),
+        )
         .await?;
     let mut bad_isbn = tender.clone();
     bad_isbn["_id"] = json!("the-beautiful-and-damned");
     bad_isbn["isbn"] = json!("0-684-80154-X");
     client
-        .send("An ISBN the collection's validator refuses", Method::POST, "/books", Some(bad_isbn))
+        .send(
+            "An ISBN the collection's validator refuses",
+            Method::POST,
+            "/books",
+            Some(bad_isbn),
+        )
         .await?;
     let mut bad_json = tender.clone();
     bad_json["pages"] = json!("many");
     client
-        .send("JSON that is not a book", Method::POST, "/books", Some(bad_json))
+        .send(
+            "JSON that is not a book",
+            Method::POST,
+            "/books",
+            Some(bad_json),
+        )
         .await?;
     let change = json!({
         "title": "Tender Is the Night",
@@ -131,10 +196,20 @@ async fn session(client: &Client<'_>) -> Result<(), Error> {
     });
     let path = "/books/tender-is-the-night";
     client
-        .send("Change it, at the version read (0)", Method::PUT, path, Some(change.clone()))
+        .send(
+            "Change it, at the version read (0)",
+            Method::PUT,
+            path,
+            Some(change.clone()),
+        )
         .await?;
     client
-        .send("The same change from a stale copy (version 0 again)", Method::PUT, path, Some(change))
+        .send(
+            "The same change from a stale copy (version 0 again)",
+            Method::PUT,
+            path,
+            Some(change),
+        )
         .await?;
     let loan = client
         .send(
@@ -150,7 +225,12 @@ async fn session(client: &Client<'_>) -> Result<(), Error> {
         .await?;
     let loan_id = loan["_id"].as_str().ok_or("a loan id")?;
     client
-        .send("Return it", Method::DELETE, &format!("/loans/{loan_id}"), None)
+        .send(
+            "Return it",
+            Method::DELETE,
+            &format!("/loans/{loan_id}"),
+            None,
+        )
         .await?;
     client
         .send("Delete it now", Method::DELETE, gatsby, None)
@@ -228,7 +308,10 @@ fn print_body(body: &Value) {
                 say(format_args!("  {item}"));
             }
             let next = body["next"].as_str().map(shortened);
-            say(format_args!("  next: {}", next.as_deref().unwrap_or("null")));
+            say(format_args!(
+                "  next: {}",
+                next.as_deref().unwrap_or("null")
+            ));
         }
         None if body.is_null() => {}
         None => say(format_args!("  {body}")),

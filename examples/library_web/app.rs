@@ -54,31 +54,6 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await
 }
-
-/// Completes on ctrl-c, or on SIGTERM (what a service manager or an orchestrator sends).
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                terminate.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
-}
 // ANCHOR_END: serve
 
 // ANCHOR: list
@@ -216,7 +191,11 @@ async fn delete_book(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    match state.odm.delete_one(Book::id_field().eq(id.as_str())).await? {
+    match state
+        .odm
+        .delete_one(Book::id_field().eq(id.as_str()))
+        .await?
+    {
         0 => Err(not_found("book", &id)),
         _ => Ok(StatusCode::NO_CONTENT),
     }

@@ -69,15 +69,27 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, body) = match self {
             ApiError::Odm(e) => odm_status(e),
-            ApiError::NotFound { what } => (StatusCode::NOT_FOUND, body("not_found", format!("no {what}"))),
+            ApiError::NotFound { what } => (
+                StatusCode::NOT_FOUND,
+                body("not_found", format!("no {what}")),
+            ),
             ApiError::Json(JsonRejection::MissingJsonContentType(_)) => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                body("unsupported_media_type", "send the body as application/json"),
+                body(
+                    "unsupported_media_type",
+                    "send the body as application/json",
+                ),
             ),
             // Not JSON, or not the JSON of this route: serde's message names the field and the
             // position, and holds nothing but what the client sent.
-            ApiError::Json(e) => (StatusCode::UNPROCESSABLE_ENTITY, body("invalid_json", e.body_text())),
-            ApiError::Query(e) => (StatusCode::BAD_REQUEST, body("invalid_query", e.body_text())),
+            ApiError::Json(e) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                body("invalid_json", e.body_text()),
+            ),
+            ApiError::Query(e) => (
+                StatusCode::BAD_REQUEST,
+                body("invalid_query", e.body_text()),
+            ),
         };
         (status, Json(body)).into_response()
     }
@@ -87,18 +99,28 @@ impl IntoResponse for ApiError {
 fn odm_status(e: odm::Error) -> (StatusCode, ErrorBody) {
     use odm::Error;
     match e {
-        Error::NotFound { what, .. } => (StatusCode::NOT_FOUND, body("not_found", format!("no {what}"))),
+        Error::NotFound { what, .. } => (
+            StatusCode::NOT_FOUND,
+            body("not_found", format!("no {what}")),
+        ),
         Error::DanglingReference { path, .. } => (
             StatusCode::NOT_FOUND,
-            body("dangling_reference", format!("the {path} this refers to no longer exists")),
+            body(
+                "dangling_reference",
+                format!("the {path} this refers to no longer exists"),
+            ),
         ),
-        Error::VersionConflict { expected, found, .. } => (
+        Error::VersionConflict {
+            expected, found, ..
+        } => (
             StatusCode::CONFLICT,
             ErrorBody {
                 current_version: Some(found),
                 ..body(
                     "version_conflict",
-                    format!("written since version {expected}: read it again, then send your change"),
+                    format!(
+                        "written since version {expected}: read it again, then send your change"
+                    ),
                 )
             },
         ),
@@ -106,31 +128,53 @@ fn odm_status(e: odm::Error) -> (StatusCode, ErrorBody) {
             StatusCode::CONFLICT,
             body(
                 "delete_restricted",
-                format!("still referred to by {} document(s) of {} through `{}`", refused.count, refused.referenced_by, refused.path),
+                format!(
+                    "still referred to by {} document(s) of {} through `{}`",
+                    refused.count, refused.referenced_by, refused.path
+                ),
             ),
         ),
         Error::DuplicateKey { index, .. } => {
-            let what = if index == "_id_" { "id" } else { index.trim_end_matches("_1") };
-            (StatusCode::CONFLICT, body("duplicate", format!("this {what} is taken")))
+            let what = if index == "_id_" {
+                "id"
+            } else {
+                index.trim_end_matches("_1")
+            };
+            (
+                StatusCode::CONFLICT,
+                body("duplicate", format!("this {what} is taken")),
+            )
         }
         Error::DocumentInvalid { path, reason, .. } => (
             StatusCode::UNPROCESSABLE_ENTITY,
             ErrorBody {
                 field: Some(path.clone()),
-                ..body("invalid_document", format!("`{path}` is not valid: {reason}"))
+                ..body(
+                    "invalid_document",
+                    format!("`{path}` is not valid: {reason}"),
+                )
             },
         ),
         Error::InvalidPageToken { .. } => (
             StatusCode::BAD_REQUEST,
-            body("invalid_page_token", "not a token of this list: start again from the first page"),
+            body(
+                "invalid_page_token",
+                "not a token of this list: start again from the first page",
+            ),
         ),
         e if e.is_transient() => {
             eprintln!("library_web: transient error: {e}");
-            (StatusCode::SERVICE_UNAVAILABLE, body("unavailable", "try again"))
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                body("unavailable", "try again"),
+            )
         }
         e => {
             eprintln!("library_web: internal error: {e}");
-            (StatusCode::INTERNAL_SERVER_ERROR, body("internal", "internal error"))
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                body("internal", "internal error"),
+            )
         }
     }
 }

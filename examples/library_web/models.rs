@@ -62,21 +62,43 @@ impl BsonSchema for Isbn {
 
 /// The workshop's authors.
 pub fn authors() -> Vec<Author> {
-    [(1, "F. Scott Fitzgerald"), (2, "Arthur Miller"), (3, "Virginia Woolf")]
-        .into_iter()
-        .map(|(id, name)| Author {
-            id,
-            name: name.into(),
-        })
-        .collect()
+    [
+        (1, "F. Scott Fitzgerald"),
+        (2, "Arthur Miller"),
+        (3, "Virginia Woolf"),
+    ]
+    .into_iter()
+    .map(|(id, name)| Author {
+        id,
+        name: name.into(),
+    })
+    .collect()
 }
 
 /// Five books by the authors of [`authors`].
 pub fn books() -> Vec<Book> {
     [
-        ("the-great-gatsby", "The Great Gatsby", "9781857150193", 176, 1),
-        ("this-side-of-paradise", "This Side of Paradise", "9780679447238", 352, 1),
-        ("death-of-a-salesman", "Death of a Salesman", "9780141182636", 112, 2),
+        (
+            "the-great-gatsby",
+            "The Great Gatsby",
+            "9781857150193",
+            176,
+            1,
+        ),
+        (
+            "this-side-of-paradise",
+            "This Side of Paradise",
+            "9780679447238",
+            352,
+            1,
+        ),
+        (
+            "death-of-a-salesman",
+            "Death of a Salesman",
+            "9780141182636",
+            112,
+            2,
+        ),
         ("mrs-dalloway", "Mrs Dalloway", "9780141182490", 194, 3),
         ("orlando", "Orlando", "9780141184272", 256, 3),
     ]

@@ -56,7 +56,12 @@ impl Service {
 
     /// Sends a request, with `body` as JSON; returns the status and the body (`null` when
     /// empty).
-    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> Result<(StatusCode, Value)> {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(StatusCode, Value)> {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(body) = body {
             request = request.json(&body);
@@ -64,7 +69,11 @@ impl Service {
         let response = request.send().await?;
         let status = response.status();
         let text = response.text().await?;
-        let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text)? };
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text)?
+        };
         Ok((status, body))
     }
 
@@ -73,7 +82,12 @@ impl Service {
     }
 
     /// Sends a body as it is, with the JSON content type (or none).
-    async fn send_raw(&self, path: &str, body: &'static str, json: bool) -> Result<(StatusCode, Value)> {
+    async fn send_raw(
+        &self,
+        path: &str,
+        body: &'static str,
+        json: bool,
+    ) -> Result<(StatusCode, Value)> {
         let mut request = self.http.post(format!("{}{path}", self.base)).body(body);
         if json {
             request = request.header("content-type", "application/json");
@@ -83,13 +97,27 @@ impl Service {
     }
 
     /// The stored document, read with the raw driver.
-    async fn stored(&self, collection: &str, id: impl Into<odm::bson::Bson>) -> Result<Option<Document>> {
-        let found = self.db.raw().collection::<Document>(collection).find_one(doc! { "_id": id.into() }).await?;
+    async fn stored(
+        &self,
+        collection: &str,
+        id: impl Into<odm::bson::Bson>,
+    ) -> Result<Option<Document>> {
+        let found = self
+            .db
+            .raw()
+            .collection::<Document>(collection)
+            .find_one(doc! { "_id": id.into() })
+            .await?;
         Ok(found)
     }
 
     async fn count(&self, collection: &str) -> Result<u64> {
-        Ok(self.db.raw().collection::<Document>(collection).count_documents(doc! {}).await?)
+        Ok(self
+            .db
+            .raw()
+            .collection::<Document>(collection)
+            .count_documents(doc! {})
+            .await?)
     }
 
     /// Signals the shutdown and waits for the server to return.
@@ -101,7 +129,12 @@ impl Service {
 }
 
 fn titles(page: &Value) -> Vec<&str> {
-    page["items"].as_array().into_iter().flatten().filter_map(|b| b["title"].as_str()).collect()
+    page["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["title"].as_str())
+        .collect()
 }
 
 fn tender() -> Value {
@@ -120,7 +153,10 @@ async fn pages_of_books_carry_their_authors_and_the_token_of_the_next() -> Resul
     let (status, first) = service.get("/books").await?;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(titles(&first), ["Death of a Salesman", "Mrs Dalloway"]);
-    assert_eq!(first["items"][0]["author"], json!({ "_id": 2, "name": "Arthur Miller" }));
+    assert_eq!(
+        first["items"][0]["author"],
+        json!({ "_id": 2, "name": "Arthur Miller" })
+    );
     assert_eq!(first["items"][0]["version"], 0);
 
     let mut all: Vec<String> = titles(&first).iter().map(|t| t.to_string()).collect();
@@ -133,16 +169,27 @@ async fn pages_of_books_carry_their_authors_and_the_token_of_the_next() -> Resul
     }
     assert_eq!(
         all,
-        ["Death of a Salesman", "Mrs Dalloway", "Orlando", "The Great Gatsby", "This Side of Paradise"]
+        [
+            "Death of a Salesman",
+            "Mrs Dalloway",
+            "Orlando",
+            "The Great Gatsby",
+            "This Side of Paradise"
+        ]
     );
 
     let (status, fitzgerald) = service.get("/books?author=1").await?;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(titles(&fitzgerald), ["The Great Gatsby", "This Side of Paradise"]);
+    assert_eq!(
+        titles(&fitzgerald),
+        ["The Great Gatsby", "This Side of Paradise"]
+    );
     assert_eq!(fitzgerald["next"], Value::Null);
     // A token is bound to its query: the unfiltered list's is refused by the filtered one.
     let token = first["next"].as_str().ok_or("a token")?;
-    let (status, body) = service.get(&format!("/books?author=1&after={token}")).await?;
+    let (status, body) = service
+        .get(&format!("/books?author=1&after={token}"))
+        .await?;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["error"], "invalid_page_token");
     service.stop().await
@@ -161,12 +208,23 @@ async fn values_from_the_client_never_become_operators() -> Result {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
     }
     // Ids that spell operators name no document: nothing is read, deleted or lent.
-    for id in ["%7B%22%24ne%22%3Anull%7D", "%7B%22%24gt%22%3A%22%22%7D", "%24where"] {
+    for id in [
+        "%7B%22%24ne%22%3Anull%7D",
+        "%7B%22%24gt%22%3A%22%22%7D",
+        "%24where",
+    ] {
         let (status, body) = service.get(&format!("/books/{id}")).await?;
-        assert_eq!((status, &body["error"]), (StatusCode::NOT_FOUND, &json!("not_found")));
-        let (status, _) = service.send(Method::DELETE, &format!("/books/{id}"), None).await?;
+        assert_eq!(
+            (status, &body["error"]),
+            (StatusCode::NOT_FOUND, &json!("not_found"))
+        );
+        let (status, _) = service
+            .send(Method::DELETE, &format!("/books/{id}"), None)
+            .await?;
         assert_eq!(status, StatusCode::NOT_FOUND);
-        let (status, _) = service.send(Method::DELETE, &format!("/loans/{id}"), None).await?;
+        let (status, _) = service
+            .send(Method::DELETE, &format!("/loans/{id}"), None)
+            .await?;
         assert_eq!(status, StatusCode::NOT_FOUND);
     }
     assert_eq!(service.count("books").await?, 5);
@@ -174,7 +232,10 @@ async fn values_from_the_client_never_become_operators() -> Result {
     let mut book = tender();
     book["author"] = json!({ "$ne": null });
     let (status, body) = service.send(Method::POST, "/books", Some(book)).await?;
-    assert_eq!((status, &body["error"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("invalid_json")));
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::UNPROCESSABLE_ENTITY, &json!("invalid_json"))
+    );
     // Strings that look like operators are stored, and found, as they are.
     let mut book = tender();
     book["_id"] = json!("$ne");
@@ -195,7 +256,10 @@ async fn writes_are_checked_against_the_version_the_client_read() -> Result {
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(created["version"], 0);
     assert_eq!(created["author"]["name"], "F. Scott Fitzgerald");
-    let stored = service.stored("books", "tender-is-the-night").await?.ok_or("stored")?;
+    let stored = service
+        .stored("books", "tender-is-the-night")
+        .await?
+        .ok_or("stored")?;
     assert_eq!(
         stored,
         doc! {
@@ -204,35 +268,55 @@ async fn writes_are_checked_against_the_version_the_client_read() -> Result {
         }
     );
     let (status, body) = service.send(Method::POST, "/books", Some(tender())).await?;
-    assert_eq!((status, &body["error"]), (StatusCode::CONFLICT, &json!("duplicate")));
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::CONFLICT, &json!("duplicate"))
+    );
 
     let mut change = tender();
     change.as_object_mut().ok_or("an object")?.remove("_id");
     change["pages"] = json!(317);
     change["version"] = json!(0);
     let path = "/books/tender-is-the-night";
-    let (status, updated) = service.send(Method::PUT, path, Some(change.clone())).await?;
+    let (status, updated) = service
+        .send(Method::PUT, path, Some(change.clone()))
+        .await?;
     assert_eq!((status, &updated["version"]), (StatusCode::OK, &json!(1)));
     // The same change from a stale copy: refused, and the stored book is the first change's.
     change["pages"] = json!(999);
-    let (status, body) = service.send(Method::PUT, path, Some(change.clone())).await?;
+    let (status, body) = service
+        .send(Method::PUT, path, Some(change.clone()))
+        .await?;
     assert_eq!(status, StatusCode::CONFLICT);
     assert_eq!(body["error"], "version_conflict");
     assert_eq!(body["current_version"], 1);
-    let stored = service.stored("books", "tender-is-the-night").await?.ok_or("stored")?;
-    assert_eq!((stored.get_i32("pages")?, stored.get_i64("version")?), (317, 1));
+    let stored = service
+        .stored("books", "tender-is-the-night")
+        .await?
+        .ok_or("stored")?;
+    assert_eq!(
+        (stored.get_i32("pages")?, stored.get_i64("version")?),
+        (317, 1)
+    );
 
-    let (status, _) = service.send(Method::PUT, "/books/moby-dick", Some(change.clone())).await?;
+    let (status, _) = service
+        .send(Method::PUT, "/books/moby-dick", Some(change.clone()))
+        .await?;
     assert_eq!(status, StatusCode::NOT_FOUND);
     change["author"] = json!(99);
     change["version"] = json!(1);
     let (status, body) = service.send(Method::PUT, path, Some(change)).await?;
-    assert_eq!((status, &body["message"]), (StatusCode::NOT_FOUND, &json!("no author 99")));
+    assert_eq!(
+        (status, &body["message"]),
+        (StatusCode::NOT_FOUND, &json!("no author 99"))
+    );
     // The version is odm's to keep: a new book naming one is refused.
     let mut versioned = tender();
     versioned["_id"] = json!("another");
     versioned["version"] = json!(7);
-    let (status, _) = service.send(Method::POST, "/books", Some(versioned)).await?;
+    let (status, _) = service
+        .send(Method::POST, "/books", Some(versioned))
+        .await?;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(service.stored("books", "another").await?, None);
     service.stop().await
@@ -245,23 +329,50 @@ async fn documents_the_validator_refuses_and_bad_json_are_422() -> Result {
     book["isbn"] = json!("0-684-80154-X");
     let (status, body) = service.send(Method::POST, "/books", Some(book)).await?;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!((&body["error"], &body["field"]), (&json!("invalid_document"), &json!("isbn")));
+    assert_eq!(
+        (&body["error"], &body["field"]),
+        (&json!("invalid_document"), &json!("isbn"))
+    );
     assert_eq!(service.stored("books", "tender-is-the-night").await?, None);
     // A replacement too: the stored book is left as it was.
     let change = json!({
         "title": "The Great Gatsby", "isbn": "978185715019", "pages": 176, "author": 1, "version": 0,
     });
-    let (status, body) = service.send(Method::PUT, "/books/the-great-gatsby", Some(change)).await?;
-    assert_eq!((status, &body["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("isbn")));
-    let stored = service.stored("books", "the-great-gatsby").await?.ok_or("stored")?;
-    assert_eq!((stored.get_str("isbn")?, stored.get_i64("version")?), ("9781857150193", 0));
+    let (status, body) = service
+        .send(Method::PUT, "/books/the-great-gatsby", Some(change))
+        .await?;
+    assert_eq!(
+        (status, &body["field"]),
+        (StatusCode::UNPROCESSABLE_ENTITY, &json!("isbn"))
+    );
+    let stored = service
+        .stored("books", "the-great-gatsby")
+        .await?
+        .ok_or("stored")?;
+    assert_eq!(
+        (stored.get_str("isbn")?, stored.get_i64("version")?),
+        ("9781857150193", 0)
+    );
 
-    for bad in [r#"{"_id": "x", "title": "#, r#"{"_id": "x", "title": "X"}"#, "[]"] {
+    for bad in [
+        r#"{"_id": "x", "title": "#,
+        r#"{"_id": "x", "title": "X"}"#,
+        "[]",
+    ] {
         let (status, body) = service.send_raw("/books", bad, true).await?;
-        assert_eq!((status, &body["error"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("invalid_json")));
+        assert_eq!(
+            (status, &body["error"]),
+            (StatusCode::UNPROCESSABLE_ENTITY, &json!("invalid_json"))
+        );
     }
     let (status, body) = service.send_raw("/books", r#"{"_id": "x"}"#, false).await?;
-    assert_eq!((status, &body["error"]), (StatusCode::UNSUPPORTED_MEDIA_TYPE, &json!("unsupported_media_type")));
+    assert_eq!(
+        (status, &body["error"]),
+        (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &json!("unsupported_media_type")
+        )
+    );
     assert_eq!(service.count("books").await?, 5);
     service.stop().await
 }
@@ -277,8 +388,13 @@ async fn a_lent_book_cannot_be_deleted() -> Result {
     let stored = service.stored("loans", oid).await?.ok_or("stored")?;
     assert_eq!(stored.get_str("book")?, "the-great-gatsby");
 
-    let (status, body) = service.send(Method::DELETE, "/books/the-great-gatsby", None).await?;
-    assert_eq!((status, &body["error"]), (StatusCode::CONFLICT, &json!("delete_restricted")));
+    let (status, body) = service
+        .send(Method::DELETE, "/books/the-great-gatsby", None)
+        .await?;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::CONFLICT, &json!("delete_restricted"))
+    );
     assert!(service.stored("books", "the-great-gatsby").await?.is_some());
 
     let unknown = json!({ "book": "moby-dick", "patron": "emily" });
@@ -286,16 +402,24 @@ async fn a_lent_book_cannot_be_deleted() -> Result {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(service.count("loans").await?, 1);
     for id in ["not-an-id", "000000000000000000000000"] {
-        let (status, _) = service.send(Method::DELETE, &format!("/loans/{id}"), None).await?;
+        let (status, _) = service
+            .send(Method::DELETE, &format!("/loans/{id}"), None)
+            .await?;
         assert_eq!(status, StatusCode::NOT_FOUND);
     }
 
-    let (status, _) = service.send(Method::DELETE, &format!("/loans/{loan_id}"), None).await?;
+    let (status, _) = service
+        .send(Method::DELETE, &format!("/loans/{loan_id}"), None)
+        .await?;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let (status, body) = service.send(Method::DELETE, "/books/the-great-gatsby", None).await?;
+    let (status, body) = service
+        .send(Method::DELETE, "/books/the-great-gatsby", None)
+        .await?;
     assert_eq!((status, body), (StatusCode::NO_CONTENT, Value::Null));
     assert_eq!(service.stored("books", "the-great-gatsby").await?, None);
-    let (status, _) = service.send(Method::DELETE, "/books/the-great-gatsby", None).await?;
+    let (status, _) = service
+        .send(Method::DELETE, "/books/the-great-gatsby", None)
+        .await?;
     assert_eq!(status, StatusCode::NOT_FOUND);
     service.stop().await
 }
@@ -305,20 +429,37 @@ async fn unknown_and_dangling_ids_are_404() -> Result {
     let service = Service::start().await?;
     let (status, body) = service.get("/books/moby-dick").await?;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(body, json!({ "error": "not_found", "message": "no book moby-dick" }));
+    assert_eq!(
+        body,
+        json!({ "error": "not_found", "message": "no book moby-dick" })
+    );
     let mut book = tender();
     book["author"] = json!(99);
     let (status, body) = service.send(Method::POST, "/books", Some(book)).await?;
-    assert_eq!((status, &body["message"]), (StatusCode::NOT_FOUND, &json!("no author 99")));
+    assert_eq!(
+        (status, &body["message"]),
+        (StatusCode::NOT_FOUND, &json!("no author 99"))
+    );
     assert_eq!(service.stored("books", "tender-is-the-night").await?, None);
 
     // Virginia Woolf deleted by another program, without the delete rules: her books' author
     // is dangling.
-    service.db.raw().collection::<Document>("authors").delete_one(doc! { "_id": 3 }).await?;
+    service
+        .db
+        .raw()
+        .collection::<Document>("authors")
+        .delete_one(doc! { "_id": 3 })
+        .await?;
     let (status, body) = service.get("/books/orlando").await?;
-    assert_eq!((status, &body["error"]), (StatusCode::NOT_FOUND, &json!("dangling_reference")));
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::NOT_FOUND, &json!("dangling_reference"))
+    );
     // Nothing internal in the body: no collection, no filter, no server reply.
-    assert_eq!(body["message"], "the author this refers to no longer exists");
+    assert_eq!(
+        body["message"],
+        "the author this refers to no longer exists"
+    );
     let (status, _) = service.get("/books/the-great-gatsby").await?;
     assert_eq!(status, StatusCode::OK);
     service.stop().await
