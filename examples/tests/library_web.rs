@@ -36,6 +36,7 @@ impl Service {
         Service::serve(db, odm).await
     }
 
+    // ANCHOR: serve
     /// Serves through `odm`, a handle on `db`'s database (through a proxy, say).
     async fn serve(db: TestDb, odm: odm::Odm) -> Result<Service> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -53,6 +54,7 @@ impl Service {
             db,
         })
     }
+    // ANCHOR_END: serve
 
     /// Sends a request, with `body` as JSON; returns the status and the body (`null` when
     /// empty).
@@ -252,8 +254,16 @@ async fn values_from_the_client_never_become_operators() -> Result {
 #[tokio::test]
 async fn writes_are_checked_against_the_version_the_client_read() -> Result {
     let service = Service::start().await?;
-    let (status, created) = service.send(Method::POST, "/books", Some(tender())).await?;
-    assert_eq!(status, StatusCode::CREATED);
+    let response = service
+        .http
+        .post(format!("{}/books", service.base))
+        .json(&tender())
+        .send()
+        .await?;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let location = response.headers().get("location").map(|l| l.to_str());
+    assert_eq!(location.transpose()?, Some("/books/tender-is-the-night"));
+    let created: Value = response.json().await?;
     assert_eq!(created["version"], 0);
     assert_eq!(created["author"]["name"], "F. Scott Fitzgerald");
     let stored = service
@@ -268,10 +278,15 @@ async fn writes_are_checked_against_the_version_the_client_read() -> Result {
         }
     );
     let (status, body) = service.send(Method::POST, "/books", Some(tender())).await?;
-    assert_eq!(
-        (status, &body["error"]),
-        (StatusCode::CONFLICT, &json!("duplicate"))
-    );
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["message"], "this id is taken");
+    let mut same_isbn = tender();
+    same_isbn["_id"] = json!("tender-is-the-night-2");
+    let (status, body) = service
+        .send(Method::POST, "/books", Some(same_isbn))
+        .await?;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["message"], "this isbn is taken");
 
     let mut change = tender();
     change.as_object_mut().ok_or("an object")?.remove("_id");
@@ -465,6 +480,7 @@ async fn unknown_and_dangling_ids_are_404() -> Result {
     service.stop().await
 }
 
+// ANCHOR: shutdown
 #[tokio::test]
 async fn shutdown_answers_the_requests_in_flight_then_stops() -> Result {
     let db = TestDb::new().await?;
@@ -498,3 +514,4 @@ async fn shutdown_answers_the_requests_in_flight_then_stops() -> Result {
     tokio::time::timeout(Duration::from_secs(10), stopping).await???;
     Ok(())
 }
+// ANCHOR_END: shutdown
