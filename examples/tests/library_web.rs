@@ -5,13 +5,14 @@
 #[path = "../library_web/mod.rs"]
 mod web;
 
+use std::future::Future;
 use std::time::Duration;
 
 use odm::bson::{doc, Document};
 use odm::testing::{FaultProxy, TestDb};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use web::app::{self, AppState};
@@ -480,6 +481,20 @@ async fn unknown_and_dangling_ids_are_404() -> Result {
     service.stop().await
 }
 
+/// Waits (at most 10 s) until `done` holds.
+async fn until(done: impl Fn() -> bool) -> Result {
+    until_async(|| std::future::ready(done())).await
+}
+
+async fn until_async<F: Future<Output = bool>>(done: impl Fn() -> F) -> Result {
+    let wait = async {
+        while !done().await {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    Ok(tokio::time::timeout(Duration::from_secs(10), wait).await?)
+}
+
 // ANCHOR: shutdown
 #[tokio::test]
 async fn shutdown_answers_the_requests_in_flight_then_stops() -> Result {
@@ -492,19 +507,16 @@ async fn shutdown_answers_the_requests_in_flight_then_stops() -> Result {
     let (status, _) = service.get("/books").await?;
     assert_eq!(status, StatusCode::OK);
 
-    proxy.pause();
-    let in_flight = {
-        let request = service.http.get(format!("{}/books", service.base)).send();
-        tokio::spawn(request)
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let base = service.base.clone();
-    let http = service.http.clone();
+    // The database runs the page's `find`, then holds its reply.
+    let finds = proxy.count_of("find");
+    proxy.pause_after("find", 1);
+    let in_flight = tokio::spawn(service.http.get(format!("{}/books", service.base)).send());
+    until(|| proxy.count_of("find") > finds).await?;
+    let address = service.base.trim_start_matches("http://").to_owned();
     let stopping = tokio::spawn(service.stop());
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    // The listener is closed: a new request is not accepted...
-    assert!(http.get(format!("{base}/books")).send().await.is_err());
-    // ... and the server waits for the one in flight.
+    // The listener closes: new connections are refused...
+    until_async(|| async { TcpStream::connect(&address).await.is_err() }).await?;
+    // ... while the server waits for the request in flight.
     assert!(!stopping.is_finished());
     proxy.resume();
     let response = tokio::time::timeout(Duration::from_secs(10), in_flight).await???;
