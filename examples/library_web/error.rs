@@ -73,25 +73,34 @@ impl IntoResponse for ApiError {
                 StatusCode::NOT_FOUND,
                 body("not_found", format!("no {what}")),
             ),
-            ApiError::Json(JsonRejection::MissingJsonContentType(_)) => (
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                body(
-                    "unsupported_media_type",
-                    "send the body as application/json",
-                ),
-            ),
-            // Not JSON, or not the JSON of this route: serde's message names the field and the
-            // position, and holds nothing but what the client sent.
-            ApiError::Json(e) => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                body("invalid_json", e.body_text()),
-            ),
+            ApiError::Json(e) => json_status(e),
             ApiError::Query(e) => (
                 StatusCode::BAD_REQUEST,
                 body("invalid_query", e.body_text()),
             ),
         };
         (status, Json(body)).into_response()
+    }
+}
+
+/// The status and body of a body axum could not read as the route's JSON.
+fn json_status(e: JsonRejection) -> (StatusCode, ErrorBody) {
+    match e {
+        // Not JSON, or not the JSON of this route: serde's message names the field and the
+        // position, and holds nothing but what the client sent.
+        JsonRejection::JsonDataError(_) | JsonRejection::JsonSyntaxError(_) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            body("invalid_json", e.body_text()),
+        ),
+        JsonRejection::MissingJsonContentType(_) => (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            body(
+                "unsupported_media_type",
+                "send the body as application/json",
+            ),
+        ),
+        // A body past the size limit (413), or one that could not be read.
+        e => (e.status(), body("invalid_body", e.body_text())),
     }
 }
 

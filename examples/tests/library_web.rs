@@ -389,6 +389,14 @@ async fn documents_the_validator_refuses_and_bad_json_are_422() -> Result {
             &json!("unsupported_media_type")
         )
     );
+    // Past axum's limit of 2 MB a body is not read at all.
+    let mut big = tender();
+    big["title"] = json!("x".repeat(3 << 20));
+    let (status, body) = service.send(Method::POST, "/books", Some(big)).await?;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::PAYLOAD_TOO_LARGE, &json!("invalid_body"))
+    );
     assert_eq!(service.count("books").await?, 5);
     service.stop().await
 }
