@@ -2,11 +2,12 @@
 //! `sync_indexes`, the key in the filters of the ODM's writes of loaded documents, upserts
 //! refused without it, a key the ODM computes on insert, and the routing report. Against the
 //! development server (a replica set) nothing is sharded: the commands are read from the
-//! command log. With `MONGODB_URI` naming a `mongos`, the same tests check the sharded side.
+//! command log. With `MONGODB_URI` naming a `mongos`, the same tests check the sharded side
+//! (and with `ODM_TEST_SHARDED=1` they require it: see [`common::is_mongos`]).
 
 mod common;
 
-use common::{filter_in, listed_indexes, sent, sent_filter, stored_one};
+use common::{filter_in, is_mongos, listed_indexes, sent, sent_filter, stored_one};
 use odm::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
 use odm::prelude::*;
 use odm::shard::{shard_collection_command, RouteVerdict, RoutingReport, ShardSync};
@@ -127,11 +128,6 @@ fn product(id: i32, category: &str, number: i64, parts: &[&Part]) -> Product {
             })
             .collect(),
     }
-}
-
-async fn is_mongos(db: &TestDb) -> bool {
-    let hello = db.raw().run_command(doc! { "hello": 1 }).await.unwrap();
-    hello.get_str("msg").is_ok_and(|m| m == "isdbgrid")
 }
 
 #[tokio::test]

@@ -99,8 +99,7 @@ async fn sync_creates_the_hashed_index_or_reports_why_not() -> odm::Result<()> {
     match db.odm().sync_indexes().await {
         Ok(report) => {
             // Sharded on a `mongos` (by the hashed key), reported as not sharded elsewhere.
-            let hello = db.raw().run_command(doc! { "hello": 1 }).await.unwrap();
-            let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
+            let mongos = common::is_mongos(&db).await;
             let uploads = report
                 .sharding
                 .iter()

@@ -689,7 +689,7 @@ async fn concurrent_rating_changes_leave_every_summary_exact() -> odm::Result<()
                         .wrapping_add(1_442_695_040_888_963_407);
                     let c = comments[(x >> 33) as usize % comments.len()];
                     let rating = ((x >> 13) % 20) as i64;
-                    let update = if x % 3 == 0 {
+                    let update = if x.is_multiple_of(3) {
                         Comment::rating().inc(rating - 10)
                     } else {
                         Comment::rating().set(rating)

@@ -1,6 +1,8 @@
 //! Derive macros for `odm`. Use them through the `odm` crate (`odm::Model`, `odm::Embed`),
 //! whose documentation describes every attribute.
 
+#![deny(missing_docs)]
+
 mod ctxt;
 mod expand;
 mod model;

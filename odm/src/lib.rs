@@ -38,6 +38,7 @@
 //! the commands every operation sends.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
 
 pub mod aggregate;
 mod array_filters;
@@ -103,6 +104,31 @@ pub use update::Update;
 
 /// Derives [`Model`] for a struct stored in a collection, or for an enum of kinds (see
 /// [Kinds](#kinds)).
+///
+/// ```
+/// use odm::prelude::*;
+///
+/// #[derive(Model, Serialize, Deserialize, Debug)]
+/// #[odm(collection = "books", index(keys = "author, -year"))]
+/// struct Book {
+///     #[serde(rename = "_id")]
+///     id: ObjectId,
+///     title: String,
+///     author: String,
+///     year: i32,
+///     #[index(unique)]
+///     isbn: String,
+/// }
+///
+/// assert_eq!(Book::COLLECTION, "books");
+/// // Typed paths build the filters: a misspelt field or a value of another type is a
+/// // compile error.
+/// let recent = Book::author().eq("Fitzgerald").and(Book::year().gte(1925));
+/// assert_eq!(
+///     recent.as_document(),
+///     &odm::bson::doc! { "$and": [{ "author": "Fitzgerald" }, { "year": { "$gte": 1925 } }] }
+/// );
+/// ```
 ///
 /// # Container attributes
 ///
@@ -267,6 +293,29 @@ pub use update::Update;
 pub use odm_derive::Model;
 
 /// Derives [`Embed`] for a struct stored inside other documents.
+///
+/// ```
+/// use odm::prelude::*;
+///
+/// #[derive(Embed, Serialize, Deserialize, Debug)]
+/// struct Publisher {
+///     name: String,
+///     #[serde(rename = "town")]
+///     city: String,
+/// }
+///
+/// #[derive(Model, Serialize, Deserialize, Debug)]
+/// #[odm(collection = "books")]
+/// struct Book {
+///     #[serde(rename = "_id")]
+///     id: i32,
+///     #[embed]
+///     publisher: Publisher,
+/// }
+///
+/// // Paths reach into the embedded document, with serde's names.
+/// assert_eq!(Book::publisher().city().path(), "publisher.town");
+/// ```
 ///
 /// Field attributes: `#[embed]` (with `max = N` on a `Vec`) on fields that are themselves
 /// embedded types. serde's `rename` and `rename_all` are applied to every generated path. A

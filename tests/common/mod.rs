@@ -29,6 +29,25 @@ pub async fn db() -> odm::Result<TestDb> {
 }
 // ANCHOR_END: catalog
 
+/// Whether `db`'s server is a `mongos` (its `hello` says `isdbgrid`). With `ODM_TEST_SHARDED=1`
+/// (set by the workflow that tests a sharded cluster) it must be: a test that has a sharded
+/// side then fails instead of checking the other one when the URI does not reach a `mongos`.
+pub async fn is_mongos(db: &TestDb) -> bool {
+    let hello = db
+        .raw()
+        .run_command(doc! { "hello": 1 })
+        .await
+        .expect("hello");
+    let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
+    if std::env::var_os("ODM_TEST_SHARDED").is_some_and(|v| v == "1") {
+        assert!(
+            mongos,
+            "ODM_TEST_SHARDED=1, but the server is not a mongos: {hello}"
+        );
+    }
+    mongos
+}
+
 /// The stored documents of `collection`, sorted by `_id`, read with the raw driver.
 pub async fn stored(db: &TestDb, collection: &str) -> Vec<Document> {
     db.raw()

@@ -103,7 +103,7 @@ fn generate() -> Result<PathBuf> {
         write(
             &dir.join(name).join("Cargo.toml"),
             &format!(
-                "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\nodm = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n",
+                "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\nodm = {{ package = \"mongo-odm\", path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n",
                 odm.to_string_lossy()
             ),
         )?;

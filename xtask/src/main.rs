@@ -6,8 +6,14 @@
 //! - `diagrams [--check]`: writes the guide's diagrams again from what the examples print (or,
 //!   with `--check`, only checks them, without a server).
 //! - `test`: installs what is missing (cmake, the dev server, mdBook), then runs the format
-//!   check, clippy, every test (unit, integration, compile-fail, doc), rustdoc, the book build
-//!   and the examples. This is what CI runs.
+//!   check, clippy, every test (unit, integration, compile-fail, doc), rustdoc, the book build,
+//!   the examples and the packaging of the published crates (`package`). This is what CI runs.
+//! - `suite`: the runtime's unit tests and the integration suite (again under each populate
+//!   plan for the tests that populate), against the server named by `MONGODB_URI` or else the
+//!   dev server; installs the dev server, which some tests start on their own. What the
+//!   workflow testing real MongoDB servers runs.
+//! - `package`: packages the published crates (`cargo package`) and builds them from the
+//!   packages, as crates.io would.
 //! - `bench [name]`: runs the benchmarks (release build) against the dev server, or the server
 //!   named by `MONGODB_URI`; each prints its medians, ratios and command counts.
 //! - `derive-time`: compile time of 100 generated models deriving `Model` with relations
@@ -37,13 +43,15 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("examples") => install_server().and_then(|server| run_examples(&server)),
         Some("test") => run_all(),
+        Some("suite") => install_server().and_then(|server| run_suite(&server)),
+        Some("package") => run_package(),
         Some("install") => install_all().map(|_| ()),
         Some("diagrams") if args.get(1).is_some_and(|a| a == "--check") => diagrams::check(),
         Some("diagrams") => diagrams::write(),
         Some("derive-time") => derive_time::run(),
         Some("bench") => install_server().and_then(|server| run_benches(&server, args.get(1))),
         _ => Err(
-            "usage: cargo xtask <examples|diagrams [--check]|test|bench [name]|derive-time|install>"
+            "usage: cargo xtask <examples|diagrams [--check]|test|suite|package|bench [name]|derive-time|install>"
                 .to_owned(),
         ),
     };
@@ -449,18 +457,7 @@ fn run_all() -> Result {
         &[],
     )?;
     run("cargo", &["test", "--workspace", "--all-targets"], &env)?;
-    // The tests that populate, again with every populate forced to each plan (the first run
-    // lets the cost rule choose).
-    let filters: Vec<String> = POPULATE_TESTS.iter().map(|m| format!("{m}::")).collect();
-    let mut populate_tests = vec!["test", "-p", "odm-tests", "--test", "suite", "--"];
-    populate_tests.extend(filters.iter().map(String::as_str));
-    for plan in ["in", "lookup"] {
-        run(
-            "cargo",
-            &populate_tests,
-            &[env[0], ("ODM_TEST_POPULATE_PLAN", plan)],
-        )?;
-    }
+    run_populate_plans(&env)?;
     run("cargo", &["test", "--workspace", "--doc"], &env)?;
     run(
         "cargo",
@@ -468,5 +465,68 @@ fn run_all() -> Result {
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
     run(&mdbook.to_string_lossy(), &["build", "book"], &[])?;
-    run_examples(&server)
+    run_examples(&server)?;
+    run_package()
+}
+
+/// The tests that populate, again with every populate forced to each plan (the first run
+/// lets the cost rule choose).
+fn run_populate_plans(env: &[(&str, &str)]) -> Result {
+    let filters: Vec<String> = POPULATE_TESTS.iter().map(|m| format!("{m}::")).collect();
+    let mut populate_tests = vec!["test", "-p", "odm-tests", "--test", "suite", "--"];
+    populate_tests.extend(filters.iter().map(String::as_str));
+    for plan in ["in", "lookup"] {
+        let mut with_plan = env.to_vec();
+        with_plan.push(("ODM_TEST_POPULATE_PLAN", plan));
+        run("cargo", &populate_tests, &with_plan)?;
+    }
+    Ok(())
+}
+
+/// The tests that talk to a server: the runtime's unit tests, the integration suite and the
+/// registry test, then the populate tests under each plan. The server is `MONGODB_URI`'s when
+/// it is set (the tests read it), else the dev server; the dev server is installed either way,
+/// since some tests start one of their own (a standalone server, a server that is killed).
+fn run_suite(server: &Path) -> Result {
+    match std::env::var("MONGODB_URI") {
+        Ok(uri) if !uri.is_empty() => eprintln!("xtask: testing against MONGODB_URI"),
+        _ => eprintln!("xtask: testing against the dev server"),
+    }
+    let server_s = server.to_string_lossy().into_owned();
+    let env = [(location::SERVER_ENV, server_s.as_str())];
+    run(
+        "cargo",
+        &["test", "-p", "mongo-odm", "--all-features", "--lib"],
+        &env,
+    )?;
+    run(
+        "cargo",
+        &[
+            "test",
+            "-p",
+            "odm-tests",
+            "--test",
+            "suite",
+            "--test",
+            "registry",
+        ],
+        &env,
+    )?;
+    run_populate_plans(&env)
+}
+
+/// The published crates, in dependency order.
+const PUBLISHED: [&str; 2] = ["mongo-odm-derive", "mongo-odm"];
+
+/// Packages the published crates as `cargo publish` would, and builds each from its package
+/// (the verification): a file the build needs but the package leaves out fails here rather
+/// than on crates.io. The runtime depends on the derive at its exact version, which crates.io
+/// does not have until both are published: packaged together, cargo resolves it from the
+/// derive's package (cargo 1.90 and later).
+fn run_package() -> Result {
+    let mut args = vec!["package", "--locked", "--allow-dirty"];
+    for name in PUBLISHED {
+        args.extend(["-p", name]);
+    }
+    run("cargo", &args, &[])
 }

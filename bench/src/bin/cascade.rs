@@ -98,7 +98,7 @@ async fn seed(bench: &Bench) -> odm::Result<(Vec<Part>, Duration, Duration)> {
     let raw = bench.db.collection::<Document>("products");
     for start in (0..PRODUCTS).step_by(BATCH) {
         let batch = products(&parts, &mut rng, start, start + BATCH);
-        if (start / BATCH) % 2 == 0 {
+        if (start / BATCH).is_multiple_of(2) {
             let t = Instant::now();
             bench.odm.insert_many(&batch).await?;
             odm_time += t.elapsed();

@@ -16,6 +16,30 @@ use crate::{Error, Result};
 /// Cheap to clone (it wraps the driver's `Database`, which is reference-counted). Every
 /// operation is a builder: set options, optionally `.session(&mut session)` to run it inside a
 /// caller's session or transaction, then `.await` it. Each documents the commands it sends.
+///
+/// ```no_run
+/// use odm::prelude::*;
+///
+/// #[derive(Model, Serialize, Deserialize, Debug)]
+/// #[odm(collection = "authors")]
+/// struct Author {
+///     #[serde(rename = "_id")]
+///     id: Option<ObjectId>,
+///     #[index]
+///     last_name: String,
+/// }
+///
+/// # async fn run() -> odm::Result<()> {
+/// let odm = Odm::connect("mongodb://localhost:27017", "library").await?;
+/// odm.sync_indexes().await?;
+/// let id = odm
+///     .insert_one(&Author { id: None, last_name: "Miller".into() })
+///     .await?;
+/// let millers: Vec<Author> = odm.find(Author::last_name().eq("Miller")).await?;
+/// # let _ = (id, millers);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Odm {
     db: Database,
@@ -68,6 +92,16 @@ impl Odm {
     /// Wraps a driver database. The [retry deadline](Odm::retry_deadline) is 30 s (the
     /// driver's default server selection timeout; the database does not tell its client's);
     /// set it with [`Odm::with_retry_deadline`].
+    ///
+    /// ```no_run
+    /// # async fn run() -> odm::Result<()> {
+    /// // A client built by the application, with its own options.
+    /// let client = odm::mongodb::Client::with_uri_str("mongodb://localhost:27017").await?;
+    /// let odm = odm::Odm::new(client.database("library"));
+    /// # let _ = odm;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new(db: Database) -> Self {
         Odm {
             database_name: crate::decode::DbName::of(db.name()),
@@ -179,6 +213,14 @@ impl Odm {
     ///
     /// Parsing the URI may resolve DNS (`mongodb+srv://`); no command is sent until the first
     /// operation.
+    ///
+    /// ```no_run
+    /// # async fn run() -> odm::Result<()> {
+    /// let odm = odm::Odm::connect("mongodb://localhost:27017/?replicaSet=rs0", "library").await?;
+    /// # let _ = odm;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect(uri: &str, db_name: &str) -> Result<Self> {
         let mut options = ClientOptions::parse(uri).await?;
         let deadline = default_deadline(options.server_selection_timeout);

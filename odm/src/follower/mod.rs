@@ -174,6 +174,15 @@ struct Config {
 impl Odm {
     /// A follower of the writes other programs make to the sources of this handle's catalog.
     /// Sends nothing.
+    ///
+    /// ```no_run
+    /// # async fn run(odm: &odm::Odm) -> odm::Result<()> {
+    /// // In a task of its own, for the life of the application.
+    /// let following = tokio::spawn(odm.follower().run());
+    /// # let _ = following;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn follower(&self) -> Follower {
         Follower {
             config: Config {

@@ -21,12 +21,51 @@ impl Odm {
     /// and its type is `ObjectId`; otherwise a missing id is an [`Error::MissingId`](crate::Error::MissingId). Keys
     /// starting with `$` or containing `.` are refused before anything is sent. A unique-index
     /// violation is an [`Error::DuplicateKey`](crate::Error::DuplicateKey) naming the index and the value.
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// let book = Book { id: 1, title: "The Great Gatsby".into(), pages: 180 };
+    /// odm.insert_one(&book).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn insert_one<'a, T: Model>(&'a self, doc: &'a T) -> InsertOne<'a, T> {
         InsertOne::new(self, doc)
     }
 
     /// Inserts many documents, in order. Sends one `insert` per 100,000 documents or 48 MB (the
     /// driver splits larger batches); nothing for an empty list.
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// let books = [
+    ///     Book { id: 1, title: "The Great Gatsby".into(), pages: 180 },
+    ///     Book { id: 2, title: "Tender Is the Night".into(), pages: 317 },
+    /// ];
+    /// odm.insert_many(&books).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn insert_many<'a, T: Model>(
         &'a self,
         docs: impl IntoIterator<Item = &'a T>,
@@ -36,16 +75,71 @@ impl Odm {
 
     /// Finds the documents matching `filter`. Sends one `find`, plus one `getMore` per further
     /// batch (the first batch holds 101 documents, the next ones up to 16 MB each).
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// let long: Vec<Book> = odm
+    ///     .find(Book::pages().gte(300))
+    ///     .sort(Book::title().asc())
+    ///     .limit(10)
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn find<T: Model>(&self, filter: Filter<T>) -> Find<'_, T> {
         Find::new(self, filter)
     }
 
     /// Finds the first document matching `filter`. Sends one `find` (with `limit: 1`).
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// let gatsby: Option<Book> = odm.find_one(Book::title().eq("The Great Gatsby")).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn find_one<T: Model>(&self, filter: Filter<T>) -> FindOne<'_, T> {
         FindOne::new(self, filter)
     }
 
     /// Finds the document with this `_id`. Sends one `find`.
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// let book: Option<Book> = odm.get::<Book>(1).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn get<T: Model>(&self, id: impl Value<T::Id>) -> FindOne<'_, T> {
         FindOne::new(self, T::id_field().eq(id))
     }
@@ -65,6 +159,27 @@ impl Odm {
     /// Updates the first document matching `filter`. Sends one `update`; a push onto a bounded
     /// array that matches nothing adds one `aggregate` (a count) to tell a full array from a
     /// missing document. Denormalized copies add commands: see [`UpdateOp`].
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// odm.update_one(
+    ///     Book::title().eq("The Great Gatsby"),
+    ///     Book::pages().set(218),
+    /// )
+    /// .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn update_one<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
         UpdateOp::new(self, filter, update, false)
     }
@@ -74,12 +189,51 @@ impl Odm {
     /// ones), refuses the whole update if any matching document is full, and reports
     /// ([`Error::BoundExceeded`](crate::Error::BoundExceeded)) documents that filled up while it ran. Denormalized copies add
     /// commands: see [`UpdateOp`].
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// // Several changes in one update: `.and(...)`.
+    /// odm.update_many(
+    ///     Book::pages().lt(100),
+    ///     Book::pages().set(100).and(Book::title().set("(short)".to_owned())),
+    /// )
+    /// .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn update_many<T: Model>(&self, filter: Filter<T>, update: Update<T>) -> UpdateOp<'_, T> {
         UpdateOp::new(self, filter, update, true)
     }
 
     /// Updates the document with this `_id`. Sends one `update` (denormalized copies add
     /// commands: see [`UpdateOp`]).
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// odm.update_by_id::<Book>(1, Book::pages().inc(1)).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn update_by_id<T: Model>(
         &self,
         id: impl Value<T::Id>,
@@ -99,12 +253,46 @@ impl Odm {
     /// [`relations`](crate::relations) for the plan (one `find` for the ids, one command per
     /// referencing field) and the transaction it runs in. A model with
     /// [soft deletes](crate::soft_delete) sends one `update` marking the document instead.
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// odm.delete_one(Book::id_field().eq(1)).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn delete_one<T: Model>(&self, filter: Filter<T>) -> Delete<'_, T> {
         Delete::new(self, filter, false)
     }
 
     /// Deletes every document matching `filter`, applying the delete rules like
     /// [`Odm::delete_one`].
+    ///
+    /// ```no_run
+    /// # use odm::prelude::*;
+    /// # #[derive(Model, Serialize, Deserialize, Debug)]
+    /// # #[odm(collection = "books")]
+    /// # struct Book {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i32,
+    /// #     title: String,
+    /// #     #[index]
+    /// #     pages: i32,
+    /// # }
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// odm.delete_many(Book::pages().lt(50)).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn delete_many<T: Model>(&self, filter: Filter<T>) -> Delete<'_, T> {
         Delete::new(self, filter, true)
     }

@@ -117,6 +117,15 @@ fn normalized_keys(key: &Document, weights: Option<&Document>) -> String {
 impl Odm {
     /// Makes the database's indexes match the declarations of every model linked into the
     /// program. See [`SyncIndexes`] for the commands it sends and the opt-in drops.
+    ///
+    /// ```no_run
+    /// # async fn run(odm: &odm::Odm) -> odm::Result<()> {
+    /// // At start-up: creates the declared indexes that are missing, drops nothing.
+    /// let report = odm.sync_indexes().await?;
+    /// print!("{report}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn sync_indexes(&self) -> SyncIndexes<'_> {
         SyncIndexes::all(self)
     }

@@ -87,6 +87,40 @@ impl<'a, T: Model> Find<'a, T> {
     /// Loads the documents a reference field points to, after the query: one more `find`
     /// (`{_id: {$in: ids}}`) per path and level, whatever the number of documents found.
     /// Several paths of one level are fetched concurrently. See [`crate::populate`].
+    ///
+    /// ```no_run
+    /// use odm::prelude::*;
+    ///
+    /// #[derive(Model, Serialize, Deserialize, Debug)]
+    /// #[odm(collection = "authors")]
+    /// struct Author {
+    ///     #[serde(rename = "_id")]
+    ///     id: i32,
+    ///     name: String,
+    /// }
+    ///
+    /// #[derive(Model, Serialize, Deserialize, Debug)]
+    /// #[odm(collection = "books")]
+    /// struct Book {
+    ///     #[serde(rename = "_id")]
+    ///     id: i32,
+    ///     title: String,
+    ///     #[reference]
+    ///     author: Ref<Author>,
+    /// }
+    ///
+    /// # async fn run(odm: &Odm) -> odm::Result<()> {
+    /// // One `find` of the books, then one `find {_id: {$in: [...]}}` of their authors.
+    /// let books = odm
+    ///     .find(Book::title().eq("The Great Gatsby"))
+    ///     .populate(Book::author())
+    ///     .await?;
+    /// for book in &books {
+    ///     println!("{} by {}", book.title, book.author.loaded()?.name);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn populate(mut self, path: impl IntoPopulate<T>) -> Self {
         self.loading.add(path);
         self

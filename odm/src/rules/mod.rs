@@ -66,11 +66,14 @@ pub trait CopySource {
     /// which [`copied_field`] checks a copy.
     const FIELDS: &'static [&'static str];
 
+    /// The accessors of the model's copyable fields, on which a copy calls the method of each
+    /// field it copies.
     fn fields() -> Self::Fields;
 }
 
 /// The type of [`CopySource::Fields`], and the model it belongs to.
 pub trait SourceAccessors {
+    /// The source model whose fields these accessors name.
     type Model;
 }
 
@@ -109,8 +112,10 @@ pub struct Checked<const BOTH_FIELDS_EXIST: bool>;
 
 /// See [`Checked`].
 pub trait Compared<S, C> {
+    /// The type the copy is compared with: the source field's, or the copy's own.
     type Source;
 
+    /// The value the copy's type is compared with: `source` or `copy`, as [`Checked`] says.
     fn source(source: S, copy: C) -> Self::Source;
 }
 impl<S, C> Compared<S, C> for Checked<true> {
@@ -330,6 +335,7 @@ pub trait SummaryType {
     /// The names of its stored fields, which [`copied_field`] checks the copied ones against.
     const FIELDS: &'static [&'static str];
 
+    /// The typed paths into the summaries held by `field`.
     fn paths<Root, W, M, S>(field: Field<Root, W, M>) -> Self::Paths<Root, W, M, S>;
 }
 
@@ -342,6 +348,7 @@ pub trait SummaryType {
     note = "add `id: Ref<{S}>` to `{Self}`: the ODM finds the copies of a `{S}` by it"
 )]
 pub trait SummaryOf<S> {
+    /// The stored name of the summary's `id` field.
     const ID: &'static str;
 }
 
@@ -413,11 +420,14 @@ impl<P: Model> ManyRefsTo<P> for Vec<Ref<P>> {}
 pub struct EmbedProbe<T: ?Sized>(PhantomData<T>);
 
 impl<T: ?Sized> EmbedProbe<T> {
+    /// The probe of `T`, on whose reference `probe()` is called.
     pub const NEW: Self = EmbedProbe(PhantomData);
 }
 
 /// The method `EmbedProbe` resolves to for an `Embed` type: its bound fails.
 pub trait EmbedNeedsAttributeProbe<T: ?Sized> {
+    /// Fails to compile, at the field, since `T` derives `Embed` and the field lacks
+    /// `#[embed]`.
     fn probe(&self)
     where
         T: EmbeddedWithoutAttribute,
@@ -428,6 +438,7 @@ impl<T: Embed> EmbedNeedsAttributeProbe<T> for EmbedProbe<T> {}
 
 /// The method `EmbedProbe` resolves to for any other type: nothing to report.
 pub trait NotEmbedProbe {
+    /// Does nothing: the type does not derive `Embed`.
     fn probe(&self) {}
 }
 impl<T: ?Sized> NotEmbedProbe for &EmbedProbe<T> {}
