@@ -168,6 +168,13 @@ pub(crate) mod guards {
 pub(crate) struct Bounds;
 
 impl crate::engine::Maintainer for Bounds {
+    /// Bounded arrays declared on the model; the guards of typed pushes and increments travel
+    /// with the call, which the pipeline offers to the list whenever it carries any.
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        let entry = model.entry;
+        !(entry.bounds)().is_empty()
+    }
+
     fn update<'a, T: Model>(
         mut call: UpdateCall<'a>,
         next: NextUpdate,

@@ -1,9 +1,13 @@
 //! The maintainers of the writes, in the order they act: the one list a feature joins to act on
 //! an operation (see [`Maintainer`]). An operation offers its write to the list and names no
 //! feature: each maintainer in turn gives the call back or takes it, and the operation sends
-//! the plain command when none takes it (a plain model: one check per maintainer, no
-//! allocation). A maintainer that takes a call may hand it on to the ones after it (`next`):
-//! what it does before and after wraps theirs.
+//! the plain command when none takes it. A maintainer that takes a call may hand it on to the
+//! ones after it (`next`): what it does before and after wraps theirs.
+//!
+//! Before the call is offered, every maintainer is asked whether it concerns the model at all
+//! ([`Maintainer::concerns`], from the model's description and the catalog): a model none of
+//! them concerns (no copies, tree, versions, shard key, bounds, delete rules, ...) is sent as
+//! the plain command straight away, so that it costs what the driver costs.
 //!
 //! The list is a type (`Link<First, Link<Second, ... End>>`), so dispatch is static.
 
@@ -13,8 +17,8 @@ use bson::RawDocumentBuf;
 use mongodb::results::UpdateResult;
 
 use crate::engine::{
-    write, BoxFuture, DeleteCall, InsertCall, Maintainer, ModifyCall, ReplaceCall, Step, Stepped,
-    UpdateCall,
+    write, BoxFuture, DeleteCall, Described, InsertCall, Maintainer, ModifyCall, ReplaceCall, Step,
+    Stepped, UpdateCall,
 };
 use crate::{Model, Odm, Result};
 
@@ -56,6 +60,7 @@ pub(crate) struct Link<M, N>(PhantomData<(M, N)>);
 
 /// A list of maintainers: each operation's call offered to them in order.
 pub(crate) trait Stages {
+    fn concerns(model: &Described<'_>) -> bool;
     fn insert<'a, T: Model>(call: InsertCall<'a, T>) -> Stepped<'a, InsertCall<'a, T>, usize>;
     fn update<'a, T: Model>(call: UpdateCall<'a>) -> Stepped<'a, UpdateCall<'a>, UpdateResult>;
     fn replace<'a, T: Model>(
@@ -69,6 +74,9 @@ pub(crate) trait Stages {
 }
 
 impl Stages for End {
+    fn concerns(_model: &Described<'_>) -> bool {
+        false
+    }
     fn insert<'a, T: Model>(call: InsertCall<'a, T>) -> Stepped<'a, InsertCall<'a, T>, usize> {
         Ok(Step::Pass(call))
     }
@@ -96,6 +104,9 @@ impl Stages for End {
 macro_rules! link {
     ($($op:ident($call:ty) -> $out:ty, $boxed:ident;)*) => {
         impl<M: Maintainer, N: Stages> Stages for Link<M, N> {
+            fn concerns(model: &Described<'_>) -> bool {
+                M::concerns(model) || N::concerns(model)
+            }
             $(
                 fn $op<'a, T: Model>(call: $call) -> Stepped<'a, $call, $out> {
                     match M::$op::<T>(call, $boxed::<T, N>)? {
@@ -130,13 +141,32 @@ link! {
     delete(DeleteCall<'a>) -> u64, delete_rest;
 }
 
+/// Whether no maintainer concerns the writes of `T` among the handle's models (see
+/// [`Maintainer::concerns`]): its calls go straight to the plain command, as the driver would
+/// send it, without being offered to any maintainer.
+fn plain<T: Model>(odm: &Odm) -> bool {
+    let catalog = odm.catalog();
+    let entry = T::entry();
+    !List::concerns(&Described {
+        entry,
+        related: catalog.is_related(entry.collection),
+    })
+}
+
 /// Offers an insert to the list: `Sent` when a maintainer took it, else the call to send.
 pub(crate) fn insert<T: Model>(call: InsertCall<'_, T>) -> Stepped<'_, InsertCall<'_, T>, usize> {
+    if plain::<T>(call.odm) {
+        return Ok(Step::Pass(call));
+    }
     List::insert::<T>(call)
 }
 
-/// Offers an update to the list.
+/// Offers an update to the list. A call carrying guards (typed pushes onto bounded arrays,
+/// increments of narrow integers) is offered whatever the model.
 pub(crate) fn update<T: Model>(call: UpdateCall<'_>) -> Stepped<'_, UpdateCall<'_>, UpdateResult> {
+    if call.guards.is_empty() && plain::<T>(call.odm) {
+        return Ok(Step::Pass(call));
+    }
     List::update::<T>(call)
 }
 
@@ -144,22 +174,33 @@ pub(crate) fn update<T: Model>(call: UpdateCall<'_>) -> Stepped<'_, UpdateCall<'
 pub(crate) fn replace<T: Model>(
     call: ReplaceCall<'_, T>,
 ) -> Stepped<'_, ReplaceCall<'_, T>, UpdateResult> {
+    if plain::<T>(call.odm) {
+        return Ok(Step::Pass(call));
+    }
     List::replace::<T>(call)
 }
 
-/// Offers a `findAndModify` update to the list.
+/// Offers a `findAndModify` update to the list (with guards, whatever the model).
 pub(crate) fn modify<T: Model>(
     call: ModifyCall<'_>,
 ) -> Stepped<'_, ModifyCall<'_>, Option<RawDocumentBuf>> {
+    if call.guards.is_empty() && plain::<T>(call.odm) {
+        return Ok(Step::Pass(call));
+    }
     List::modify::<T>(call)
 }
 
 /// Offers a delete to the list.
 pub(crate) fn delete<T: Model>(call: DeleteCall<'_>) -> Stepped<'_, DeleteCall<'_>, u64> {
+    if plain::<T>(call.odm) {
+        return Ok(Step::Pass(call));
+    }
     List::delete::<T>(call)
 }
 
 /// Tells the list that `documents` of `T`'s documents were read.
 pub(crate) fn read<T: Model>(odm: &Odm, documents: usize) {
-    List::read::<T>(odm, documents);
+    if !plain::<T>(odm) {
+        List::read::<T>(odm, documents);
+    }
 }

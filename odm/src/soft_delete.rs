@@ -41,6 +41,11 @@ impl DeletedAt for Option<bson::DateTime> {}
 pub(crate) struct SoftDelete;
 
 impl Maintainer for SoftDelete {
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        let entry = model.entry;
+        entry.soft_delete.is_some()
+    }
+
     fn delete<'a, T: Model>(
         call: DeleteCall<'a>,
         _next: NextDelete,

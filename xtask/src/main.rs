@@ -523,8 +523,20 @@ const PUBLISHED: [&str; 2] = ["mongo-odm-derive", "mongo-odm"];
 /// than on crates.io. The runtime depends on the derive at its exact version, which crates.io
 /// does not have until both are published: packaged together, cargo resolves it from the
 /// derive's package (cargo 1.90 and later).
+///
+/// The verification builds the whole dependency tree again, with the features of the published
+/// crates alone: it builds in a target directory of its own in the cache directory, which a
+/// clone shares with the clones before it, so that only the first run on a machine pays for it.
 fn run_package() -> Result {
-    let mut args = vec!["package", "--locked", "--allow-dirty"];
+    let target = location::cache_dir().join("package-target");
+    let target = target.to_string_lossy().into_owned();
+    let mut args = vec![
+        "package",
+        "--locked",
+        "--allow-dirty",
+        "--target-dir",
+        target.as_str(),
+    ];
     for name in PUBLISHED {
         args.extend(["-p", name]);
     }

@@ -3,7 +3,7 @@
 //! here, so that what an [`Odm`](crate::Odm) does depends on the models it was given, not on
 //! what else happens to be linked into the program.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use super::{CopyInfo, ModelEntry, ReferenceInfo, ShardKey, TimeSeriesEntry};
@@ -40,6 +40,8 @@ pub struct Catalog {
     references_to: HashMap<&'static str, Vec<ReferenceInfo>>,
     shard_keys: HashMap<&'static str, ShardKey>,
     time_series: HashMap<&'static str, &'static TimeSeriesEntry>,
+    /// The collections a copy or a reference involves (as source, holder or target).
+    related: HashSet<&'static str>,
     /// What the copies' cycle check found, computed on first use (see `denormalize`).
     pub(crate) copy_cycle: OnceLock<Option<Vec<String>>>,
 }
@@ -99,6 +101,7 @@ impl Catalog {
         self.models.push(entry);
         self.models.sort_by_key(|e| (e.collection, e.type_name));
         for c in (entry.copies)() {
+            self.related.extend([c.source, c.dependent]);
             self.copies_from
                 .entry(c.source)
                 .or_default()
@@ -110,6 +113,7 @@ impl Catalog {
             self.copies.push(c);
         }
         for r in (entry.references)() {
+            self.related.insert(r.to);
             self.references_to.entry(r.to).or_default().push(r);
         }
         if let Some(key) = entry.shard_key {
@@ -140,6 +144,12 @@ impl Catalog {
     /// Every copy held by documents of `dependent`.
     pub fn copies_into(&self, dependent: &str) -> &[CopyInfo] {
         self.copies_into.get(dependent).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether a copy or a reference of the catalog's models involves `collection`: copied
+    /// from it, held by its documents, or pointing into it.
+    pub(crate) fn is_related(&self, collection: &str) -> bool {
+        !self.related.is_empty() && self.related.contains(collection)
     }
 
     /// Every reference into `collection`.

@@ -76,6 +76,10 @@ macro_rules! in_own_transaction {
 pub(crate) struct LatestInTransaction;
 
 impl Maintainer for LatestInTransaction {
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        model.related
+    }
+
     fn update<'a, T: Model>(
         call: UpdateCall<'a>,
         next: NextUpdate,
@@ -110,6 +114,10 @@ impl Maintainer for LatestInTransaction {
 pub(crate) struct Copies;
 
 impl Maintainer for Copies {
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        model.related
+    }
+
     /// The reads of the copies a model holds are counted, for [`audit`](super::audit).
     fn read<T: Model>(odm: &Odm, documents: usize) {
         super::record_reads(odm.catalog(), T::COLLECTION, documents);
@@ -434,6 +442,10 @@ async fn replace_with_copies<T: Model>(
 pub(crate) struct Cascade;
 
 impl Maintainer for Cascade {
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        model.related
+    }
+
     fn update<'a, T: Model>(
         call: UpdateCall<'a>,
         _next: NextUpdate,

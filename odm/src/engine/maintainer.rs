@@ -16,6 +16,9 @@ use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
 use super::{BoxFuture, Odm};
+#[cfg(doc)]
+use crate::catalog::Catalog;
+use crate::catalog::ModelEntry;
 use crate::transaction::TransactionMode;
 use crate::update::Guard;
 use crate::{Model, Result};
@@ -102,6 +105,15 @@ pub(crate) type NextModify =
     for<'s> fn(ModifyCall<'s>) -> BoxFuture<'s, Result<Option<RawDocumentBuf>>>;
 pub(crate) type NextDelete = for<'s> fn(DeleteCall<'s>) -> BoxFuture<'s, Result<u64>>;
 
+/// What the pipeline tells the maintainers of a model before its writes: the model's
+/// description, and whether a copy or a reference of the handle's catalog involves its
+/// collection (looked up once for all of them).
+pub(crate) struct Described<'a> {
+    pub entry: &'a ModelEntry,
+    /// Copied from, holding copies, or pointed to by a reference ([`Catalog::is_related`]).
+    pub related: bool,
+}
+
 /// What a step returns: the step, or an error before anything is sent.
 pub(crate) type Stepped<'a, C, R> = Result<Step<'a, C, R>>;
 
@@ -110,6 +122,14 @@ pub(crate) type Stepped<'a, C, R> = Result<Step<'a, C, R>>;
 /// decides from the model (its catalog entry, the handle's catalog) whether it acts at all: a
 /// model none of them concerns costs one check per maintainer, and no allocation.
 pub(crate) trait Maintainer {
+    /// Whether it may act on the writes of `model`, read from the model's description alone
+    /// (no call): the pipeline asks every maintainer before a write, and a model none of them
+    /// concerns is sent as the plain command without offering its call to any. A cheap,
+    /// conservative answer: `true` may still pass every call. Default: `true`.
+    fn concerns(_model: &Described<'_>) -> bool {
+        true
+    }
+
     /// Acts on an insert of `T`'s documents.
     fn insert<'a, T: Model>(
         call: InsertCall<'a, T>,

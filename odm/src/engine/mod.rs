@@ -14,7 +14,7 @@ pub use in_session::InSession;
 pub(crate) use loads::Loads;
 pub use loads::{IntoPopulate, Loading};
 pub(crate) use maintainer::{
-    DeleteCall, InsertCall, Maintainer, ModifyCall, NextDelete, NextInsert, NextModify,
+    DeleteCall, Described, InsertCall, Maintainer, ModifyCall, NextDelete, NextInsert, NextModify,
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
 };
 pub(crate) use read::{decoded, find_decoded, find_documents, model_filter};

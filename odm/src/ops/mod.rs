@@ -36,6 +36,10 @@ macro_rules! into_future {
                 ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
                 let span = $crate::trace::operation_span!($name, T::COLLECTION);
+                // Without a subscriber, the box holds the operation itself, made in place.
+                if span.is_disabled() {
+                    return Box::pin(self.run());
+                }
                 $crate::trace::boxed(span, self.run(), $documents)
             }
         }
@@ -49,6 +53,10 @@ macro_rules! into_future {
                 ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
             fn into_future(self) -> Self::IntoFuture {
                 let span = $crate::trace::operation_span!($name, T::COLLECTION);
+                // Without a subscriber, the box holds the operation itself, made in place.
+                if span.is_disabled() {
+                    return Box::pin(self.run());
+                }
                 $crate::trace::boxed(span, self.run(), $documents)
             }
         }

@@ -16,6 +16,11 @@ use crate::Model;
 pub(crate) struct ShardKeys;
 
 impl Maintainer for ShardKeys {
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        let entry = model.entry;
+        entry.shard_key.is_some()
+    }
+
     fn update<'a, T: Model>(
         call: UpdateCall<'a>,
         _next: NextUpdate,

@@ -19,6 +19,11 @@ use crate::Model;
 pub(crate) struct TreeRule;
 
 impl Maintainer for TreeRule {
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        let entry = model.entry;
+        entry.tree.is_some()
+    }
+
     fn insert<'a, T: Model>(
         call: InsertCall<'a, T>,
         next: NextInsert<T>,

@@ -19,6 +19,12 @@ use crate::{Model, Result};
 pub(crate) struct Kept;
 
 impl Maintainer for Kept {
+    /// Kept fields, or a schema version (which an upsert writes).
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        let entry = model.entry;
+        !entry.stamps.is_none() || entry.schema_version.is_some()
+    }
+
     fn insert<'a, T: Model>(
         mut call: InsertCall<'a, T>,
         _next: NextInsert<T>,

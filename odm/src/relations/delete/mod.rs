@@ -40,6 +40,10 @@ pub(crate) fn has_rules(catalog: &crate::catalog::Catalog, collection: &str) -> 
 pub(crate) struct DeleteRules;
 
 impl crate::engine::Maintainer for DeleteRules {
+    fn concerns(model: &crate::engine::Described<'_>) -> bool {
+        model.related
+    }
+
     fn delete<'a, T: crate::Model>(
         call: crate::engine::DeleteCall<'a>,
         _next: crate::engine::NextDelete,
