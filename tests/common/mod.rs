@@ -50,8 +50,13 @@ pub async fn is_mongos(db: &TestDb) -> bool {
 
 /// The stored documents of `collection`, sorted by `_id`, read with the raw driver.
 pub async fn stored(db: &TestDb, collection: &str) -> Vec<Document> {
-    db.raw()
-        .collection::<Document>(collection)
+    stored_in(db.raw(), collection).await
+}
+
+/// Every stored document of `collection` in `db` (a database of a server of the test's own,
+/// with no `TestDb`), by `_id`, read with the raw driver.
+pub async fn stored_in(db: &odm::mongodb::Database, collection: &str) -> Vec<Document> {
+    db.collection::<Document>(collection)
         .find(doc! {})
         .sort(doc! {"_id": 1})
         .await

@@ -31,15 +31,9 @@ async fn rename(parts: &odm::mongodb::Collection<Document>, ids: std::ops::Range
 }
 
 /// Every summary of `products` equals its part's name, read back raw.
-async fn copies_equal_sources(raw: impl Fn(&str) -> odm::mongodb::Collection<Document>) {
-    use futures_util::TryStreamExt;
-    let names: std::collections::HashMap<i64, String> = raw("parts")
-        .find(doc! {})
+async fn copies_equal_sources(db: &odm::mongodb::Database) {
+    let names: std::collections::HashMap<i64, String> = common::stored_in(db, "parts")
         .await
-        .expect("raw")
-        .try_collect::<Vec<_>>()
-        .await
-        .expect("raw")
         .into_iter()
         .map(|d| {
             (
@@ -48,14 +42,7 @@ async fn copies_equal_sources(raw: impl Fn(&str) -> odm::mongodb::Collection<Doc
             )
         })
         .collect();
-    let products: Vec<Document> = raw("products")
-        .find(doc! {})
-        .await
-        .expect("raw")
-        .try_collect()
-        .await
-        .expect("raw");
-    for p in &products {
+    for p in &common::stored_in(db, "products").await {
         for s in p.get_array("parts").unwrap() {
             let s = s.as_document().unwrap();
             let id = s.get_i64("id").unwrap();
@@ -75,7 +62,7 @@ async fn a_paused_then_killed_server_loses_no_event() -> odm::Result<()> {
         .await?
         .with_catalog(common::catalog());
     let db = odm.database().clone();
-    let raw = move |c: &str| db.collection::<Document>(c);
+    let raw = |c: &str| db.collection::<Document>(c);
     raw("parts")
         .insert_many((0..PARTS).map(|i| doc! { "_id": i, "name": format!("part {i}") }))
         .await
@@ -114,7 +101,7 @@ async fn a_paused_then_killed_server_loses_no_event() -> odm::Result<()> {
     odm.wait_for_follower(Duration::from_secs(60)).await?;
     assert!(!task.is_finished(), "the follower goes on");
     task.abort();
-    copies_equal_sources(raw).await;
+    copies_equal_sources(&db).await;
     Ok(())
 }
 

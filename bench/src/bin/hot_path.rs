@@ -17,8 +17,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use odm::bson::{doc, oid::ObjectId};
-use odm::mongodb::options::{Acknowledgment, DatabaseOptions, WriteConcern};
-use odm::mongodb::{Client, Collection, Database};
+use odm::mongodb::{Collection, Database};
 use odm::prelude::*;
 use odm_bench::odm_perf::data;
 use odm_bench::odm_perf::models::*;
@@ -121,6 +120,27 @@ where
     Ok(out)
 }
 
+/// The operation `name`, when it is wanted: its pairs run and printed. Returns whether it ran.
+async fn measure<A, B, FA, FB>(
+    name: &str,
+    wanted: &dyn Fn(&str) -> bool,
+    n: usize,
+    odm_op: A,
+    driver_op: B,
+) -> odm::Result<bool>
+where
+    A: FnMut(usize) -> FA,
+    B: FnMut(usize) -> FB,
+    FA: Future<Output = odm::Result<()>>,
+    FB: Future<Output = odm::Result<()>>,
+{
+    if !wanted(name) {
+        return Ok(false);
+    }
+    pairs(n, odm_op, driver_op).await?.print(name);
+    Ok(true)
+}
+
 /// One model's case: its name, the dataset's document, a copy with a new `_id`, and the
 /// update of one field (odm's, and the field's path for the driver's).
 struct Case<'d, T> {
@@ -156,93 +176,87 @@ async fn writes<T: Model<Id = ObjectId> + Clone>(
     let (mine, theirs) = docs.split_at(half);
 
     let name = format!("{label} insert");
-    if wanted(&name) {
-        pairs(
-            n,
-            |i| async move {
-                odm.insert_one(&mine[i]).await?;
+    let inserted = measure(
+        &name,
+        wanted,
+        n,
+        |i| async move {
+            odm.insert_one(&mine[i]).await?;
+            Ok(())
+        },
+        |i| {
+            let coll = &coll;
+            async move {
+                coll.insert_one(&theirs[i]).await?;
                 Ok(())
-            },
-            |i| {
-                let coll = &coll;
-                async move {
-                    coll.insert_one(&theirs[i]).await?;
-                    Ok(())
-                }
-            },
-        )
-        .await?
-        .print(&name);
-    } else {
+            }
+        },
+    )
+    .await?;
+    if !inserted {
         odm.insert_many(&docs).await?;
     }
 
-    let name = format!("{label} update");
-    if wanted(&name) {
-        pairs(
-            n,
-            |i| async move {
-                let value = format!("odm {i}");
-                odm.update_by_id::<T>(id(&mine[i]), set(&value)).await?;
+    measure(
+        &format!("{label} update"),
+        wanted,
+        n,
+        |i| async move {
+            let value = format!("odm {i}");
+            odm.update_by_id::<T>(id(&mine[i]), set(&value)).await?;
+            Ok(())
+        },
+        |i| {
+            let raw = &raw;
+            async move {
+                let value = format!("drv {i}");
+                raw.update_one(
+                    doc! { "_id": id(&theirs[i]) },
+                    doc! { "$set": { path: value } },
+                )
+                .await?;
                 Ok(())
-            },
-            |i| {
-                let raw = &raw;
-                async move {
-                    let value = format!("drv {i}");
-                    raw.update_one(
-                        doc! { "_id": id(&theirs[i]) },
-                        doc! { "$set": { path: value } },
-                    )
-                    .await?;
-                    Ok(())
-                }
-            },
-        )
-        .await?
-        .print(&name);
-    }
+            }
+        },
+    )
+    .await?;
 
-    let name = format!("{label} replace");
-    if wanted(&name) {
-        pairs(
-            n,
-            |i| async move {
-                odm.replace_one(&mine[i]).await?;
+    measure(
+        &format!("{label} replace"),
+        wanted,
+        n,
+        |i| async move {
+            odm.replace_one(&mine[i]).await?;
+            Ok(())
+        },
+        |i| {
+            let coll = &coll;
+            async move {
+                let d = &theirs[i];
+                coll.replace_one(doc! { "_id": id(d) }, d).await?;
                 Ok(())
-            },
-            |i| {
-                let coll = &coll;
-                async move {
-                    let d = &theirs[i];
-                    coll.replace_one(doc! { "_id": id(d) }, d).await?;
-                    Ok(())
-                }
-            },
-        )
-        .await?
-        .print(&name);
-    }
+            }
+        },
+    )
+    .await?;
 
-    let name = format!("{label} delete");
-    if wanted(&name) {
-        pairs(
-            n,
-            |i| async move {
-                odm.delete_one(T::id_field().eq(id(&mine[i]))).await?;
+    measure(
+        &format!("{label} delete"),
+        wanted,
+        n,
+        |i| async move {
+            odm.delete_one(T::id_field().eq(id(&mine[i]))).await?;
+            Ok(())
+        },
+        |i| {
+            let raw = &raw;
+            async move {
+                raw.delete_one(doc! { "_id": id(&theirs[i]) }).await?;
                 Ok(())
-            },
-            |i| {
-                let raw = &raw;
-                async move {
-                    raw.delete_one(doc! { "_id": id(&theirs[i]) }).await?;
-                    Ok(())
-                }
-            },
-        )
-        .await?
-        .print(&name);
-    }
+            }
+        },
+    )
+    .await?;
     coll.drop().await?;
     Ok(())
 }
@@ -262,16 +276,7 @@ async fn main() -> odm::Result<()> {
     let large = data::load::<LargeDoc>(&dir, "large_doc.json").map_err(load_error)?;
     let nested = data::load::<LargeDocNested>(&dir, "large_doc_nested.json").map_err(load_error)?;
 
-    let uri = odm::testing::test_uri()?;
-    let client = Client::with_uri_str(&uri).await?;
-    let options = DatabaseOptions::builder()
-        .write_concern(WriteConcern::builder().w(Acknowledgment::Nodes(1)).build())
-        .build();
-    let db = client.database_with_options(
-        &format!("odm_bench_hot_path_{}", std::process::id()),
-        options,
-    );
-    db.drop().await?;
+    let (db, uri) = odm_bench::odm_perf::connect("hot_path").await?;
     let odm = odm::Odm::new(db.clone());
     println!("server: {uri}; {n} pairs per operation, alternating");
     println!(

@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt;
 use odm::bson::{doc, oid::ObjectId, Document, RawDocumentBuf};
-use odm::mongodb::options::{Acknowledgment, DatabaseOptions, WriteConcern};
-use odm::mongodb::{Client, Collection, Database};
+use odm::mongodb::{Collection, Database};
 use odm::prelude::*;
 use odm_bench::odm_perf::data::{self, Dataset};
 use odm_bench::odm_perf::models::*;
@@ -556,16 +555,7 @@ async fn main() -> odm::Result<()> {
     let only_micro = args.iter().any(|a| a == "micro");
     let wanted: Vec<&String> = args.iter().filter(|a| *a != "micro").collect();
     if !only_micro {
-        let uri = odm::testing::test_uri()?;
-        let client = Client::with_uri_str(&uri).await?;
-        let options = DatabaseOptions::builder()
-            .write_concern(WriteConcern::builder().w(Acknowledgment::Nodes(1)).build())
-            .build();
-        let db = client.database_with_options(
-            &format!("odm_bench_odm_perf_{}", std::process::id()),
-            options,
-        );
-        db.drop().await?;
+        let (db, uri) = odm_bench::odm_perf::connect("odm_perf").await?;
         println!("server: {uri}");
         let ctx = Ctx {
             odm: odm::Odm::new(db.clone()),

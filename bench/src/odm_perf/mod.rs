@@ -65,3 +65,18 @@ impl Samples {
         bytes as f64 / 1e6 / self.median().as_secs_f64()
     }
 }
+
+/// A fresh database named `odm_bench_{name}_{pid}` on the test server (`MONGODB_URI`, or the
+/// dev server), written with `w: 1` as the specification asks, and the server's URI.
+pub async fn connect(name: &str) -> odm::Result<(odm::mongodb::Database, String)> {
+    use odm::mongodb::options::{Acknowledgment, DatabaseOptions, WriteConcern};
+    let uri = odm::testing::test_uri()?;
+    let client = odm::mongodb::Client::with_uri_str(&uri).await?;
+    let options = DatabaseOptions::builder()
+        .write_concern(WriteConcern::builder().w(Acknowledgment::Nodes(1)).build())
+        .build();
+    let db =
+        client.database_with_options(&format!("odm_bench_{name}_{}", std::process::id()), options);
+    db.drop().await?;
+    Ok((db, uri))
+}

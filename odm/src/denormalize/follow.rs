@@ -47,16 +47,19 @@ pub(crate) async fn cascade_sources(
     // request; an event applied twice) costs one indexed read per copy, not the cascade.
     let mut stale = Vec::new();
     for value in values {
-        let checked = now
+        // Each copy's values, type-checked once: a source one of them cannot take is reported.
+        let checked: Result<Vec<_>> = now
             .iter()
             .filter(|c| c.is_source(&value))
-            .try_for_each(|c| c.values_of(&value).map(drop));
-        if let Err(e) = checked {
-            bad.push(e);
-            continue;
-        }
-        if differs_somewhere(odm, &now, &value).await? {
-            stale.push(value);
+            .map(|c| Ok((c, c.values_of(&value)?)))
+            .collect();
+        match checked {
+            Err(e) => bad.push(e),
+            Ok(copies) => {
+                if differs_somewhere(odm, &copies, &value).await? {
+                    stale.push(value);
+                }
+            }
         }
     }
     if !stale.is_empty() {
@@ -65,18 +68,23 @@ pub(crate) async fn cascade_sources(
     Ok(bad)
 }
 
-/// Whether some dependent holds a copy of `source` (as read) that differs from it: per copy,
-/// one `find` (limit 1, projecting `_id`) by the dependents' reference to it.
-async fn differs_somewhere(odm: &Odm, copies: &[CopyInfo], source: &Document) -> Result<bool> {
+/// Whether some dependent holds a copy of `source` (as read) that differs from it: per copy
+/// of it (with the values it copies), one `find` (limit 1, projecting `_id`) by the
+/// dependents' reference to it.
+async fn differs_somewhere(
+    odm: &Odm,
+    copies: &[(&CopyInfo, Vec<(String, Bson)>)],
+    source: &Document,
+) -> Result<bool> {
     let Some(id) = source.get("_id") else {
         return Ok(false);
     };
-    for copy in copies.iter().filter(|c| c.is_source(source)) {
+    for (copy, values) in copies {
         let options = FindOptions::builder()
             .projection(doc! { "_id": 1 })
             .limit(1)
             .build();
-        let filter = copy.differs(id, &copy.values_of(source)?);
+        let filter = copy.differs(id, values);
         let found =
             crate::engine::find_documents(odm, copy.dependent, filter, options, None).await?;
         if !found.is_empty() {
