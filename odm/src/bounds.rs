@@ -168,11 +168,10 @@ pub(crate) mod guards {
 pub(crate) struct Bounds;
 
 impl crate::engine::Maintainer for Bounds {
-    /// Bounded arrays declared on the model; the guards of typed pushes and increments travel
-    /// with the call, which the pipeline offers to the list whenever it carries any.
+    /// Bounded arrays declared on the model, or guards (of typed pushes and increments) the
+    /// call carries.
     fn concerns(model: &crate::engine::Described<'_>) -> bool {
-        let entry = model.entry;
-        !(entry.bounds)().is_empty()
+        model.guarded || !(model.entry.bounds)().is_empty()
     }
 
     fn update<'a, T: Model>(

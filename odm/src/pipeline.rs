@@ -58,49 +58,73 @@ pub(crate) struct End;
 /// A maintainer `M`, then the list `N`.
 pub(crate) struct Link<M, N>(PhantomData<(M, N)>);
 
-/// A list of maintainers: each operation's call offered to them in order.
+/// A list of maintainers: each operation's call offered in order to those that concern the
+/// model (`model`, described once per operation).
 pub(crate) trait Stages {
     fn concerns(model: &Described<'_>) -> bool;
-    fn insert<'a, T: Model>(call: InsertCall<'a, T>) -> Stepped<'a, InsertCall<'a, T>, usize>;
-    fn update<'a, T: Model>(call: UpdateCall<'a>) -> Stepped<'a, UpdateCall<'a>, UpdateResult>;
+    fn insert<'a, T: Model>(
+        call: InsertCall<'a, T>,
+        model: &Described<'_>,
+    ) -> Stepped<'a, InsertCall<'a, T>, usize>;
+    fn update<'a, T: Model>(
+        call: UpdateCall<'a>,
+        model: &Described<'_>,
+    ) -> Stepped<'a, UpdateCall<'a>, UpdateResult>;
     fn replace<'a, T: Model>(
         call: ReplaceCall<'a, T>,
+        model: &Described<'_>,
     ) -> Stepped<'a, ReplaceCall<'a, T>, UpdateResult>;
     fn modify<'a, T: Model>(
         call: ModifyCall<'a>,
+        model: &Described<'_>,
     ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>>;
-    fn delete<'a, T: Model>(call: DeleteCall<'a>) -> Stepped<'a, DeleteCall<'a>, u64>;
-    fn read<T: Model>(odm: &Odm, documents: usize);
+    fn delete<'a, T: Model>(
+        call: DeleteCall<'a>,
+        model: &Described<'_>,
+    ) -> Stepped<'a, DeleteCall<'a>, u64>;
+    fn read<T: Model>(odm: &Odm, documents: usize, model: &Described<'_>);
 }
 
 impl Stages for End {
     fn concerns(_model: &Described<'_>) -> bool {
         false
     }
-    fn insert<'a, T: Model>(call: InsertCall<'a, T>) -> Stepped<'a, InsertCall<'a, T>, usize> {
+    fn insert<'a, T: Model>(
+        call: InsertCall<'a, T>,
+        _model: &Described<'_>,
+    ) -> Stepped<'a, InsertCall<'a, T>, usize> {
         Ok(Step::Pass(call))
     }
-    fn update<'a, T: Model>(call: UpdateCall<'a>) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
+    fn update<'a, T: Model>(
+        call: UpdateCall<'a>,
+        _model: &Described<'_>,
+    ) -> Stepped<'a, UpdateCall<'a>, UpdateResult> {
         Ok(Step::Pass(call))
     }
     fn replace<'a, T: Model>(
         call: ReplaceCall<'a, T>,
+        _model: &Described<'_>,
     ) -> Stepped<'a, ReplaceCall<'a, T>, UpdateResult> {
         Ok(Step::Pass(call))
     }
     fn modify<'a, T: Model>(
         call: ModifyCall<'a>,
+        _model: &Described<'_>,
     ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>> {
         Ok(Step::Pass(call))
     }
-    fn delete<'a, T: Model>(call: DeleteCall<'a>) -> Stepped<'a, DeleteCall<'a>, u64> {
+    fn delete<'a, T: Model>(
+        call: DeleteCall<'a>,
+        _model: &Described<'_>,
+    ) -> Stepped<'a, DeleteCall<'a>, u64> {
         Ok(Step::Pass(call))
     }
-    fn read<T: Model>(_odm: &Odm, _documents: usize) {}
+    fn read<T: Model>(_odm: &Odm, _documents: usize, _model: &Described<'_>) {}
 }
 
-/// For each operation: `M`'s step, then (when it passes) the rest's; and the rest as the
-/// boxed `next` a maintainer hands its call on to, ending with the plain command.
+/// For each operation: `M`'s step when `M` concerns the model, then (when it passes) the
+/// rest's; and the rest as the boxed `next` a maintainer hands its call on to, ending with the
+/// plain command.
 macro_rules! link {
     ($($op:ident($call:ty) -> $out:ty, $boxed:ident;)*) => {
         impl<M: Maintainer, N: Stages> Stages for Link<M, N> {
@@ -108,22 +132,31 @@ macro_rules! link {
                 M::concerns(model) || N::concerns(model)
             }
             $(
-                fn $op<'a, T: Model>(call: $call) -> Stepped<'a, $call, $out> {
+                fn $op<'a, T: Model>(
+                    call: $call,
+                    model: &Described<'_>,
+                ) -> Stepped<'a, $call, $out> {
+                    if !M::concerns(model) {
+                        return N::$op::<T>(call, model);
+                    }
                     match M::$op::<T>(call, $boxed::<T, N>)? {
-                        Step::Pass(call) => N::$op::<T>(call),
+                        Step::Pass(call) => N::$op::<T>(call, model),
                         sent => Ok(sent),
                     }
                 }
             )*
-            fn read<T: Model>(odm: &Odm, documents: usize) {
-                M::read::<T>(odm, documents);
-                N::read::<T>(odm, documents);
+            fn read<T: Model>(odm: &Odm, documents: usize, model: &Described<'_>) {
+                if M::concerns(model) {
+                    M::read::<T>(odm, documents);
+                }
+                N::read::<T>(odm, documents, model);
             }
         }
         $(
             /// The list `N`, then the plain command, as one boxed future.
             fn $boxed<'a, T: Model, N: Stages>(call: $call) -> BoxFuture<'a, Result<$out>> {
-                match N::$op::<T>(call) {
+                let model = describe::<T>(call.odm, call.guarded());
+                match N::$op::<T>(call, &model) {
                     Ok(Step::Sent(sent)) => sent,
                     Ok(Step::Pass(call)) => Box::pin(write::$op::<T>(call)),
                     Err(e) => Box::pin(std::future::ready(Err(e))),
@@ -141,66 +174,80 @@ link! {
     delete(DeleteCall<'a>) -> u64, delete_rest;
 }
 
-/// Whether no maintainer concerns the writes of `T` among the handle's models (see
-/// [`Maintainer::concerns`]): its calls go straight to the plain command, as the driver would
-/// send it, without being offered to any maintainer.
-fn plain<T: Model>(odm: &Odm) -> bool {
-    let catalog = odm.catalog();
+/// Whether a call carries guards of its own (typed pushes onto bounded arrays, increments of
+/// narrow integers), which concern the maintainers whatever the model.
+trait Guarded {
+    fn guarded(&self) -> bool {
+        false
+    }
+}
+
+impl<T> Guarded for InsertCall<'_, T> {}
+impl<T> Guarded for ReplaceCall<'_, T> {}
+impl Guarded for DeleteCall<'_> {}
+impl Guarded for UpdateCall<'_> {
+    fn guarded(&self) -> bool {
+        !self.guards.is_empty()
+    }
+}
+impl Guarded for ModifyCall<'_> {
+    fn guarded(&self) -> bool {
+        !self.guards.is_empty()
+    }
+}
+
+/// What the maintainers are told of `T` among the handle's models, for a call that carries
+/// guards or not: one catalog lookup.
+fn describe<T: Model>(odm: &Odm, guarded: bool) -> Described<'static> {
     let entry = T::entry();
-    !List::concerns(&Described {
+    Described {
         entry,
-        related: catalog.is_related(entry.collection),
-    })
-}
-
-/// Offers an insert to the list: `Sent` when a maintainer took it, else the call to send.
-pub(crate) fn insert<T: Model>(call: InsertCall<'_, T>) -> Stepped<'_, InsertCall<'_, T>, usize> {
-    if plain::<T>(call.odm) {
-        return Ok(Step::Pass(call));
+        related: odm.catalog().is_related(entry.collection),
+        guarded,
     }
-    List::insert::<T>(call)
 }
 
-/// Offers an update to the list. A call carrying guards (typed pushes onto bounded arrays,
-/// increments of narrow integers) is offered whatever the model.
-pub(crate) fn update<T: Model>(call: UpdateCall<'_>) -> Stepped<'_, UpdateCall<'_>, UpdateResult> {
-    if call.guards.is_empty() && plain::<T>(call.odm) {
-        return Ok(Step::Pass(call));
-    }
-    List::update::<T>(call)
+/// Offers a call to the list: straight back (`Pass`) when no maintainer concerns the model, so
+/// that it goes to the plain command as the driver would send it, else to each maintainer
+/// that concerns it, in order.
+macro_rules! offer {
+    ($(#[$doc:meta])* $op:ident($call:ty) -> $out:ty) => {
+        $(#[$doc])*
+        pub(crate) fn $op<'a, T: Model>(call: $call) -> Stepped<'a, $call, $out> {
+            let model = describe::<T>(call.odm, call.guarded());
+            if !List::concerns(&model) {
+                return Ok(Step::Pass(call));
+            }
+            List::$op::<T>(call, &model)
+        }
+    };
 }
 
-/// Offers a replacement to the list.
-pub(crate) fn replace<T: Model>(
-    call: ReplaceCall<'_, T>,
-) -> Stepped<'_, ReplaceCall<'_, T>, UpdateResult> {
-    if plain::<T>(call.odm) {
-        return Ok(Step::Pass(call));
-    }
-    List::replace::<T>(call)
-}
+offer!(
+    /// Offers an insert to the list: `Sent` when a maintainer took it, else the call to send.
+    insert(InsertCall<'a, T>) -> usize
+);
+offer!(
+    /// Offers an update to the list.
+    update(UpdateCall<'a>) -> UpdateResult
+);
+offer!(
+    /// Offers a replacement to the list.
+    replace(ReplaceCall<'a, T>) -> UpdateResult
+);
+offer!(
+    /// Offers a `findAndModify` update to the list.
+    modify(ModifyCall<'a>) -> Option<RawDocumentBuf>
+);
+offer!(
+    /// Offers a delete to the list.
+    delete(DeleteCall<'a>) -> u64
+);
 
-/// Offers a `findAndModify` update to the list (with guards, whatever the model).
-pub(crate) fn modify<T: Model>(
-    call: ModifyCall<'_>,
-) -> Stepped<'_, ModifyCall<'_>, Option<RawDocumentBuf>> {
-    if call.guards.is_empty() && plain::<T>(call.odm) {
-        return Ok(Step::Pass(call));
-    }
-    List::modify::<T>(call)
-}
-
-/// Offers a delete to the list.
-pub(crate) fn delete<T: Model>(call: DeleteCall<'_>) -> Stepped<'_, DeleteCall<'_>, u64> {
-    if plain::<T>(call.odm) {
-        return Ok(Step::Pass(call));
-    }
-    List::delete::<T>(call)
-}
-
-/// Tells the list that `documents` of `T`'s documents were read.
+/// Tells the maintainers that concern `T` that `documents` of its documents were read.
 pub(crate) fn read<T: Model>(odm: &Odm, documents: usize) {
-    if !plain::<T>(odm) {
-        List::read::<T>(odm, documents);
+    let model = describe::<T>(odm, false);
+    if List::concerns(&model) {
+        List::read::<T>(odm, documents, &model);
     }
 }

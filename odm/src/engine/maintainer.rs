@@ -105,13 +105,16 @@ pub(crate) type NextModify =
     for<'s> fn(ModifyCall<'s>) -> BoxFuture<'s, Result<Option<RawDocumentBuf>>>;
 pub(crate) type NextDelete = for<'s> fn(DeleteCall<'s>) -> BoxFuture<'s, Result<u64>>;
 
-/// What the pipeline tells the maintainers of a model before its writes: the model's
-/// description, and whether a copy or a reference of the handle's catalog involves its
-/// collection (looked up once for all of them).
+/// What the pipeline tells the maintainers of a model before one of its writes: the model's
+/// description, whether a copy or a reference of the handle's catalog involves its collection
+/// (looked up once for all of them), and whether the call carries guards.
 pub(crate) struct Described<'a> {
     pub entry: &'a ModelEntry,
     /// Copied from, holding copies, or pointed to by a reference ([`Catalog::is_related`]).
     pub related: bool,
+    /// The call carries guards of its own (typed pushes onto bounded arrays, increments of
+    /// narrow integers), whatever the model declares.
+    pub guarded: bool,
 }
 
 /// What a step returns: the step, or an error before anything is sent.
