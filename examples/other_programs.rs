@@ -4,7 +4,9 @@
 //! applies to those writes what odm applies to its own: the rename reaches every product's
 //! copy, the delete takes the part's summaries out and sets the orders' references to null.
 //! Every step prints what it did and the commands odm sent (the other program's are not
-//! logged); ObjectIds are shown by the name of their document.
+//! logged); ObjectIds are shown by the name of their document. Last, a follower started again
+//! after the other program wrote a name no `String` holds resumes from its stored position and
+//! reports that document instead of copying it.
 //!
 //! Run it with `cargo run -p odm-examples --example other_programs`: it uses `MONGODB_URI`
 //! when set, else starts the local development server (`cargo xtask examples` installs it).
@@ -137,7 +139,10 @@ async fn run() -> odm::Result<()> {
 
     steps.start("Start the follower in a task of its own: it opens a change stream over `parts`");
     // ANCHOR: start
-    let follower = odm.follower().max_wait(Duration::from_millis(200));
+    let follower = odm
+        .follower()
+        .max_wait(Duration::from_millis(200))
+        .lease(Duration::from_secs(1));
     let task = tokio::spawn(follower.run());
     // ANCHOR_END: start
     // Once it has stored its position, the other program's writes are its to follow.
@@ -180,7 +185,34 @@ async fn run() -> odm::Result<()> {
         status.behind, status.applied
     ));
     steps.log().take();
+
+    steps.start(
+        "Stop the follower; the other program writes a name no `String` holds; a follower \
+         started again resumes from the stored position",
+    );
     task.abort();
+    // The stopped follower's lease runs out (one second here), then the next one takes it.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    parts
+        .update_one(doc! { "_id": washer.id }, doc! { "$set": { "name": 42 } })
+        .await?;
+    // ANCHOR: bad
+    let report = odm.follower().run_until_idle().await?;
+    for bad in &report.bad_documents {
+        say(format_args!(
+            "not applied: {} {} `{}`",
+            bad.collection, bad.id, bad.path
+        ));
+    }
+    // ANCHOR_END: bad
+    say(format_args!(
+        "events: {}, bad documents: {}, position rolled back: {}",
+        report.events,
+        report.bad_documents.len(),
+        report.rolled_back
+    ));
+    show(&odm, &steps).await?;
+    steps.log().take();
     common::drop_database(&odm).await?;
     Ok(())
 }
