@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use odm::bson::{doc, Document};
+use odm::console::{Console, FAILED, PROBLEMS, SUCCESS};
+use odm::prelude::*;
 use odm::testing::TestDb;
 use serde_json::Value;
 
@@ -249,5 +251,76 @@ async fn plan_routing_and_diagram_read_the_catalog() -> Result {
         .unwrap_or_default()
         .to_owned();
     assert!(mermaid.starts_with("classDiagram"), "{mermaid}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_workers_report_in_json() -> Result {
+    let db = TestDb::new().await?;
+    let out = console(&db, &["cascades", "status", "--json", "--check"])?;
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json(&out)?["pending"], 0);
+    let out = console(&db, &["cascades", "run", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    assert_eq!(json(&out)?["applied"], 0);
+    Ok(())
+}
+
+/// A tree, known to this test's catalog only: the console runs in this process.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(collection = "subjects", tree(on_delete = "lift"))]
+struct Subject {
+    #[serde(rename = "_id")]
+    id: String,
+    parent: Option<Ref<Subject>>,
+    ancestors: Vec<Ref<Subject>>,
+}
+
+#[tokio::test]
+async fn in_process_a_tree_is_verified_and_repaired() -> Result {
+    let db = TestDb::new().await?;
+    for (id, parent) in [
+        ("science", None),
+        ("physics", Some("science")),
+        ("optics", Some("physics")),
+    ] {
+        let node = Subject {
+            id: id.to_owned(),
+            parent: parent.map(|p: &str| Ref::new(p.to_owned())),
+            ancestors: Vec::new(),
+        };
+        db.odm().insert_one(&node).await?;
+    }
+    let run = |args: &'static [&'static str]| {
+        let odm = db.odm().clone();
+        async move { Console::new(odm).exit_code_with(args.iter().copied()).await }
+    };
+    assert_eq!(run(&["console", "verify"]).await, SUCCESS);
+    let subjects = db.raw().collection::<Document>("subjects");
+    subjects
+        .update_one(
+            doc! { "_id": "optics" },
+            doc! { "$set": { "ancestors": ["science"] } },
+        )
+        .await?;
+    assert_eq!(run(&["console", "verify"]).await, PROBLEMS);
+    assert_eq!(run(&["console", "repair"]).await, SUCCESS);
+    let stored = subjects
+        .find_one(doc! { "_id": "optics" })
+        .await?
+        .ok_or("no node")?;
+    let ancestors: Vec<&str> = stored
+        .get_array("ancestors")?
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert_eq!(ancestors, ["science", "physics"]);
+    assert_eq!(run(&["console", "verify"]).await, SUCCESS);
+    assert_eq!(run(&["console", "no-such-command"]).await, FAILED);
     Ok(())
 }
