@@ -33,6 +33,7 @@
 //! `migrate status --check`, a cascade that failed), [`FAILED`] (2) when it could not run (an
 //! unreachable server, a refused command, a wrong argument).
 
+mod dry_run;
 mod migrate;
 mod plan;
 mod report;
