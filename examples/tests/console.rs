@@ -132,6 +132,35 @@ async fn sync_dry_run_says_what_would_change_and_changes_nothing() -> Result {
     let out = console(&db, &["sync", "--dry-run", "--json"])?;
     assert_eq!(code(&out), Some(0));
     assert_eq!(json(&out)?["in_sync"], true);
+
+    // An index no model declares: reported by the dry run and kept by sync (exit 1 both),
+    // dropped when asked.
+    let parts_raw = db.raw().collection::<Document>("parts");
+    parts_raw
+        .create_index(
+            odm::mongodb::IndexModel::builder()
+                .keys(doc! { "name": 1 })
+                .build(),
+        )
+        .await?;
+    let out = console(&db, &["sync", "--dry-run", "--json"])?;
+    assert_eq!(code(&out), Some(1));
+    let report = json(&out)?;
+    let parts = report["indexes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["collection"] == "parts"))
+        .ok_or("no parts in the report")?;
+    assert_eq!(parts["extra"], serde_json::json!(["name_1"]));
+    assert_eq!(code(&console(&db, &["sync"])?), Some(1));
+    assert!(parts_raw
+        .list_index_names()
+        .await?
+        .contains(&"name_1".to_owned()));
+    assert_eq!(code(&console(&db, &["sync", "--drop-extra"])?), Some(0));
+    assert!(!parts_raw
+        .list_index_names()
+        .await?
+        .contains(&"name_1".to_owned()));
     Ok(())
 }
 

@@ -134,7 +134,7 @@ fn copies_lines(report: &CopyReport, lines: &mut Vec<Line>, bad: &mut Vec<Bad>) 
         check: "copies".to_owned(),
         checked: report.documents_checked,
         problems: (report.issues.len() + report.bad_documents.len()) as u64,
-        repaired: report.repairs - inverse_repairs,
+        repaired: report.repairs.saturating_sub(inverse_repairs),
     });
     for i in &report.issues {
         let detail = if i.source_missing {
