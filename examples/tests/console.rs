@@ -16,8 +16,10 @@ use serde_json::Value;
 
 type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
 
-/// The example's binary, next to this test's (`target/<profile>/examples/console`); built
-/// first when this test was built alone.
+/// The example's binary, next to this test's (`target/<profile>/examples/console`). `cargo
+/// test -p odm-examples` (and `--workspace`) builds the examples before running the tests;
+/// with `--test console` alone cargo builds none, so the binary is built here when it is
+/// missing (build it again after changing the console: `cargo build --example console`).
 fn binary() -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let profile = exe
