@@ -16,11 +16,19 @@ use serde_json::Value;
 
 type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
 
-/// The example's binary, next to this test's (`target/<profile>/examples/console`). `cargo
-/// test -p odm-examples` (and `--workspace`) builds the examples before running the tests;
-/// with `--test console` alone cargo builds none, so the binary is built here when it is
-/// missing (build it again after changing the console: `cargo build --example console`).
+/// The example's binary, next to this test's (`target/<profile>/examples/console`), built
+/// here (once per test process) when it is missing or older than a source it is built from:
+/// `cargo test --test console` builds no example, and `--all-targets` builds them as tests.
 fn binary() -> Result<PathBuf> {
+    static BUILT: std::sync::OnceLock<std::result::Result<PathBuf, String>> =
+        std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| build().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(Into::into)
+}
+
+fn build() -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let profile = exe
         .parent()
@@ -29,7 +37,10 @@ fn binary() -> Result<PathBuf> {
     let path = profile
         .join("examples")
         .join(format!("console{}", std::env::consts::EXE_SUFFIX));
-    if !path.exists() {
+    let built = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let sources = [root.clone(), root.join("../odm/src")];
+    if built.is_none_or(|b| sources.iter().any(|d| newer_than(d, b))) {
         let status = Command::new(env!("CARGO"))
             .args([
                 "build",
@@ -43,6 +54,23 @@ fn binary() -> Result<PathBuf> {
         assert!(status.success(), "cargo build --example console failed");
     }
     Ok(path)
+}
+
+/// Whether a file under `dir` changed after `time`.
+fn newer_than(dir: &std::path::Path, time: std::time::SystemTime) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() {
+            newer_than(&path, time)
+        } else {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m > time)
+        }
+    })
 }
 
 /// Runs the console on `db`'s database (`uri`: the server, else the test server).
