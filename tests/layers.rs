@@ -327,7 +327,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "diagram",
         ],
     ),
-    (6, &["pipeline", "ops", "paging", "handle"]),
+    (6, &["pipeline", "ops", "paging", "handle", "console"]),
     (7, &["testing"]),
 ];
 

@@ -46,6 +46,9 @@ pub mod batch;
 mod bounds;
 pub mod bucket;
 mod catalog;
+#[cfg(feature = "console")]
+#[cfg_attr(docsrs, doc(cfg(feature = "console")))]
+pub mod console;
 mod contention;
 pub mod counters;
 mod decode;

@@ -1,0 +1,385 @@
+//! The operations console (`examples/console.rs`), run as a process: exit codes, `--json`
+//! output, `--help`, and a stale copy planted with the raw driver, found by `verify` and fixed
+//! by `repair` (read back raw).
+
+#[path = "../console/models.rs"]
+mod models;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use odm::bson::{doc, Document};
+use odm::console::{Console, FAILED, PROBLEMS, SUCCESS};
+use odm::prelude::*;
+use odm::testing::TestDb;
+use serde_json::Value;
+
+type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
+
+/// The example's binary, next to this test's (`target/<profile>/examples/console`), built
+/// here (once per test process) when it is missing or older than a source it is built from:
+/// `cargo test --test console` builds no example, and `--all-targets` builds them as tests.
+fn binary() -> Result<PathBuf> {
+    static BUILT: std::sync::OnceLock<std::result::Result<PathBuf, String>> =
+        std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| build().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(Into::into)
+}
+
+fn build() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let profile = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .ok_or("no target directory")?;
+    let path = profile
+        .join("examples")
+        .join(format!("console{}", std::env::consts::EXE_SUFFIX));
+    let built = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let sources = [root.clone(), root.join("../odm/src")];
+    if built.is_none_or(|b| sources.iter().any(|d| newer_than(d, b))) {
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "odm-examples",
+                "--example",
+                "console",
+            ])
+            .status()?;
+        assert!(status.success(), "cargo build --example console failed");
+    }
+    Ok(path)
+}
+
+/// Whether a file under `dir` changed after `time`.
+fn newer_than(dir: &std::path::Path, time: std::time::SystemTime) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() {
+            newer_than(&path, time)
+        } else {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m > time)
+        }
+    })
+}
+
+/// Runs the console on `db`'s database (`uri`: the server, else the test server).
+fn console_at(uri: &str, db: &str, args: &[&str]) -> Result<Output> {
+    Ok(Command::new(binary()?)
+        .args(args)
+        .env("MONGODB_URI", uri)
+        .env("ODM_CONSOLE_DB", db)
+        .output()?)
+}
+
+fn console(db: &TestDb, args: &[&str]) -> Result<Output> {
+    console_at(&odm::testing::test_uri()?, db.name(), args)
+}
+
+fn code(out: &Output) -> Option<i32> {
+    out.status.code()
+}
+
+fn json(out: &Output) -> Result<Value> {
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+#[tokio::test]
+async fn help_on_a_subcommand() -> Result {
+    let db = TestDb::new().await?;
+    let out = console(&db, &["verify", "--help"])?;
+    assert_eq!(code(&out), Some(0));
+    let help = String::from_utf8(out.stdout)?;
+    assert!(
+        help.contains("Usage:") && help.contains("--batch-size"),
+        "{help}"
+    );
+    let out = console(&db, &["migrate", "status", "--help"])?;
+    assert_eq!(code(&out), Some(0));
+    assert!(String::from_utf8(out.stdout)?.contains("--check"));
+    // A wrong argument is a failure, said on stderr.
+    let out = console(&db, &["verfy"])?;
+    assert_eq!(code(&out), Some(2));
+    assert!(String::from_utf8(out.stderr)?.contains("verfy"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn sync_dry_run_says_what_would_change_and_changes_nothing() -> Result {
+    let db = TestDb::new().await?;
+    models::seed(db.odm()).await?;
+    let out = console(&db, &["sync", "--dry-run", "--json"])?;
+    assert_eq!(
+        code(&out),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json(&out)?;
+    assert_eq!(report["dry_run"], true);
+    assert_eq!(report["in_sync"], false);
+    let parts = report["indexes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["collection"] == "parts"))
+        .ok_or("no parts in the report")?;
+    assert!(parts["to_create"]
+        .as_array()
+        .is_some_and(|a| a.contains(&"partno_1".into())));
+    // Nothing was created.
+    let names = db
+        .raw()
+        .collection::<Document>("parts")
+        .list_index_names()
+        .await?;
+    assert_eq!(names, vec!["_id_".to_owned()]);
+
+    let out = console(&db, &["--json", "sync"])?;
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json(&out)?;
+    assert_eq!(report["dry_run"], false);
+    let names = db
+        .raw()
+        .collection::<Document>("parts")
+        .list_index_names()
+        .await?;
+    assert!(names.contains(&"partno_1".to_owned()), "{names:?}");
+
+    let out = console(&db, &["sync", "--dry-run", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    assert_eq!(json(&out)?["in_sync"], true);
+
+    // An index no model declares: reported by the dry run and kept by sync (exit 1 both),
+    // dropped when asked.
+    let parts_raw = db.raw().collection::<Document>("parts");
+    parts_raw
+        .create_index(
+            odm::mongodb::IndexModel::builder()
+                .keys(doc! { "name": 1 })
+                .build(),
+        )
+        .await?;
+    let out = console(&db, &["sync", "--dry-run", "--json"])?;
+    assert_eq!(code(&out), Some(1));
+    let report = json(&out)?;
+    let parts = report["indexes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["collection"] == "parts"))
+        .ok_or("no parts in the report")?;
+    assert_eq!(parts["extra"], serde_json::json!(["name_1"]));
+    assert_eq!(code(&console(&db, &["sync"])?), Some(1));
+    assert!(parts_raw
+        .list_index_names()
+        .await?
+        .contains(&"name_1".to_owned()));
+    assert_eq!(code(&console(&db, &["sync", "--drop-extra"])?), Some(0));
+    assert!(!parts_raw
+        .list_index_names()
+        .await?
+        .contains(&"name_1".to_owned()));
+    Ok(())
+}
+
+#[tokio::test]
+async fn verify_finds_a_stale_copy_and_repair_fixes_it() -> Result {
+    let db = TestDb::new().await?;
+    models::seed(db.odm()).await?;
+    let out = console(&db, &["verify", "--json"])?;
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json(&out)?["clean"], true);
+
+    // The product's summary of part 2, written behind the ODM's back.
+    let products = db.raw().collection::<Document>("products");
+    products
+        .update_one(
+            doc! { "_id": 10, "parts.id": 2 },
+            doc! { "$set": { "parts.$.name": "fuze" } },
+        )
+        .await?;
+
+    let out = console(&db, &["verify", "--json"])?;
+    assert_eq!(code(&out), Some(1));
+    let report = json(&out)?;
+    assert_eq!(report["clean"], false);
+    let bad = report["bad_documents"]
+        .as_array()
+        .ok_or("no bad documents")?;
+    assert_eq!(bad.len(), 1, "{report}");
+    assert_eq!(bad[0]["collection"], "products");
+    assert_eq!(bad[0]["id"], 10);
+    // Text: the summary table and the document.
+    let out = console(&db, &["verify"])?;
+    let text = String::from_utf8(out.stdout)?;
+    assert!(
+        text.contains("check") && text.contains("products 10"),
+        "{text}"
+    );
+
+    let out = console(&db, &["repair", "--json"])?;
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let report = json(&out)?;
+    assert_eq!(report["repaired"], 1);
+    assert_eq!(report["left"], Value::Array(Vec::new()));
+    let stored = products
+        .find_one(doc! { "_id": 10 })
+        .await?
+        .ok_or("no product")?;
+    let names: Vec<&str> = stored
+        .get_array("parts")?
+        .iter()
+        .filter_map(|p| p.as_document()?.get_str("name").ok())
+        .collect();
+    assert_eq!(names, ["#4 grommet", "fuse"]);
+    assert_eq!(code(&console(&db, &["verify"])?), Some(0));
+    Ok(())
+}
+
+#[tokio::test]
+async fn migrations_pending_then_run() -> Result {
+    let db = TestDb::new().await?;
+    let out = console(&db, &["migrate", "status", "--check", "--json"])?;
+    assert_eq!(code(&out), Some(1));
+    let report = json(&out)?;
+    assert_eq!(report["pending"], 1);
+    assert_eq!(report["migrations"][0]["state"], "pending");
+    let out = console(&db, &["migrate", "run", "--json"])?;
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json(&out)?["applied"][0]["version"], 1);
+    let out = console(&db, &["migrate", "status", "--check"])?;
+    assert_eq!(code(&out), Some(0));
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unreachable_server_fails_with_2() -> Result {
+    let uri = "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=300&connectTimeoutMS=300";
+    let out = console_at(uri, "odm_console_nowhere", &["verify", "--json"])?;
+    assert_eq!(code(&out), Some(2));
+    assert!(json(&out)?["error"].is_string());
+    let out = console_at("not a uri", "odm_console_nowhere", &["verify"])?;
+    assert_eq!(code(&out), Some(2));
+    Ok(())
+}
+
+#[tokio::test]
+async fn plan_routing_and_diagram_read_the_catalog() -> Result {
+    let db = TestDb::new().await?;
+    let out = console(&db, &["plan", "Product", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    let report = json(&out)?;
+    assert_eq!(report["plans"][0]["source"], "products");
+    assert_eq!(report["plans"][0]["steps"][0]["collection"], "parts");
+    let out = console(&db, &["routing", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    assert_eq!(json(&out)?["reports"].as_array().map(Vec::len), Some(2));
+    let out = console(&db, &["plan", "Nothing"])?;
+    assert_eq!(code(&out), Some(2));
+    let out = console(&db, &["diagram", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    let mermaid = json(&out)?["mermaid"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(mermaid.starts_with("classDiagram"), "{mermaid}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_workers_report_in_json() -> Result {
+    let db = TestDb::new().await?;
+    let out = console(&db, &["cascades", "status", "--json", "--check"])?;
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json(&out)?["pending"], 0);
+    let out = console(&db, &["cascades", "run", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    assert_eq!(json(&out)?["applied"], 0);
+    Ok(())
+}
+
+/// A tree, known to this test's catalog only: the console runs in this process.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(collection = "subjects", tree(on_delete = "lift"))]
+struct Subject {
+    #[serde(rename = "_id")]
+    id: String,
+    parent: Option<Ref<Subject>>,
+    ancestors: Vec<Ref<Subject>>,
+}
+
+#[tokio::test]
+async fn in_process_a_tree_is_verified_and_repaired() -> Result {
+    let db = TestDb::new().await?;
+    for (id, parent) in [
+        ("science", None),
+        ("physics", Some("science")),
+        ("optics", Some("physics")),
+    ] {
+        let node = Subject {
+            id: id.to_owned(),
+            parent: parent.map(|p: &str| Ref::new(p.to_owned())),
+            ancestors: Vec::new(),
+        };
+        db.odm().insert_one(&node).await?;
+    }
+    let run = |args: &'static [&'static str]| {
+        let odm = db.odm().clone();
+        async move { Console::new(odm).exit_code_with(args.iter().copied()).await }
+    };
+    assert_eq!(run(&["console", "verify"]).await, SUCCESS);
+    let subjects = db.raw().collection::<Document>("subjects");
+    subjects
+        .update_one(
+            doc! { "_id": "optics" },
+            doc! { "$set": { "ancestors": ["science"] } },
+        )
+        .await?;
+    assert_eq!(run(&["console", "verify"]).await, PROBLEMS);
+    assert_eq!(run(&["console", "repair"]).await, SUCCESS);
+    let stored = subjects
+        .find_one(doc! { "_id": "optics" })
+        .await?
+        .ok_or("no node")?;
+    let ancestors: Vec<&str> = stored
+        .get_array("ancestors")?
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert_eq!(ancestors, ["science", "physics"]);
+    assert_eq!(run(&["console", "verify"]).await, SUCCESS);
+    assert_eq!(run(&["console", "no-such-command"]).await, FAILED);
+    Ok(())
+}

@@ -1,0 +1,221 @@
+//! The operations console: a command line over the application's own models, for the people
+//! who run it (behind the `console` feature).
+//!
+//! The application adds a small binary that connects as it always does and hands its handle
+//! over:
+//!
+//! ```no_run
+//! # async fn main_of_the_binary() -> std::process::ExitCode {
+//! let odm = odm::Odm::connect("mongodb://127.0.0.1:27017", "shop").await.unwrap();
+//! odm::console::run(odm).await
+//! # }
+//! ```
+//!
+//! Every subcommand works on the models of the handle's [catalog](crate::Catalog) and takes
+//! `--help`:
+//!
+//! | subcommand | what it does |
+//! |---|---|
+//! | `sync [--dry-run]` | indexes, validators and sharding as [`Odm::sync_indexes`] and [`Odm::sync_validators`] do them; `--dry-run` only reads and says what would change |
+//! | `verify`, `repair` | the sweeps: copies, latest-N arrays and two-way references ([`Odm::verify_copies`]), trees, the subset pairs named with [`Console::subset`] |
+//! | `migrate status`, `migrate run` | the migrations named with [`Console::migration`], against their records |
+//! | `cascades status`, `cascades run` | background cascades ([`Odm::cascade_status`], a [`CascadeWorker`](crate::denormalize::CascadeWorker) run until idle) |
+//! | `follow status`, `follow run` | the follower of other programs' writes ([`Odm::follower_status`], [`Follower::run_until_idle`](crate::follower::Follower::run_until_idle)) |
+//! | `plan`, `routing` | cascade plans and routing reports of the models named with [`Console::model`] |
+//! | `diagram` | the catalog as a Mermaid class diagram ([`Odm::diagram`]) |
+//!
+//! With `--json` (before or after the subcommand) a command prints one JSON document on
+//! stdout instead of text, an error included (`{"error": "..."}`).
+//!
+//! The exit code says how it went: [`SUCCESS`] (0) when all is well, [`PROBLEMS`] (1) when the
+//! command ran and found something to act on (a copy that differs from its source, a dry run
+//! that would change something, a sync that left a differing index, pending migrations with
+//! `migrate status --check`, a cascade that failed), [`FAILED`] (2) when it could not run (an
+//! unreachable server, a refused command, a wrong argument).
+
+mod dry_run;
+mod migrate;
+mod plan;
+mod report;
+mod sync;
+mod verify;
+mod workers;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::{Odm, Result};
+use report::Report;
+
+/// The exit code of a command that ran and found nothing to act on.
+pub const SUCCESS: u8 = 0;
+/// The exit code of a command that ran and found something to act on.
+pub const PROBLEMS: u8 = 1;
+/// The exit code of a command that could not run.
+pub const FAILED: u8 = 2;
+
+/// Runs the console with the process's arguments over the models of `odm`'s catalog, and
+/// returns the exit code (it never exits itself): `main` returns it.
+pub async fn run(odm: Odm) -> ExitCode {
+    Console::new(odm).run().await
+}
+
+/// [`run`] with the arguments given (the first is the program's name), so that a test can run
+/// a command in its own process.
+pub async fn run_with<I, T>(odm: Odm, args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    Console::new(odm).run_with(args).await
+}
+
+/// The console, with what it cannot find in the catalog: the models whose cascade plan and
+/// routing report it shows, the subset pairs it verifies, the application's migrations.
+/// [`run`] is `Console::new(odm).run()`.
+#[derive(Debug)]
+pub struct Console {
+    odm: Odm,
+    models: Vec<plan::Views>,
+    subsets: Vec<verify::SubsetViews>,
+    migrations: Vec<migrate::Step>,
+}
+
+impl Console {
+    /// A console over the models of `odm`'s catalog.
+    pub fn new(odm: Odm) -> Self {
+        Console {
+            odm,
+            models: Vec::new(),
+            subsets: Vec::new(),
+            migrations: Vec::new(),
+        }
+    }
+
+    /// Shows the cascade plan and the routing report of model `T` (`plan`, `routing`).
+    pub fn model<T: crate::Model>(mut self) -> Self {
+        self.models.push(plan::Views::of::<T>());
+        self
+    }
+
+    /// Verifies and repairs the subset pair whose details model is `D` (`verify`, `repair`),
+    /// and shows its routing report.
+    pub fn subset<D: crate::subset::Subset>(mut self) -> Self {
+        self.subsets.push(verify::SubsetViews::of::<D>());
+        self.models.push(plan::Views::of_subset::<D>());
+        self
+    }
+
+    /// Adds the migration `version` named `name`, as
+    /// [`Migrations::add`](crate::migrations::Migrations::add) does: `migrate status` shows it
+    /// against its record, `migrate run` runs the pending ones.
+    pub fn migration<F, Fut>(mut self, version: u32, name: impl Into<String>, run: F) -> Self
+    where
+        F: Fn(Odm) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<()>> + Send + 'static,
+    {
+        self.migrations.push(migrate::Step::new(version, name, run));
+        self
+    }
+
+    /// Runs the command the process's arguments name.
+    pub async fn run(self) -> ExitCode {
+        self.run_with(std::env::args_os()).await
+    }
+
+    /// Runs the command `args` name (the first is the program's name).
+    pub async fn run_with<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        ExitCode::from(self.exit_code_with(args).await)
+    }
+
+    /// [`Console::run_with`], its exit code as a number: [`SUCCESS`], [`PROBLEMS`] or
+    /// [`FAILED`].
+    pub async fn exit_code_with<I, T>(self, args: I) -> u8
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let cli = match Cli::try_parse_from(args) {
+            Ok(cli) => cli,
+            Err(e) => {
+                // `--help` and `--version` are printed on stdout and succeed.
+                let _ = e.print();
+                return if e.use_stderr() { FAILED } else { SUCCESS };
+            }
+        };
+        let json = cli.json;
+        match self.dispatch(cli.command).await {
+            Ok(report) => {
+                report.print(json);
+                report.code()
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                if json {
+                    println!("{}", serde_json::json!({ "error": e.to_string() }));
+                }
+                FAILED
+            }
+        }
+    }
+
+    async fn dispatch(self, command: Command) -> Result<Report> {
+        let odm = &self.odm;
+        match command {
+            Command::Sync(args) => sync::sync(odm, &args).await,
+            Command::Verify(args) => verify::sweep(odm, &self.subsets, &args, false).await,
+            Command::Repair(args) => verify::sweep(odm, &self.subsets, &args, true).await,
+            Command::Migrate(c) => migrate::migrate(odm, self.migrations, c).await,
+            Command::Cascades(c) => workers::cascades(odm, c).await,
+            Command::Follow(c) => workers::follow(odm, c).await,
+            Command::Plan(args) => plan::plans(odm, &self.models, &args),
+            Command::Routing(args) => plan::routing(odm, &self.models, &args),
+            Command::Diagram => Ok(plan::diagram(odm)),
+        }
+    }
+}
+
+/// The operations console of this application's models.
+#[derive(Parser, Debug)]
+#[command(name = "console")]
+struct Cli {
+    /// Prints one JSON document on stdout instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Creates the missing indexes and validators and shards what is declared sharded;
+    /// reports, never drops, what differs (unless asked).
+    Sync(sync::SyncArgs),
+    /// Checks every copy, latest-N array, two-way reference, tree and subset pair; writes
+    /// nothing. Exits 1 when something is wrong.
+    Verify(verify::SweepArgs),
+    /// Like `verify`, and repairs what it finds.
+    Repair(verify::SweepArgs),
+    /// The application's migrations: their state, or a run of the pending ones.
+    #[command(subcommand)]
+    Migrate(migrate::MigrateCommand),
+    /// Background cascades: how far behind they are, or a worker run until idle.
+    #[command(subcommand)]
+    Cascades(workers::CascadesCommand),
+    /// The follower of other programs' writes: where it stands, or a run until idle.
+    #[command(subcommand)]
+    Follow(workers::FollowCommand),
+    /// What an update of each source field cascades to (the models named to the console).
+    Plan(plan::PlanArgs),
+    /// Where each generated command goes on a sharded cluster (the models named to the
+    /// console).
+    Routing(plan::PlanArgs),
+    /// The catalog as a Mermaid class diagram.
+    Diagram,
+}
