@@ -298,7 +298,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "refusal",
         ],
     ),
-    (2, &["batch", "monitor", "trace"]),
+    (2, &["batch", "monitor", "trace", "progress"]),
     (3, &["model", "catalog", "rules", "kind", "reference"]),
     (
         4,

@@ -78,6 +78,8 @@ mod poly;
 mod populate;
 #[path = "populate_plans.rs"]
 mod populate_plans;
+#[path = "progress.rs"]
+mod progress;
 #[path = "quotas_and_queues.rs"]
 mod quotas_and_queues;
 #[path = "races.rs"]

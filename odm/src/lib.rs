@@ -72,6 +72,7 @@ mod path;
 mod pipeline;
 pub mod populate;
 pub mod positional;
+pub mod progress;
 mod query;
 mod reference;
 mod refusal;

@@ -5,14 +5,33 @@ use bson::{doc, Document};
 use futures_util::TryStreamExt;
 use mongodb::Cursor;
 
+use crate::progress::{Task, Tracker, Unit};
 use crate::{Error, Odm, Result};
 
 /// The documents of a collection (only the projected fields), in `_id` order, in batches of
-/// `size`. One `find`, plus `getMore`s.
+/// `size`. One `find`, plus `getMore`s; when the handle [observes
+/// progress](crate::Odm::with_progress), one `count` before them for the total, and a report
+/// per batch.
 pub(crate) struct Batches<'c> {
     collection: &'c str,
     cursor: Cursor<Document>,
     size: usize,
+    tracker: Tracker,
+}
+
+/// What a sweep reports its reading as: the task and the piece, for people.
+pub(crate) struct Work<P: FnOnce() -> String> {
+    pub(crate) task: Task,
+    pub(crate) phase: P,
+}
+
+impl<P: FnOnce() -> String> Work<P> {
+    pub(crate) fn of(repair: bool, phase: P) -> Self {
+        Work {
+            task: if repair { Task::Repair } else { Task::Verify },
+            phase,
+        }
+    }
 }
 
 impl<'c> Batches<'c> {
@@ -21,8 +40,9 @@ impl<'c> Batches<'c> {
         collection: &'c str,
         projection: Document,
         size: usize,
+        work: Work<impl FnOnce() -> String>,
     ) -> Result<Batches<'c>> {
-        Batches::matching(odm, collection, doc! {}, projection, size).await
+        Batches::matching(odm, collection, doc! {}, projection, size, work).await
     }
 
     /// The documents matching `filter` (a kind's, say), likewise.
@@ -32,10 +52,19 @@ impl<'c> Batches<'c> {
         filter: Document,
         projection: Document,
         size: usize,
+        work: Work<impl FnOnce() -> String>,
     ) -> Result<Batches<'c>> {
-        let cursor = odm
-            .database()
-            .collection::<Document>(collection)
+        let coll = odm.database().collection::<Document>(collection);
+        let total = match odm.progress() {
+            Some(_) => Some(
+                coll.count_documents(filter.clone())
+                    .await
+                    .map_err(|e| Error::from_driver(collection, e))?,
+            ),
+            None => None,
+        };
+        let tracker = odm.track(work.task, Unit::Documents, work.phase, total);
+        let cursor = coll
             .find(filter)
             .projection(projection)
             .sort(doc! { "_id": 1 })
@@ -46,6 +75,7 @@ impl<'c> Batches<'c> {
             collection,
             cursor,
             size,
+            tracker,
         })
     }
 
@@ -63,6 +93,11 @@ impl<'c> Batches<'c> {
                 None => break,
             }
         }
-        Ok((!batch.is_empty()).then_some(batch))
+        if batch.is_empty() {
+            self.tracker.finish();
+            return Ok(None);
+        }
+        self.tracker.advance(batch.len() as u64);
+        Ok(Some(batch))
     }
 }

@@ -350,6 +350,19 @@ pub(super) async fn cascade_values_within(
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
     let mut failures = Failures::default();
+    let mut progress = odm.track(
+        crate::progress::Task::Cascade,
+        crate::progress::Unit::Sources,
+        || {
+            let into: Vec<String> = copies
+                .iter()
+                .map(|c| format!("{}.{}", c.dependent, c.path))
+                .collect();
+            let from = copies.first().map_or("", |c| c.source);
+            format!("{from} into {}", into.join(", "))
+        },
+        Some((sources.len() * copies.len()) as u64),
+    );
     for copy in copies {
         let written = write_copy(
             odm,
@@ -358,6 +371,7 @@ pub(super) async fn cascade_values_within(
             scope,
             session.as_deref_mut(),
             &mut failures,
+            &mut progress,
         )
         .await?;
         let written_ids: Vec<Bson> = written.iter().map(|(id, _)| id.clone()).collect();
@@ -382,6 +396,7 @@ pub(super) async fn cascade_values_within(
             }
         }
     }
+    progress.finish();
     failures.into_result()
 }
 

@@ -16,7 +16,8 @@ use crate::{Error, Odm, Result};
 /// when `None`). Returns the source ids whose copies were written, with the values written. A
 /// value the copy's type cannot decode, or an update refused outside a session, goes into
 /// `failures` and the other updates are still sent; in a session an error ends the cascade
-/// (the server has aborted the transaction).
+/// (the server has aborted the transaction). `progress` counts the sources as their updates
+/// are sent.
 pub(super) async fn write_copy(
     odm: &Odm,
     sources: &[Document],
@@ -24,6 +25,7 @@ pub(super) async fn write_copy(
     scope: Option<&Document>,
     mut session: Option<&mut ClientSession>,
     failures: &mut Failures,
+    progress: &mut crate::progress::Tracker,
 ) -> Result<Vec<(Bson, Document)>> {
     // Sources with the same new values share one update.
     let mut groups: BTreeMap<Vec<u8>, (Document, Vec<Bson>)> = BTreeMap::new();
@@ -62,6 +64,7 @@ pub(super) async fn write_copy(
         let landed: Vec<(Bson, Document)> =
             ids.iter().map(|id| (id.clone(), values.clone())).collect();
         let filter = within(copy.dependents_of(&ids), scope);
+        progress.advance(ids.len() as u64);
         let Some((update, options)) = copy_update(copy, values, &ids) else {
             continue;
         };

@@ -265,12 +265,20 @@ impl<'a> VerifyCopies<'a> {
         projection: Document,
     ) -> Result<crate::sweep::Batches<'static>> {
         let filter = copy.dependent_kind.map(|k| k.filter()).unwrap_or_default();
+        let what = match copy.kind {
+            CopyKind::Latest { .. } => "latest",
+            _ => "copies",
+        };
+        let work = crate::sweep::Work::of(self.repair, || {
+            format!("{what} {}.{}", copy.dependent, copy.path)
+        });
         crate::sweep::Batches::matching(
             self.odm,
             copy.dependent,
             filter,
             projection,
             self.batch_size,
+            work,
         )
         .await
     }

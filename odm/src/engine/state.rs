@@ -61,6 +61,8 @@ pub struct Odm {
     pub(crate) contention: Arc<crate::contention::Contention>,
     /// The models this handle works with.
     catalog: Arc<crate::catalog::Catalog>,
+    /// Who hears of the progress of long work ([`Odm::with_progress`]).
+    progress: Option<crate::progress::Observer>,
 }
 
 /// Installs, when `options` has none, an SDAM handler that records the type of the first server
@@ -115,6 +117,7 @@ impl Odm {
             cut_off: Arc::default(),
             contention: Arc::default(),
             catalog: crate::catalog::Catalog::linked(),
+            progress: None,
         }
     }
 
@@ -161,6 +164,39 @@ impl Odm {
     pub fn without_transactions(mut self) -> Self {
         self.fixed_order = true;
         self
+    }
+
+    /// The same handle, reporting the progress of its long work (the verify and repair sweeps,
+    /// syncs, migrations, the cascade worker, the follower, cascades) to `observer`; see
+    /// [`progress`](crate::progress) for what is reported and what it costs.
+    ///
+    /// ```no_run
+    /// use odm::progress::Observer;
+    /// # async fn run(odm: odm::Odm) -> odm::Result<()> {
+    /// let odm = odm.with_progress(Observer::new(|p| eprintln!("{p}")));
+    /// odm.verify_copies().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_progress(mut self, observer: crate::progress::Observer) -> Self {
+        self.progress = Some(observer);
+        self
+    }
+
+    /// The observer of this handle's long work, if any ([`Odm::with_progress`]).
+    pub fn progress(&self) -> Option<&crate::progress::Observer> {
+        self.progress.as_ref()
+    }
+
+    /// Starts reporting a piece of long work (a no-op without an observer).
+    pub(crate) fn track(
+        &self,
+        task: crate::progress::Task,
+        unit: crate::progress::Unit,
+        phase: impl FnOnce() -> String,
+        total: Option<u64>,
+    ) -> crate::progress::Tracker {
+        crate::progress::Tracker::start(self.progress.as_ref(), task, unit, phase, total)
     }
 
     /// The same handle with another default [populate plan](super::Plan) for its

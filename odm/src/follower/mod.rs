@@ -282,11 +282,19 @@ impl Follower {
             None => config.open(&watched, stored.token, &mut report).await?,
         };
         let mut fresh = true;
+        let mut progress = config.odm.track(
+            crate::progress::Task::Follow,
+            crate::progress::Unit::Events,
+            || "other programs' writes".to_owned(),
+            None,
+        );
         loop {
-            match config
+            let before = report.events;
+            let batch = config
                 .batch(&mut stream, &watched, &mut report, &mut fresh)
-                .await
-            {
+                .await;
+            progress.advance(report.events.saturating_sub(before));
+            match batch {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) if watch::is_history_lost(&e) => {
@@ -296,9 +304,11 @@ impl Follower {
                 Err(e) => return Err(e),
             }
             if report.lease_lost || report.rolled_back {
+                progress.finish();
                 return Ok(report);
             }
         }
+        progress.finish();
         self.stream = Some(stream);
         Ok(report)
     }

@@ -212,6 +212,12 @@ impl<'a> SyncIndexes<'a> {
         let mut targets = self.targets;
         targets.sort_by(|a, b| a.0.cmp(&b.0));
         let names: Vec<String> = targets.iter().map(|(c, _)| c.clone()).collect();
+        let mut progress = self.odm.track(
+            crate::progress::Task::Sync,
+            crate::progress::Unit::Collections,
+            || "indexes".to_owned(),
+            Some(targets.len() as u64),
+        );
         for (collection, specs) in targets {
             crate::counters::series::ensure(self.odm, &collection).await?;
             let existing = list_indexes(self.odm, &collection).await?;
@@ -226,7 +232,9 @@ impl<'a> SyncIndexes<'a> {
                 )
                 .await?,
             );
+            progress.advance(1);
         }
+        progress.finish();
         // After the indexes, the shard keys' among them: `shardCollection` needs its index.
         if report.failures().is_empty() {
             report.sharding = crate::shard::sync::shard_collections(self.odm, &names).await?;

@@ -127,7 +127,19 @@ impl<'a> Migrations<'a> {
         let records: Collection<Document> = self.odm.database().collection(MIGRATIONS_COLLECTION);
         let owner = ObjectId::new();
         let mut report = MigrationReport::default();
+        let mut progress = self.odm.track(
+            crate::progress::Task::Migrate,
+            crate::progress::Unit::Migrations,
+            || "migrations".to_owned(),
+            Some(steps.len() as u64),
+        );
         for (version, name, step) in steps {
+            let mut step_progress = self.odm.track(
+                crate::progress::Task::Migrate,
+                crate::progress::Unit::Migrations,
+                || format!("migration {version} {name}"),
+                Some(1),
+            );
             let fail = |message: String| Error::Migration {
                 version,
                 name: name.clone(),
@@ -137,6 +149,8 @@ impl<'a> Migrations<'a> {
             let mine = claim(&records, version, &name, owner, self.lease, self.poll).await?;
             if !mine {
                 report.already.push((version, name));
+                step_progress.finish();
+                progress.advance(1);
                 continue;
             }
             match step(self.odm.clone()).await {
@@ -155,6 +169,9 @@ impl<'a> Migrations<'a> {
                         ));
                     }
                     report.applied.push((version, name));
+                    step_progress.advance(1);
+                    step_progress.finish();
+                    progress.advance(1);
                 }
                 Err(e) => {
                     records
@@ -168,6 +185,7 @@ impl<'a> Migrations<'a> {
                 }
             }
         }
+        progress.finish();
         Ok(report)
     }
 }

@@ -161,8 +161,15 @@ impl Sweep<'_> {
     pub(crate) async fn run(self) -> Result<InverseReport> {
         let inverse = self.inverse.clone();
         let projection = doc! { "_id": 1, inverse.as_str(): 1 };
+        let work = crate::sweep::Work::of(self.repair, || {
+            format!(
+                "two-way {}.{} <-> {}.{}",
+                self.child, self.link, self.parent, self.inverse
+            )
+        });
         let mut batches =
-            crate::sweep::Batches::open(self.odm, self.parent, projection, self.batch_size).await?;
+            crate::sweep::Batches::open(self.odm, self.parent, projection, self.batch_size, work)
+                .await?;
         let mut report = InverseReport::default();
         while let Some(batch) = batches.next().await? {
             self.check_batch(&inverse, batch, &mut report).await?;

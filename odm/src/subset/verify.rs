@@ -92,17 +92,32 @@ impl<D: Subset> SubsetPair<'_, D> {
     /// Finds the documents of either side that lack the other: two `aggregate`s (one per
     /// side, a `$lookup` on `_id` into the other, returning the ids only). Writes nothing.
     pub async fn verify(&self) -> Result<SubsetReport> {
-        self.verify_in(None).await
+        self.verify_in(crate::progress::Task::Verify, None).await
     }
 
-    async fn verify_in(&self, mut session: Option<&mut ClientSession>) -> Result<SubsetReport> {
+    async fn verify_in(
+        &self,
+        task: crate::progress::Task,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<SubsetReport> {
         let (main, details) = (<D::Main as Model>::COLLECTION, D::COLLECTION);
+        let mut progress = self.odm.track(
+            task,
+            crate::progress::Unit::Commands,
+            || format!("subset {details} <-> {main}"),
+            Some(2),
+        );
+        let details_without_main =
+            unmatched(self.odm, details, main, session.as_deref_mut()).await?;
+        progress.advance(1);
+        let main_without_details = unmatched(self.odm, main, details, session).await?;
+        progress.advance(1);
+        progress.finish();
         Ok(SubsetReport {
             main,
             details,
-            details_without_main: unmatched(self.odm, details, main, session.as_deref_mut())
-                .await?,
-            main_without_details: unmatched(self.odm, main, details, session).await?,
+            details_without_main,
+            main_without_details,
             deleted: 0,
         })
     }
@@ -123,10 +138,21 @@ impl<D: Subset> SubsetPair<'_, D> {
     }
 
     async fn repair_in(&self, mut session: Option<&mut ClientSession>) -> Result<SubsetReport> {
-        let mut report = self.verify_in(session.as_deref_mut()).await?;
-        for chunk in crate::batch::chunks_of(&report.details_without_main) {
+        let mut report = self
+            .verify_in(crate::progress::Task::Repair, session.as_deref_mut())
+            .await?;
+        let chunks = crate::batch::chunks_of(&report.details_without_main);
+        let mut progress = self.odm.track(
+            crate::progress::Task::Repair,
+            crate::progress::Unit::Commands,
+            || format!("subset {} without {}", report.details, report.main),
+            Some(chunks.len() as u64),
+        );
+        for chunk in chunks {
             report.deleted += self.delete_details(chunk, session.as_deref_mut()).await?;
+            progress.advance(1);
         }
+        progress.finish();
         Ok(report)
     }
 }

@@ -132,8 +132,9 @@ pub(crate) async fn sweep(
     repair: bool,
 ) -> Result<TreeReport> {
     let mut nodes: Vec<Node> = Vec::new();
+    let work = crate::sweep::Work::of(repair, || format!("tree {collection}"));
     let mut batches =
-        crate::sweep::Batches::open(odm, collection, node::projection(info), 10_000).await?;
+        crate::sweep::Batches::open(odm, collection, node::projection(info), 10_000, work).await?;
     while let Some(batch) = batches.next().await? {
         for d in &batch {
             nodes.push(node::parse_in(collection, info, d)?);

@@ -110,6 +110,12 @@ impl<'a> SyncValidators<'a> {
         let mut targets = self.targets;
         targets.sort_by(|a, b| a.0.cmp(&b.0));
         let mut report = ValidatorReport::default();
+        let mut progress = self.odm.track(
+            crate::progress::Task::Sync,
+            crate::progress::Unit::Collections,
+            || "validators".to_owned(),
+            Some(targets.len() as u64),
+        );
         for (collection, validator) in targets {
             let outcome = sync_one(
                 self.odm,
@@ -123,7 +129,9 @@ impl<'a> SyncValidators<'a> {
                 collection,
                 outcome,
             });
+            progress.advance(1);
         }
+        progress.finish();
         Ok(report)
     }
 }

@@ -212,12 +212,21 @@ impl CascadeWorker {
     ) -> Result<WorkerReport> {
         let mut report = WorkerReport::default();
         let mut budget = budget;
+        let mut progress = self.odm.track(
+            crate::progress::Task::Worker,
+            crate::progress::Unit::Intents,
+            || "cascade intents".to_owned(),
+            None,
+        );
         loop {
             let claimed = match self.current.take() {
                 Some(c) => c,
                 None => match self.claim(session.id()).await? {
                     Some(c) => c,
-                    None => return Ok(report),
+                    None => {
+                        progress.finish();
+                        return Ok(report);
+                    }
                 },
             };
             let mut one = WorkerReport::default();
@@ -228,6 +237,7 @@ impl CascadeWorker {
                 Ok(Pass::Paused) => {
                     self.current = Some(claimed);
                     report.add(one);
+                    progress.finish();
                     return Ok(report);
                 }
                 Err(e) if is_own(&e) => {
@@ -242,6 +252,7 @@ impl CascadeWorker {
                     return Err(e);
                 }
             }
+            progress.advance(one.applied + one.lost + one.failed.len() as u64);
             report.add(one);
         }
     }
