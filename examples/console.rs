@@ -20,6 +20,7 @@ use std::process::ExitCode;
 use models::{Part, Product};
 use odm::bson::doc;
 use odm::console::Console;
+use odm::progress::{Observer, Progress};
 use odm::Odm;
 
 // ANCHOR: console
@@ -117,6 +118,8 @@ async fn demo() -> odm::Result<bool> {
     println!("\nThe summary of part 2 in product 10 now says `fuze`.");
     ok &= step(&odm, "verify", 1).await;
     ok &= step(&odm, "repair", 0).await;
+    println!("\nThe same sweep from the application's code, its progress heard on a channel:");
+    verify_with_progress(&odm).await?;
     ok &= step(&odm, "migrate status", 0).await;
     ok &= step(&odm, "migrate run", 0).await;
     ok &= step(&odm, "plan Part", 0).await;
@@ -124,3 +127,35 @@ async fn demo() -> odm::Result<bool> {
     common::drop_database(&odm).await?;
     Ok(ok)
 }
+
+// ANCHOR: progress
+/// A sweep run by the application itself, whose progress goes to a channel that another task
+/// (a log, a status page) reads: one report when each piece starts, after each batch (at most
+/// every 100 ms), and when it ends.
+async fn verify_with_progress(odm: &Odm) -> odm::Result<()> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    let shown = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if p.finished {
+                println!(
+                    "  {}: {} of {} {}",
+                    p.phase,
+                    p.done,
+                    p.total.unwrap_or(0),
+                    p.unit.name()
+                );
+            }
+        }
+    });
+    let observed = odm.clone().with_progress(Observer::channel(tx));
+    let report = observed.verify_copies().batch_size(2).await?;
+    drop(observed); // the last sender: the reading task ends
+    let _ = shown.await;
+    println!(
+        "  {} documents checked, consistent: {}",
+        report.documents_checked,
+        report.is_consistent()
+    );
+    Ok(())
+}
+// ANCHOR_END: progress

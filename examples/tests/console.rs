@@ -259,6 +259,40 @@ async fn verify_finds_a_stale_copy_and_repair_fixes_it() -> Result {
 }
 
 #[tokio::test]
+async fn progress_lines_on_stderr_when_not_a_terminal() -> Result {
+    let db = TestDb::new().await?;
+    models::seed(db.odm()).await?;
+    // The test reads stderr through a pipe: lines, not bars, and stdout keeps its JSON.
+    let out = console(&db, &["verify", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    assert_eq!(json(&out)?["clean"], true);
+    let err = String::from_utf8(out.stderr)?;
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("progress: verify copies products.parts: "))
+        .collect();
+    assert_eq!(lines.len(), 2, "its start and its end: {err}");
+    assert!(lines[0].contains(": 0/"), "{err}");
+    assert!(
+        lines[1].contains(" documents, ") && lines[1].contains("done in"),
+        "{err}"
+    );
+
+    let out = console(&db, &["verify", "--progress", "none"])?;
+    assert_eq!(code(&out), Some(0));
+    assert!(!String::from_utf8(out.stderr)?.contains("progress:"));
+    // A wrong argument under --json is a JSON error too.
+    let out = console(&db, &["verify", "--progress", "loud", "--json"])?;
+    assert_eq!(code(&out), Some(2));
+    let error = json(&out)?;
+    assert!(
+        error["error"].as_str().is_some_and(|e| e.contains("loud")),
+        "{error}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
 async fn migrations_pending_then_run() -> Result {
     let db = TestDb::new().await?;
     let out = console(&db, &["migrate", "status", "--check", "--json"])?;

@@ -24,7 +24,9 @@
 //!
 //! A handle without an observer (the default) reports nothing and pays for nothing: no
 //! command, no clock read. With one, a sweep sends one `count` per collection it reads to know
-//! its total (`countDocuments` with the sweep's filter), and each piece of work is reported
+//! its total (the collection's count from its metadata, `estimatedDocumentCount`, when the
+//! sweep reads all of it; `countDocuments` with the sweep's filter when it reads a kind's
+//! documents), corrected to the documents actually read when the sweep ends, and each piece of work is reported
 //! when it starts, at most once per [interval](Observer::every) while it runs (checked once per
 //! batch, event or command, never per document), and when it ends.
 
@@ -277,6 +279,14 @@ impl Tracker {
             o.reported = now;
             o.progress.elapsed = now.duration_since(o.started);
             (o.observer.sink)(&o.progress);
+        }
+    }
+
+    /// Takes what is done as the total (a count taken before a read that other writes may
+    /// have changed since).
+    pub(crate) fn total_is_done(&mut self) {
+        if let Some(o) = &mut self.observed {
+            o.progress.total = Some(o.progress.done);
         }
     }
 

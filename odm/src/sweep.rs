@@ -10,8 +10,8 @@ use crate::{Error, Odm, Result};
 
 /// The documents of a collection (only the projected fields), in `_id` order, in batches of
 /// `size`. One `find`, plus `getMore`s; when the handle [observes
-/// progress](crate::Odm::with_progress), one `count` before them for the total, and a report
-/// per batch.
+/// progress](crate::Odm::with_progress), one `count` before them for the total (from the
+/// collection's metadata when the sweep reads it all), and a report per batch.
 pub(crate) struct Batches<'c> {
     collection: &'c str,
     cursor: Cursor<Document>,
@@ -55,14 +55,16 @@ impl<'c> Batches<'c> {
         work: Work<impl FnOnce() -> String>,
     ) -> Result<Batches<'c>> {
         let coll = odm.database().collection::<Document>(collection);
+        // The total, for the progress reports only: the collection's count from its metadata
+        // when the sweep reads all of it (no scan), the matching documents' otherwise.
         let total = match odm.progress() {
-            Some(_) => Some(
-                coll.count_documents(filter.clone())
-                    .await
-                    .map_err(|e| Error::from_driver(collection, e))?,
-            ),
+            Some(_) if filter.is_empty() => Some(coll.estimated_document_count().await),
+            Some(_) => Some(coll.count_documents(filter.clone()).await),
             None => None,
         };
+        let total = total
+            .transpose()
+            .map_err(|e| Error::from_driver(collection, e))?;
         let tracker = odm.track(work.task, Unit::Documents, work.phase, total);
         let cursor = coll
             .find(filter)
@@ -94,6 +96,8 @@ impl<'c> Batches<'c> {
             }
         }
         if batch.is_empty() {
+            // The count was taken before the read: the documents read are the true total.
+            self.tracker.total_is_done();
             self.tracker.finish();
             return Ok(None);
         }
