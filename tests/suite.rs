@@ -72,6 +72,8 @@ mod migrations;
 mod paging;
 #[path = "paths.rs"]
 mod paths;
+#[path = "plain_keys.rs"]
+mod plain_keys;
 #[path = "poly.rs"]
 mod poly;
 #[path = "populate.rs"]

@@ -35,6 +35,16 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// with (`_v`), and the upgrade of older ones on read.
     const SCHEMA_VERSION: Option<crate::catalog::SchemaVersion> = None;
 
+    /// Whether every key a document of the model is written with is known while compiling:
+    /// its fields' names and its embedded types' (no map, no free-form document, no field
+    /// serde writes with a function of the application). Its writes then skip the run-time
+    /// check of their keys. The derive's works it out once per process; `false` (checked)
+    /// otherwise.
+    #[doc(hidden)]
+    fn plain_keys() -> bool {
+        false
+    }
+
     /// The document's id; `None` only for an `Option` id that has not been set yet.
     fn document_id(&self) -> Option<&Self::Id>;
 
@@ -118,6 +128,15 @@ pub trait Embed: Serialize + DeserializeOwned {
     /// serde renames any of them (a shard key into the type is stored under these names).
     #[doc(hidden)]
     const STORED: &'static [&'static str] = Self::FIELDS;
+
+    /// Whether every key a value of the type is written with is known while compiling (see
+    /// [`Model::plain_keys`]); `visiting` holds the types being looked at, which a type met
+    /// again inside itself answers `true` for. Used by the derive of the types that hold it.
+    #[doc(hidden)]
+    fn plain_keys(visiting: &mut Vec<&'static str>) -> bool {
+        let _ = visiting;
+        false
+    }
 
     /// Paths below `field`; used by the generated accessors.
     #[doc(hidden)]

@@ -48,7 +48,11 @@ async fn seed(bench: &Bench, products: i64) -> odm::Result<()> {
     let parts: Vec<Document> = (0..PARTS)
         .map(|i| doc! { "_id": i, "name": format!("grommet {i}") })
         .collect();
-    bench.db.collection::<Document>("parts").insert_many(parts).await?;
+    bench
+        .db
+        .collection::<Document>("parts")
+        .insert_many(parts)
+        .await?;
     let coll = bench.db.collection::<Document>("products");
     let mut start = 0;
     while start < products {
@@ -83,7 +87,10 @@ async fn main() -> odm::Result<()> {
     };
     let handles = [
         ("no observer", bench.odm.clone()),
-        ("observer (100 ms)", bench.odm.clone().with_progress(counting())),
+        (
+            "observer (100 ms)",
+            bench.odm.clone().with_progress(counting()),
+        ),
         (
             "observer (every batch)",
             bench

@@ -7,6 +7,7 @@ mod denormalize;
 mod dummy;
 mod embed_check;
 mod indexes;
+mod keys;
 mod kinds;
 mod model;
 mod paths;
@@ -112,6 +113,7 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
     let summary_type = paths::summary_type_impl(cont, &paths_ident);
     let names = paths::names_consts(cont);
     let stored = paths::stored_const(cont);
+    let plain_keys = keys::embed_plain_keys(cont);
     quote! {
         #paths_struct
         #embed_checks
@@ -121,6 +123,7 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
             type Paths<__Root, __W, __M, __S> = #paths_ident<__Root, __W, __M, __S>;
             #names
             #stored
+            #plain_keys
 
             fn paths<__Root, __W, __M, __S>(
                 field: ::odm::__private::Field<__Root, __W, __M>,

@@ -22,6 +22,7 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
     let bounded_arrays = references::bounded_arrays(cont);
     let copies = denormalize::copy_infos(cont);
     let names = paths::names_consts(cont);
+    let plain_keys = super::keys::model_plain_keys(cont);
     let validator = validators::registered(cont);
     let tree = tree::tree_items(cont, &id_ty);
     let shard = shard::shard_items(cont);
@@ -89,6 +90,7 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
             const COLLECTION: &'static str = #collection;
             #stamp_const
             #version
+            #plain_keys
 
             #every_model
 

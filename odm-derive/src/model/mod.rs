@@ -62,6 +62,8 @@ pub struct Container<'a> {
     pub versions: versions::VersionAttrs,
     /// `#[odm(soft_delete)]`.
     pub soft_delete: Option<soft_delete::SoftDeleteAttr>,
+    /// `#[serde(into)]` or `#[serde(remote)]`: the document's keys are another type's.
+    pub serde_opaque: bool,
 }
 
 /// How a field holds its value.
@@ -91,6 +93,9 @@ pub struct Field<'a> {
     pub allow_deprecated: bool,
     /// `#[serde(with = "odm::dbref")]`: the reference is stored as DBRefs.
     pub dbref: Option<proc_macro2::Span>,
+    /// `#[serde(with)]` or `#[serde(serialize_with)]`: written by a function of the
+    /// application.
+    pub custom_serde: bool,
     /// `#[odm(version)]`, `#[odm(created_at)]` or `#[odm(updated_at)]`, at its key.
     pub stamp: Option<(versioning::Stamp, proc_macro2::Span)>,
 }
@@ -185,6 +190,7 @@ impl<'a> Container<'a> {
             subset_of: container_attrs.subset_of,
             versions: container_attrs.versions,
             soft_delete: container_attrs.soft_delete,
+            serde_opaque: container_attrs.serde_opaque,
         })
     }
 
@@ -311,6 +317,7 @@ impl<'a> Field<'a> {
             frequently_updated: attrs.frequently_updated,
             allow_deprecated: attrs.allow_deprecated,
             dbref: attrs.serde_dbref,
+            custom_serde: attrs.serde_custom,
             stamp: attrs.stamp,
         }
     }

@@ -9,8 +9,9 @@ use crate::query::Filter;
 use crate::update::Update;
 use crate::{Error, Model, Odm, Result};
 
-/// Encodes a model document for writing: keys checked, `_id` present (generated when the type
-/// allows). Returns the document and its id.
+/// Encodes a model document for writing: keys checked (unless the model's are all known while
+/// compiling, [`Model::plain_keys`]), `_id` present (generated when the type allows). Returns
+/// the document and its id.
 pub(crate) fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::Id)> {
     let encode_error = |e: bson::error::Error| Error::Encode {
         collection: T::COLLECTION.to_owned(),
@@ -27,7 +28,12 @@ pub(crate) fn encode_document<T: Model>(doc: &T) -> Result<(RawDocumentBuf, T::I
         });
     }
     let mut raw = bson::serialize_to_raw_document_buf(doc).map_err(encode_error)?;
-    check_document(T::COLLECTION, &raw)?;
+    // Keys known while compiling (the model's and its embedded types' field names) need no
+    // look; a map, a free-form document or a value written by the application's own function
+    // is checked.
+    if !T::plain_keys() {
+        check_document(T::COLLECTION, &raw)?;
+    }
     if let Some(kind) = T::entry().kind {
         store_kind::<T>(&mut raw, kind)?;
     }

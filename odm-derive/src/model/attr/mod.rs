@@ -42,6 +42,9 @@ pub struct ContainerAttrs {
     /// `#[serde(content = "...")]` or `#[serde(untagged)]`: a representation that is not
     /// internally tagged.
     pub serde_not_internal: Option<Span>,
+    /// `#[serde(into = "...")]` or `#[serde(remote = "...")]`: another type's `Serialize`
+    /// writes the document, whose keys the derive cannot know.
+    pub serde_opaque: bool,
     pub indexes: Vec<CompoundIndex>,
     /// `bucket(...)`: the documents are buckets of a key's items, one per period.
     pub bucket: Option<super::bucket::BucketAttr>,
@@ -83,6 +86,9 @@ pub struct FieldAttrs {
     pub serde_flatten: Option<Span>,
     /// `#[serde(with = "odm::dbref")]`: a reference stored as DBRefs.
     pub serde_dbref: Option<Span>,
+    /// `#[serde(with = ...)]` or `#[serde(serialize_with = ...)]`: a function of the
+    /// application writes the value, whose keys the derive cannot know.
+    pub serde_custom: bool,
     pub embed: Option<EmbedAttr>,
     pub index: Option<FieldIndex>,
     pub reference: Option<ReferenceAttr>,
@@ -231,6 +237,9 @@ fn parse_serde_container(attr: &Attribute, out: &mut ContainerAttrs) {
             out.serde_tag = Some(meta.value()?.parse::<LitStr>()?);
         } else if meta.path.is_ident("content") || meta.path.is_ident("untagged") {
             out.serde_not_internal = Some(meta.path.span());
+            skip_value(&meta)?;
+        } else if meta.path.is_ident("into") || meta.path.is_ident("remote") {
+            out.serde_opaque = true;
             skip_value(&meta)?;
         } else {
             skip_value(&meta)?;
@@ -389,9 +398,13 @@ fn parse_serde_field(attr: &Attribute, out: &mut FieldAttrs) {
             out.serde_flatten = Some(meta.path.span());
         } else if meta.path.is_ident("with") {
             let lit = meta.value()?.parse::<LitStr>()?;
+            out.serde_custom = true;
             if lit.value().replace(' ', "").ends_with("::dbref") || lit.value() == "dbref" {
                 out.serde_dbref = Some(lit.span());
             }
+        } else if meta.path.is_ident("serialize_with") {
+            out.serde_custom = true;
+            skip_value(&meta)?;
         } else {
             skip_value(&meta)?;
         }
