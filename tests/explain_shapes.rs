@@ -258,3 +258,185 @@ async fn the_shapes_of_one_model_and_an_unknown_name() -> odm::Result<()> {
     );
     Ok(())
 }
+
+/// The fields a filter names (in `$and`, `$or` and `$nor` too), `_id` aside.
+fn filtered_fields(filter: &Document, out: &mut Vec<String>) {
+    for (key, value) in filter {
+        match (key.as_str(), value) {
+            ("$and" | "$or" | "$nor", Bson::Array(items)) => {
+                for d in items.iter().filter_map(Bson::as_document) {
+                    filtered_fields(d, out);
+                }
+            }
+            (k, _) if k.starts_with('$') || k == "_id" => {}
+            (k, _) => out.push(k.to_owned()),
+        }
+    }
+}
+
+/// `(collection, filter)` of each query among the commands sent: a `find`'s or a count's
+/// filter, each statement of an `update` or a `delete`, a pipeline's first `$match`, a
+/// `findAndModify`'s query.
+fn queries(sent: Vec<odm::monitor::SentCommand>) -> Vec<(String, Document)> {
+    let mut out = Vec::new();
+    for c in sent {
+        let Some(command) = c.command else { continue };
+        let Ok(collection) = command.get_str(&c.name) else {
+            continue;
+        };
+        let filters: Vec<Document> = match c.name.as_str() {
+            "find" => command
+                .get_document("filter")
+                .ok()
+                .cloned()
+                .into_iter()
+                .collect(),
+            "count" | "findAndModify" => command
+                .get_document("query")
+                .ok()
+                .cloned()
+                .into_iter()
+                .collect(),
+            "aggregate" => command
+                .get_array("pipeline")
+                .ok()
+                .and_then(|p| {
+                    p.first()?
+                        .as_document()?
+                        .get_document("$match")
+                        .ok()
+                        .cloned()
+                })
+                .into_iter()
+                .collect(),
+            "update" | "delete" => {
+                let list = if c.name == "update" {
+                    "updates"
+                } else {
+                    "deletes"
+                };
+                command
+                    .get_array(list)
+                    .map(|s| {
+                        s.iter()
+                            .filter_map(|s| s.as_document()?.get_document("q").ok().cloned())
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        out.extend(filters.into_iter().map(|f| (collection.to_owned(), f)));
+    }
+    out
+}
+
+/// The shapes cannot drift from what is sent: the catalog's features run (copies filled and
+/// cascaded, references populated, children read, latest-N pushed, delete rules applied, a
+/// tree read, moved and pruned), and every field their queries filter on, `_id` aside, is a
+/// field of a listed shape of the same collection.
+#[tokio::test]
+async fn every_field_the_features_filter_on_is_a_listed_shape() -> odm::Result<()> {
+    use denorm::logs::{Host, LogMsg};
+    use denorm::parts::Part;
+
+    let db = common::db().await?;
+    let odm = db.odm();
+    odm.sync_indexes().await?;
+    db.commands().clear();
+    let fan = Product {
+        id: ObjectId::new(),
+        name: "Fan".into(),
+        manufacturer: "Acme".into(),
+        catalog_number: 1,
+        parts: vec![],
+    };
+    odm.insert_one(&fan).await?;
+    let blade = Part {
+        id: ObjectId::new(),
+        partno: "P-1".into(),
+        name: "blade".into(),
+        qty: 1,
+        product: Some(Ref::new(fan.id)),
+        product_name: String::new(),
+        product_catalog_number: 0,
+    };
+    odm.insert_one(&blade).await?;
+    let blower = Product {
+        id: ObjectId::new(),
+        name: "Blower".into(),
+        manufacturer: "Acme".into(),
+        catalog_number: 2,
+        parts: vec![PartSummary {
+            id: Ref::new(blade.id),
+            name: String::new(),
+        }],
+    };
+    odm.insert_one(&blower).await?;
+    let host = Host {
+        id: ObjectId::new(),
+        name: "www".into(),
+        ipaddr: "10.0.0.1".into(),
+        logmsgs: vec![],
+    };
+    odm.insert_one(&host).await?;
+    let msg = LogMsg {
+        id: ObjectId::new(),
+        time: odm::bson::DateTime::from_millis(1_000),
+        message: "up".into(),
+        host: Ref::new(host.id),
+        ipaddr: String::new(),
+    };
+    odm.insert_one(&msg).await?;
+    odm.update_by_id(fan.id, Product::name().set("Fan II"))
+        .await?;
+    odm.update_by_id(blade.id, Part::name().set("rotor"))
+        .await?;
+    odm.update_by_id(host.id, Host::ipaddr().set("10.0.0.2"))
+        .await?;
+    odm.find(Part::product().refers_to(fan.id))
+        .populate(Part::product())
+        .await?;
+    odm.children(LogMsg::host(), std::slice::from_ref(&host))
+        .await?;
+    odm.delete_one(LogMsg::id_field().eq(msg.id)).await?;
+    odm.delete_one(Product::id_field().eq(fan.id)).await?;
+    odm.delete_one(Part::id_field().eq(blade.id)).await?;
+    odm.delete_one(Host::id_field().eq(host.id)).await?;
+    for (id, parent) in [("lit", None), ("jazz", Some("lit")), ("ny", Some("jazz"))] {
+        odm.insert_one(&Subject {
+            id: id.into(),
+            parent: parent.map(|p: &str| Ref::new(p.to_owned())),
+            ancestors: vec![],
+        })
+        .await?;
+    }
+    let tree = odm.tree::<Subject>();
+    tree.descendants("lit").await?;
+    tree.children("lit").await?;
+    tree.roots().await?;
+    tree.ancestors("ny").await?;
+    tree.move_to_root("jazz").await?;
+    odm.delete_one(Subject::id_field().eq("jazz")).await?;
+
+    let shapes = odm::index::query_shapes(odm.catalog(), db.name());
+    let sent = queries(db.commands().take());
+    assert!(sent.len() > 20, "{sent:?}");
+    let mut unlisted = Vec::new();
+    for (collection, filter) in &sent {
+        let mut fields = Vec::new();
+        filtered_fields(filter, &mut fields);
+        for field in fields {
+            let listed = shapes.iter().any(|s| {
+                let mut named = Vec::new();
+                filtered_fields(&s.filter, &mut named);
+                s.collection == *collection && named.contains(&field)
+            });
+            if !listed {
+                unlisted.push(format!("{collection} {field} (in {filter})"));
+            }
+        }
+    }
+    assert!(unlisted.is_empty(), "not among the shapes: {unlisted:#?}");
+    Ok(())
+}

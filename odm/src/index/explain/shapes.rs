@@ -201,13 +201,16 @@ fn copies(shapes: &mut Shapes<'_>, copy: &crate::catalog::CopyInfo) {
     let source = shapes.model_of(copy.source);
     let (dependent, path) = (copy.dependent, &copy.path);
     if let CopyKind::Latest { via, sort, .. } = &copy.kind {
+        // The parent, unless it already holds the pushed summaries.
+        let mut push = crate::literal::eq("_id", SLOT);
+        push.extend(crate::literal::not_in(&format!("{path}._id"), vec![SLOT]));
         shapes.add(
             QueryFeature::Latest,
             &source,
             format!("push of a {source} onto {dependent}.{path} (through `{via}`)"),
             dependent,
             ShapeCommand::Update,
-            crate::literal::eq("_id", SLOT),
+            push,
             None,
             dependent,
         );
