@@ -5,10 +5,10 @@
 //! database named by `ODM_CONSOLE_DB` (else `odm_console`).
 //!
 //! Without arguments, it runs a short scripted session on a database of its own: it seeds the
-//! catalog, runs `sync --dry-run`, `sync`, `verify`, plants a stale copy behind the ODM's back,
-//! runs `verify` and `repair`, and prints the cascade plan of `Part` and the diagram, each with
-//! its exit code; then it drops the database. It exits 0 when every exit code was the one
-//! expected.
+//! catalog, runs `sync --dry-run`, `explain`, `sync`, `explain` again and `verify`, plants a
+//! stale copy behind the ODM's back, runs `verify` and `repair`, and prints the cascade plan of
+//! `Part` and the diagram, each with its exit code; then it drops the database. It exits 0 when
+//! every exit code was the one expected.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -103,8 +103,10 @@ async fn demo() -> odm::Result<bool> {
     let mut ok = true;
     // ANCHOR: session
     ok &= step(&odm, "sync --dry-run", 1).await; // the indexes are missing
+    ok &= step(&odm, "explain", 1).await; // so the cascades would scan collections
     ok &= step(&odm, "sync", 0).await;
     ok &= step(&odm, "sync --dry-run", 0).await;
+    ok &= step(&odm, "explain", 0).await;
     ok &= step(&odm, "verify", 0).await;
     // ANCHOR_END: session
     // A copy written behind the ODM's back: the product's summary of the fuse.

@@ -46,6 +46,8 @@ mod element_paths;
 mod errors;
 #[path = "expanded.rs"]
 mod expanded;
+#[path = "explain_shapes.rs"]
+mod explain_shapes;
 #[path = "follower.rs"]
 mod follower;
 #[path = "harness.rs"]

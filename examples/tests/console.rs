@@ -1,6 +1,6 @@
 //! The operations console (`examples/console.rs`), run as a process: exit codes, `--json`
-//! output, `--help`, and a stale copy planted with the raw driver, found by `verify` and fixed
-//! by `repair` (read back raw).
+//! output, `--help`, a stale copy planted with the raw driver, found by `verify` and fixed
+//! by `repair` (read back raw), and the collection scans `explain` finds until `sync`.
 
 #[path = "../console/models.rs"]
 mod models;
@@ -289,6 +289,74 @@ async fn progress_lines_on_stderr_when_not_a_terminal() -> Result {
         error["error"].as_str().is_some_and(|e| e.contains("loud")),
         "{error}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn explain_reports_collection_scans_until_the_indexes_are_synced() -> Result {
+    let db = TestDb::new().await?;
+    models::seed(db.odm()).await?;
+    // The collections hold documents, their declared indexes are missing: the cascades and
+    // the delete rule scan them.
+    let out = console(&db, &["explain", "--json"])?;
+    assert_eq!(
+        code(&out),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json(&out)?;
+    assert_eq!(report["clean"], false);
+    let shapes = report["shapes"].as_array().ok_or("no shapes")?;
+    let scans: Vec<(&str, &str)> = shapes
+        .iter()
+        .filter(|s| s["problem"] == true)
+        .map(|s| {
+            (
+                s["collection"].as_str().unwrap_or_default(),
+                s["shape"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        scans,
+        [
+            ("parts", "{ product: { $in: [?] } }"),
+            ("products", "{ parts.id: { $in: [?] } }"),
+        ],
+        "{report}"
+    );
+    assert_eq!(report["problems"], 2);
+    let cascade = shapes
+        .iter()
+        .find(|s| s["collection"] == "products" && s["command"] == "update")
+        .ok_or("no cascade into products")?;
+    assert_eq!(cascade["access"], "collection scan");
+    assert_eq!(cascade["declared"], "parts.id_1");
+    assert!(cascade["sent_by"].as_array().is_some_and(|f| f
+        .iter()
+        .any(|f| f["feature"] == "cascade" && f["model"] == "Part")));
+    // The text: the table and a line per problem.
+    let text = String::from_utf8(console(&db, &["explain"])?.stdout)?;
+    assert!(
+        text.contains("COLLSCAN") && text.contains("PROBLEM products"),
+        "{text}"
+    );
+
+    assert_eq!(code(&console(&db, &["sync"])?), Some(0));
+    let out = console(&db, &["explain", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    let report = json(&out)?;
+    assert_eq!(report["clean"], true);
+    let shapes = report["shapes"].as_array().ok_or("no shapes")?;
+    assert!(shapes.iter().all(|s| s["access"] == "index"), "{report}");
+
+    // One model's shapes; an unknown model fails.
+    let out = console(&db, &["explain", "Part", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    let some = json(&out)?["shapes"].as_array().map_or(0, Vec::len);
+    assert!(some > 0 && some <= shapes.len());
+    assert_eq!(code(&console(&db, &["explain", "Nothing"])?), Some(2));
     Ok(())
 }
 

@@ -23,6 +23,7 @@
 //! | `follow status`, `follow run` | the follower of other programs' writes ([`Odm::follower_status`], [`Follower::run_until_idle`](crate::follower::Follower::run_until_idle)) |
 //! | `plan`, `routing` | cascade plans and routing reports of the models named with [`Console::model`] |
 //! | `diagram` | the catalog as a Mermaid class diagram ([`Odm::diagram`]) |
+//! | `explain [MODEL...]` | the index use of every query shape odm generates for the models, asked of the live database ([`Odm::explain_shapes`]); a collection scan is a problem |
 //!
 //! With `--json` (before or after the subcommand) a command prints one JSON document on
 //! stdout instead of text, an error included (`{"error": "..."}`).
@@ -37,10 +38,12 @@
 //! The exit code says how it went: [`SUCCESS`] (0) when all is well, [`PROBLEMS`] (1) when the
 //! command ran and found something to act on (a copy that differs from its source, a dry run
 //! that would change something, a sync that left a differing index, pending migrations with
-//! `migrate status --check`, a cascade that failed), [`FAILED`] (2) when it could not run (an
+//! `migrate status --check`, a cascade that failed, a query shape answered by a collection
+//! scan), [`FAILED`] (2) when it could not run (an
 //! unreachable server, a refused command, a wrong argument).
 
 mod dry_run;
+mod explain;
 mod migrate;
 mod plan;
 mod progress;
@@ -204,6 +207,7 @@ impl Console {
             Command::Plan(args) => plan::plans(odm, &self.models, &args),
             Command::Routing(args) => plan::routing(odm, &self.models, &args),
             Command::Diagram => Ok(plan::diagram(odm)),
+            Command::Explain(args) => explain::explain(odm, &args).await,
         }
     }
 }
@@ -249,4 +253,7 @@ enum Command {
     Routing(plan::PlanArgs),
     /// The catalog as a Mermaid class diagram.
     Diagram,
+    /// The index use of every query shape odm generates for the models (one `explain` each):
+    /// exits 1 when one would scan a whole collection.
+    Explain(explain::ExplainArgs),
 }

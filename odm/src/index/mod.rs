@@ -1,4 +1,5 @@
-//! Declared indexes and `sync_indexes`.
+//! Declared indexes, `sync_indexes`, and the index use of the queries odm generates
+//! ([`Odm::explain_shapes`](crate::Odm::explain_shapes)).
 //!
 //! Each model's indexes come from its attributes (`#[index]`, `#[odm(index(...))]`) and, later,
 //! from the features that need them (references, cascades). [`Odm::sync_indexes`] makes the
@@ -14,6 +15,14 @@ use std::pin::Pin;
 use bson::{doc, Bson, Document};
 
 use crate::model::Model;
+
+mod explain;
+
+pub(crate) use explain::winning;
+pub use explain::{
+    query_shapes, Access, ExplainShapes, ExplainedShape, QueryFeature, QueryShape, ShapeCommand,
+    ShapeReport, ShapeSource,
+};
 
 pub use crate::catalog::{IndexKey, IndexSpec};
 pub use crate::error::{CollectionSync, IndexDiff, IndexFailure, SyncReport};

@@ -200,69 +200,14 @@ fn queries_of(name: &str, command: &Document) -> Vec<(String, Document, Document
 /// The plan an `explain` reply reports: the stages of every winning plan in it (one for a
 /// query, one per shard, one per `$cursor` stage of a pipeline), never the rejected ones.
 fn plan_of(reply: &Document) -> Plan {
-    let mut winning = Vec::new();
-    collect_winning(reply, &mut winning);
-    if winning.is_empty() {
-        return Plan::Unreported;
-    }
-    let mut stages = Stages::default();
-    for plan in winning {
-        stages.walk(plan);
-    }
-    if stages.scan {
+    let winning = crate::index::winning(reply);
+    if !winning.reported {
+        Plan::Unreported
+    } else if winning.scan {
         Plan::CollectionScan
-    } else if stages.indexes.is_empty() && stages.eof {
+    } else if winning.indexes.is_empty() && winning.eof {
         Plan::NoCollection
     } else {
-        Plan::Indexed(stages.indexes)
-    }
-}
-
-fn collect_winning<'a>(doc: &'a Document, out: &mut Vec<&'a Document>) {
-    for (key, value) in doc {
-        match (key.as_str(), value) {
-            ("rejectedPlans", _) => {}
-            ("winningPlan", Bson::Document(plan)) => out.push(plan),
-            (_, Bson::Document(d)) => collect_winning(d, out),
-            (_, Bson::Array(items)) => {
-                for d in items.iter().filter_map(Bson::as_document) {
-                    collect_winning(d, out);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-#[derive(Default)]
-struct Stages {
-    scan: bool,
-    eof: bool,
-    indexes: Vec<String>,
-}
-
-impl Stages {
-    fn walk(&mut self, plan: &Document) {
-        match plan.get_str("stage") {
-            Ok("COLLSCAN") => self.scan = true,
-            Ok("EOF") => self.eof = true,
-            _ => {}
-        }
-        if let Ok(name) = plan.get_str("indexName") {
-            if !self.indexes.iter().any(|n| n == name) {
-                self.indexes.push(name.to_owned());
-            }
-        }
-        for value in plan.values() {
-            match value {
-                Bson::Document(d) => self.walk(d),
-                Bson::Array(items) => {
-                    for d in items.iter().filter_map(Bson::as_document) {
-                        self.walk(d);
-                    }
-                }
-                _ => {}
-            }
-        }
+        Plan::Indexed(winning.indexes)
     }
 }
