@@ -53,6 +53,37 @@ pub async fn stored(db: &TestDb, collection: &str) -> Vec<Document> {
     stored_in(db.raw(), collection).await
 }
 
+/// Compares every summary in the array `array` of `dependent`'s documents with the `source`
+/// document its `id` names (integer ids, the copied field `name`), read back raw, and returns
+/// how many summaries it compared.
+pub async fn copies_equal(
+    db: &odm::mongodb::Database,
+    source: &str,
+    dependent: &str,
+    array: &str,
+) -> usize {
+    let names: std::collections::HashMap<i64, String> = stored_in(db, source)
+        .await
+        .into_iter()
+        .map(|d| {
+            (
+                d.get_i64("_id").unwrap(),
+                d.get_str("name").unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let mut compared = 0;
+    for p in &stored_in(db, dependent).await {
+        for s in p.get_array(array).unwrap() {
+            let s = s.as_document().unwrap();
+            let id = s.get_i64("id").unwrap();
+            assert_eq!(s.get_str("name").unwrap(), names[&id], "{dependent} {p}");
+            compared += 1;
+        }
+    }
+    compared
+}
+
 /// Every stored document of `collection` in `db` (a database of a server of the test's own,
 /// with no `TestDb`), by `_id`, read with the raw driver.
 pub async fn stored_in(db: &odm::mongodb::Database, collection: &str) -> Vec<Document> {

@@ -30,27 +30,6 @@ async fn rename(parts: &odm::mongodb::Collection<Document>, ids: std::ops::Range
     }
 }
 
-/// Every summary of `products` equals its part's name, read back raw.
-async fn copies_equal_sources(db: &odm::mongodb::Database) {
-    let names: std::collections::HashMap<i64, String> = common::stored_in(db, "parts")
-        .await
-        .into_iter()
-        .map(|d| {
-            (
-                d.get_i64("_id").unwrap(),
-                d.get_str("name").unwrap().to_owned(),
-            )
-        })
-        .collect();
-    for p in &common::stored_in(db, "products").await {
-        for s in p.get_array("parts").unwrap() {
-            let s = s.as_document().unwrap();
-            let id = s.get_i64("id").unwrap();
-            assert_eq!(s.get_str("name").unwrap(), names[&id], "product {p}");
-        }
-    }
-}
-
 /// A follower running while its server is paused (SIGSTOP for two seconds) and then killed
 /// (SIGKILL, started again on the same port and data): it waits, goes on when the server
 /// answers, and every copy ends equal to its source.
@@ -101,7 +80,7 @@ async fn a_paused_then_killed_server_loses_no_event() -> odm::Result<()> {
     odm.wait_for_follower(Duration::from_secs(60)).await?;
     assert!(!task.is_finished(), "the follower goes on");
     task.abort();
-    copies_equal_sources(&db).await;
+    common::copies_equal(&db, "parts", "products", "parts").await;
     Ok(())
 }
 
