@@ -124,7 +124,14 @@ impl<Root, T, M> Field<Root, T, M> {
         // An empty path is the element of an array seen on its own (`any`, `each_where`).
         let path = match self.path.as_ref() {
             "" => name.to_owned(),
-            parent => format!("{parent}.{name}"),
+            parent => {
+                // Sized once: this runs for every nested path of every typed query.
+                let mut path = String::with_capacity(parent.len() + 1 + name.len());
+                path.push_str(parent);
+                path.push('.');
+                path.push_str(name);
+                path
+            }
         };
         self.below(path)
     }
@@ -200,10 +207,21 @@ pub trait Value<T> {
 /// Encodes `value`: an `ObjectId` directly (through serde it is written as hex and parsed
 /// back, which costs more than the rest of a filter), anything else through serde.
 pub(crate) fn encode_value<V: Serialize + 'static>(value: &V) -> Result<Bson, bson::error::Error> {
-    match (value as &dyn std::any::Any).downcast_ref::<bson::oid::ObjectId>() {
-        Some(id) => Ok(Bson::ObjectId(*id)),
-        None => bson::serialize_to_bson(value),
+    // The usual ids and values without serde's machinery (the same BSON it would give).
+    let any = value as &dyn std::any::Any;
+    if let Some(id) = any.downcast_ref::<bson::oid::ObjectId>() {
+        return Ok(Bson::ObjectId(*id));
     }
+    if let Some(s) = any.downcast_ref::<String>() {
+        return Ok(Bson::String(s.clone()));
+    }
+    if let Some(n) = any.downcast_ref::<i32>() {
+        return Ok(Bson::Int32(*n));
+    }
+    if let Some(n) = any.downcast_ref::<i64>() {
+        return Ok(Bson::Int64(*n));
+    }
+    bson::serialize_to_bson(value)
 }
 
 impl<T: Serialize + 'static> Value<T> for T {

@@ -156,9 +156,13 @@ macro_rules! link {
             /// The list `N`, then the plain command, as one boxed future.
             fn $boxed<'a, T: Model, N: Stages>(call: $call) -> BoxFuture<'a, Result<$out>> {
                 let model = describe::<T>(call.odm, call.guarded());
+                // A model none of them concerns: the plain command, without walking the list.
+                if !N::concerns(&model) {
+                    return write::$op::<T>(call);
+                }
                 match N::$op::<T>(call, &model) {
                     Ok(Step::Sent(sent)) => sent,
-                    Ok(Step::Pass(call)) => Box::pin(write::$op::<T>(call)),
+                    Ok(Step::Pass(call)) => write::$op::<T>(call),
                     Err(e) => Box::pin(std::future::ready(Err(e))),
                 }
             }
@@ -202,47 +206,52 @@ fn describe<T: Model>(odm: &Odm, guarded: bool) -> Described<'static> {
     let entry = T::entry();
     Described {
         entry,
-        related: odm.catalog().is_related(entry.collection),
+        related: match odm.slot(entry.collection) {
+            Some(slot) => slot.related,
+            None => odm.catalog().is_related(entry.collection),
+        },
         guarded,
     }
 }
 
-/// Offers a call to the list: straight back (`Pass`) when no maintainer concerns the model, so
-/// that it goes to the plain command as the driver would send it, else to each maintainer
-/// that concerns it, in order.
+/// Offers a call to the list, and sends the plain command when no maintainer takes it: the
+/// write as one future. A model no maintainer concerns goes straight to the plain command, as
+/// the driver would send it.
 macro_rules! offer {
-    ($(#[$doc:meta])* $op:ident($call:ty) -> $out:ty) => {
+    ($(#[$doc:meta])* $op:ident($call:ty) -> $out:ty, $rest:ident) => {
         $(#[$doc])*
-        pub(crate) fn $op<'a, T: Model>(call: $call) -> Stepped<'a, $call, $out> {
-            let model = describe::<T>(call.odm, call.guarded());
-            if !List::concerns(&model) {
-                return Ok(Step::Pass(call));
-            }
-            List::$op::<T>(call, &model)
+        pub(crate) fn $op<'a, T: Model>(call: $call) -> BoxFuture<'a, Result<$out>> {
+            $rest::<T, List>(call)
         }
     };
 }
 
 offer!(
-    /// Offers an insert to the list: `Sent` when a maintainer took it, else the call to send.
-    insert(InsertCall<'a, T>) -> usize
+    /// An insert: resolves to the number of documents sent.
+    insert(InsertCall<'a, T>) -> usize, insert_rest
 );
 offer!(
-    /// Offers an update to the list.
-    update(UpdateCall<'a>) -> UpdateResult
+    /// An update.
+    update(UpdateCall<'a>) -> UpdateResult, update_rest
 );
 offer!(
-    /// Offers a replacement to the list.
-    replace(ReplaceCall<'a, T>) -> UpdateResult
+    /// A replacement.
+    replace(ReplaceCall<'a, T>) -> UpdateResult, replace_rest
 );
 offer!(
-    /// Offers a `findAndModify` update to the list.
-    modify(ModifyCall<'a>) -> Option<RawDocumentBuf>
+    /// A `findAndModify` update.
+    modify(ModifyCall<'a>) -> Option<RawDocumentBuf>, modify_rest
 );
 offer!(
-    /// Offers a delete to the list.
-    delete(DeleteCall<'a>) -> u64
+    /// A delete.
+    delete(DeleteCall<'a>) -> u64, delete_rest
 );
+
+/// Whether any maintainer concerns `T` (for a call without guards): when none does, its writes
+/// are the plain commands.
+pub(crate) fn concerns<T: Model>(odm: &Odm) -> bool {
+    List::concerns(&describe::<T>(odm, false))
+}
 
 /// Tells the maintainers that concern `T` that `documents` of its documents were read.
 pub(crate) fn read<T: Model>(odm: &Odm, documents: usize) {

@@ -187,6 +187,10 @@ fn on_element(doc: Document) -> Document {
 /// after a top-level `$and` ("did not find the match needed from the query"); as it is
 /// otherwise.
 pub(crate) fn filter_for_update(filter: Document, update: &Document) -> Document {
+    // Only a filter with a top-level `$and` is ever written otherwise.
+    if !filter.keys().any(|k| k == "$and") {
+        return filter;
+    }
     let positional = update.values().any(|v| {
         v.as_document().is_some_and(|fields| {
             fields

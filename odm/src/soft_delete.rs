@@ -70,7 +70,7 @@ async fn mark<T: Model>(call: DeleteCall<'_>, field: &'static str) -> Result<u64
     let update = UpdateCall {
         odm,
         // Shown only when the update fails.
-        shown: filter.clone(),
+        shown: crate::error::Shown::of(&filter),
         filter,
         update: doc! { "$currentDate": { field: { "$type": "date" } } },
         array_filters: Vec::new(),

@@ -19,6 +19,7 @@ use super::{BoxFuture, Odm};
 #[cfg(doc)]
 use crate::catalog::Catalog;
 use crate::catalog::ModelEntry;
+use crate::error::Shown;
 use crate::transaction::TransactionMode;
 use crate::update::Guard;
 use crate::{Model, Result};
@@ -49,7 +50,7 @@ pub(crate) struct UpdateCall<'a> {
     /// rewrite for the update is made when it is sent).
     pub filter: Document,
     /// The filter as the caller's query gave it, shown when the write fails.
-    pub shown: Document,
+    pub shown: Shown,
     pub update: Document,
     pub array_filters: Vec<Document>,
     /// The guards of the typed pushes onto bounded arrays.
@@ -79,7 +80,7 @@ pub(crate) struct ModifyCall<'a> {
     pub odm: &'a Odm,
     pub filter: Document,
     /// The filter as the caller's query gave it, shown when the write fails.
-    pub shown: Document,
+    pub shown: Shown,
     pub update: Document,
     pub guards: Vec<Guard>,
     /// The driver's options (sort, upsert, which document is returned, array filters).

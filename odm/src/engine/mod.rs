@@ -3,6 +3,7 @@
 //! session or in none, and reading documents back. It sits above the catalog, which the handle
 //! holds, and below the features and operations, which all use it.
 
+mod collections;
 mod in_session;
 mod loads;
 mod maintainer;
@@ -69,3 +70,16 @@ macro_rules! send {
     };
 }
 pub(crate) use send;
+
+/// The driver's future of `action`, in `session` when there is one: [`send!`] without the
+/// `.await`, for a write that hands the driver's own future on instead of awaiting it inside
+/// a larger one.
+macro_rules! start {
+    ($action:expr, $session:expr) => {
+        match $session {
+            None => ::std::future::IntoFuture::into_future($action),
+            Some(s) => ::std::future::IntoFuture::into_future($action.session(s)),
+        }
+    };
+}
+pub(crate) use start;

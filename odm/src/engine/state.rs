@@ -63,6 +63,8 @@ pub struct Odm {
     catalog: Arc<crate::catalog::Catalog>,
     /// Who hears of the progress of long work ([`Odm::with_progress`]).
     progress: Option<crate::progress::Observer>,
+    /// The driver's collections of the catalog's models, made once (see `collections.rs`).
+    collections: Arc<std::sync::OnceLock<super::collections::Collections>>,
 }
 
 /// Installs, when `options` has none, an SDAM handler that records the type of the first server
@@ -118,6 +120,7 @@ impl Odm {
             contention: Arc::default(),
             catalog: crate::catalog::Catalog::linked(),
             progress: None,
+            collections: Arc::default(),
         }
     }
 
@@ -131,6 +134,7 @@ impl Odm {
     /// delete rules, latest-N arrays, shard keys and indexes, and no other model's.
     pub fn with_catalog(mut self, catalog: crate::catalog::Catalog) -> Self {
         self.catalog = Arc::new(catalog);
+        self.collections = Arc::default();
         self
     }
 
@@ -301,7 +305,23 @@ impl Odm {
     }
 
     pub(crate) fn raw_collection<T: Model>(&self) -> Collection<bson::RawDocumentBuf> {
-        self.db.collection(T::COLLECTION)
+        match self.slot(T::COLLECTION) {
+            Some(slot) => slot.collection(&self.db, T::COLLECTION).clone(),
+            None => self.db.collection(T::COLLECTION),
+        }
+    }
+
+    /// The handle's own collection of `T`, made once, when `T` is one of its catalog's models.
+    pub(crate) fn cached_collection<T: Model>(&self) -> Option<&Collection<bson::RawDocumentBuf>> {
+        self.slot(T::COLLECTION)
+            .map(|slot| slot.collection(&self.db, T::COLLECTION))
+    }
+
+    /// What the handle keeps of `collection`, when one of its catalog's models is stored there.
+    pub(crate) fn slot(&self, collection: &str) -> Option<&super::collections::Slot> {
+        self.collections
+            .get_or_init(|| super::collections::Collections::of(&self.catalog))
+            .slot(collection)
     }
 
     pub(crate) fn driver_error<T: Model>(e: mongodb::error::Error) -> Error {

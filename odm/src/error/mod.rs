@@ -9,7 +9,7 @@ pub use restricted::DeleteRestricted;
 pub use sync_report::{CollectionSync, IndexDiff, IndexFailure, ShardSync, SyncReport};
 
 use show::{join, server_said};
-pub(crate) use show::{show_filter, show_id};
+pub(crate) use show::{show_filter, show_id, Shown};
 
 /// Result alias used throughout `odm`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -77,6 +77,35 @@ pub(crate) fn show_filter(filter: &bson::Document) -> String {
     shown.to_string()
 }
 
+/// The filter of a write, kept to be shown if the write fails (the driver takes the filter
+/// itself): for the usual filter by `_id` alone, only the id, which costs no copy of a
+/// document.
+#[derive(Debug, Clone)]
+pub(crate) enum Shown {
+    /// `{_id: value}`.
+    Id(Bson),
+    /// Any other filter.
+    Filter(bson::Document),
+}
+
+impl Shown {
+    /// What to keep of `filter`.
+    pub(crate) fn of(filter: &bson::Document) -> Shown {
+        match filter.iter().next() {
+            Some((key, id)) if filter.len() == 1 && key == "_id" => Shown::Id(id.clone()),
+            _ => Shown::Filter(filter.clone()),
+        }
+    }
+
+    /// The filter as [`show_filter`] prints it.
+    pub(crate) fn show(&self) -> String {
+        match self {
+            Shown::Id(id) => show_filter(&bson::doc! { "_id": id.clone() }),
+            Shown::Filter(filter) => show_filter(filter),
+        }
+    }
+}
+
 /// An `_id` printed the way the shell prints it, for error messages.
 pub(crate) fn show_id(id: Option<&Bson>) -> String {
     match id {

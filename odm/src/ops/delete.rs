@@ -3,7 +3,7 @@
 use mongodb::ClientSession;
 
 use super::into_future;
-use crate::engine::{DeleteCall, Step};
+use crate::engine::{BoxFuture, DeleteCall};
 use crate::query::Filter;
 use crate::{Model, Odm, Result};
 
@@ -43,21 +43,21 @@ impl<'a, T: Model> Delete<'a, T> {
         self
     }
 
-    async fn run(self) -> Result<u64> {
-        let call = DeleteCall {
-            odm: self.odm,
-            filter: crate::engine::model_filter(self.filter)?,
-            many: self.many,
-            session: self.session,
-        };
-        match crate::pipeline::delete::<T>(call)? {
-            Step::Sent(sent) => sent.await,
-            Step::Pass(call) => crate::engine::write::delete::<T>(call).await,
+    /// The delete as one future: offered to the maintainers, else the plain `delete`.
+    fn start(self) -> BoxFuture<'a, Result<u64>> {
+        match crate::engine::model_filter(self.filter) {
+            Ok(filter) => crate::pipeline::delete::<T>(DeleteCall {
+                odm: self.odm,
+                filter,
+                many: self.many,
+                session: self.session,
+            }),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
         }
     }
 }
 
-into_future!(Delete => u64, "delete", |n: &u64| Some(*n));
+into_future!(Delete => u64, "delete", |n: &u64| Some(*n), start);
 
 impl Odm {
     /// Deletes one loaded document: `delete` by its `_id`, and for a sharded model by its shard

@@ -6,7 +6,7 @@ use mongodb::ClientSession;
 use super::encode::checked_update;
 use super::into_future;
 use crate::decode::decode;
-use crate::engine::{ModifyCall, Step};
+use crate::engine::ModifyCall;
 use crate::query::{Filter, Sort};
 use crate::update::Update;
 use crate::{Model, Odm, Result};
@@ -76,7 +76,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     }
 
     async fn run(self) -> Result<Option<T>> {
-        let shown = crate::engine::model_filter(self.filter)?;
+        let filter = crate::engine::model_filter(self.filter)?;
         let guards = self.update.guards().to_vec();
         let mut options = self.options;
         let array_filters = self.update.array_filters();
@@ -85,17 +85,14 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         }
         let call = ModifyCall {
             odm: self.odm,
-            filter: shown.clone(),
-            shown,
+            shown: crate::error::Shown::of(&filter),
+            filter,
             update: checked_update(T::COLLECTION, self.update)?,
             guards,
             options,
             session: self.session,
         };
-        let found = match crate::pipeline::modify::<T>(call)? {
-            Step::Sent(sent) => sent.await?,
-            Step::Pass(call) => crate::engine::write::modify::<T>(call).await?,
-        };
+        let found = crate::pipeline::modify::<T>(call).await?;
         found
             .map(|raw| decode(&crate::decode::Reading::of::<T>(self.odm), &raw))
             .transpose()

@@ -6,7 +6,7 @@ use mongodb::ClientSession;
 
 use super::encode::encode_document;
 use super::into_future;
-use crate::engine::{InsertCall, Step};
+use crate::engine::{BoxFuture, InsertCall};
 use crate::{Model, Odm, Result};
 
 /// Offers the insert of encoded documents to the maintainers (see [`crate::pipeline`]), and
@@ -16,24 +16,20 @@ use crate::{Model, Odm, Result};
 /// that copy from others, one `find` per source collection first (and after, see
 /// [`crate::denormalize`]); for a source of latest-N arrays, one `update` per parent after it;
 /// for a tree's nodes, see [`crate::tree`].
-async fn insert_raw<'a, T: Model>(
+fn insert_raw<'a, T: Model>(
     odm: &'a Odm,
     docs: &'a [&'a T],
     raws: Vec<RawDocumentBuf>,
     ordered: bool,
     session: Option<&'a mut ClientSession>,
-) -> Result<usize> {
-    let call = InsertCall {
+) -> BoxFuture<'a, Result<usize>> {
+    crate::pipeline::insert::<T>(InsertCall {
         odm,
         docs,
         raws,
         ordered,
         session,
-    };
-    match crate::pipeline::insert::<T>(call)? {
-        Step::Sent(sent) => sent.await,
-        Step::Pass(call) => crate::engine::write::insert::<T>(call).await,
-    }
+    })
 }
 
 /// Builder returned by [`Odm::insert_one`]; resolves to the document's id. Sends one `insert`
@@ -62,6 +58,23 @@ impl<'a, T: Model> InsertOne<'a, T> {
         self
     }
 
+    /// The insert as one future. For a model no maintainer concerns, the plain `insert`, built
+    /// here; otherwise offered to the maintainers, which read the typed document.
+    fn start(self) -> BoxFuture<'a, Result<T::Id>> {
+        if crate::pipeline::concerns::<T>(self.odm) {
+            return Box::pin(self.run());
+        }
+        let (raw, id) = match encode_document(self.doc) {
+            Ok(encoded) => encoded,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        let sent = insert_raw::<T>(self.odm, &[], vec![raw], true, self.session);
+        Box::pin(async move {
+            sent.await?;
+            Ok(id)
+        })
+    }
+
     async fn run(self) -> Result<T::Id> {
         let (raw, id) = encode_document(self.doc)?;
         let n = insert_raw::<T>(
@@ -77,7 +90,7 @@ impl<'a, T: Model> InsertOne<'a, T> {
     }
 }
 
-into_future!(InsertOne => T::Id, "insert_one", |_: &T::Id| Some(1));
+into_future!(InsertOne => T::Id, "insert_one", |_: &T::Id| Some(1), start);
 
 /// Builder returned by [`Odm::insert_many`]; resolves to the ids, in order.
 ///

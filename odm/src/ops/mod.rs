@@ -29,6 +29,25 @@ pub use update::UpdateOp;
 /// Implements `IntoFuture` for a builder by boxing its `run` method, traced as the operation
 /// `$name` (see [`crate::trace`]); `$documents` gives the `documents` field from the output.
 macro_rules! into_future {
+    // A write: `start` builds the command and returns the future that sends it, small enough
+    // that boxing it costs little (see `engine::write`).
+    ($ty:ident => $out:ty, $name:literal, $documents:expr, start) => {
+        impl<'a, T: $crate::Model> ::std::future::IntoFuture for $ty<'a, T> {
+            type Output = $crate::Result<$out>;
+            type IntoFuture =
+                ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
+            fn into_future(self) -> Self::IntoFuture {
+                let span = $crate::trace::operation_span!($name, T::COLLECTION);
+                if span.is_disabled() {
+                    return self.start();
+                }
+                // Built inside the span: the maintainers open their steps' spans as they take
+                // the call.
+                let fut = span.in_scope(|| self.start());
+                $crate::trace::boxed(span, fut, $documents)
+            }
+        }
+    };
     ($ty:ident => $out:ty, $name:literal, $documents:expr) => {
         impl<'a, T: $crate::Model> ::std::future::IntoFuture for $ty<'a, T> {
             type Output = $crate::Result<$out>;

@@ -6,7 +6,7 @@ use mongodb::ClientSession;
 
 use super::encode::encode_document;
 use super::into_future;
-use crate::engine::{ReplaceCall, Step};
+use crate::engine::{BoxFuture, ReplaceCall};
 use crate::{Error, Model, Odm, Result};
 
 /// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`; for
@@ -57,26 +57,32 @@ impl<'a, T: Model> Replace<'a, T> {
         self
     }
 
-    async fn run(self) -> Result<UpdateResult> {
+    /// The replacement as one future: offered to the maintainers, else the plain `update`.
+    fn start(self) -> BoxFuture<'a, Result<UpdateResult>> {
+        match self.call() {
+            Ok(call) => crate::pipeline::replace::<T>(call),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    }
+
+    fn call(self) -> Result<ReplaceCall<'a, T>> {
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
         let filter = crate::engine::model_filter(T::id_field().eq(id))?;
         let (raw, _) = encode_document(self.doc)?;
-        let call = ReplaceCall {
+        Ok(ReplaceCall {
             odm: self.odm,
             doc: self.doc,
+            // As stored: the id field's own serde attributes may write it otherwise than its
+            // type alone would.
             id: crate::decode::id_of(&raw).unwrap_or(Bson::Null),
             filter,
             raw,
             upsert: self.upsert,
             session: self.session,
-        };
-        match crate::pipeline::replace::<T>(call)? {
-            Step::Sent(sent) => sent.await,
-            Step::Pass(call) => crate::engine::write::replace::<T>(call).await,
-        }
+        })
     }
 }
 
-into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.modified_count));
+into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.modified_count), start);

@@ -6,7 +6,8 @@ use mongodb::ClientSession;
 
 use super::encode::checked_update;
 use super::into_future;
-use crate::engine::{Step, UpdateCall};
+use crate::engine::{BoxFuture, UpdateCall};
+use crate::error::Shown;
 use crate::query::Filter;
 use crate::transaction::TransactionMode;
 use crate::update::Update;
@@ -98,31 +99,33 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         self
     }
 
-    async fn run(self) -> Result<UpdateResult> {
-        let shown = crate::engine::model_filter(self.filter)?;
-        let array_filters = self.update.array_filters();
-        let guards = self.update.guards().to_vec();
-        let call = UpdateCall {
+    /// The update as one future: offered to the maintainers, else the plain `update`.
+    fn start(self) -> BoxFuture<'a, Result<UpdateResult>> {
+        match self.call() {
+            Ok(call) => crate::pipeline::update::<T>(call),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    }
+
+    fn call(self) -> Result<UpdateCall<'a>> {
+        let filter = crate::engine::model_filter(self.filter)?;
+        Ok(UpdateCall {
             odm: self.odm,
-            filter: shown.clone(),
-            shown,
+            shown: Shown::of(&filter),
+            filter,
+            array_filters: self.update.array_filters(),
+            guards: self.update.guards().to_vec(),
             update: checked_update(T::COLLECTION, self.update)?,
-            array_filters,
-            guards,
             many: self.many,
             upsert: self.upsert,
             mode: self.mode,
             loaded: self.loaded,
             session: self.session,
-        };
-        match crate::pipeline::update::<T>(call)? {
-            Step::Sent(sent) => sent.await,
-            Step::Pass(call) => crate::engine::write::update::<T>(call).await,
-        }
+        })
     }
 }
 
-into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modified_count));
+into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modified_count), start);
 
 impl Odm {
     /// Updates one loaded document: `update` by its `_id` (and for a sharded model its shard
