@@ -99,13 +99,10 @@ impl Hasher for NameHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::{BuildHasher, Hash};
+    use std::hash::BuildHasher;
 
     fn hash(name: &str) -> u64 {
-        let build = BuildHasherDefault::<NameHasher>::default();
-        let mut h = build.build_hasher();
-        name.hash(&mut h);
-        h.finish()
+        BuildHasherDefault::<NameHasher>::default().hash_one(name)
     }
 
     #[test]
