@@ -183,3 +183,65 @@ async fn a_refused_write_names_the_collection_and_what_it_wrote() -> odm::Result
     assert_eq!(stored.get_str("title").unwrap(), gatsby().title);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_refused_write_by_another_filter_names_that_filter() -> odm::Result<()> {
+    let db = common::db().await?;
+    db.odm().insert_one(&gatsby()).await?;
+    let err = db
+        .odm()
+        .update_one(
+            Book::isbn().eq("9781857150193"),
+            Update::raw(doc! {"$inc": {"title": 1}}),
+        )
+        .await
+        .unwrap_err();
+    match &err {
+        odm::Error::Write {
+            collection, target, ..
+        } => assert_eq!(
+            (collection.as_str(), target.as_str()),
+            ("books", r#"{ "isbn": "9781857150193" }"#)
+        ),
+        other => panic!("expected a write error, got {other:?}"),
+    }
+    Ok(())
+}
+
+/// A handle whose catalog does not hold the model makes the model's collection for each write
+/// (the handle keeps one only for its catalog's models): the same commands, the same effects.
+#[tokio::test]
+async fn writes_of_a_model_outside_the_catalog_land_as_the_others_do() -> odm::Result<()> {
+    let db = common::db().await?;
+    let odm = db.odm().clone().with_catalog(odm::Catalog::new());
+    db.commands().clear();
+    odm.insert_one(&gatsby()).await?;
+    odm.update_by_id::<Book>(1, Book::pages().set(180)).await?;
+    let mut changed = gatsby();
+    changed.title = "Gatsby".into();
+    odm.replace_one(&changed).await?;
+    assert_eq!(
+        common::sent(&db),
+        ["insert", "update", "update"],
+        "one command each"
+    );
+    let stored = common::stored_one(&db, "books", 1).await.expect("stored");
+    assert_eq!(stored.get_str("title").ok(), Some("Gatsby"));
+    assert_eq!(
+        stored.get_i32("pages").ok(),
+        Some(176),
+        "the replacement wins"
+    );
+    let err = odm
+        .update_by_id::<Book>(1, Update::raw(doc! {"$inc": {"title": 1}}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(r#"write to collection `books` ({ "_id": 1 }) failed: "#),
+        "{err}"
+    );
+    assert_eq!(odm.delete_one(Book::id_field().eq(1)).await?, 1);
+    assert!(common::stored_one(&db, "books", 1).await.is_none());
+    Ok(())
+}
