@@ -136,17 +136,15 @@ impl IndexSpec {
         if let Some(n) = &self.name {
             return n.clone();
         }
-        let parts: Vec<String> = self
-            .keys
-            .iter()
-            .map(|(p, k)| match k {
-                IndexKey::Asc => format!("{p}_1"),
-                IndexKey::Desc => format!("{p}_-1"),
-                IndexKey::Text => format!("{p}_text"),
-                IndexKey::Hashed => format!("{p}_hashed"),
-            })
-            .collect();
-        parts.join("_")
+        default_index_name(self.keys.iter().map(|(p, k)| {
+            let kind = match k {
+                IndexKey::Asc => "1",
+                IndexKey::Desc => "-1",
+                IndexKey::Text => "text",
+                IndexKey::Hashed => "hashed",
+            };
+            (p.as_str(), kind.to_owned())
+        }))
     }
 
     /// The keys, in order.
@@ -189,4 +187,13 @@ impl IndexSpec {
         }
         d
     }
+}
+
+/// The name the server gives an index of these keys when none is given: each path and its
+/// kind (`1`, `-1`, `text`, `hashed`), joined by `_` (`publisher.name_1_title_-1`).
+pub(crate) fn default_index_name<'a>(keys: impl IntoIterator<Item = (&'a str, String)>) -> String {
+    keys.into_iter()
+        .map(|(path, kind)| format!("{path}_{kind}"))
+        .collect::<Vec<_>>()
+        .join("_")
 }

@@ -17,6 +17,7 @@ mod tree;
 mod version;
 
 pub use copies::{sub_path, CopyInfo, CopyKind, ValueCheck};
+pub(crate) use index::default_index_name;
 pub use index::{IndexKey, IndexSpec};
 pub use references::{OnDelete, RefKind, ReferenceInfo};
 pub use schema::{nullable, FieldSchema, Schema};

@@ -39,7 +39,7 @@ pub(super) async fn dry_run(odm: &Odm) -> Result<Report> {
     targets.sort_by(|a, b| a.0.cmp(&b.0));
     let mut planned = Vec::new();
     for (collection, specs) in &targets {
-        let existing = list_indexes(odm, collection).await?;
+        let existing = crate::index::list_indexes(odm, collection).await?;
         let mut plan = plan_indexes(collection, specs, &existing);
         plan.series = plan_series(odm, collection).await?;
         planned.push(plan);
@@ -169,28 +169,6 @@ fn dry_run_report(
         })).collect::<Vec<_>>(),
     });
     Report::new(text, json, problems)
-}
-
-const NAMESPACE_NOT_FOUND: i32 = 26;
-
-/// The collection's indexes as `listIndexes` returns them (none when it does not exist).
-async fn list_indexes(odm: &Odm, collection: &str) -> Result<Vec<Document>> {
-    let reply = odm
-        .database()
-        .run_command(doc! { "listIndexes": collection })
-        .await;
-    let reply = match reply {
-        Ok(r) => r,
-        Err(e) if matches!(&*e.kind, mongodb::error::ErrorKind::Command(c) if c.code == NAMESPACE_NOT_FOUND) => {
-            return Ok(Vec::new())
-        }
-        Err(e) => return Err(Error::from_driver(collection, e)),
-    };
-    Ok(reply
-        .get_document("cursor")
-        .and_then(|c| c.get_array("firstBatch"))
-        .map(|b| b.iter().filter_map(|d| d.as_document().cloned()).collect())
-        .unwrap_or_default())
 }
 
 /// What sync would do with one collection's indexes: each declared index found by name or by

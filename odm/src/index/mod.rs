@@ -277,7 +277,9 @@ impl<'a> IntoFuture for SyncIndexes<'a> {
 
 const NAMESPACE_NOT_FOUND: i32 = 26;
 
-async fn list_indexes(odm: &Odm, collection: &str) -> Result<Vec<Document>> {
+/// The collection's indexes as `listIndexes` returns them (none when it does not exist); a
+/// reply without its batch is an error, not an empty list.
+pub(crate) async fn list_indexes(odm: &Odm, collection: &str) -> Result<Vec<Document>> {
     let reply = odm
         .database()
         .run_command(doc! { "listIndexes": collection })

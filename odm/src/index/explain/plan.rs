@@ -125,19 +125,16 @@ impl Winning {
 
 /// An index's default name from its key pattern (`{a: 1, b: -1}` is `a_1_b_-1`).
 fn key_name(key: &Document) -> String {
-    key.iter()
-        .map(|(k, v)| {
-            let dir = match v {
-                Bson::Int32(n) => n.to_string(),
-                Bson::Int64(n) => n.to_string(),
-                Bson::Double(n) => (*n as i64).to_string(),
-                Bson::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            format!("{k}_{dir}")
-        })
-        .collect::<Vec<_>>()
-        .join("_")
+    crate::catalog::default_index_name(key.iter().map(|(k, v)| {
+        let kind = match v {
+            Bson::Int32(n) => n.to_string(),
+            Bson::Int64(n) => n.to_string(),
+            Bson::Double(n) => (*n as i64).to_string(),
+            Bson::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        (k.as_str(), kind)
+    }))
 }
 
 #[cfg(test)]
