@@ -220,6 +220,8 @@ fn example_names() -> Result<Vec<String>> {
 
 fn run_examples(server: &Path) -> Result {
     let server = server.to_string_lossy();
+    // All at once (both cores busy), then each run finds its program built.
+    run("cargo", &["build", "--workspace", "--examples"], &[])?;
     let mut printed = String::new();
     for name in example_names()? {
         printed.push_str(&run_captured(
@@ -456,7 +458,22 @@ fn run_all() -> Result {
         ],
         &[],
     )?;
-    run("cargo", &["test", "--workspace", "--all-targets"], &env)?;
+    // Every target that holds tests. The examples are built once, as programs, by
+    // `run_examples`, which runs them (they hold no tests); the benchmarks hold none either
+    // (clippy checks both).
+    run(
+        "cargo",
+        &[
+            "test",
+            "--workspace",
+            "--exclude",
+            "odm-bench",
+            "--lib",
+            "--bins",
+            "--tests",
+        ],
+        &env,
+    )?;
     run_populate_plans(&env)?;
     run("cargo", &["test", "--workspace", "--doc"], &env)?;
     run(
@@ -473,7 +490,9 @@ fn run_all() -> Result {
 /// lets the cost rule choose).
 fn run_populate_plans(env: &[(&str, &str)]) -> Result {
     let filters: Vec<String> = POPULATE_TESTS.iter().map(|m| format!("{m}::")).collect();
-    let mut populate_tests = vec!["test", "-p", "odm-tests", "--test", "suite", "--"];
+    // The whole workspace's features, as the first run had them: with `-p odm-tests` alone
+    // the runtime and the suite would be built again without the console.
+    let mut populate_tests = vec!["test", "--workspace", "--test", "suite", "--"];
     populate_tests.extend(filters.iter().map(String::as_str));
     for plan in ["in", "lookup"] {
         let mut with_plan = env.to_vec();
