@@ -31,32 +31,29 @@ shell() {
     docker exec "$PREFIX$name" mongosh --quiet --port "$port" --eval "$script"
 }
 
-# Waits until a container's server answers `ping` (60 s at most).
-wait_ping() {
-    local name=$1 port=$2
+# Waits until `expr` (JavaScript, run on `name` at `port`) prints `true`, 60 s at most;
+# otherwise says that `name` did not `what` and shows its last log lines.
+wait_for() {
+    local name=$1 port=$2 expr=$3 what=$4
     for _ in $(seq 60); do
-        if shell "$name" "$port" 'db.runCommand({ ping: 1 }).ok' >/dev/null 2>&1; then
+        if shell "$name" "$port" "$expr" 2>/dev/null | grep -qx true; then
             return 0
         fi
         sleep 1
     done
-    log "$name did not answer on port $port"
+    log "$name did not $what"
     docker logs --tail 50 "$PREFIX$name" >&2 || true
     return 1
 }
 
-# Waits until a replica set member is its set's primary (60 s at most).
+# Waits until a server answers a ping.
+wait_ping() {
+    wait_for "$1" "$2" 'db.runCommand({ ping: 1 }).ok == 1' "answer on port $2"
+}
+
+# Waits until a replica set member is its set's primary.
 wait_primary() {
-    local name=$1 port=$2
-    for _ in $(seq 60); do
-        if shell "$name" "$port" 'db.hello().isWritablePrimary' 2>/dev/null | grep -qx true; then
-            return 0
-        fi
-        sleep 1
-    done
-    log "$name did not become primary"
-    docker logs --tail 50 "$PREFIX$name" >&2 || true
-    return 1
+    wait_for "$1" "$2" 'db.hello().isWritablePrimary' "become primary"
 }
 
 # Starts `mongod` in a container with the given arguments; `publish` maps port 27017.
