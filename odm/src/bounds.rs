@@ -18,16 +18,17 @@ use crate::{Error, Model, Result};
 /// (`$each`) than the bound, unless a `$slice` keeps the array within it.
 pub(crate) fn guards_for<T: Model>(update: &Document, typed: &[Guard]) -> Result<Vec<Guard>> {
     let mut guards = typed.to_vec();
+    let ops = Operators::of(update);
     for &(path, max) in (T::entry().bounds)() {
         for op in ["$set", "$setOnInsert"] {
-            if let Some(Bson::Array(items)) = value_of(update, op, path) {
+            if let Some(Bson::Array(items)) = ops.value_of(op, path) {
                 if items.len() > max as usize {
                     return Err(too_many::<T>(path, max, op, items.len()));
                 }
             }
         }
         for op in ["$push", "$addToSet"] {
-            let Some(value) = value_of(update, op, path) else {
+            let Some(value) = ops.value_of(op, path) else {
                 continue;
             };
             let each = match value {
@@ -74,8 +75,30 @@ pub(crate) fn guards_for<T: Model>(update: &Document, typed: &[Guard]) -> Result
     Ok(guards)
 }
 
-fn value_of<'d>(update: &'d Document, op: &str, path: &str) -> Option<&'d Bson> {
-    update.get_document(op).ok()?.get(path)
+/// The fields of the four operators that can grow an array, found in one pass over the
+/// update's few operators (a plain `$set` of other fields costs one comparison per path).
+struct Operators<'d>([Option<&'d Document>; 4]);
+
+const GROWING: [&str; 4] = ["$set", "$setOnInsert", "$push", "$addToSet"];
+
+impl<'d> Operators<'d> {
+    fn of(update: &'d Document) -> Self {
+        let mut found = [None; 4];
+        for (op, fields) in update {
+            if let (Some(at), Bson::Document(fields)) =
+                (GROWING.iter().position(|g| g == op), fields)
+            {
+                found[at] = Some(fields);
+            }
+        }
+        Operators(found)
+    }
+
+    /// What the update's `op` writes at `path`.
+    fn value_of(&self, op: &str, path: &str) -> Option<&'d Bson> {
+        let at = GROWING.iter().position(|g| *g == op)?;
+        self.0[at]?.get(path)
+    }
 }
 
 fn too_many<T: Model>(path: &str, max: u32, op: &str, n: usize) -> Error {
