@@ -3,6 +3,8 @@
 //! client plays the other program; everything is read back with the raw driver.
 
 mod common;
+#[path = "follower/gaps.rs"]
+mod gaps;
 #[path = "follower/world.rs"]
 mod world;
 

@@ -40,6 +40,7 @@
 
 mod apply;
 mod lost;
+mod pairs;
 mod state;
 mod status;
 mod watch;
@@ -74,8 +75,14 @@ pub struct FollowerReport {
     pub deleted: u64,
     /// Parents whose latest-N arrays were recomputed.
     pub latest_parents: u64,
-    /// Tree nodes whose ancestors were rewritten.
+    /// Tree nodes whose ancestors were rewritten (moved, or below a node deleted under the
+    /// `lift` rule).
     pub tree_nodes: u64,
+    /// Tree nodes deleted because a node above them was (the `cascade` rule).
+    pub tree_deleted: u64,
+    /// Parents of two-way references whose array of children was written (a child another
+    /// program moved, inserted or deleted added or pulled).
+    pub two_way_parents: u64,
     /// Details of subset pairs deleted with their main documents.
     pub details_deleted: u64,
     /// Tree nodes moved under their own subtree, left as they are.
@@ -169,6 +176,7 @@ struct Config {
     lease: Duration,
     batch: u32,
     wait: Duration,
+    settle: Duration,
 }
 
 impl Odm {
@@ -192,6 +200,7 @@ impl Odm {
                 lease: Duration::from_secs(30),
                 batch: 500,
                 wait: Duration::from_millis(500),
+                settle: Duration::from_secs(1),
             },
             stream: None,
         }
@@ -217,6 +226,17 @@ impl Follower {
     /// default): the longest [`run_until_idle`](Follower::run_until_idle) waits for one.
     pub fn max_wait(mut self, wait: Duration) -> Self {
         self.config.wait = wait;
+        self
+    }
+
+    /// How long a side of a subset pair found alone (details without their main document, a
+    /// main document without details) is given to be joined by the other before the follower
+    /// acts (1 s by default): odm's own pair insert without a transaction writes the details,
+    /// then the main document. Details still alone then are deleted, as
+    /// [`SubsetPair::repair`](crate::subset::SubsetPair::repair) deletes them; a main document
+    /// still alone is reported in [`FollowerReport::bad_documents`].
+    pub fn pair_settle(mut self, settle: Duration) -> Self {
+        self.config.settle = settle;
         self
     }
 
@@ -391,7 +411,7 @@ impl Config {
         fresh: &mut bool,
     ) -> Result<bool> {
         let odm = &self.odm;
-        let mut batch = apply::Batch::default();
+        let mut batch = apply::Batch::new(self.settle);
         let mut read = 0u64;
         let mut through = None;
         let mut at = position(stream);
