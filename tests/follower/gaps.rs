@@ -20,6 +20,26 @@ mod models {
         pub members: Vec<Ref<Sailor>>,
     }
 
+    /// A tree whose deletes take the subtree with them.
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "folders", tree(on_delete = "cascade"))]
+    pub struct Folder {
+        #[serde(rename = "_id")]
+        pub id: String,
+        pub parent: Option<Ref<Folder>>,
+        pub ancestors: Vec<Ref<Folder>>,
+    }
+
+    /// A tree whose deletes odm refuses while a node has children.
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "regions", tree(on_delete = "restrict"))]
+    pub struct Region {
+        #[serde(rename = "_id")]
+        pub id: String,
+        pub parent: Option<Ref<Region>>,
+        pub ancestors: Vec<Ref<Region>>,
+    }
+
     #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
     #[odm(collection = "sailors")]
     pub struct Sailor {
@@ -280,6 +300,7 @@ async fn raw_moves_of_children_keep_two_way_arrays_exact() -> odm::Result<()> {
     let position = super::token(&db).await;
 
     // One move: what it costs.
+    // ANCHOR: two_way
     raw("sailors")
         .update_one(doc! { "_id": 1_i64 }, doc! { "$set": { "crew": 2_i64 } })
         .await
@@ -292,6 +313,7 @@ async fn raw_moves_of_children_keep_two_way_arrays_exact() -> odm::Result<()> {
         ["find sailors", "update crews", "find crews", "update crews"]
     );
     assert_eq!(members(&db).await[..2], [(1, vec![2]), (2, vec![3, 1])]);
+    // ANCHOR_END: two_way
 
     // A replacement, an insert, a delete, a move into a full crew, one into a malformed one.
     raw("sailors")
@@ -382,6 +404,7 @@ async fn a_raw_delete_of_a_tree_node_lifts_its_subtree() -> odm::Result<()> {
         .expect("raw");
     super::started(&db).await?;
     let position = super::token(&db).await;
+    // ANCHOR: tree_delete
     raw("subjects")
         .delete_one(doc! { "_id": "physics" })
         .await
@@ -427,6 +450,7 @@ async fn a_raw_delete_of_a_tree_node_lifts_its_subtree() -> odm::Result<()> {
         (Bson::from("optics"), Bson::from(vec!["science", "optics"]))
     );
     assert_eq!(node("music"), (Bson::Null, Bson::Array(vec![])));
+    // ANCHOR_END: tree_delete
 
     let before = super::stored(&db, "subjects").await;
     raw(odm::follower::FOLLOWER)
@@ -461,6 +485,7 @@ async fn one_side_of_a_subset_pair_written_alone_is_finished() -> odm::Result<()
         .expect("raw");
     super::started(&db).await?;
 
+    // ANCHOR: pair
     raw("movie_details")
         .insert_one(doc! { "_id": 2_i64, "plot": "no movie" })
         .await
@@ -485,6 +510,7 @@ async fn one_side_of_a_subset_pair_written_alone_is_finished() -> odm::Result<()
     assert!(common::stored_one(&db, "movie_details", Bson::Int64(2))
         .await
         .is_none());
+    // ANCHOR_END: pair
 
     raw("movies")
         .insert_one(doc! { "_id": 3_i64, "title": "Cars" })
@@ -604,5 +630,70 @@ async fn the_lease_runs_on_the_servers_clock() -> odm::Result<()> {
     first.stop().await?;
     assert!(!second.run_until_idle().await?.elsewhere);
     second.stop().await?;
+    Ok(())
+}
+
+/// The other rules of a tree's deletes: under `cascade` a raw delete of a folder deletes its
+/// subtree; under `restrict` (which cannot refuse what is done) the children left under a
+/// deleted region are reported and left as they are.
+#[tokio::test]
+async fn raw_deletes_of_tree_nodes_cascade_or_are_reported() -> odm::Result<()> {
+    let db = common::db().await?;
+    let other = other_program(&db).await;
+    let raw = |c: &str| other.collection::<Document>(c);
+    let chain = |ids: [&str; 4]| {
+        (0..4)
+            .map(|i| {
+                let parent = if i == 0 {
+                    Bson::Null
+                } else {
+                    Bson::from(ids[i - 1])
+                };
+                doc! { "_id": ids[i], "parent": parent, "ancestors": ids[..i].to_vec() }
+            })
+            .collect::<Vec<_>>()
+    };
+    raw("folders")
+        .insert_many(chain(["home", "docs", "work", "drafts"]))
+        .await
+        .expect("raw");
+    raw("regions")
+        .insert_many(chain(["europe", "france", "brittany", "rennes"]))
+        .await
+        .expect("raw");
+    super::started(&db).await?;
+    raw("folders")
+        .delete_one(doc! { "_id": "docs" })
+        .await
+        .expect("raw");
+    raw("regions")
+        .delete_one(doc! { "_id": "france" })
+        .await
+        .expect("raw");
+    let report = super::follow(&db).await?;
+    assert_eq!(report.tree_deleted, 2, "{report:?}");
+    let ids = |docs: Vec<Document>| -> Vec<String> {
+        docs.iter()
+            .map(|d| d.get_str("_id").unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(super::stored(&db, "folders").await), ["home"]);
+    assert_eq!(
+        ids(super::stored(&db, "regions").await),
+        ["brittany", "europe", "rennes"]
+    );
+    let v: Vec<(&str, &str, &str, u64)> = report
+        .violations
+        .iter()
+        .map(|v| {
+            (
+                v.collection.as_str(),
+                v.referenced_by.as_str(),
+                v.path.as_str(),
+                v.count,
+            )
+        })
+        .collect();
+    assert_eq!(v, [("regions", "regions", "parent", 1)]);
     Ok(())
 }
