@@ -612,6 +612,10 @@ async fn a_position_older_than_the_history_is_swept() -> odm::Result<()> {
         .delete_one(doc! { "_id": 2_i64 })
         .await
         .expect("raw");
+    raw("movie_details")
+        .insert_one(doc! { "_id": 9_i64, "plot": "no movie" })
+        .await
+        .expect("raw");
     for i in 0..100 {
         raw("noise")
             .insert_one(doc! { "_id": i })
@@ -628,6 +632,17 @@ async fn a_position_older_than_the_history_is_swept() -> odm::Result<()> {
         .unwrap_or_else(|| panic!("the loss is reported: {report:?}"));
     assert!(lost.copies.repairs >= 1, "{:?}", lost.copies);
     assert_eq!(lost.dangling, 1);
+    let pairs: Vec<_> = lost
+        .subsets
+        .iter()
+        .map(|r| (r.details, r.details_without_main.clone(), r.deleted))
+        .collect();
+    assert_eq!(pairs, [("movie_details", vec![Bson::Int64(9)], 1)]);
+    assert!(raw("movie_details")
+        .find_one(doc! { "_id": 9_i64 })
+        .await
+        .expect("raw")
+        .is_none());
     let product = raw("products")
         .find_one(doc! {})
         .await
