@@ -43,8 +43,9 @@
 //!
 //! **History lost.** When the stored position is no longer in the server's history, the
 //! follower opens the stream at the present, stores that position, then runs the repairing
-//! sweeps of what it maintains (copies, trees, references to deleted documents, subset pairs) and reports
-//! what they repaired ([`FollowerReport::history_lost`]): it never skips silently.
+//! sweeps of what it maintains (copies, trees, references to deleted documents, subset
+//! pairs) and reports what they repaired ([`FollowerReport::history_lost`]): it never skips
+//! silently.
 //!
 //! A standalone server has no change streams: [`Error::ChangeStreamsUnavailable`](crate::Error::ChangeStreamsUnavailable).
 

@@ -5,8 +5,9 @@
 //!
 //! odm's own pair insert without a transaction writes the details first, then the main
 //! document: a follower reading between the two would take the details for an orphan. So a
-//! side found alone is looked at again after [`Follower::pair_settle`](super::Follower::pair_settle)
-//! (one second by default), and only what is still alone then is acted on.
+//! side found alone is looked at again after
+//! [`Follower::pair_settle`](super::Follower::pair_settle) (one second by default), and only
+//! what is still alone then is acted on.
 
 use std::time::Duration;
 
