@@ -383,8 +383,8 @@ async fn raw_moves_of_children_keep_two_way_arrays_exact() -> odm::Result<()> {
 
 /// Another program deletes tree nodes: the follower applies the tree's rule (`lift` here) as
 /// odm's delete would, without the tree's sweep: the deleted nodes leave every descendant's
-/// ancestors and their children take the nearest ancestor left. Applied twice, nothing
-/// changes.
+/// ancestors and their children take the nearest ancestor left; a child whose `ancestors` is
+/// not an array is reported and left. Applied twice, nothing changes.
 #[tokio::test]
 async fn a_raw_delete_of_a_tree_node_lifts_its_subtree() -> odm::Result<()> {
     let db = common::db().await?;
@@ -397,6 +397,8 @@ async fn a_raw_delete_of_a_tree_node_lifts_its_subtree() -> odm::Result<()> {
             doc! { "_id": "optics", "parent": "physics", "ancestors": ["science", "physics"] },
             doc! { "_id": "lasers", "parent": "optics", "ancestors": ["science", "physics", "optics"] },
             doc! { "_id": "acoustics", "parent": "physics", "ancestors": ["science", "physics"] },
+            // Its ancestors broken by another program: they cannot tell whom it goes under.
+            doc! { "_id": "sound", "parent": "physics", "ancestors": "junk" },
             doc! { "_id": "arts", "parent": null, "ancestors": [] },
             doc! { "_id": "music", "parent": "arts", "ancestors": ["arts"] },
         ])
@@ -450,6 +452,13 @@ async fn a_raw_delete_of_a_tree_node_lifts_its_subtree() -> odm::Result<()> {
         (Bson::from("optics"), Bson::from(vec!["science", "optics"]))
     );
     assert_eq!(node("music"), (Bson::Null, Bson::Array(vec![])));
+    assert_eq!(node("sound"), (Bson::from("physics"), Bson::from("junk")));
+    let bad: Vec<(&str, &str, &str)> = report
+        .bad_documents
+        .iter()
+        .map(|b| (b.collection.as_str(), b.id.as_str(), b.path.as_str()))
+        .collect();
+    assert_eq!(bad, [("subjects", "{ _id: \"sound\" }", "ancestors")]);
     // ANCHOR_END: tree_delete
 
     let before = super::stored(&db, "subjects").await;

@@ -271,22 +271,14 @@ async fn apply_one(
         report.tree_nodes += done.lifted;
         report.tree_deleted += done.deleted;
         report.violations.extend(done.restricted);
+        report_malformed(collection, done.malformed, report);
     }
     if !p.tree.list.is_empty() {
         if let Some(info) = info {
             let done = crate::tree::repair_moved(odm, collection, info, &p.tree.list).await?;
             report.tree_nodes += done.nodes;
             report.tree_cycles.extend(done.cycles);
-            for m in done.malformed {
-                let bad = super::BadDocument {
-                    collection: collection.to_owned(),
-                    id: crate::error::show_id(Some(&m.id)),
-                    path: m.path.to_owned(),
-                    message: m.message,
-                };
-                tracing::warn!(target: "odm", document = %bad, "follower: a tree node could not be applied");
-                report.bad_documents.push(bad);
-            }
+            report_malformed(collection, done.malformed, report);
         }
     }
     Ok(())
@@ -343,4 +335,23 @@ async fn apply_two_way(
         }
     }
     Ok(())
+}
+
+/// Tree nodes of `collection` left as they were, reported in
+/// [`FollowerReport::bad_documents`] (and logged at `warn`).
+fn report_malformed(
+    collection: &str,
+    malformed: Vec<crate::tree::Malformed>,
+    report: &mut FollowerReport,
+) {
+    for m in malformed {
+        let bad = super::BadDocument {
+            collection: collection.to_owned(),
+            id: crate::error::show_id(Some(&m.id)),
+            path: m.path.to_owned(),
+            message: m.message,
+        };
+        tracing::warn!(target: "odm", document = %bad, "follower: a tree node could not be applied");
+        report.bad_documents.push(bad);
+    }
 }

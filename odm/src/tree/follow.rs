@@ -255,6 +255,9 @@ pub(crate) struct AfterDelete {
     /// The children left under deleted nodes (`restrict`, which cannot refuse a delete that
     /// is done).
     pub(crate) restricted: Option<crate::relations::DeleteRestricted>,
+    /// Children of deleted nodes (`lift`) whose `ancestors` is not an array, which cannot
+    /// tell the nearest ancestor left: left as they are.
+    pub(crate) malformed: Vec<Malformed>,
 }
 
 /// Applies the tree's delete rule to the nodes `ids` another program deleted, as odm's own
@@ -266,8 +269,10 @@ pub(crate) struct AfterDelete {
 ///
 /// Commands per [chunk](crate::batch) of ids: `lift`, two `update`s (a `$pullAll` of the
 /// ids from the ancestors of the nodes below them, then a pipeline setting the parent of
-/// their children to the last ancestor left); `cascade`, one `delete`; `restrict`, one
-/// `aggregate` counting the children.
+/// their children to the last ancestor left, both on nodes whose `ancestors` is an array) and
+/// one `find` of the children left (their `ancestors` is not one: returned in
+/// [`AfterDelete::malformed`]); `cascade`, one `delete`; `restrict`, one `aggregate` counting
+/// the children.
 pub(crate) async fn after_deleted(
     odm: &Odm,
     collection: &str,
@@ -288,19 +293,7 @@ pub(crate) async fn after_deleted(
     );
     for chunk in chunks {
         match info.on_delete {
-            super::DeleteRule::Lift => {
-                let below = crate::literal::is_in(info.ancestors, chunk.clone());
-                let pull = crate::literal::pull_all(info.ancestors, chunk.clone());
-                let pulled = coll.update_many(below.clone(), pull).await;
-                out.lifted += pulled.map_err(|e| error(&below, e))?.modified_count;
-                let last = format!("${}", info.ancestors);
-                let reparent = vec![doc! { "$set": {
-                    info.parent: { "$ifNull": [{ "$arrayElemAt": [last.as_str(), -1] }, Bson::Null] },
-                } }];
-                let children = crate::literal::is_in(info.parent, chunk);
-                let lifted = coll.update_many(children.clone(), reparent).await;
-                lifted.map_err(|e| error(&children, e))?;
-            }
+            super::DeleteRule::Lift => lift(odm, collection, info, chunk, &mut out).await?,
             super::DeleteRule::Cascade => {
                 let below = crate::literal::is_in(info.ancestors, chunk);
                 let deleted = coll.delete_many(below.clone()).await;
@@ -327,4 +320,54 @@ pub(crate) async fn after_deleted(
         }
     }
     Ok(out)
+}
+
+/// The `lift` rule after the nodes `chunk` were deleted: they leave the ancestors of every
+/// node below them, and their children take the last ancestor left as their parent. Only
+/// nodes whose `ancestors` is an array are written (a `$pullAll` or an `$arrayElemAt` would
+/// fail on anything else); the children left are read and returned as malformed.
+async fn lift(
+    odm: &Odm,
+    collection: &str,
+    info: TreeInfo,
+    chunk: Vec<Bson>,
+    out: &mut AfterDelete,
+) -> Result<()> {
+    let coll = odm.database().collection::<Document>(collection);
+    let error = |filter: &Document, e| {
+        let target = crate::error::show_filter(filter);
+        crate::Error::from_write(collection, || target, e)
+    };
+    let is_array = doc! { info.ancestors: { "$type": "array" } };
+    let below = doc! { "$and": [
+        crate::literal::is_in(info.ancestors, chunk.clone()),
+        is_array.clone(),
+    ] };
+    let pull = crate::literal::pull_all(info.ancestors, chunk.clone());
+    let pulled = coll.update_many(below.clone(), pull).await;
+    out.lifted += pulled.map_err(|e| error(&below, e))?.modified_count;
+    let last = format!("${}", info.ancestors);
+    let reparent = vec![doc! { "$set": {
+        info.parent: { "$ifNull": [{ "$arrayElemAt": [last.as_str(), -1] }, Bson::Null] },
+    } }];
+    let children = crate::literal::is_in(info.parent, chunk);
+    let arrays = doc! { "$and": [children.clone(), is_array] };
+    let lifted = coll.update_many(arrays.clone(), reparent).await;
+    lifted.map_err(|e| error(&arrays, e))?;
+    let options = FindOptions::builder().projection(doc! { "_id": 1 }).build();
+    let left = crate::engine::find_documents(odm, collection, children, options, None).await?;
+    for d in left {
+        let Some(id) = d.get("_id").cloned() else {
+            continue;
+        };
+        out.malformed.push(Malformed {
+            id,
+            path: info.ancestors,
+            message: format!(
+                "not an array: the node's parent was deleted, and its `{}` cannot tell the nearest ancestor left",
+                info.ancestors
+            ),
+        });
+    }
+    Ok(())
 }
