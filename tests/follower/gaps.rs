@@ -40,6 +40,27 @@ mod models {
         pub ancestors: Vec<Ref<Region>>,
     }
 
+    /// A two-way reference declared on the children's side, with room to spare: a team lists
+    /// its players, each player names its team.
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "teams")]
+    pub struct Team {
+        #[serde(rename = "_id")]
+        pub id: i64,
+        #[reference(many, max = 1000, on_delete = "pull")]
+        #[serde(default)]
+        pub players: Vec<Ref<Player>>,
+    }
+
+    #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[odm(collection = "players")]
+    pub struct Player {
+        #[serde(rename = "_id")]
+        pub id: i64,
+        #[parent(inverse = "players")]
+        pub team: Ref<Team>,
+    }
+
     #[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
     #[odm(collection = "sailors")]
     pub struct Sailor {
@@ -704,5 +725,78 @@ async fn raw_deletes_of_tree_nodes_cascade_or_are_reported() -> odm::Result<()> 
         })
         .collect();
     assert_eq!(v, [("regions", "regions", "parent", 1)]);
+    Ok(())
+}
+
+/// Another program moves players between teams, from a client of its own, while a follower
+/// runs in a task: once the follower has caught up, each team lists exactly the players that
+/// name it, each player once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moves_while_the_follower_runs_converge_on_the_children_references() -> odm::Result<()> {
+    const PLAYERS: i64 = 40;
+    let db = common::db().await?;
+    let other = other_program(&db).await;
+    other
+        .collection::<Document>("teams")
+        .insert_many((0..4_i64).map(|t| {
+            let players: Vec<i64> = (0..PLAYERS).filter(|p| p % 4 == t).collect();
+            doc! { "_id": t, "players": players }
+        }))
+        .await
+        .expect("raw");
+    other
+        .collection::<Document>("players")
+        .insert_many((0..PLAYERS).map(|p| doc! { "_id": p, "team": p % 4 }))
+        .await
+        .expect("raw");
+    super::started(&db).await?;
+    let follower = db
+        .odm()
+        .follower()
+        .batch_size(25)
+        .max_wait(std::time::Duration::from_millis(50));
+    let task = tokio::spawn(follower.run());
+    let name = db.name().to_owned();
+    let uri = odm::testing::test_uri()?;
+    let moves = common::with_own_client(uri, move |client| async move {
+        let players = client.database(&name).collection::<Document>("players");
+        let mut seed = 7_u64;
+        for _ in 0..400 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (player, team) = ((seed >> 33) as i64 % PLAYERS, (seed >> 20) as i64 % 4);
+            players
+                .update_one(doc! { "_id": player }, doc! { "$set": { "team": team } })
+                .await
+                .expect("raw move");
+        }
+    });
+    while !moves.is_finished() {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    moves.join().expect("the other program");
+    db.odm()
+        .wait_for_follower(std::time::Duration::from_secs(60))
+        .await?;
+    task.abort();
+
+    let players = super::stored(&db, "players").await;
+    for team in super::stored(&db, "teams").await {
+        let t = team.get_i64("_id").unwrap();
+        let mut listed: Vec<i64> = team
+            .get_array("players")
+            .unwrap()
+            .iter()
+            .map(|p| p.as_i64().unwrap())
+            .collect();
+        listed.sort();
+        let naming: Vec<i64> = players
+            .iter()
+            .filter(|p| p.get_i64("team").ok() == Some(t))
+            .map(|p| p.get_i64("_id").unwrap())
+            .collect();
+        assert_eq!(listed, naming, "team {t}");
+    }
     Ok(())
 }
