@@ -5,6 +5,8 @@
 mod common;
 #[path = "follower/gaps.rs"]
 mod gaps;
+#[path = "follower/two_way.rs"]
+mod two_way;
 #[path = "follower/world.rs"]
 mod world;
 

@@ -89,13 +89,15 @@ pub(crate) struct Settled {
 /// [`Settled::full`].
 ///
 /// Commands per [chunk](crate::batch) of ids: one `find` of the children (projecting their
-/// reference), then one `update` command (unordered) with, per child, a statement adding it
-/// to its parent's array (`$addToSet`, matching only a parent that does not list it and, for a
-/// bounded array, has room) and one pulling it from every other parent whose array lists it
-/// (`$pull`, `multi`). For a bounded array, the additions and the pulls are two `update`
-/// commands, with one `find` of the parents between them reading back which children they
-/// list; when a parent was full, one `update` trying its children again after the pulls, one
-/// `find` reading them back and one `update` pulling those added from their other parents.
+/// reference), one `update` command (unordered) with a statement per child adding it to its
+/// parent's array (`$addToSet`, matching only a parent that does not list it and, for a
+/// bounded array, has room), then one with a statement per child pulling it from every other
+/// parent whose array lists it (`$pull`, `multi`). For a bounded array, one `find` of the
+/// parents between the two reads back which children they list; when a parent was full, one
+/// `update` tries its children again after the pulls, one `find` reads them back and one
+/// `update` pulls those added from their other parents. A child whose parent refused it (its
+/// array is not an array) or had no room is not pulled: it stays listed where it was (a
+/// parent too many, never none).
 pub(crate) async fn settle(odm: &Odm, pair: &TwoWay, ids: &[Bson]) -> Result<Settled> {
     let mut out = Settled::default();
     for chunk in crate::batch::chunks_of(ids) {
@@ -116,22 +118,10 @@ pub(crate) async fn settle(odm: &Odm, pair: &TwoWay, ids: &[Bson]) -> Result<Set
                 .map(|c| pull(pair, c, parent_of.get(&IdKey::of(c))))
                 .collect()
         };
-        if pair.max.is_none() {
-            let mut statements = adds;
-            let n = statements.len();
-            statements.extend(pulls(&[]));
-            let (modified, refused) = send(odm, pair.parent, statements).await?;
-            out.parents += modified;
-            for (index, message) in refused.into_iter().filter(|(i, _)| *i < n) {
-                if let Some((parent, _)) = added.get(index) {
-                    out.malformed.push((parent.clone(), message));
-                }
-            }
-            continue;
-        }
-        // Bounded: the additions, then the pulls of the children added; the children a full
-        // parent left out are tried once more after the pulls (which may have made room), and
-        // pulled in turn when added.
+        // The additions, then the pulls of the children added (a child its parent refused
+        // stays where it is listed). For a bounded array, the children a full parent left out
+        // are kept where they are listed too, tried once more after the pulls (which may have
+        // made room), and pulled in turn when added.
         let (modified, refused) = send(odm, pair.parent, adds).await?;
         out.parents += modified;
         let mut kept: Vec<(Bson, Bson)> = Vec::new();
@@ -140,6 +130,10 @@ pub(crate) async fn settle(odm: &Odm, pair: &TwoWay, ids: &[Bson]) -> Result<Set
                 out.malformed.push((parent.clone(), message));
                 kept.push((parent.clone(), child.clone()));
             }
+        }
+        if pair.max.is_none() {
+            out.parents += send(odm, pair.parent, pulls(&kept)).await?.0;
+            continue;
         }
         let left_out: Vec<(Bson, Bson)> = unlisted(odm, pair, added.clone())
             .await?
