@@ -3,6 +3,10 @@
 //! client plays the other program; everything is read back with the raw driver.
 
 mod common;
+#[path = "follower/gaps.rs"]
+mod gaps;
+#[path = "follower/two_way.rs"]
+mod two_way;
 #[path = "follower/world.rs"]
 mod world;
 
@@ -610,6 +614,10 @@ async fn a_position_older_than_the_history_is_swept() -> odm::Result<()> {
         .delete_one(doc! { "_id": 2_i64 })
         .await
         .expect("raw");
+    raw("movie_details")
+        .insert_one(doc! { "_id": 9_i64, "plot": "no movie" })
+        .await
+        .expect("raw");
     for i in 0..100 {
         raw("noise")
             .insert_one(doc! { "_id": i })
@@ -626,6 +634,17 @@ async fn a_position_older_than_the_history_is_swept() -> odm::Result<()> {
         .unwrap_or_else(|| panic!("the loss is reported: {report:?}"));
     assert!(lost.copies.repairs >= 1, "{:?}", lost.copies);
     assert_eq!(lost.dangling, 1);
+    let pairs: Vec<_> = lost
+        .subsets
+        .iter()
+        .map(|r| (r.details, r.details_without_main.clone(), r.deleted))
+        .collect();
+    assert_eq!(pairs, [("movie_details", vec![Bson::Int64(9)], 1)]);
+    assert!(raw("movie_details")
+        .find_one(doc! { "_id": 9_i64 })
+        .await
+        .expect("raw")
+        .is_none());
     let product = raw("products")
         .find_one(doc! {})
         .await

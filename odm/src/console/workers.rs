@@ -131,13 +131,15 @@ pub(super) async fn follow(odm: &Odm, command: FollowCommand) -> Result<Report> 
                 .chain(r.tree_cycles.iter().map(|id| format!("tree cycle at {id}")))
                 .collect();
             let mut text = format!(
-                "{} events, {} relevant: {} cascaded, {} deleted, {} latest-N parents, {} tree nodes, {} details deleted{}\n",
+                "{} events, {} relevant: {} cascaded, {} deleted, {} latest-N parents, {} tree nodes, {} tree nodes deleted, {} two-way parents, {} details deleted{}\n",
                 r.events,
                 r.relevant,
                 r.cascaded,
                 r.deleted,
                 r.latest_parents,
                 r.tree_nodes,
+                r.tree_deleted,
+                r.two_way_parents,
                 r.details_deleted,
                 if r.elsewhere { " (another follower holds the lease)" } else { "" }
             );
@@ -151,7 +153,8 @@ pub(super) async fn follow(odm: &Odm, command: FollowCommand) -> Result<Report> 
                 "command": "follow run",
                 "events": r.events, "relevant": r.relevant, "cascaded": r.cascaded,
                 "deleted": r.deleted, "latest_parents": r.latest_parents,
-                "tree_nodes": r.tree_nodes, "details_deleted": r.details_deleted,
+                "tree_nodes": r.tree_nodes, "tree_deleted": r.tree_deleted,
+                "two_way_parents": r.two_way_parents, "details_deleted": r.details_deleted,
                 "elsewhere": r.elsewhere, "history_lost": r.history_lost.is_some(),
                 "problems": problems,
             });

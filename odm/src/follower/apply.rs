@@ -53,6 +53,11 @@ struct Pending {
     deleted_ids: Ids,
     /// Tree nodes written.
     tree: Ids,
+    /// Tree nodes deleted.
+    tree_deleted: Ids,
+    /// Children of two-way references whose reference may have changed (or that were
+    /// deleted), by the index of the reference in [`Watched::two_way`].
+    two_way: BTreeMap<usize, Ids>,
 }
 
 /// The maintenance a batch of events calls for, by collection.
@@ -61,6 +66,12 @@ pub(crate) struct Batch {
     pending: BTreeMap<&'static str, Pending>,
     /// The details' collections of each main side of a subset pair, by main collection.
     details: BTreeMap<&'static str, Vec<&'static str>>,
+    /// The two-way references whose children live in a collection, by collection.
+    two_way: BTreeMap<&'static str, Vec<crate::relations::TwoWay>>,
+    /// Sides of subset pairs written alone.
+    alone: super::pairs::Alone,
+    /// How long a side found alone is given to be joined by the other.
+    settle: std::time::Duration,
 }
 
 /// The changed fields of an update event: its updated and removed fields' names.
@@ -83,6 +94,14 @@ fn overlaps(a: &str, b: &str) -> bool {
 }
 
 impl Batch {
+    /// A batch whose subset sides found alone are looked at again after `settle`.
+    pub(crate) fn new(settle: std::time::Duration) -> Self {
+        Batch {
+            settle,
+            ..Batch::default()
+        }
+    }
+
     /// Notes what `event` (on the watched collection `w`) calls for; `false` when nothing.
     pub(crate) fn note(&mut self, odm: &Odm, w: &Watched, event: &Document) -> bool {
         let op = event.get_str("operationType").unwrap_or_default();
@@ -100,8 +119,12 @@ impl Batch {
         if !w.details.is_empty() {
             self.details.insert(w.collection, w.details.clone());
         }
+        if !w.two_way.is_empty() {
+            self.two_way.insert(w.collection, w.two_way.clone());
+        }
+        let paired = self.note_pair(w, op, id);
         let p = self.pending.entry(w.collection).or_default();
-        let mut any = false;
+        let mut any = paired;
         if w.copied {
             let (cascaded, latest) =
                 crate::denormalize::touched_paths(odm, w.collection, paths.as_deref());
@@ -135,6 +158,20 @@ impl Batch {
             }
             any = true;
         }
+        for (i, pair) in w.two_way.iter().enumerate() {
+            let moved = match &paths {
+                None => true,
+                Some(paths) => paths.iter().any(|p| overlaps(p, &pair.link)),
+            };
+            if moved {
+                p.two_way.entry(i).or_default().add(id);
+                any = true;
+            }
+        }
+        if w.tree.is_some() && op == "delete" {
+            p.tree_deleted.add(id);
+            any = true;
+        }
         if let (Some(tree), false) = (w.tree, op == "delete") {
             let moved = match &paths {
                 None => true,
@@ -150,17 +187,42 @@ impl Batch {
         any
     }
 
+    /// Notes a side of a subset pair written alone: details inserted (their main document
+    /// must exist), a main document inserted or details deleted (the details must exist).
+    fn note_pair(&mut self, w: &Watched, op: &str, id: &Bson) -> bool {
+        let mut any = false;
+        if let Some(main) = w.main {
+            match op {
+                "insert" => self.alone.details_inserted(w.collection, main, id),
+                "delete" => self.alone.main_needs(main, w.collection, id),
+                _ => return false,
+            }
+            any = true;
+        }
+        if op == "insert" {
+            for d in &w.details {
+                self.alone.main_needs(w.collection, d, id);
+                any = true;
+            }
+        }
+        any
+    }
+
     /// Applies what was noted, collection by collection: subset details, cascades, delete
-    /// rules, latest-N arrays, trees. Counts what it did into `report`.
+    /// rules, latest-N arrays, trees, two-way references; then the subset pairs written alone
+    /// (see [`super::pairs`]). Counts what it did into `report`.
     pub(crate) async fn apply(self, odm: &Odm, report: &mut FollowerReport) -> Result<()> {
         for (collection, p) in self.pending {
             let details = self.details.get(collection).cloned().unwrap_or_default();
+            let two_way = self.two_way.get(collection).cloned().unwrap_or_default();
             let span = tracing::debug_span!(target: "odm", "follow", collection);
-            apply_one(odm, collection, p, &details, report)
-                .instrument(span)
-                .await?;
+            let apply = async {
+                apply_one(odm, collection, &p, &details, report).await?;
+                apply_two_way(odm, &p, &two_way, report).await
+            };
+            apply.instrument(span).await?;
         }
-        Ok(())
+        self.alone.finish(odm, self.settle, report).await
     }
 }
 
@@ -168,7 +230,7 @@ impl Batch {
 async fn apply_one(
     odm: &Odm,
     collection: &'static str,
-    p: Pending,
+    p: &Pending,
     details: &[&'static str],
     report: &mut FollowerReport,
 ) -> Result<()> {
@@ -179,7 +241,8 @@ async fn apply_one(
     }
     if !p.cascade.list.is_empty() {
         let bad =
-            crate::denormalize::cascade_sources(odm, collection, &p.cascade.list, p.copies).await?;
+            crate::denormalize::cascade_sources(odm, collection, &p.cascade.list, p.copies.clone())
+                .await?;
         report.cascaded += (p.cascade.list.len() - bad.len()) as u64;
         for e in bad {
             let bad = super::BadDocument::from(e);
@@ -189,24 +252,33 @@ async fn apply_one(
     }
     if !p.deleted.is_empty() && crate::relations::has_rules(odm.catalog(), collection) {
         report.deleted += p.deleted.len() as u64;
-        let violations = crate::relations::after_deleted(odm, collection, p.deleted).await?;
+        let violations =
+            crate::relations::after_deleted(odm, collection, p.deleted.clone()).await?;
         report.violations.extend(violations);
     }
     for (copy, ids) in &p.latest {
         report.latest_parents +=
             crate::denormalize::refresh_latest_of(odm, copy, &ids.list).await?;
     }
+    let info = odm
+        .catalog()
+        .models()
+        .iter()
+        .find(|e| e.collection == collection)
+        .and_then(|e| e.tree);
+    if let (Some(info), false) = (info, p.tree_deleted.list.is_empty()) {
+        let done = crate::tree::after_deleted(odm, collection, info, &p.tree_deleted.list).await?;
+        report.tree_nodes += done.lifted;
+        report.tree_deleted += done.deleted;
+        report.violations.extend(done.restricted);
+        report_malformed(collection, done.malformed, report);
+    }
     if !p.tree.list.is_empty() {
-        let info = odm
-            .catalog()
-            .models()
-            .iter()
-            .find(|e| e.collection == collection)
-            .and_then(|e| e.tree);
         if let Some(info) = info {
             let done = crate::tree::repair_moved(odm, collection, info, &p.tree.list).await?;
             report.tree_nodes += done.nodes;
             report.tree_cycles.extend(done.cycles);
+            report_malformed(collection, done.malformed, report);
         }
     }
     Ok(())
@@ -225,4 +297,61 @@ async fn delete_details(odm: &Odm, details: &str, ids: &[Bson]) -> Result<u64> {
             .deleted_count;
     }
     Ok(n)
+}
+
+/// The two-way references of one collection's children: each child moved, inserted, replaced
+/// or deleted listed by the parent it names and by no other (see
+/// [`crate::relations::settle`]). A parent whose array cannot take a child, or whose bounded
+/// array is full, is reported in [`FollowerReport::bad_documents`].
+async fn apply_two_way(
+    odm: &Odm,
+    p: &Pending,
+    pairs: &[crate::relations::TwoWay],
+    report: &mut FollowerReport,
+) -> Result<()> {
+    for (i, ids) in &p.two_way {
+        let Some(pair) = pairs.get(*i) else {
+            continue;
+        };
+        let done = crate::relations::settle(odm, pair, &ids.list).await?;
+        report.two_way_parents += done.parents;
+        let full = done.full.into_iter().map(|(parent, child)| {
+            let max = pair.max.unwrap_or_default();
+            let child = crate::error::show_id(Some(&child));
+            (
+                parent,
+                format!("bounded to {max} children: child {child} left out"),
+            )
+        });
+        for (parent, message) in done.malformed.into_iter().chain(full) {
+            let bad = super::BadDocument {
+                collection: pair.parent.to_owned(),
+                id: crate::error::show_id(Some(&parent)),
+                path: pair.array.clone(),
+                message,
+            };
+            tracing::warn!(target: "odm", document = %bad, "follower: a two-way reference could not be applied");
+            report.bad_documents.push(bad);
+        }
+    }
+    Ok(())
+}
+
+/// Tree nodes of `collection` left as they were, reported in
+/// [`FollowerReport::bad_documents`] (and logged at `warn`).
+fn report_malformed(
+    collection: &str,
+    malformed: Vec<crate::tree::Malformed>,
+    report: &mut FollowerReport,
+) {
+    for m in malformed {
+        let bad = super::BadDocument {
+            collection: collection.to_owned(),
+            id: crate::error::show_id(Some(&m.id)),
+            path: m.path.to_owned(),
+            message: m.message,
+        };
+        tracing::warn!(target: "odm", document = %bad, "follower: a tree node could not be applied");
+        report.bad_documents.push(bad);
+    }
 }

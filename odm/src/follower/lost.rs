@@ -24,10 +24,14 @@ pub struct HistoryLost {
     pub dangling: u64,
     /// `restrict` rules those deletes broke.
     pub violations: Vec<DeleteRestricted>,
+    /// The repair of each subset pair: details without their main document deleted, main
+    /// documents without details reported.
+    pub subsets: Vec<crate::subset::SubsetReport>,
 }
 
 /// Logs the loss, then runs the sweeps: copies (all of them, latest-N arrays and two-way
-/// references included), trees, and the delete rules of documents referenced but missing.
+/// references included), trees, the delete rules of documents referenced but missing, and
+/// the subset pairs' repair.
 pub(crate) async fn repair(odm: &Odm, watched: &[Watched], lost: Error) -> Result<HistoryLost> {
     let message = match lost {
         Error::ChangeStreamHistoryLost { message } => message,
@@ -53,12 +57,19 @@ pub(crate) async fn repair(odm: &Odm, watched: &[Watched], lost: Error) -> Resul
         let keys = missing.into_iter().map(|id| doc! { "_id": id }).collect();
         violations.extend(crate::relations::after_deleted(odm, w.collection, keys).await?);
     }
+    let mut subsets = Vec::new();
+    for w in watched {
+        for d in &w.details {
+            subsets.push(crate::subset::repair_by_name(odm, w.collection, d).await?);
+        }
+    }
     Ok(HistoryLost {
         message,
         copies,
         trees,
         dangling,
         violations,
+        subsets,
     })
 }
 

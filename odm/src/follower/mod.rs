@@ -10,13 +10,22 @@
 //! - An insert, delete, or move (a change of the reference) of a source of latest-N arrays
 //!   recomputes the arrays of the parents it was in and is in.
 //! - A write of a tree node's `parent` (or an insert or replacement of a node) rewrites the
-//!   ancestors of the node and of its whole subtree.
+//!   ancestors of the node and of its whole subtree; a node whose `parent` is no node is
+//!   reported ([`FollowerReport::bad_documents`]) and left as it is.
+//! - A delete of a tree node applies the tree's delete rule (`lift`, `cascade`; the children
+//!   a `restrict` rule finds are reported in [`FollowerReport::violations`]).
+//! - A change of a two-way reference's child (its reference written, or the child inserted,
+//!   replaced or deleted) lists it in the array of the parent it names and in no other.
 //! - A delete of the main side of a subset pair deletes its details, as an ODM delete of the
-//!   pair does.
+//!   pair does; one side of a pair written alone is finished after
+//!   [`Follower::pair_settle`]: details without their main document deleted, a main document
+//!   without details reported.
 //!
 //! The change stream reads only what it needs: a `$match` on the watched collections and the
-//! four kinds of writes, and a `$project` keeping each event's token, kind, collection, key,
-//! time and the names of the fields an update changed (never a document).
+//! four kinds of writes (deletes only for a collection watched for its delete rules, inserts
+//! and deletes for a side of a subset pair), and a `$project` keeping each event's token,
+//! kind, collection, key, time and the names of the fields an update changed (never a
+//! document).
 //!
 //! **Exactly-once effect.** The position (the change stream's resume token) is stored in
 //! [`FOLLOWER`] after the effects of every event before it are written. Every effect reads the
@@ -25,7 +34,8 @@
 //! read what still references the deleted ids), so an event applied again after a crash
 //! between its effect and the stored position changes nothing, and neither does an event of
 //! odm's own writes, whose effects are already in place. One follower per deployment holds a
-//! lease in the same document; a second one waits, and a follower that lost its lease (paused
+//! lease in the same document, its end set and compared on the server's clock (`$$NOW`); a
+//! second one waits, and a follower that lost its lease (paused
 //! past it) stores no position again. Each store requires the count of stores the follower
 //! last wrote: when a server killed before its writes were durable lost the follower's last
 //! positions, the follower notices ([`FollowerReport::rolled_back`]) and reads again from the
@@ -33,13 +43,15 @@
 //!
 //! **History lost.** When the stored position is no longer in the server's history, the
 //! follower opens the stream at the present, stores that position, then runs the repairing
-//! sweeps of what it maintains (copies, trees, references to deleted documents) and reports
-//! what they repaired ([`FollowerReport::history_lost`]): it never skips silently.
+//! sweeps of what it maintains (copies, trees, references to deleted documents, subset
+//! pairs) and reports what they repaired ([`FollowerReport::history_lost`]): it never skips
+//! silently.
 //!
 //! A standalone server has no change streams: [`Error::ChangeStreamsUnavailable`](crate::Error::ChangeStreamsUnavailable).
 
 mod apply;
 mod lost;
+mod pairs;
 mod state;
 mod status;
 mod watch;
@@ -74,8 +86,14 @@ pub struct FollowerReport {
     pub deleted: u64,
     /// Parents whose latest-N arrays were recomputed.
     pub latest_parents: u64,
-    /// Tree nodes whose ancestors were rewritten.
+    /// Tree nodes whose ancestors were rewritten (moved, or below a node deleted under the
+    /// `lift` rule).
     pub tree_nodes: u64,
+    /// Tree nodes deleted because a node above them was (the `cascade` rule).
+    pub tree_deleted: u64,
+    /// Parents of two-way references whose array of children was written (a child another
+    /// program moved, inserted or deleted added or pulled).
+    pub two_way_parents: u64,
     /// Details of subset pairs deleted with their main documents.
     pub details_deleted: u64,
     /// Tree nodes moved under their own subtree, left as they are.
@@ -89,10 +107,13 @@ pub struct FollowerReport {
     pub elsewhere: bool,
     /// This follower lost its lease during the run (it stores no position again).
     pub lease_lost: bool,
-    /// Documents of other programs the follower could not apply (a copied value of a type
-    /// its copy cannot hold): their copies are left as they are, the other events were
-    /// applied, and the position moved on. The next write of such a document is followed
-    /// again; `verify_copies` finds what is left.
+    /// Documents of other programs the follower could not apply: a source whose copied value
+    /// has a type its copy cannot hold (its copies left as they are), a tree node whose
+    /// `parent` is no node (left with its subtree), the parent of a two-way reference whose
+    /// array of children is not an array or is full (the child left out of it), a main
+    /// document of a subset pair without details (path `_id`). The other events were applied,
+    /// and the position moved on. The next write of such a document is followed again; the
+    /// sweeps (`verify_copies`, the tree's, `verify_inverse`, the pair's) find what is left.
     pub bad_documents: Vec<BadDocument>,
     /// The stored position went back during the run: the server lost writes it had
     /// acknowledged (it was killed before they were durable), this follower's last stored
@@ -169,6 +190,7 @@ struct Config {
     lease: Duration,
     batch: u32,
     wait: Duration,
+    settle: Duration,
 }
 
 impl Odm {
@@ -192,6 +214,7 @@ impl Odm {
                 lease: Duration::from_secs(30),
                 batch: 500,
                 wait: Duration::from_millis(500),
+                settle: Duration::from_secs(1),
             },
             stream: None,
         }
@@ -217,6 +240,17 @@ impl Follower {
     /// default): the longest [`run_until_idle`](Follower::run_until_idle) waits for one.
     pub fn max_wait(mut self, wait: Duration) -> Self {
         self.config.wait = wait;
+        self
+    }
+
+    /// How long a side of a subset pair found alone (details without their main document, a
+    /// main document without details) is given to be joined by the other before the follower
+    /// acts (1 s by default): odm's own pair insert without a transaction writes the details,
+    /// then the main document. Details still alone then are deleted, as
+    /// [`SubsetPair::repair`](crate::subset::SubsetPair::repair) deletes them; a main document
+    /// still alone is reported in [`FollowerReport::bad_documents`].
+    pub fn pair_settle(mut self, settle: Duration) -> Self {
+        self.config.settle = settle;
         self
     }
 
@@ -391,7 +425,7 @@ impl Config {
         fresh: &mut bool,
     ) -> Result<bool> {
         let odm = &self.odm;
-        let mut batch = apply::Batch::default();
+        let mut batch = apply::Batch::new(self.settle);
         let mut read = 0u64;
         let mut through = None;
         let mut at = position(stream);

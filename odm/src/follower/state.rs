@@ -8,7 +8,9 @@
 //!
 //! The lease is taken when free, expired or already the taker's; every position written
 //! extends it, on condition that the taker still holds it, so a follower that lost it (paused
-//! past its lease, then taken over) writes no position again.
+//! past its lease, then taken over) writes no position again. Its end is set and compared on
+//! the server's clock (`$$NOW`), never on a follower's: followers whose clocks disagree still
+//! see one holder.
 
 use std::time::Duration;
 
@@ -26,9 +28,20 @@ fn collection(odm: &Odm) -> mongodb::Collection<Document> {
     odm.database().collection::<Document>(FOLLOWER)
 }
 
-fn until(lease: Duration) -> bson::DateTime {
+/// The lease's end, as an expression of the server's clock: `$$NOW` plus `lease` (in
+/// milliseconds, through `$toLong` and `$toDate`, which every server with update pipelines
+/// has). The
+/// followers' own clocks are never compared: two followers whose clocks disagree still agree
+/// on who holds the lease.
+fn until(lease: Duration) -> Bson {
     let ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
-    bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis().saturating_add(ms))
+    Bson::Document(doc! { "$toDate": { "$add": [{ "$toLong": "$$NOW" }, ms] } })
+}
+
+/// `value` as a literal of an update pipeline (a resume token or a time is never read as an
+/// expression).
+fn literal(value: impl Into<Bson>) -> Bson {
+    Bson::Document(doc! { "$literal": value.into() })
 }
 
 /// What the document says.
@@ -107,19 +120,20 @@ pub(crate) async fn load(odm: &Odm) -> Result<Stored> {
 }
 
 /// Takes the lease for `owner` when it is free, expired or already `owner`'s; `None` when
-/// another follower holds it. One `findAndModify` (an upsert; a held lease makes it a
+/// another follower holds it. Expiry is read on the server's clock (`$$NOW`), and the new
+/// lease written on it: a follower whose clock runs ahead cannot take a lease that has not
+/// expired. One `findAndModify` with an update pipeline (an upsert; a held lease makes it a
 /// duplicate key, told from other errors).
 pub(crate) async fn acquire(odm: &Odm, owner: ObjectId, lease: Duration) -> Result<Option<Stored>> {
-    let now = bson::DateTime::now();
     let filter = doc! {
         "_id": KEY,
         "$or": [
             { "owner": { "$exists": false } },
             { "owner": owner },
-            { "lease": { "$lt": now } },
+            { "$expr": { "$lt": ["$lease", "$$NOW"] } },
         ],
     };
-    let update = doc! { "$set": { "owner": owner, "lease": until(lease) } };
+    let update = vec![doc! { "$set": { "owner": owner, "lease": until(lease) } }];
     let options = FindOneAndUpdateOptions::builder()
         .upsert(true)
         .return_document(ReturnDocument::After)
@@ -150,8 +164,9 @@ pub(crate) enum Advanced {
 }
 
 /// Writes the position reached after `applied` more events (`through`: the last one's wall
-/// time), extending the lease, while `owner` holds it and the document counts `stores` stores,
-/// as this follower last left it. One `update`; one `find` more when it matched nothing, to
+/// time), extending the lease on the server's clock, while `owner` holds it and the document
+/// counts `stores` stores, as this follower last left it. One `update` (an update pipeline:
+/// the lease and `at` are `$$NOW` on the server); one `find` more when it matched nothing, to
 /// tell a lost lease from writes the server lost.
 pub(crate) async fn advance(
     odm: &Odm,
@@ -170,14 +185,18 @@ pub(crate) async fn advance(
         })?,
         None => Bson::Null,
     };
-    let mut set = doc! { "token": token, "lease": until(lease), "at": bson::DateTime::now() };
-    if let Some(t) = through {
-        set.insert("through", t);
-    }
-    let update = doc! {
-        "$set": set,
-        "$inc": { "events": i64::try_from(applied).unwrap_or(i64::MAX), "stores": 1_i64 },
+    let applied = i64::try_from(applied).unwrap_or(i64::MAX);
+    let mut set = doc! {
+        "token": literal(token),
+        "lease": until(lease),
+        "at": "$$NOW",
+        "events": { "$add": [{ "$ifNull": ["$events", 0_i64] }, applied] },
+        "stores": { "$add": [{ "$ifNull": ["$stores", 0_i64] }, 1_i64] },
     };
+    if let Some(t) = through {
+        set.insert("through", literal(t));
+    }
+    let update = vec![doc! { "$set": set }];
     let unchanged = match stores {
         // A document written before stores were counted has no count.
         0 => doc! { "$in": [Bson::Null, 0_i64] },

@@ -25,7 +25,8 @@ pub struct FollowerStatus {
     pub through: Option<bson::DateTime>,
     /// Events applied so far, by every follower.
     pub applied: u64,
-    /// The follower holding the lease, and until when (an expired lease is free).
+    /// The follower holding the lease, and until when, on the server's clock (an expired
+    /// lease is free).
     pub holder: Option<(ObjectId, bson::DateTime)>,
 }
 

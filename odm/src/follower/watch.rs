@@ -1,6 +1,6 @@
 //! What the follower watches: the collections the catalog says are the sources of something
 //! (copied fields, latest-N arrays, referenced documents with delete rules, tree nodes, the
-//! main sides of subset pairs), the
+//! main sides of subset pairs, the children of two-way references), the
 //! change stream over them, and the server's refusals told apart.
 
 use std::time::Duration;
@@ -24,6 +24,10 @@ pub(crate) struct Watched {
     pub(crate) tree: Option<TreeInfo>,
     /// It is the main side of subset pairs: their details' collections.
     pub(crate) details: Vec<&'static str>,
+    /// Its documents are the children of two-way references: the parents' arrays to keep.
+    pub(crate) two_way: Vec<crate::relations::TwoWay>,
+    /// It is the details side of a subset pair: the main side's collection.
+    pub(crate) main: Option<&'static str>,
 }
 
 /// The collections of `catalog` whose writes by other programs call for maintenance, by name.
@@ -40,12 +44,22 @@ pub(crate) fn watched(catalog: &Catalog) -> Vec<Watched> {
             .filter(|d| d.subset_of == Some(entry.type_name))
             .map(|d| d.collection)
             .collect();
-        if !copied && !rules && tree.is_none() && details.is_empty() {
+        let two_way = crate::relations::two_way_of(catalog, collection);
+        let main = entry.subset_of.and_then(|m| {
+            catalog
+                .models()
+                .iter()
+                .find(|e| e.type_name == m)
+                .map(|e| e.collection)
+        });
+        let alone = !copied && !rules && tree.is_none() && details.is_empty();
+        if alone && two_way.is_empty() && main.is_none() {
             continue;
         }
         match out.iter_mut().find(|w| w.collection == collection) {
             Some(w) => {
                 w.tree = w.tree.or(tree);
+                w.main = w.main.or(main);
                 w.details.extend(details);
             }
             None => out.push(Watched {
@@ -54,6 +68,8 @@ pub(crate) fn watched(catalog: &Catalog) -> Vec<Watched> {
                 rules,
                 tree,
                 details,
+                two_way,
+                main,
             }),
         }
     }
@@ -65,9 +81,14 @@ pub(crate) fn watched(catalog: &Catalog) -> Vec<Watched> {
 /// deletes, each event cut to what the follower reads (its token, kind, collection, key, time
 /// and the names of the fields an update changed; never the documents themselves).
 pub(crate) fn pipeline(watched: &[Watched]) -> Vec<Document> {
-    // A collection watched for its delete rules only is watched for its deletes only.
-    let (all, deletes): (Vec<&Watched>, Vec<&Watched>) =
-        watched.iter().partition(|w| w.copied || w.tree.is_some());
+    // A collection watched for its delete rules only is watched for its deletes only; a side
+    // of a subset pair for its inserts and deletes.
+    let (all, others): (Vec<&Watched>, Vec<&Watched>) = watched
+        .iter()
+        .partition(|w| w.copied || w.tree.is_some() || !w.two_way.is_empty());
+    let (pairs, deletes): (Vec<&Watched>, Vec<&Watched>) = others
+        .into_iter()
+        .partition(|w| w.main.is_some() || !w.details.is_empty());
     let names =
         |ws: Vec<&Watched>| -> Vec<Bson> { ws.iter().map(|w| Bson::from(w.collection)).collect() };
     vec![
@@ -76,6 +97,7 @@ pub(crate) fn pipeline(watched: &[Watched]) -> Vec<Document> {
             "$or": [
                 { "ns.coll": { "$in": names(all) } },
                 { "ns.coll": { "$in": names(deletes) }, "operationType": "delete" },
+                { "ns.coll": { "$in": names(pairs) }, "operationType": { "$in": ["insert", "delete"] } },
             ],
         } },
         doc! { "$project": {

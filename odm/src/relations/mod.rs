@@ -6,11 +6,13 @@
 //! of models the deleting code never names.
 
 mod delete;
+mod follow;
 mod reassign;
 mod verify;
 
 pub use delete::DeleteRestricted;
 pub(crate) use delete::{after_deleted, delete_with_rules, has_rules, DeleteRules};
+pub(crate) use follow::{settle, two_way_of, TwoWay};
 pub use reassign::{Reassign, Reassigned};
 pub(crate) use verify::Sweep;
 pub use verify::{InverseIssue, InverseReport, VerifyInverse};

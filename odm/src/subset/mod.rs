@@ -13,6 +13,7 @@
 
 mod verify;
 
+pub(crate) use verify::repair_by_name;
 pub use verify::SubsetReport;
 
 use std::collections::HashMap;

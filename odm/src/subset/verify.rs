@@ -156,3 +156,33 @@ impl<D: Subset> SubsetPair<'_, D> {
         Ok(report)
     }
 }
+
+/// [`SubsetPair::repair`] of the pair of the collections `main` and `details`, for a caller
+/// that knows them by name only (the follower, after its history was lost): the two
+/// `aggregate`s, then one `delete` of the details without a main document per
+/// [chunk](crate::batch) of their ids (a plain delete: the follower applies the delete rules of
+/// what references them from their delete events). Outside a transaction.
+pub(crate) async fn repair_by_name(
+    odm: &crate::Odm,
+    main: &'static str,
+    details: &'static str,
+) -> Result<SubsetReport> {
+    let details_without_main = unmatched(odm, details, main, None).await?;
+    let main_without_details = unmatched(odm, main, details, None).await?;
+    let coll = odm.database().collection::<Document>(details);
+    let mut deleted = 0;
+    for chunk in crate::batch::chunks_of(&details_without_main) {
+        deleted += coll
+            .delete_many(crate::literal::is_in("_id", chunk))
+            .await
+            .map_err(|e| Error::from_driver(details, e))?
+            .deleted_count;
+    }
+    Ok(SubsetReport {
+        main,
+        details,
+        details_without_main,
+        main_without_details,
+        deleted,
+    })
+}

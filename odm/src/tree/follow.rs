@@ -19,26 +19,45 @@ pub(crate) struct Repaired {
     pub(crate) nodes: u64,
     /// Nodes moved under their own subtree: left as they are (the tree sweep reports them).
     pub(crate) cycles: Vec<Bson>,
+    /// Nodes whose parent is no node of the tree (an array, or an id no node has): left as
+    /// they are, with their subtrees.
+    pub(crate) malformed: Vec<Malformed>,
 }
 
-/// The ids a field holds: an array's elements, nothing for anything else.
-fn ids_in(doc: &Document, path: &str) -> Vec<Bson> {
-    match doc.get(path) {
-        Some(Bson::Array(a)) => a.clone(),
-        _ => Vec::new(),
-    }
+/// A node another program left in a state no ancestors can be computed from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Malformed {
+    /// The node's `_id`.
+    pub(crate) id: Bson,
+    /// The offending field (the tree's `parent`).
+    pub(crate) path: &'static str,
+    /// What is wrong with it.
+    pub(crate) message: String,
+}
+
+/// What a node's ancestors are computed from.
+enum Chain {
+    /// Its ancestors: its parent's, then its parent.
+    Of(Vec<Bson>),
+    /// Its parent cannot be a node, or names none.
+    Malformed(String),
+    /// Its parent's own `ancestors` is missing or not an array: the highest node above it in
+    /// that state, whose repair rewrites this node's with its subtree.
+    Above(Bson),
 }
 
 /// Rewrites the ancestors of the nodes `ids` of `collection` and of every node below them
 /// from the nodes' parents as they are now. The subtree is found by `parent`, level by level,
 /// so that a node whose stored `ancestors` is missing or malformed (another program's write)
-/// is found and rewritten too. A node whose parent is missing, or that does not exist, is left
-/// to [`VerifyTree`](super::VerifyTree).
+/// is found and rewritten too; a parent whose own `ancestors` is missing or malformed is
+/// repaired first, from the highest node above it in that state. A node whose `parent` is an
+/// array, or names no node, is left as it is and returned in [`Repaired::malformed`]; a node
+/// that does not exist is passed over.
 ///
-/// Commands per node: one `find` of the node, one of its parent, one per level of its subtree
-/// (the children of the level's nodes, by the index on `parent`, per
-/// [chunk](crate::batch) of ids), and one `update` command with a statement per node to
-/// rewrite, each conditioned on the ancestors it read.
+/// Commands per node: one `find` of the node, one of its parent (and one per node above it
+/// whose `ancestors` is malformed), one per level of its subtree (the children of the level's
+/// nodes, by the index on `parent`, per [chunk](crate::batch) of ids), and one `update`
+/// command with a statement per node to rewrite, each conditioned on the ancestors it read.
 pub(crate) async fn repair_moved(
     odm: &Odm,
     collection: &str,
@@ -46,50 +65,108 @@ pub(crate) async fn repair_moved(
     ids: &[Bson],
 ) -> Result<Repaired> {
     let mut out = Repaired::default();
-    let projection = doc! { info.parent: 1, info.ancestors: 1 };
-    let one = |id: Bson| {
-        let options = FindOptions::builder()
-            .projection(projection.clone())
-            .limit(1)
-            .build();
-        crate::engine::find_documents(
-            odm,
-            collection,
-            crate::literal::eq("_id", id),
-            options,
-            None,
-        )
-    };
-    for id in ids {
-        let Some(node) = one(id.clone()).await?.into_iter().next() else {
+    let mut queue: Vec<Bson> = ids.to_vec();
+    let mut done: HashSet<IdKey> = HashSet::new();
+    let mut at = 0;
+    while let Some(id) = queue.get(at).cloned() {
+        at += 1;
+        if !done.insert(IdKey::of(&id)) {
+            continue;
+        }
+        let Some(node) = one(odm, collection, info, id.clone()).await? else {
             continue;
         };
         let chain = match node.get(info.parent) {
             None | Some(Bson::Null) => Vec::new(),
-            Some(parent) => {
-                let Some(p) = one(parent.clone()).await?.into_iter().next() else {
+            Some(parent) => match chain_of(odm, collection, info, parent).await? {
+                Chain::Of(chain) => chain,
+                Chain::Malformed(message) => {
+                    out.malformed.push(Malformed {
+                        id,
+                        path: info.parent,
+                        message,
+                    });
                     continue;
-                };
-                let mut chain = ids_in(&p, info.ancestors);
-                chain.push(parent.clone());
-                chain
-            }
+                }
+                Chain::Above(top) if done.contains(&IdKey::of(&top)) => {
+                    // Above it a loop of malformed nodes: left to the sweep, as a cycle.
+                    out.cycles.push(id);
+                    continue;
+                }
+                Chain::Above(top) => {
+                    queue.push(top);
+                    continue;
+                }
+            },
         };
-        if chain.iter().any(|a| IdKey::of(a) == IdKey::of(id)) {
-            out.cycles.push(id.clone());
+        if chain.iter().any(|a| IdKey::of(a) == IdKey::of(&id)) {
+            out.cycles.push(id);
             continue;
         }
         let mut fixes = Vec::new();
         if let Some(f) = fix(info, &node, &chain) {
             fixes.push(f);
         }
-        fixes.extend(subtree_fixes(odm, collection, info, id, chain).await?);
+        fixes.extend(subtree_fixes(odm, collection, info, &id, chain).await?);
         if !fixes.is_empty() {
             out.nodes += super::verify::send_updates(odm, collection, fixes).await?;
         }
     }
     Ok(out)
 }
+
+/// The node `id` with its `parent` and `ancestors` (one `find`, limit 1).
+async fn one(odm: &Odm, collection: &str, info: TreeInfo, id: Bson) -> Result<Option<Document>> {
+    let options = FindOptions::builder()
+        .projection(doc! { info.parent: 1, info.ancestors: 1 })
+        .limit(1)
+        .build();
+    let filter = crate::literal::eq("_id", id);
+    let found = crate::engine::find_documents(odm, collection, filter, options, None).await?;
+    Ok(found.into_iter().next())
+}
+
+/// The ancestors a child of `parent` gets, read from the parent (and, when the parent's own
+/// `ancestors` is malformed, the nodes above it in that state, at most [`MAX_WALK`]).
+async fn chain_of(odm: &Odm, collection: &str, info: TreeInfo, parent: &Bson) -> Result<Chain> {
+    if let Bson::Array(_) = parent {
+        return Ok(Chain::Malformed(format!(
+            "an array is no node's id: {parent}"
+        )));
+    }
+    let Some(p) = one(odm, collection, info, parent.clone()).await? else {
+        return Ok(Chain::Malformed(format!(
+            "names no node of `{collection}`: {parent}"
+        )));
+    };
+    if let Some(Bson::Array(above)) = p.get(info.ancestors) {
+        let mut chain = above.clone();
+        chain.push(parent.clone());
+        return Ok(Chain::Of(chain));
+    }
+    // The parent's ancestors are missing or not an array: repair from the highest node in
+    // that state (whose parent's are an array, or which is a root).
+    let mut top = p;
+    let mut seen: HashSet<IdKey> = HashSet::from([IdKey::of(parent)]);
+    for _ in 0..MAX_WALK {
+        let Some(up) = top.get(info.parent).filter(|b| **b != Bson::Null).cloned() else {
+            break;
+        };
+        if matches!(up, Bson::Array(_)) || !seen.insert(IdKey::of(&up)) {
+            break;
+        }
+        match one(odm, collection, info, up).await? {
+            Some(next) if !matches!(next.get(info.ancestors), Some(Bson::Array(_))) => top = next,
+            _ => break,
+        }
+    }
+    Ok(Chain::Above(
+        top.get("_id").cloned().unwrap_or_else(|| parent.clone()),
+    ))
+}
+
+/// The most nodes walked up from a parent whose `ancestors` is malformed.
+const MAX_WALK: usize = 1_000;
 
 /// The statements rewriting the ancestors of the nodes below `id` (whose ancestors are
 /// `chain`) that differ from their parents' chains: the children of each level read by
@@ -166,4 +243,131 @@ fn fix(info: TreeInfo, node: &Document, new: &[Bson]) -> Option<Document> {
         None => q.insert(info.ancestors, doc! { "$exists": false }),
     };
     Some(doc! { "q": q, "u": { "$set": { info.ancestors: new.to_vec() } } })
+}
+
+/// What [`after_deleted`] did.
+#[derive(Debug, Default)]
+pub(crate) struct AfterDelete {
+    /// Nodes whose ancestors lost the deleted nodes (`lift`).
+    pub(crate) lifted: u64,
+    /// Nodes below the deleted ones deleted with them (`cascade`).
+    pub(crate) deleted: u64,
+    /// The children left under deleted nodes (`restrict`, which cannot refuse a delete that
+    /// is done).
+    pub(crate) restricted: Option<crate::relations::DeleteRestricted>,
+    /// Children of deleted nodes (`lift`) whose `ancestors` is not an array, which cannot
+    /// tell the nearest ancestor left: left as they are.
+    pub(crate) malformed: Vec<Malformed>,
+}
+
+/// Applies the tree's delete rule to the nodes `ids` another program deleted, as odm's own
+/// delete applies it before deleting (see [`super::delete`]): `lift` takes them out of every
+/// descendant's ancestors and gives their children the nearest ancestor left; `cascade`
+/// deletes every node below them (whose own references' rules follow from their deletes'
+/// events); `restrict` counts the children left, to report. Reads the present state: applied
+/// twice, it finds nothing more to do.
+///
+/// Commands per [chunk](crate::batch) of ids: `lift`, two `update`s (a `$pullAll` of the
+/// ids from the ancestors of the nodes below them, then a pipeline setting the parent of
+/// their children to the last ancestor left, both on nodes whose `ancestors` is an array) and
+/// one `find` of the children left (their `ancestors` is not one: returned in
+/// [`AfterDelete::malformed`]); `cascade`, one `delete`; `restrict`, one `aggregate` counting
+/// the children.
+pub(crate) async fn after_deleted(
+    odm: &Odm,
+    collection: &str,
+    info: TreeInfo,
+    ids: &[Bson],
+) -> Result<AfterDelete> {
+    use crate::Error;
+    let coll = odm.database().collection::<Document>(collection);
+    let error = |filter: &Document, e| {
+        let target = crate::error::show_filter(filter);
+        Error::from_write(collection, || target, e)
+    };
+    let mut out = AfterDelete::default();
+    let chunks = crate::batch::chunks_within(
+        ids.to_vec(),
+        crate::batch::MAX_IDS_BYTES / 2,
+        crate::batch::MAX_IDS,
+    );
+    for chunk in chunks {
+        match info.on_delete {
+            super::DeleteRule::Lift => lift(odm, collection, info, chunk, &mut out).await?,
+            super::DeleteRule::Cascade => {
+                let below = crate::literal::is_in(info.ancestors, chunk);
+                let deleted = coll.delete_many(below.clone()).await;
+                out.deleted += deleted.map_err(|e| error(&below, e))?.deleted_count;
+            }
+            super::DeleteRule::Restrict => {
+                let children = crate::literal::is_in(info.parent, chunk);
+                let counted = coll.count_documents(children.clone()).await;
+                let count = counted.map_err(|e| error(&children, e))?;
+                if count == 0 {
+                    continue;
+                }
+                let r = out
+                    .restricted
+                    .get_or_insert(crate::relations::DeleteRestricted {
+                        collection: collection.to_owned(),
+                        referenced_by: collection.to_owned(),
+                        path: info.parent.to_owned(),
+                        count: 0,
+                        chain: Vec::new(),
+                    });
+                r.count += count;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The `lift` rule after the nodes `chunk` were deleted: they leave the ancestors of every
+/// node below them, and their children take the last ancestor left as their parent. Only
+/// nodes whose `ancestors` is an array are written (a `$pullAll` or an `$arrayElemAt` would
+/// fail on anything else); the children left are read and returned as malformed.
+async fn lift(
+    odm: &Odm,
+    collection: &str,
+    info: TreeInfo,
+    chunk: Vec<Bson>,
+    out: &mut AfterDelete,
+) -> Result<()> {
+    let coll = odm.database().collection::<Document>(collection);
+    let error = |filter: &Document, e| {
+        let target = crate::error::show_filter(filter);
+        crate::Error::from_write(collection, || target, e)
+    };
+    let is_array = doc! { info.ancestors: { "$type": "array" } };
+    let below = doc! { "$and": [
+        crate::literal::is_in(info.ancestors, chunk.clone()),
+        is_array.clone(),
+    ] };
+    let pull = crate::literal::pull_all(info.ancestors, chunk.clone());
+    let pulled = coll.update_many(below.clone(), pull).await;
+    out.lifted += pulled.map_err(|e| error(&below, e))?.modified_count;
+    let last = format!("${}", info.ancestors);
+    let reparent = vec![doc! { "$set": {
+        info.parent: { "$ifNull": [{ "$arrayElemAt": [last.as_str(), -1] }, Bson::Null] },
+    } }];
+    let children = crate::literal::is_in(info.parent, chunk);
+    let arrays = doc! { "$and": [children.clone(), is_array] };
+    let lifted = coll.update_many(arrays.clone(), reparent).await;
+    lifted.map_err(|e| error(&arrays, e))?;
+    let options = FindOptions::builder().projection(doc! { "_id": 1 }).build();
+    let left = crate::engine::find_documents(odm, collection, children, options, None).await?;
+    for d in left {
+        let Some(id) = d.get("_id").cloned() else {
+            continue;
+        };
+        out.malformed.push(Malformed {
+            id,
+            path: info.ancestors,
+            message: format!(
+                "not an array: the node's parent was deleted, and its `{}` cannot tell the nearest ancestor left",
+                info.ancestors
+            ),
+        });
+    }
+    Ok(())
 }

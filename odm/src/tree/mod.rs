@@ -36,7 +36,7 @@ use crate::model::Model;
 use crate::path::Value;
 use crate::{Error, Odm, Result};
 
-pub(crate) use follow::repair_moved;
+pub(crate) use follow::{after_deleted, repair_moved, Malformed};
 pub(crate) use maintain::TreeRule;
 pub use moves::{MoveNode, Moved};
 pub(crate) use verify::sweep;
