@@ -2,8 +2,8 @@
 //! the follower and cascades report what they have done to an [`Observer`] the application
 //! installs on its handle with [`Odm::with_progress`](crate::Odm::with_progress). No terminal
 //! is assumed: the observer is a callback or a channel, and the application draws what it
-//! likes (the [console](crate::console) draws bars, or lines when its output is not a
-//! terminal).
+//! likes (the operations console, behind the `console` feature, draws bars, or lines when its
+//! output is not a terminal).
 //!
 //! ```no_run
 //! use odm::progress::{Observer, Progress};

@@ -18,6 +18,7 @@ use crate::model::Model;
 
 mod explain;
 
+#[cfg(feature = "testing")]
 pub(crate) use explain::winning;
 pub use explain::{
     query_shapes, Access, ExplainShapes, ExplainedShape, QueryFeature, QueryShape, ShapeCommand,
