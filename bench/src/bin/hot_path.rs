@@ -1,6 +1,7 @@
 //! What odm adds to a plain write, one operation at a time: for models with no copies, tree,
-//! versions, shard key or other maintainer (the ODM Performance Benchmark's flat small, flat
-//! large and nested large documents), each insert, update by `_id`, replacement and delete is
+//! versions, shard key or other maintainer (the ODM Performance Benchmark's flat small and flat
+//! large documents; the nested large one's bounded array concerns the bounds maintainer), each
+//! insert, update by `_id`, replacement and delete is
 //! sent once by odm and once by hand-written driver code sending the identical command, the two
 //! alternating (odm first on even pairs, the driver first on odd ones), and the client CPU time
 //! of each operation is read from the thread's own clock (`CLOCK_THREAD_CPUTIME_ID`; the
