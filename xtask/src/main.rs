@@ -459,19 +459,12 @@ fn run_all() -> Result {
         &[],
     )?;
     // Every target that holds tests. The examples are built once, as programs, by
-    // `run_examples`, which runs them (they hold no tests); the benchmarks hold none either
-    // (clippy checks both).
+    // `run_examples`, which runs them (they hold no tests). Every cargo command here names the
+    // whole workspace, so that the dependencies' features are the same in all of them and
+    // nothing is built twice.
     run(
         "cargo",
-        &[
-            "test",
-            "--workspace",
-            "--exclude",
-            "odm-bench",
-            "--lib",
-            "--bins",
-            "--tests",
-        ],
+        &["test", "--workspace", "--lib", "--bins", "--tests"],
         &env,
     )?;
     run_populate_plans(&env)?;
