@@ -483,9 +483,11 @@ fn run_all() -> Result {
 /// lets the cost rule choose).
 fn run_populate_plans(env: &[(&str, &str)]) -> Result {
     let filters: Vec<String> = POPULATE_TESTS.iter().map(|m| format!("{m}::")).collect();
-    // The whole workspace's features, as the first run had them: with `-p odm-tests` alone
-    // the runtime and the suite would be built again without the console.
-    let mut populate_tests = vec!["test", "--workspace", "--test", "suite", "--"];
+    // The same packages and targets as the first run: another selection (`-p odm-tests`, or
+    // `--test suite` alone) resolves the dependencies' features otherwise and builds the
+    // runtime, the driver and the suite again. The filters pick the suite's modules (and the
+    // few unit tests under the same names, which do not read the plan).
+    let mut populate_tests = vec!["test", "--workspace", "--lib", "--bins", "--tests", "--"];
     populate_tests.extend(filters.iter().map(String::as_str));
     for plan in ["in", "lookup"] {
         let mut with_plan = env.to_vec();
