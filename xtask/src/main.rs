@@ -458,10 +458,12 @@ fn run_all() -> Result {
         ],
         &[],
     )?;
-    // Every target that holds tests. The examples are built once, as programs, by
-    // `run_examples`, which runs them (they hold no tests). Every cargo command here names the
-    // whole workspace, so that the dependencies' features are the same in all of them and
-    // nothing is built twice.
+    // The examples first, as programs: the console's process tests run one, and would build
+    // it themselves (`-p odm-examples`, which disturbs what the runs below find built).
+    run("cargo", &["build", "--workspace", "--examples"], &[])?;
+    // Every target that holds tests (the examples hold none; `run_examples` runs them). Every
+    // cargo command here names the whole workspace, so that the dependencies' features are
+    // the same in all of them and nothing is built twice.
     run(
         "cargo",
         &["test", "--workspace", "--lib", "--bins", "--tests"],
