@@ -245,3 +245,115 @@ async fn writes_of_a_model_outside_the_catalog_land_as_the_others_do() -> odm::R
     assert!(common::stored_one(&db, "books", 1).await.is_none());
     Ok(())
 }
+
+/// The target a refused write names, from its `Error::Write`.
+fn write_target(err: &odm::Error) -> (&str, &str) {
+    match err {
+        odm::Error::Write {
+            collection, target, ..
+        } => (collection.as_str(), target.as_str()),
+        other => panic!("expected a write error, got {other:?}"),
+    }
+}
+
+/// A refused update names its filter by `_id` whatever the id's type (an `ObjectId`, a
+/// document), and a refused insert or replacement names its document as the shell prints it
+/// (here refused by the collection's validator, which says which document failed).
+#[tokio::test]
+async fn a_refused_write_names_its_document_whatever_the_id() -> odm::Result<()> {
+    let db = common::db().await?;
+    let rec = Recommendation {
+        id: odm::bson::oid::ObjectId::new(),
+        book: 1,
+        user: 2,
+    };
+    db.odm().insert_one(&rec).await?;
+    let err = db
+        .odm()
+        .update_by_id::<Recommendation>(rec.id, Update::raw(doc! {"$inc": {"_id": 1}}))
+        .await
+        .unwrap_err();
+    let shown = format!(r#"{{ "_id": ObjectId("{}") }}"#, rec.id.to_hex());
+    assert_eq!(write_target(&err), ("recommendations", shown.as_str()));
+
+    let loan = Loan {
+        id: LoanId {
+            borrower: "ann".into(),
+            book: 1,
+        },
+        pending: true,
+        approved: false,
+        priority: 1,
+        started: None,
+    };
+    db.odm().insert_one(&loan).await?;
+    let err = db
+        .odm()
+        .update_by_id::<Loan>(loan.id.clone(), Update::raw(doc! {"$inc": {"pending": 1}}))
+        .await
+        .unwrap_err();
+    // A document value is matched literally (`$eq`), as it was sent.
+    assert_eq!(
+        write_target(&err),
+        (
+            "loans",
+            r#"{ "_id": { "$eq": { "borrower": "ann", "book": 1 } } }"#
+        )
+    );
+
+    // Books of more than 1,000 pages are refused by the collection's validator.
+    db.raw()
+        .run_command(doc! {"create": "books", "validator": {"pages": {"$lt": 1000}}})
+        .await?;
+    let mut long = gatsby();
+    long.pages = 2000;
+    let invalid = |err: odm::Error| match err {
+        odm::Error::DocumentInvalid { collection, id, .. } => (collection, id),
+        other => panic!("expected the validator's refusal, got {other:?}"),
+    };
+    let err = db.odm().insert_one(&long).await.unwrap_err();
+    assert_eq!(invalid(err), ("books".into(), "{ _id: 1 }".into()));
+    db.odm().insert_one(&gatsby()).await?;
+    let err = db.odm().replace_one(&long).await.unwrap_err();
+    assert_eq!(invalid(err), ("books".into(), "{ _id: 1 }".into()));
+    let stored = common::stored_one(&db, "books", 1).await.expect("stored");
+    assert_eq!(stored.get_i32("pages").ok(), Some(gatsby().pages));
+    Ok(())
+}
+
+/// A counter serde cannot write as BSON once it passes `i64::MAX`.
+#[derive(odm::Model, serde::Serialize, serde::Deserialize, Debug, Clone)]
+#[odm(collection = "tallies")]
+struct Tally {
+    #[serde(rename = "_id")]
+    id: i32,
+    hits: u64,
+}
+
+/// A document that cannot be encoded is refused as odm's own encoding refuses it, whether odm
+/// or the driver serializes it, and nothing is written.
+#[tokio::test]
+async fn a_document_serde_cannot_write_is_refused_before_it_is_sent() -> odm::Result<()> {
+    let db = common::db().await?;
+    let huge = Tally {
+        id: 1,
+        hits: u64::MAX,
+    };
+    let refused = |err: odm::Error| match err {
+        odm::Error::Encode {
+            collection, what, ..
+        } => assert_eq!(
+            (collection.as_str(), what.as_str()),
+            ("tallies", "document")
+        ),
+        other => panic!("expected an encoding error, got {other:?}"),
+    };
+    refused(db.odm().insert_one(&huge).await.unwrap_err());
+    let tallies = db.raw().collection::<Document>("tallies");
+    assert_eq!(tallies.count_documents(doc! {}).await?, 0);
+    db.odm().insert_one(&Tally { id: 1, hits: 1 }).await?;
+    refused(db.odm().replace_one(&huge).await.unwrap_err());
+    let stored = tallies.find_one(doc! {"_id": 1}).await?.expect("stored");
+    assert_eq!(stored.get_i64("hits").ok(), Some(1), "{stored}");
+    Ok(())
+}

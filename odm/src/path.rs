@@ -202,6 +202,15 @@ impl<Root, T, M> fmt::Display for Field<Root, T, M> {
 pub trait Value<T> {
     /// Encodes the value.
     fn to_bson(&self) -> Result<Bson, bson::error::Error>;
+
+    /// Encodes the value, taking it: an owned `String` becomes the BSON string without a copy.
+    /// [`Field::set`] and the other updates that write one value use it.
+    fn into_bson(self) -> Result<Bson, bson::error::Error>
+    where
+        Self: Sized,
+    {
+        self.to_bson()
+    }
 }
 
 /// Encodes `value`: an `ObjectId` directly (through serde it is written as hex and parsed
@@ -224,9 +233,26 @@ pub(crate) fn encode_value<V: Serialize + 'static>(value: &V) -> Result<Bson, bs
     bson::serialize_to_bson(value)
 }
 
+/// Encodes `value`, taking it: as [`encode_value`], an owned `String` moved into the BSON.
+pub(crate) fn encode_owned<V: Serialize + 'static>(value: V) -> Result<Bson, bson::error::Error> {
+    let mut slot = Some(value);
+    if let Some(s) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<String>>() {
+        if let Some(s) = s.take() {
+            return Ok(Bson::String(s));
+        }
+    }
+    match &slot {
+        Some(value) => encode_value(value),
+        None => Ok(Bson::Null),
+    }
+}
+
 impl<T: Serialize + 'static> Value<T> for T {
     fn to_bson(&self) -> Result<Bson, bson::error::Error> {
         encode_value(self)
+    }
+    fn into_bson(self) -> Result<Bson, bson::error::Error> {
+        encode_owned(self)
     }
 }
 
@@ -245,6 +271,9 @@ impl Value<String> for &str {
 impl<T: Serialize + 'static> Value<Option<T>> for T {
     fn to_bson(&self) -> Result<Bson, bson::error::Error> {
         encode_value(self)
+    }
+    fn into_bson(self) -> Result<Bson, bson::error::Error> {
+        encode_owned(self)
     }
 }
 
@@ -340,3 +369,32 @@ macro_rules! narrow {
     )* };
 }
 narrow!(i8, i16, i32, u8, u16, u32);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_taken_encodes_as_one_lent() {
+        let owned = String::from("The Great Gatsby");
+        let address = owned.as_ptr();
+        let lent = encode_value(&owned).unwrap();
+        match encode_owned(owned).unwrap() {
+            // The string itself, not a copy.
+            Bson::String(s) => {
+                assert_eq!(s.as_ptr(), address);
+                assert_eq!(Bson::String(s), lent);
+            }
+            other => panic!("expected a string, got {other:?}"),
+        }
+        let id = bson::oid::ObjectId::new();
+        assert_eq!(encode_owned(id).unwrap(), Bson::ObjectId(id));
+        assert_eq!(encode_owned(7_i64).unwrap(), encode_value(&7_i64).unwrap());
+        let tags = vec!["1920s".to_owned()];
+        assert_eq!(
+            encode_owned(tags.clone()).unwrap(),
+            encode_value(&tags).unwrap()
+        );
+        assert_eq!(encode_owned(None::<String>).unwrap(), Bson::Null);
+    }
+}

@@ -17,8 +17,8 @@ use bson::RawDocumentBuf;
 use mongodb::results::UpdateResult;
 
 use crate::engine::{
-    write, BoxFuture, DeleteCall, Described, InsertCall, Maintainer, ModifyCall, ReplaceCall, Step,
-    Stepped, UpdateCall,
+    write, BoxFuture, DeleteCall, Described, InsertCall, Maintainer, ModifyCall, ReplaceCall, Slot,
+    Step, Stepped, UpdateCall,
 };
 use crate::{Model, Odm, Result};
 
@@ -126,7 +126,7 @@ impl Stages for End {
 /// rest's; and the rest as the boxed `next` a maintainer hands its call on to, ending with the
 /// plain command.
 macro_rules! link {
-    ($($op:ident($call:ty) -> $out:ty, $boxed:ident;)*) => {
+    ($($op:ident($call:ty) -> $out:ty, $sent:ty, $to:ident, $boxed:ident;)*) => {
         impl<M: Maintainer, N: Stages> Stages for Link<M, N> {
             fn concerns(model: &Described<'_>) -> bool {
                 M::concerns(model) || N::concerns(model)
@@ -153,29 +153,70 @@ macro_rules! link {
             }
         }
         $(
-            /// The list `N`, then the plain command, as one boxed future.
-            fn $boxed<'a, T: Model, N: Stages>(call: $call) -> BoxFuture<'a, Result<$out>> {
-                let model = describe::<T>(call.odm, call.guarded());
+            /// The list `N`, then the plain command, as one future (boxed when a maintainer
+            /// sends it).
+            fn $to<'a, T: Model, N: Stages>(call: $call) -> $sent {
+                // One lookup of the model among the handle's: what the maintainers are told,
+                // and the collection the plain command goes to.
+                let odm = call.odm;
+                let slot = odm.slot(T::COLLECTION);
+                let model = described::<T>(odm, slot, call.guarded());
+                let coll = slot.map(|slot| odm.slot_collection(slot, T::COLLECTION));
                 // A model none of them concerns: the plain command, without walking the list.
                 if !N::concerns(&model) {
-                    return write::$op::<T>(call);
+                    return write::$op::<T>(call, coll);
                 }
                 match N::$op::<T>(call, &model) {
-                    Ok(Step::Sent(sent)) => sent,
-                    Ok(Step::Pass(call)) => write::$op::<T>(call),
-                    Err(e) => Box::pin(std::future::ready(Err(e))),
+                    Ok(Step::Sent(sent)) => sent.into(),
+                    Ok(Step::Pass(call)) => write::$op::<T>(call, coll),
+                    Err(e) => {
+                        let failed: BoxFuture<'a, Result<$out>> =
+                            Box::pin(std::future::ready(Err(e)));
+                        failed.into()
+                    }
                 }
+            }
+
+            /// The list `N`, then the plain command, as the boxed `next` of a maintainer.
+            fn $boxed<'a, T: Model, N: Stages>(call: $call) -> BoxFuture<'a, Result<$out>> {
+                $to::<T, N>(call).boxed()
             }
         )*
     };
 }
 
 link! {
-    insert(InsertCall<'a, T>) -> usize, insert_rest;
-    update(UpdateCall<'a>) -> UpdateResult, update_rest;
-    replace(ReplaceCall<'a, T>) -> UpdateResult, replace_rest;
-    modify(ModifyCall<'a>) -> Option<RawDocumentBuf>, modify_rest;
-    delete(DeleteCall<'a>) -> u64, delete_rest;
+    insert(InsertCall<'a, T>) -> usize, BoxFuture<'a, Result<usize>>, insert_to, insert_rest;
+    update(UpdateCall<'a>) -> UpdateResult, write::UpdateSending<'a>, update_to, update_rest;
+    replace(ReplaceCall<'a, T>) -> UpdateResult, write::ReplaceSending<'a>, replace_to,
+        replace_rest;
+    modify(ModifyCall<'a>) -> Option<RawDocumentBuf>,
+        BoxFuture<'a, Result<Option<RawDocumentBuf>>>, modify_to, modify_rest;
+    delete(DeleteCall<'a>) -> u64, write::DeleteSending<'a>, delete_to, delete_rest;
+}
+
+/// A plain command's future as the boxed `next` of a maintainer: boxed once (a boxed future
+/// stays as it is).
+trait Boxed<'a, O> {
+    fn boxed(self) -> BoxFuture<'a, Result<O>>;
+}
+
+impl<'a, O> Boxed<'a, O> for BoxFuture<'a, Result<O>> {
+    fn boxed(self) -> BoxFuture<'a, Result<O>> {
+        self
+    }
+}
+
+impl<'a, F, S, O> Boxed<'a, O> for crate::engine::Sending<'a, F, S, O>
+where
+    Self: std::future::Future<Output = Result<O>> + Send + 'a,
+{
+    fn boxed(self) -> BoxFuture<'a, Result<O>> {
+        match self {
+            crate::engine::Sending::Boxed(boxed) => boxed,
+            plain => Box::pin(plain),
+        }
+    }
 }
 
 /// Whether a call carries guards of its own (typed pushes onto bounded arrays, increments of
@@ -203,10 +244,15 @@ impl Guarded for ModifyCall<'_> {
 /// What the maintainers are told of `T` among the handle's models, for a call that carries
 /// guards or not: one catalog lookup.
 fn describe<T: Model>(odm: &Odm, guarded: bool) -> Described<'static> {
+    described::<T>(odm, odm.slot(T::COLLECTION), guarded)
+}
+
+/// [`describe`] with the model's slot already looked up.
+fn described<T: Model>(odm: &Odm, slot: Option<&Slot>, guarded: bool) -> Described<'static> {
     let entry = T::entry();
     Described {
         entry,
-        related: match odm.slot(entry.collection) {
+        related: match slot {
             Some(slot) => slot.related,
             None => odm.catalog().is_related(entry.collection),
         },
@@ -215,36 +261,37 @@ fn describe<T: Model>(odm: &Odm, guarded: bool) -> Described<'static> {
 }
 
 /// Offers a call to the list, and sends the plain command when no maintainer takes it: the
-/// write as one future. A model no maintainer concerns goes straight to the plain command, as
-/// the driver would send it.
+/// write as one future (unboxed for a plain command where the operation has such a future,
+/// see [`crate::engine::Sending`]). A model no maintainer concerns goes straight to the plain
+/// command, as the driver would send it.
 macro_rules! offer {
-    ($(#[$doc:meta])* $op:ident($call:ty) -> $out:ty, $rest:ident) => {
+    ($(#[$doc:meta])* $op:ident($call:ty) -> $sent:ty, $to:ident) => {
         $(#[$doc])*
-        pub(crate) fn $op<'a, T: Model>(call: $call) -> BoxFuture<'a, Result<$out>> {
-            $rest::<T, List>(call)
+        pub(crate) fn $op<'a, T: Model>(call: $call) -> $sent {
+            $to::<T, List>(call)
         }
     };
 }
 
 offer!(
     /// An insert: resolves to the number of documents sent.
-    insert(InsertCall<'a, T>) -> usize, insert_rest
+    insert(InsertCall<'a, T>) -> BoxFuture<'a, Result<usize>>, insert_to
 );
 offer!(
     /// An update.
-    update(UpdateCall<'a>) -> UpdateResult, update_rest
+    update(UpdateCall<'a>) -> write::UpdateSending<'a>, update_to
 );
 offer!(
     /// A replacement.
-    replace(ReplaceCall<'a, T>) -> UpdateResult, replace_rest
+    replace(ReplaceCall<'a, T>) -> write::ReplaceSending<'a>, replace_to
 );
 offer!(
     /// A `findAndModify` update.
-    modify(ModifyCall<'a>) -> Option<RawDocumentBuf>, modify_rest
+    modify(ModifyCall<'a>) -> BoxFuture<'a, Result<Option<RawDocumentBuf>>>, modify_to
 );
 offer!(
     /// A delete.
-    delete(DeleteCall<'a>) -> u64, delete_rest
+    delete(DeleteCall<'a>) -> write::DeleteSending<'a>, delete_to
 );
 
 /// Whether any maintainer concerns `T` (for a call without guards): when none does, its writes

@@ -33,7 +33,25 @@ pub(crate) fn encode<T>(
     what: impl FnOnce() -> String,
     error: &mut Option<Deferred>,
 ) -> Bson {
-    match value.to_bson() {
+    deferred(value.to_bson(), what, error)
+}
+
+/// As [`encode`], taking the value ([`Value::into_bson`]).
+pub(crate) fn encode_owned<T>(
+    value: impl Value<T>,
+    what: impl FnOnce() -> String,
+    error: &mut Option<Deferred>,
+) -> Bson {
+    deferred(value.into_bson(), what, error)
+}
+
+/// The encoded value, or `Null` with the error kept for when the operation runs.
+fn deferred(
+    encoded: Result<Bson, bson::error::Error>,
+    what: impl FnOnce() -> String,
+    error: &mut Option<Deferred>,
+) -> Bson {
+    match encoded {
         Ok(v) => v,
         Err(e) => {
             error.get_or_insert(Deferred {

@@ -81,7 +81,8 @@ async fn mark<T: Model>(call: DeleteCall<'_>, field: &'static str) -> Result<u64
         loaded: None,
         session,
     };
-    Ok(crate::engine::write::update::<T>(update)
+    let coll = odm.cached_collection::<T>();
+    Ok(crate::engine::write::update::<T>(update, coll)
         .await?
         .modified_count)
 }

@@ -7,7 +7,7 @@ use bson::{Bson, Document};
 
 use crate::array_filters::{rename_path, ArrayFilters};
 use crate::path::{Field, Numeric, Optional, Value, Writable};
-use crate::query::{encode, Deferred};
+use crate::query::{encode, encode_owned, Deferred};
 
 /// An update on the model `Root`: `Book::available().set(false).and(Book::pages().inc(1))`.
 ///
@@ -247,9 +247,9 @@ impl<Root> fmt::Debug for Update<Root> {
 }
 
 impl<Root, T, M> Field<Root, T, M> {
-    fn value_update(&self, op: &str, value: &impl Value<T>) -> Update<Root> {
+    fn value_update(&self, op: &str, value: impl Value<T>) -> Update<Root> {
         let mut error = None;
-        let v = encode(
+        let v = encode_owned(
             value,
             || format!("update value for `{}`", self.path()),
             &mut error,
@@ -262,7 +262,7 @@ impl<Root, T, M> Field<Root, T, M> {
     where
         M: Writable,
     {
-        self.value_update("$set", &value)
+        self.value_update("$set", value)
     }
 
     /// Sets the field only when an upsert inserts the document (`$setOnInsert`).
@@ -270,7 +270,7 @@ impl<Root, T, M> Field<Root, T, M> {
     where
         M: Writable,
     {
-        self.value_update("$setOnInsert", &value)
+        self.value_update("$setOnInsert", value)
     }
 
     /// Lowers the field to `value` if `value` is smaller (`$min`).
@@ -278,7 +278,7 @@ impl<Root, T, M> Field<Root, T, M> {
     where
         M: Writable,
     {
-        self.value_update("$min", &value)
+        self.value_update("$min", value)
     }
 
     /// Raises the field to `value` if `value` is larger (`$max`).
@@ -286,7 +286,7 @@ impl<Root, T, M> Field<Root, T, M> {
     where
         M: Writable,
     {
-        self.value_update("$max", &value)
+        self.value_update("$max", value)
     }
 }
 

@@ -12,9 +12,14 @@
 //! runs.
 //!
 //! `cargo xtask bench hot_path` runs it (release build). `HOT_PATH_PAIRS` (default 4,000) sizes
-//! it; arguments (parts of the operations' names) run only those.
+//! it; arguments (parts of the operations' names) run only those. `HOT_PATH_ONLY=odm` (or
+//! `driver`) times one side alone after the common warm-up, for a profiler or a syscall count.
+//! The last two columns are the allocations per operation of each side (a counting global
+//! allocator; reallocations count).
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use odm::bson::{doc, oid::ObjectId};
@@ -22,6 +27,34 @@ use odm::mongodb::{Collection, Database};
 use odm::prelude::*;
 use odm_bench::odm_perf::data;
 use odm_bench::odm_perf::models::*;
+
+/// The system allocator, counting allocations: how many each operation makes is printed next to
+/// its CPU (the runtime's one thread makes them all; the server is another process).
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is passed on to the system allocator unchanged; the counter is a side
+// effect only.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract is the system allocator's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 /// The CPU time this thread has used so far.
 fn thread_cpu() -> Duration {
@@ -34,18 +67,35 @@ fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// The client CPU of `op`, in microseconds.
-async fn cpu_of<F: Future<Output = odm::Result<()>>>(op: F) -> odm::Result<f64> {
+/// The client CPU of `op`, in microseconds, and the allocations it made (reallocations
+/// included).
+async fn cpu_of<F: Future<Output = odm::Result<()>>>(op: F) -> odm::Result<(f64, u64)> {
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
     let start = thread_cpu();
     op.await?;
-    Ok((thread_cpu() - start).as_secs_f64() * 1e6)
+    let cpu = (thread_cpu() - start).as_secs_f64() * 1e6;
+    Ok((cpu, ALLOCATIONS.load(Ordering::Relaxed) - allocations))
 }
 
-/// The per-operation CPU of both sides over `pairs` alternating pairs.
+/// The per-operation CPU of both sides over `pairs` alternating pairs, and their allocations.
 #[derive(Default)]
 struct Pairs {
     odm: Vec<f64>,
     driver: Vec<f64>,
+    odm_allocations: u64,
+    driver_allocations: u64,
+}
+
+impl Pairs {
+    fn push_odm(&mut self, (cpu, allocations): (f64, u64)) {
+        self.odm.push(cpu);
+        self.odm_allocations += allocations;
+    }
+
+    fn push_driver(&mut self, (cpu, allocations): (f64, u64)) {
+        self.driver.push(cpu);
+        self.driver_allocations += allocations;
+    }
 }
 
 impl Pairs {
@@ -83,14 +133,17 @@ impl Pairs {
 
     fn print(&self, name: &str) {
         let (mean, half) = self.difference();
+        let per_op = |n: u64, ops: usize| n as f64 / ops.max(1) as f64;
         println!(
-            "{name:<24} {:>8.1} {:>8.1} {:>+9.2} ± {:<5.2} {:>+8.2} {:>7}",
+            "{name:<24} {:>8.1} {:>8.1} {:>+9.2} ± {:<5.2} {:>+8.2} {:>7} {:>6.1} {:>6.1}",
             Self::median(&self.odm),
             Self::median(&self.driver),
             mean,
             half,
             self.median_difference(),
             self.odm.len(),
+            per_op(self.odm_allocations, self.odm.len()),
+            per_op(self.driver_allocations, self.driver.len()),
         );
     }
 }
@@ -109,13 +162,33 @@ where
         odm_op(n + i).await?;
         driver_op(n + i).await?;
     }
+    // One side alone, for profilers and syscall counts (`HOT_PATH_ONLY=odm` or `driver`).
+    match std::env::var("HOT_PATH_ONLY").as_deref() {
+        Ok("odm") => {
+            for i in 0..n {
+                out.push_odm(cpu_of(odm_op(i)).await?);
+            }
+            out.driver = out.odm.clone();
+            out.driver_allocations = out.odm_allocations;
+            return Ok(out);
+        }
+        Ok("driver") => {
+            for i in 0..n {
+                out.push_driver(cpu_of(driver_op(i)).await?);
+            }
+            out.odm = out.driver.clone();
+            out.odm_allocations = out.driver_allocations;
+            return Ok(out);
+        }
+        _ => {}
+    }
     for i in 0..n {
         if i % 2 == 0 {
-            out.odm.push(cpu_of(odm_op(i)).await?);
-            out.driver.push(cpu_of(driver_op(i)).await?);
+            out.push_odm(cpu_of(odm_op(i)).await?);
+            out.push_driver(cpu_of(driver_op(i)).await?);
         } else {
-            out.driver.push(cpu_of(driver_op(i)).await?);
-            out.odm.push(cpu_of(odm_op(i)).await?);
+            out.push_driver(cpu_of(driver_op(i)).await?);
+            out.push_odm(cpu_of(odm_op(i)).await?);
         }
     }
     Ok(out)
@@ -148,7 +221,7 @@ struct Case<'d, T> {
     label: &'static str,
     doc: &'d T,
     renew: fn(&T) -> T,
-    set: fn(&str) -> odm::Update<T>,
+    set: fn(String) -> odm::Update<T>,
     path: &'static str,
 }
 
@@ -204,7 +277,7 @@ async fn writes<T: Model<Id = ObjectId> + Clone>(
         n,
         |i| async move {
             let value = format!("odm {i}");
-            odm.update_by_id::<T>(id(&mine[i]), set(&value)).await?;
+            odm.update_by_id::<T>(id(&mine[i]), set(value)).await?;
             Ok(())
         },
         |i| {
@@ -281,12 +354,12 @@ async fn main() -> odm::Result<()> {
     let odm = odm::Odm::new(db.clone());
     println!("server: {uri}; {n} pairs per operation, alternating");
     println!(
-        "{:<24} {:>8} {:>8} {:>17} {:>8} {:>7}",
-        "operation", "odm", "driver", "odm - driver", "", "pairs"
+        "{:<24} {:>8} {:>8} {:>17} {:>8} {:>7} {:>13}",
+        "operation", "odm", "driver", "odm - driver", "", "pairs", "allocs/op"
     );
     println!(
-        "{:<24} {:>8} {:>8} {:>17} {:>8}",
-        "", "us (p50)", "us (p50)", "us (mean, 95 %)", "(p50)"
+        "{:<24} {:>8} {:>8} {:>17} {:>8} {:>7} {:>6} {:>6}",
+        "", "us (p50)", "us (p50)", "us (mean, 95 %)", "(p50)", "", "odm", "driver"
     );
     let case = Case {
         label: "small",

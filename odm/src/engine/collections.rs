@@ -6,6 +6,7 @@
 //! A write of a model outside the handle's catalog finds no slot and makes its collection on
 //! the spot, as every write did before.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
@@ -20,6 +21,9 @@ use crate::catalog::Catalog;
 #[derive(Debug)]
 pub(crate) struct Slot {
     collection: OnceLock<Collection<RawDocumentBuf>>,
+    /// The collection typed with the first model that asked for it (`Collection<T>`), for the
+    /// writes the driver serializes itself.
+    typed: OnceLock<Box<dyn Any + Send + Sync>>,
     /// A copy or a reference of the catalog's models involves the collection
     /// ([`Catalog::is_related`]).
     pub related: bool,
@@ -40,6 +44,7 @@ impl Collections {
             .map(|m| {
                 let slot = Slot {
                     collection: OnceLock::new(),
+                    typed: OnceLock::new(),
                     related: catalog.is_related(m.collection),
                 };
                 (m.collection, slot)
@@ -58,6 +63,19 @@ impl Slot {
     /// The collection named `name` in `db`, made on the first call.
     pub fn collection(&self, db: &Database, name: &str) -> &Collection<RawDocumentBuf> {
         self.collection.get_or_init(|| db.collection(name))
+    }
+
+    /// The collection named `name` in `db` typed with `T`, made on the first call; `None` when
+    /// another model of the collection was first (two models of one collection: the second
+    /// writes through [`Slot::collection`]).
+    pub fn typed<T: Send + Sync + 'static>(
+        &self,
+        db: &Database,
+        name: &str,
+    ) -> Option<&Collection<T>> {
+        self.typed
+            .get_or_init(|| Box::new(db.collection::<T>(name)))
+            .downcast_ref()
     }
 }
 

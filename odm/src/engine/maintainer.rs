@@ -59,7 +59,7 @@ pub(crate) struct UpdateCall<'a> {
     pub upsert: bool,
     pub mode: TransactionMode,
     /// `update_document` of a versioned model: the document's `_id` and its loaded version.
-    pub loaded: Option<(Bson, i64)>,
+    pub loaded: Option<Box<(Bson, i64)>>,
     pub session: Option<&'a mut ClientSession>,
 }
 

@@ -4,10 +4,12 @@
 //! holds, and below the features and operations, which all use it.
 
 mod collections;
+pub(crate) use collections::Slot;
 mod in_session;
 mod loads;
 mod maintainer;
 mod read;
+mod sending;
 mod state;
 pub(crate) mod write;
 
@@ -19,6 +21,7 @@ pub(crate) use maintainer::{
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
 };
 pub(crate) use read::{decoded, find_decoded, find_documents, model_filter};
+pub(crate) use sending::{write_future, Deleted, DriverFuture, Known, Same, Sending};
 #[cfg(feature = "testing")]
 pub(crate) use state::watch_mongos;
 pub use state::Odm;

@@ -314,7 +314,23 @@ impl Odm {
     /// The handle's own collection of `T`, made once, when `T` is one of its catalog's models.
     pub(crate) fn cached_collection<T: Model>(&self) -> Option<&Collection<bson::RawDocumentBuf>> {
         self.slot(T::COLLECTION)
-            .map(|slot| slot.collection(&self.db, T::COLLECTION))
+            .map(|slot| self.slot_collection(slot, T::COLLECTION))
+    }
+
+    /// The handle's collection of `T` typed with `T`, for a write the driver serializes itself;
+    /// `None` when `T` is not one of its catalog's models or shares its collection with
+    /// another model that asked first.
+    pub(crate) fn typed_collection<T: Model>(&self) -> Option<&Collection<T>> {
+        self.slot(T::COLLECTION)?.typed(&self.db, T::COLLECTION)
+    }
+
+    /// The collection of `slot` (named `collection`), made on the first call.
+    pub(crate) fn slot_collection<'s>(
+        &'s self,
+        slot: &'s super::collections::Slot,
+        collection: &str,
+    ) -> &'s Collection<bson::RawDocumentBuf> {
+        slot.collection(&self.db, collection)
     }
 
     /// What the handle keeps of `collection`, when one of its catalog's models is stored there.

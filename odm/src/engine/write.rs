@@ -5,39 +5,127 @@
 //! what an error message needs, not the call, so that the box it comes in stays small (a box
 //! holding the whole call and the driver's action costs more than all the rest of the write).
 //! The collection is the handle's own ([`Odm::cached_collection`]); a model outside the handle's
-//! catalog makes its collection inside the future instead.
+//! catalog makes its collection inside the future instead. Updates, replacements, deletes and
+//! single inserts are not even boxed: they resolve to a [`Sending`], which polls the driver's
+//! future in place.
 
 use bson::{Bson, RawDocumentBuf};
+use mongodb::action;
 use mongodb::options::{InsertManyOptions, ReplaceOptions, UpdateOptions};
 use mongodb::results::UpdateResult;
 use mongodb::Collection;
 
+use super::sending::{Deleted, DriverFuture, Known, Same, Sending};
 use super::{start, BoxFuture, DeleteCall, InsertCall, ModifyCall, ReplaceCall, UpdateCall};
 use crate::error::Shown;
-use crate::{Error, Model, Result};
+use crate::{Error, Model, Odm, Result};
 
-type Coll = Collection<RawDocumentBuf>;
+pub(crate) type Coll = Collection<RawDocumentBuf>;
 
-/// `$send::<T>(collection, call)` on the handle's collection of `T`, or on one made inside the
-/// future when `T` is not one of the handle's models.
+/// The plain `update` on its way.
+pub(crate) type UpdateSending<'a> =
+    Sending<'a, DriverFuture<action::Update<'a>>, Same, UpdateResult>;
+/// The plain replacing `update` on its way.
+pub(crate) type ReplaceSending<'a> =
+    Sending<'a, DriverFuture<action::ReplaceOne<'a>>, Same, UpdateResult>;
+/// The plain `delete` on its way.
+pub(crate) type DeleteSending<'a> = Sending<'a, DriverFuture<action::Delete<'a>>, Deleted, u64>;
+/// The plain `insert` of one document on its way, resolving to its id.
+pub(crate) type InsertOneSending<'a, I> =
+    Sending<'a, DriverFuture<action::InsertOne<'a>>, Known<I>, I>;
+
+/// `$send::<T>(collection, call)` on the handle's collection of `T` (`$coll`, looked up by the
+/// caller), or on one made inside the future when `T` is not one of the handle's models.
 macro_rules! on_collection {
-    ($send:ident::<$t:ty>($call:expr)) => {{
+    ($send:ident::<$t:ty>($call:expr, $coll:expr)) => {{
         let call = $call;
         let odm = call.odm;
-        match odm.cached_collection::<$t>() {
-            Some(coll) => $send::<$t>(coll, call),
-            None => Box::pin(async move {
-                let coll = odm.raw_collection::<$t>();
-                $send::<$t>(&coll, call).await
-            }),
+        match $coll {
+            Some(coll) => $send::<$t>(coll, call).into(),
+            None => {
+                let made: BoxFuture<'_, Result<_>> = Box::pin(async move {
+                    let coll = odm.raw_collection::<$t>();
+                    $send::<$t>(&coll, call).await
+                });
+                made.into()
+            }
         }
     }};
 }
 
+/// One `insert` of one document already encoded (`raw`, whose id is `id`), resolving to `id`.
+pub(crate) fn insert_one<'a, T: Model>(
+    odm: &'a Odm,
+    raw: RawDocumentBuf,
+    id: T::Id,
+    session: Option<&'a mut mongodb::ClientSession>,
+) -> InsertOneSending<'a, T::Id> {
+    match odm.cached_collection::<T>() {
+        Some(coll) => insert_one_on::<T>(coll, raw, id, session),
+        None => Sending::Boxed(Box::pin(async move {
+            let coll = odm.raw_collection::<T>();
+            insert_one_on::<T>(&coll, raw, id, session).await
+        })),
+    }
+}
+
+fn insert_one_on<'a, T: Model>(
+    coll: &'a Coll,
+    raw: RawDocumentBuf,
+    id: T::Id,
+    session: Option<&'a mut mongodb::ClientSession>,
+) -> InsertOneSending<'a, T::Id> {
+    // As stored: the id field's own serde attributes may write it otherwise than its type alone
+    // would.
+    let shown = Shown::id(&crate::decode::id_of(&raw).unwrap_or(Bson::Null));
+    let driver = start!(coll.insert_one(raw), session);
+    Sending::plain_document(driver, Known(id), T::COLLECTION, shown)
+}
+
+/// One `insert` of `doc`, which the driver serializes itself on the handle's typed collection
+/// (a model odm sends as serde writes it, see `ops::encode::as_serialized`): one serialization,
+/// as the driver's own `insert_one` of the struct. Resolves to `id`.
+pub(crate) fn insert_typed<'a, T: Model>(
+    coll: &'a Collection<T>,
+    doc: &'a T,
+    id: T::Id,
+    session: Option<&'a mut mongodb::ClientSession>,
+) -> InsertOneSending<'a, T::Id> {
+    let shown = id_shown(&id);
+    let driver = start!(coll.insert_one(doc), session);
+    Sending::plain_document(driver, Known(id), T::COLLECTION, shown)
+}
+
+/// One `update` replacing the document by `doc`, which the driver serializes itself (as
+/// [`insert_typed`]); `filter` selects it by `id`.
+pub(crate) fn replace_typed<'a, T: Model>(
+    coll: &'a Collection<T>,
+    filter: bson::Document,
+    doc: &'a T,
+    id: &T::Id,
+    upsert: bool,
+    session: Option<&'a mut mongodb::ClientSession>,
+) -> ReplaceSending<'a> {
+    let action = coll.replace_one(filter, doc);
+    let action = match upsert {
+        true => action.with_options(ReplaceOptions::builder().upsert(true).build()),
+        false => action,
+    };
+    Sending::plain_document(start!(action, session), Same, T::COLLECTION, id_shown(id))
+}
+
+/// How a failed write names the document whose id is `id`.
+fn id_shown<I: serde::Serialize + 'static>(id: &I) -> Shown {
+    Shown::id(&crate::path::encode_value(id).unwrap_or(Bson::Null))
+}
+
 /// One `insert` (split by the driver past 100,000 documents or 48 MB). Resolves to how many
 /// documents were sent.
-pub(crate) fn insert<'a, T: Model>(call: InsertCall<'a, T>) -> BoxFuture<'a, Result<usize>> {
-    on_collection!(insert_on::<T>(call))
+pub(crate) fn insert<'a, T: Model>(
+    call: InsertCall<'a, T>,
+    coll: Option<&'a Coll>,
+) -> BoxFuture<'a, Result<usize>> {
+    on_collection!(insert_on::<T>(call, coll))
 }
 
 fn insert_on<'a, T: Model>(
@@ -76,14 +164,14 @@ fn insert_on<'a, T: Model>(
 /// One `update` (`multi` for `many`), with options only when they say something (an upsert,
 /// array filters): the statement is then the driver's own. The filter is rewritten for the
 /// update's positional paths.
-pub(crate) fn update<'a, T: Model>(call: UpdateCall<'a>) -> BoxFuture<'a, Result<UpdateResult>> {
-    on_collection!(update_on::<T>(call))
+pub(crate) fn update<'a, T: Model>(
+    call: UpdateCall<'a>,
+    coll: Option<&'a Coll>,
+) -> UpdateSending<'a> {
+    on_collection!(update_on::<T>(call, coll))
 }
 
-fn update_on<'a, T: Model>(
-    coll: &'a Coll,
-    call: UpdateCall<'a>,
-) -> BoxFuture<'a, Result<UpdateResult>> {
+fn update_on<'a, T: Model>(coll: &'a Coll, call: UpdateCall<'a>) -> UpdateSending<'a> {
     let UpdateCall {
         filter,
         shown,
@@ -105,26 +193,24 @@ fn update_on<'a, T: Model>(
         true => coll.update_many(filter, update),
         false => coll.update_one(filter, update),
     };
-    let sent = start!(action.with_options(options), session);
+    let action = match options {
+        Some(options) => action.with_options(options),
+        None => action,
+    };
     // The filter is shown only when the write fails (formatting it costs more than
     // building the whole command).
-    Box::pin(async move {
-        sent.await
-            .map_err(|e| Error::from_write(T::COLLECTION, || shown.show(), e))
-    })
+    Sending::plain(start!(action, session), Same, T::COLLECTION, shown)
 }
 
 /// One `update` replacing the document.
 pub(crate) fn replace<'a, T: Model>(
     call: ReplaceCall<'a, T>,
-) -> BoxFuture<'a, Result<UpdateResult>> {
-    on_collection!(replace_on::<T>(call))
+    coll: Option<&'a Coll>,
+) -> ReplaceSending<'a> {
+    on_collection!(replace_on::<T>(call, coll))
 }
 
-fn replace_on<'a, T: Model>(
-    coll: &'a Coll,
-    call: ReplaceCall<'a, T>,
-) -> BoxFuture<'a, Result<UpdateResult>> {
+fn replace_on<'a, T: Model>(coll: &'a Coll, call: ReplaceCall<'a, T>) -> ReplaceSending<'a> {
     let ReplaceCall {
         id,
         filter,
@@ -133,19 +219,20 @@ fn replace_on<'a, T: Model>(
         session,
         ..
     } = call;
-    let options = ReplaceOptions::builder().upsert(upsert).build();
-    let sent = start!(coll.replace_one(filter, raw).with_options(options), session);
-    Box::pin(async move {
-        sent.await
-            .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(&id)), e))
-    })
+    let action = coll.replace_one(filter, raw);
+    let action = match upsert {
+        true => action.with_options(ReplaceOptions::builder().upsert(true).build()),
+        false => action,
+    };
+    Sending::plain_document(start!(action, session), Same, T::COLLECTION, Shown::id(&id))
 }
 
 /// One `findAndModify`, with the filter rewritten for the update's positional paths.
 pub(crate) fn modify<'a, T: Model>(
     call: ModifyCall<'a>,
+    coll: Option<&'a Coll>,
 ) -> BoxFuture<'a, Result<Option<RawDocumentBuf>>> {
-    on_collection!(modify_on::<T>(call))
+    on_collection!(modify_on::<T>(call, coll))
 }
 
 fn modify_on<'a, T: Model>(
@@ -172,11 +259,14 @@ fn modify_on<'a, T: Model>(
 }
 
 /// One `delete` (`limit: 0` for `many`). Resolves to how many documents were deleted.
-pub(crate) fn delete<'a, T: Model>(call: DeleteCall<'a>) -> BoxFuture<'a, Result<u64>> {
-    on_collection!(delete_on::<T>(call))
+pub(crate) fn delete<'a, T: Model>(
+    call: DeleteCall<'a>,
+    coll: Option<&'a Coll>,
+) -> DeleteSending<'a> {
+    on_collection!(delete_on::<T>(call, coll))
 }
 
-fn delete_on<'a, T: Model>(coll: &'a Coll, call: DeleteCall<'a>) -> BoxFuture<'a, Result<u64>> {
+fn delete_on<'a, T: Model>(coll: &'a Coll, call: DeleteCall<'a>) -> DeleteSending<'a> {
     let DeleteCall {
         filter,
         many,
@@ -189,11 +279,5 @@ fn delete_on<'a, T: Model>(coll: &'a Coll, call: DeleteCall<'a>) -> BoxFuture<'a
         true => coll.delete_many(filter),
         false => coll.delete_one(filter),
     };
-    let sent = start!(action, session);
-    Box::pin(async move {
-        Ok(sent
-            .await
-            .map_err(|e| Error::from_write(T::COLLECTION, || shown.show(), e))?
-            .deleted_count)
-    })
+    Sending::plain(start!(action, session), Deleted, T::COLLECTION, shown)
 }

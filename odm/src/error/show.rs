@@ -79,29 +79,72 @@ pub(crate) fn show_filter(filter: &bson::Document) -> String {
 
 /// The filter of a write, kept to be shown if the write fails (the driver takes the filter
 /// itself): for the usual filter by `_id` alone, only the id, which costs no copy of a
-/// document.
+/// document. Sixteen bytes, so that the calls and futures that carry it stay small: an
+/// `ObjectId` or integer id is held in place, anything else in a box.
 #[derive(Debug, Clone)]
 pub(crate) enum Shown {
-    /// `{_id: value}`.
-    Id(Bson),
+    /// `{_id: ObjectId(..)}`.
+    ObjectId(bson::oid::ObjectId),
+    /// `{_id: 32-bit integer}`.
+    Int32(i32),
+    /// `{_id: 64-bit integer}`.
+    Int64(i64),
+    /// `{_id: value}`, any other value.
+    Id(Box<Bson>),
     /// Any other filter.
-    Filter(bson::Document),
+    Filter(Box<bson::Document>),
 }
 
 impl Shown {
     /// What to keep of `filter`.
     pub(crate) fn of(filter: &bson::Document) -> Shown {
         match filter.iter().next() {
-            Some((key, id)) if filter.len() == 1 && key == "_id" => Shown::Id(id.clone()),
-            _ => Shown::Filter(filter.clone()),
+            Some((key, id)) if filter.len() == 1 && key == "_id" => Shown::id(id),
+            _ => Shown::Filter(Box::new(filter.clone())),
+        }
+    }
+
+    /// The filter `{_id: id}`.
+    pub(crate) fn id(id: &Bson) -> Shown {
+        match id {
+            Bson::ObjectId(oid) => Shown::ObjectId(*oid),
+            Bson::Int32(n) => Shown::Int32(*n),
+            Bson::Int64(n) => Shown::Int64(*n),
+            other => Shown::Id(Box::new(other.clone())),
         }
     }
 
     /// The filter as [`show_filter`] prints it.
     pub(crate) fn show(&self) -> String {
+        match self.id_value() {
+            Some(id) => show_filter(&bson::doc! { "_id": id }),
+            None => self.filter_shown(),
+        }
+    }
+
+    /// The id as [`show_id`] prints it (the filter as [`show_filter`] does when it is not by
+    /// `_id` alone): how a failed insert or replacement names its document.
+    pub(crate) fn show_as_id(&self) -> String {
+        match self.id_value() {
+            Some(id) => show_id(Some(&id)),
+            None => self.filter_shown(),
+        }
+    }
+
+    fn id_value(&self) -> Option<Bson> {
+        Some(match self {
+            Shown::ObjectId(oid) => Bson::ObjectId(*oid),
+            Shown::Int32(n) => Bson::Int32(*n),
+            Shown::Int64(n) => Bson::Int64(*n),
+            Shown::Id(id) => (**id).clone(),
+            Shown::Filter(_) => return None,
+        })
+    }
+
+    fn filter_shown(&self) -> String {
         match self {
-            Shown::Id(id) => show_filter(&bson::doc! { "_id": id.clone() }),
             Shown::Filter(filter) => show_filter(filter),
+            _ => String::new(),
         }
     }
 }

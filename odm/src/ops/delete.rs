@@ -3,9 +3,11 @@
 use mongodb::ClientSession;
 
 use super::into_future;
-use crate::engine::{BoxFuture, DeleteCall};
+use super::DeleteFuture;
+use crate::engine::write::DeleteSending;
+use crate::engine::{DeleteCall, Sending};
 use crate::query::Filter;
-use crate::{Model, Odm, Result};
+use crate::{Model, Odm};
 
 /// Builder returned by [`Odm::delete_one`] and [`Odm::delete_many`]; resolves to the number of
 /// documents deleted. Sends one `delete` when nothing references the model and nothing keeps a
@@ -44,7 +46,7 @@ impl<'a, T: Model> Delete<'a, T> {
     }
 
     /// The delete as one future: offered to the maintainers, else the plain `delete`.
-    fn start(self) -> BoxFuture<'a, Result<u64>> {
+    fn start(self) -> DeleteSending<'a> {
         match crate::engine::model_filter(self.filter) {
             Ok(filter) => crate::pipeline::delete::<T>(DeleteCall {
                 odm: self.odm,
@@ -52,12 +54,12 @@ impl<'a, T: Model> Delete<'a, T> {
                 many: self.many,
                 session: self.session,
             }),
-            Err(e) => Box::pin(std::future::ready(Err(e))),
+            Err(e) => Sending::failed(e),
         }
     }
 }
 
-into_future!(Delete => u64, "delete", |n: &u64| Some(*n), start);
+into_future!(Delete => u64, "delete", |n: &u64| Some(*n), start -> DeleteFuture<'a>);
 
 impl Odm {
     /// Deletes one loaded document: `delete` by its `_id`, and for a sharded model by its shard

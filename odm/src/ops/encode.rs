@@ -9,6 +9,19 @@ use crate::query::Filter;
 use crate::update::Update;
 use crate::{Error, Model, Odm, Result};
 
+/// The id of `doc` when odm would send it exactly as serde writes it: no key to check (the
+/// model's keys are all known while compiling), no kind, schema version or shard key to add, no
+/// bound exceeded, its id set. Such a document may be handed to the driver to serialize, once.
+pub(crate) fn as_serialized<T: Model>(doc: &T) -> Option<&T::Id> {
+    let entry = T::entry();
+    let plain = T::plain_keys()
+        && entry.kind.is_none()
+        && T::SCHEMA_VERSION.is_none()
+        && entry.shard_key.is_none()
+        && doc.bound_violation().is_none();
+    plain.then(|| doc.document_id()).flatten()
+}
+
 /// Encodes a model document for writing: keys checked (unless the model's are all known while
 /// compiling, [`Model::plain_keys`]), `_id` present (generated when the type allows). Returns
 /// the document and its id.

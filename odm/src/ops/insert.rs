@@ -4,9 +4,11 @@
 use bson::RawDocumentBuf;
 use mongodb::ClientSession;
 
-use super::encode::encode_document;
+use super::encode::{as_serialized, encode_document};
 use super::into_future;
-use crate::engine::{BoxFuture, InsertCall};
+use super::InsertOneFuture;
+use crate::engine::write::InsertOneSending;
+use crate::engine::{BoxFuture, InsertCall, Sending};
 use crate::{Model, Odm, Result};
 
 /// Offers the insert of encoded documents to the maintainers (see [`crate::pipeline`]), and
@@ -60,19 +62,24 @@ impl<'a, T: Model> InsertOne<'a, T> {
 
     /// The insert as one future. For a model no maintainer concerns, the plain `insert`, built
     /// here; otherwise offered to the maintainers, which read the typed document.
-    fn start(self) -> BoxFuture<'a, Result<T::Id>> {
+    fn start(self) -> InsertOneSending<'a, T::Id> {
         if crate::pipeline::concerns::<T>(self.odm) {
-            return Box::pin(self.run());
+            return Sending::Boxed(Box::pin(self.run()));
         }
-        let (raw, id) = match encode_document(self.doc) {
-            Ok(encoded) => encoded,
-            Err(e) => return Box::pin(std::future::ready(Err(e))),
-        };
-        let sent = insert_raw::<T>(self.odm, &[], vec![raw], true, self.session);
-        Box::pin(async move {
-            sent.await?;
-            Ok(id)
-        })
+        // Sent as serde writes it: the driver serializes the struct itself, once.
+        if let (Some(id), Some(coll)) = (as_serialized(self.doc), self.odm.typed_collection::<T>())
+        {
+            return crate::engine::write::insert_typed::<T>(
+                coll,
+                self.doc,
+                id.clone(),
+                self.session,
+            );
+        }
+        match encode_document(self.doc) {
+            Ok((raw, id)) => crate::engine::write::insert_one::<T>(self.odm, raw, id, self.session),
+            Err(e) => Sending::failed(e),
+        }
     }
 
     async fn run(self) -> Result<T::Id> {
@@ -90,7 +97,7 @@ impl<'a, T: Model> InsertOne<'a, T> {
     }
 }
 
-into_future!(InsertOne => T::Id, "insert_one", |_: &T::Id| Some(1), start);
+into_future!(InsertOne => T::Id, "insert_one", |_: &T::Id| Some(1), start -> InsertOneFuture<'a, T>);
 
 /// Builder returned by [`Odm::insert_many`]; resolves to the ids, in order.
 ///

@@ -6,6 +6,7 @@ mod encode;
 mod find;
 mod find_one;
 mod find_one_and_update;
+mod futures;
 mod insert;
 mod replace;
 mod stream;
@@ -20,6 +21,7 @@ pub(crate) use find::FindParts;
 pub use find::{Find, FindAs};
 pub use find_one::{FindId, FindOne, FindOneAs, IdOnly};
 pub use find_one_and_update::FindOneAndUpdate;
+pub use futures::{DeleteFuture, InsertOneFuture, ReplaceFuture, UpdateFuture};
 pub use insert::{InsertMany, InsertOne};
 pub use replace::Replace;
 pub(crate) use stream::Open;
@@ -29,22 +31,21 @@ pub use update::UpdateOp;
 /// Implements `IntoFuture` for a builder by boxing its `run` method, traced as the operation
 /// `$name` (see [`crate::trace`]); `$documents` gives the `documents` field from the output.
 macro_rules! into_future {
-    // A write: `start` builds the command and returns the future that sends it, small enough
-    // that boxing it costs little (see `engine::write`).
-    ($ty:ident => $out:ty, $name:literal, $documents:expr, start) => {
+    // A write: `start` builds the command and returns the future that sends it: the driver's
+    // own for a plain command (see `engine::Sending`), boxed only when traced.
+    ($ty:ident => $out:ty, $name:literal, $documents:expr, start -> $fut:ty) => {
         impl<'a, T: $crate::Model> ::std::future::IntoFuture for $ty<'a, T> {
             type Output = $crate::Result<$out>;
-            type IntoFuture =
-                ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
+            type IntoFuture = $fut;
             fn into_future(self) -> Self::IntoFuture {
                 let span = $crate::trace::operation_span!($name, T::COLLECTION);
                 if span.is_disabled() {
-                    return self.start();
+                    return self.start().into();
                 }
                 // Built inside the span: the maintainers open their steps' spans as they take
                 // the call.
                 let fut = span.in_scope(|| self.start());
-                $crate::trace::boxed(span, fut, $documents)
+                $crate::trace::boxed(span, fut, $documents).into()
             }
         }
     };

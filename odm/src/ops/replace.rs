@@ -4,9 +4,11 @@ use bson::Bson;
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
-use super::encode::encode_document;
+use super::encode::{as_serialized, encode_document};
 use super::into_future;
-use crate::engine::{BoxFuture, ReplaceCall};
+use super::ReplaceFuture;
+use crate::engine::write::ReplaceSending;
+use crate::engine::{ReplaceCall, Sending};
 use crate::{Error, Model, Odm, Result};
 
 /// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`; for
@@ -58,10 +60,30 @@ impl<'a, T: Model> Replace<'a, T> {
     }
 
     /// The replacement as one future: offered to the maintainers, else the plain `update`.
-    fn start(self) -> BoxFuture<'a, Result<UpdateResult>> {
+    fn start(self) -> ReplaceSending<'a> {
+        // Sent as serde writes it, to a model no maintainer concerns: the driver serializes the
+        // struct itself, once.
+        if let Some(id) = as_serialized(self.doc) {
+            if let (false, Some(coll)) = (
+                crate::pipeline::concerns::<T>(self.odm),
+                self.odm.typed_collection::<T>(),
+            ) {
+                return match crate::engine::model_filter(T::id_field().eq(id)) {
+                    Ok(filter) => crate::engine::write::replace_typed::<T>(
+                        coll,
+                        filter,
+                        self.doc,
+                        id,
+                        self.upsert,
+                        self.session,
+                    ),
+                    Err(e) => Sending::failed(e),
+                };
+            }
+        }
         match self.call() {
             Ok(call) => crate::pipeline::replace::<T>(call),
-            Err(e) => Box::pin(std::future::ready(Err(e))),
+            Err(e) => Sending::failed(e),
         }
     }
 
@@ -85,4 +107,4 @@ impl<'a, T: Model> Replace<'a, T> {
     }
 }
 
-into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.modified_count), start);
+into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.modified_count), start -> ReplaceFuture<'a>);

@@ -6,7 +6,9 @@ use mongodb::ClientSession;
 
 use super::encode::checked_update;
 use super::into_future;
-use crate::engine::{BoxFuture, UpdateCall};
+use super::UpdateFuture;
+use crate::engine::write::UpdateSending;
+use crate::engine::{Sending, UpdateCall};
 use crate::error::Shown;
 use crate::query::Filter;
 use crate::transaction::TransactionMode;
@@ -55,7 +57,7 @@ pub struct UpdateOp<'a, T> {
     session: Option<&'a mut ClientSession>,
     /// `update_document` of a versioned model: the document's `_id` and the version it was
     /// loaded at, required in the filter.
-    loaded: Option<(Bson, i64)>,
+    loaded: Option<Box<(Bson, i64)>>,
 }
 
 impl<'a, T: Model> UpdateOp<'a, T> {
@@ -100,10 +102,10 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     }
 
     /// The update as one future: offered to the maintainers, else the plain `update`.
-    fn start(self) -> BoxFuture<'a, Result<UpdateResult>> {
+    fn start(self) -> UpdateSending<'a> {
         match self.call() {
             Ok(call) => crate::pipeline::update::<T>(call),
-            Err(e) => Box::pin(std::future::ready(Err(e))),
+            Err(e) => Sending::failed(e),
         }
     }
 
@@ -125,7 +127,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     }
 }
 
-into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modified_count), start);
+into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modified_count), start -> UpdateFuture<'a>);
 
 impl Odm {
     /// Updates one loaded document: `update` by its `_id` (and for a sharded model its shard
@@ -141,7 +143,10 @@ impl Odm {
         let filter = self.document_filter(doc);
         let mut op = UpdateOp::new(self, filter, update, false);
         if let (Some(id), Some(v)) = (doc.document_id(), doc.document_version()) {
-            op.loaded = Some((crate::path::encode_value(id).unwrap_or(Bson::Null), v));
+            op.loaded = Some(Box::new((
+                crate::path::encode_value(id).unwrap_or(Bson::Null),
+                v,
+            )));
         }
         op
     }

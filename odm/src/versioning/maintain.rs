@@ -46,7 +46,7 @@ impl Maintainer for Kept {
             _ => return Ok(Step::Pass(call)),
         };
         Ok(Step::Sent(Box::pin(async move {
-            let (id, expected) = loaded;
+            let (id, expected) = *loaded;
             let odm = call.odm;
             let upsert = call.upsert;
             let mut session = call.session.take();
