@@ -28,8 +28,8 @@ pub(crate) use stream::Open;
 pub use stream::{FindStream, DEFAULT_STREAM_BATCH};
 pub use update::UpdateOp;
 
-/// Implements `IntoFuture` for a builder by boxing its `run` method, traced as the operation
-/// `$name` (see [`crate::trace`]); `$documents` gives the `documents` field from the output.
+/// Implements `IntoFuture` for a builder, traced as the operation `$name` (see
+/// [`crate::trace`]); `$documents` gives the `documents` field from the output.
 macro_rules! into_future {
     // A write: `start` builds the command and returns the future that sends it: the driver's
     // own for a plain command (see `engine::Sending`), boxed only when traced.
@@ -49,24 +49,11 @@ macro_rules! into_future {
             }
         }
     };
-    ($ty:ident => $out:ty, $name:literal, $documents:expr) => {
-        impl<'a, T: $crate::Model> ::std::future::IntoFuture for $ty<'a, T> {
-            type Output = $crate::Result<$out>;
-            type IntoFuture =
-                ::std::pin::Pin<Box<dyn ::std::future::Future<Output = Self::Output> + Send + 'a>>;
-            fn into_future(self) -> Self::IntoFuture {
-                let span = $crate::trace::operation_span!($name, T::COLLECTION);
-                // Without a subscriber, the box holds the operation itself, made in place.
-                if span.is_disabled() {
-                    return Box::pin(self.run());
-                }
-                $crate::trace::boxed(span, self.run(), $documents)
-            }
-        }
-    };
-    ($ty:ident<U> => $out:ty, $name:literal, $documents:expr) => {
-        impl<'a, T: $crate::Model, U: ::serde::de::DeserializeOwned + Send + 'a>
-            ::std::future::IntoFuture for $ty<'a, T, U>
+    // A read (`$ty<U>` for a builder that decodes into another type `U`): the whole `run`
+    // future, made in place in its box.
+    ($ty:ident $(<$u:ident>)? => $out:ty, $name:literal, $documents:expr) => {
+        impl<'a, T: $crate::Model $(, $u: ::serde::de::DeserializeOwned + Send + 'a)?>
+            ::std::future::IntoFuture for $ty<'a, T $(, $u)?>
         {
             type Output = $crate::Result<$out>;
             type IntoFuture =
