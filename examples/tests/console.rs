@@ -42,14 +42,9 @@ fn build() -> Result<PathBuf> {
     let sources = [root.clone(), root.join("../odm/src")];
     if built.is_none_or(|b| sources.iter().any(|d| newer_than(d, b))) {
         let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "odm-examples",
-                "--example",
-                "console",
-            ])
+            // The workspace's selection, as the CI's `cargo build --workspace --examples`:
+            // the same features, so that nothing else is built again for it.
+            .args(["build", "--quiet", "--workspace", "--example", "console"])
             .status()?;
         assert!(status.success(), "cargo build --example console failed");
     }
