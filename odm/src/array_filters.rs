@@ -17,7 +17,7 @@ pub(crate) struct ArrayFilters {
     conditions: Vec<(String, Document)>,
     /// A value of a condition that failed to encode: `(what, message)`, reported when the
     /// update runs.
-    error: Option<(String, String)>,
+    error: Option<Box<(String, String)>>,
 }
 
 impl ArrayFilters {
@@ -35,7 +35,7 @@ impl ArrayFilters {
     /// Adds a condition on the elements of one array; returns its fresh identifier.
     pub(crate) fn add(&mut self, condition: Document, error: Option<(String, String)>) -> String {
         if self.error.is_none() {
-            self.error = error;
+            self.error = error.map(Box::new);
         }
         let id = self.fresh();
         self.conditions.push((id.clone(), condition));
@@ -87,7 +87,7 @@ impl ArrayFilters {
     }
 
     pub(crate) fn error(&self) -> Option<&(String, String)> {
-        self.error.as_ref()
+        self.error.as_deref()
     }
 }
 

@@ -17,7 +17,7 @@
 use bson::{Bson, Document};
 
 use crate::path::{Elements, Field, Matched, Queryable, Single};
-use crate::query::Filter;
+use crate::query::{Deferred, Filter};
 
 /// A type that can be the element of an array reached by a typed path: an embedded type (its
 /// element paths are its field accessors) or a scalar (its element path is a [`Field`] of it).
@@ -124,7 +124,7 @@ impl<Root, E: ArrayElement, M> Field<Root, Vec<E>, M> {
     {
         let (doc, error) = condition(E::element_paths(Field::top(""))).into_parts();
         let doc = merged(doc);
-        let error = error.map(|d| (d.what, d.message));
+        let error = error.map(Deferred::into_parts);
         let mut field: Field<Root, E, Elements> = self.below(String::new());
         let id = field.array_filters_mut().add(doc, error);
         let field = field.below(format!("{}.$[{id}]", self.path()));

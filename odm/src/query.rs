@@ -12,18 +12,27 @@ use crate::Error;
 
 /// A value that failed to encode while a filter or update was being built. The error is kept
 /// and reported when the operation runs, so that builders stay infallible.
+/// Boxed, so that the filters and updates that may carry one stay small when they do not.
 #[derive(Debug, Clone)]
-pub(crate) struct Deferred {
-    pub(crate) what: String,
-    pub(crate) message: String,
-}
+pub(crate) struct Deferred(Box<(String, String)>);
 
 impl Deferred {
+    /// `what` failed to encode, as `message` says.
+    pub(crate) fn new(what: String, message: String) -> Self {
+        Deferred(Box::new((what, message)))
+    }
+
+    /// What failed, and why.
+    pub(crate) fn into_parts(self) -> (String, String) {
+        *self.0
+    }
+
     pub(crate) fn into_error(self, collection: &str) -> Error {
+        let (what, message) = self.into_parts();
         Error::Encode {
             collection: collection.to_owned(),
-            what: self.what,
-            message: self.message,
+            what,
+            message,
         }
     }
 }
@@ -54,10 +63,7 @@ fn deferred(
     match encoded {
         Ok(v) => v,
         Err(e) => {
-            error.get_or_insert(Deferred {
-                what: what(),
-                message: e.to_string(),
-            });
+            error.get_or_insert(Deferred::new(what(), e.to_string()));
             Bson::Null
         }
     }

@@ -131,6 +131,11 @@ impl<Root> Update<Root> {
         &self.guards
     }
 
+    /// The bound checks this update carries, taken out of it (the update is sent without).
+    pub(crate) fn take_guards(&mut self) -> Vec<Guard> {
+        std::mem::take(&mut self.guards)
+    }
+
     pub(crate) fn into_document(self, collection: &str) -> crate::Result<Document> {
         if let Some(e) = self.error {
             return Err(e.into_error(collection));
@@ -340,12 +345,9 @@ impl<Root, E, M> Field<Root, Vec<E>, M> {
             // The guard is a filter on the array's last allowed slot, which an element path
             // (`shelves.$[].books`) does not name: refused rather than left unguarded.
             if self.path().split('.').any(|s| s.starts_with('$')) {
-                update.error.get_or_insert(Deferred {
-                    what: format!("push onto the bounded array `{}`", self.path()),
-                    message: format!(
+                update.error.get_or_insert(Deferred::new(format!("push onto the bounded array `{}`", self.path()), format!(
                         "a push onto an array bounded to {max} elements through an element path cannot be guarded; push through a filter that selects the document and a path without `$`"
-                    ),
-                });
+                    )));
                 return update;
             }
             let element = if add_to_set {

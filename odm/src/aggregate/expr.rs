@@ -118,10 +118,10 @@ pub fn lit<C, O>(value: impl Value<O>) -> Expr<C, O> {
         Ok(v) => Expr::new(Bson::Document(doc! { "$literal": v }), None),
         Err(e) => Expr::new(
             Bson::Null,
-            Some(Deferred {
-                what: "a constant of the pipeline".to_owned(),
-                message: e.to_string(),
-            }),
+            Some(Deferred::new(
+                "a constant of the pipeline".to_owned(),
+                e.to_string(),
+            )),
         ),
     }
 }

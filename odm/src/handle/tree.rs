@@ -14,10 +14,10 @@ impl<'a, T: TreeModel> Tree<'a, T> {
             Ok(doc) => Filter::raw(doc),
             Err(e) => Filter::from_parts(
                 Document::new(),
-                Some(crate::query::Deferred {
-                    what: "node id".to_owned(),
-                    message: e.to_string(),
-                }),
+                Some(crate::query::Deferred::new(
+                    "node id".to_owned(),
+                    e.to_string(),
+                )),
             ),
         };
         Find::new(self.odm, filter)

@@ -190,10 +190,10 @@ impl Odm {
         match doc.document_id() {
             None => Filter::from_parts(
                 Document::new(),
-                Some(crate::query::Deferred {
-                    what: "document id".to_owned(),
-                    message: "the document has no `_id`: it was never stored".to_owned(),
-                }),
+                Some(crate::query::Deferred::new(
+                    "document id".to_owned(),
+                    "the document has no `_id`: it was never stored".to_owned(),
+                )),
             ),
             Some(id) => {
                 let by_id = T::id_field().eq(id);
@@ -208,10 +208,10 @@ impl Odm {
                         }
                         Err(e) => Filter::from_parts(
                             Document::new(),
-                            Some(crate::query::Deferred {
-                                what: "document".to_owned(),
-                                message: e.to_string(),
-                            }),
+                            Some(crate::query::Deferred::new(
+                                "document".to_owned(),
+                                e.to_string(),
+                            )),
                         ),
                     },
                 }

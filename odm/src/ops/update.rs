@@ -109,14 +109,14 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         }
     }
 
-    fn call(self) -> Result<UpdateCall<'a>> {
+    fn call(mut self) -> Result<UpdateCall<'a>> {
         let filter = crate::engine::model_filter(self.filter)?;
         Ok(UpdateCall {
             odm: self.odm,
             shown: Shown::of(&filter),
             filter,
             array_filters: self.update.array_filters(),
-            guards: self.update.guards().to_vec(),
+            guards: self.update.take_guards(),
             update: checked_update(T::COLLECTION, self.update)?,
             many: self.many,
             upsert: self.upsert,
