@@ -243,3 +243,49 @@ async fn moves_while_the_follower_runs_converge_on_the_children_references() -> 
     }
     Ok(())
 }
+
+/// Another program moves a player into a team whose document is at the server's 16 MiB limit:
+/// the team cannot list one more player. It is reported (collection, `_id`, path) and left as
+/// it is, the player listed where it was; the other team of the same batch lists its player,
+/// and the follower's position moves on (a second run has nothing to do).
+#[tokio::test]
+async fn a_parent_at_the_size_limit_is_reported_and_the_rest_applied() -> odm::Result<()> {
+    let db = common::db().await?;
+    let other = other_program(&db).await;
+    let raw = |c: &str| other.collection::<Document>(c);
+    // 42 bytes of document around the padding: 16 MiB - 5 bytes in all, so that one more
+    // 64-bit element (11 bytes) passes the limit.
+    let pad = "x".repeat(16 * 1024 * 1024 - 42 - 5);
+    raw("teams")
+        .insert_many([
+            doc! { "_id": 1_i64, "players": [] },
+            doc! { "_id": 2_i64, "players": [], "pad": pad },
+        ])
+        .await
+        .expect("raw");
+    super::started(&db).await?;
+    raw("players")
+        .insert_many([
+            doc! { "_id": 10_i64, "team": 1_i64 },
+            doc! { "_id": 20_i64, "team": 2_i64 },
+        ])
+        .await
+        .expect("raw");
+    let report = super::follow(&db).await?;
+    let bad: Vec<(&str, &str, &str)> = report
+        .bad_documents
+        .iter()
+        .map(|b| (b.collection.as_str(), b.id.as_str(), b.path.as_str()))
+        .collect();
+    assert_eq!(bad, [("teams", "{ _id: 2 }", "players")], "{report:?}");
+    let listed = |team: &Document| -> Vec<i64> {
+        team.get_array("players")
+            .map(|a| a.iter().filter_map(Bson::as_i64).collect())
+            .unwrap_or_default()
+    };
+    let teams = super::stored(&db, "teams").await;
+    assert_eq!(listed(&teams[0]), [10]);
+    assert_eq!(listed(&teams[1]), Vec::<i64>::new(), "left as it was");
+    assert_eq!(super::follow(&db).await?.events, 0, "the position moved on");
+    Ok(())
+}
