@@ -11,54 +11,63 @@ use bson::{Bson, Document};
 
 /// The conditions of the filtered element segments of a path or of an update, by identifier.
 /// Each condition is stored as built on the element (`{domain: ...}`) and prefixed with
-/// its identifier when sent.
+/// its identifier when sent. Empty (as for nearly every path and update) it is a null
+/// pointer: nothing to allocate, move or drop.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct ArrayFilters {
+pub(crate) struct ArrayFilters(Option<Box<Conditions>>);
+
+/// The conditions themselves; never empty when held.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Conditions {
     conditions: Vec<(String, Document)>,
     /// A value of a condition that failed to encode: `(what, message)`, reported when the
     /// update runs.
-    error: Option<Box<(String, String)>>,
+    error: Option<(String, String)>,
 }
 
-impl ArrayFilters {
-    pub(crate) const fn new() -> Self {
-        ArrayFilters {
-            conditions: Vec::new(),
-            error: None,
-        }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.conditions.is_empty() && self.error.is_none()
-    }
-
-    /// Adds a condition on the elements of one array; returns its fresh identifier.
-    pub(crate) fn add(&mut self, condition: Document, error: Option<(String, String)>) -> String {
-        if self.error.is_none() {
-            self.error = error.map(Box::new);
-        }
-        let id = self.fresh();
-        self.conditions.push((id.clone(), condition));
-        id
-    }
-
+impl Conditions {
     fn fresh(&self) -> String {
         (0..)
             .map(|n| format!("e{n}"))
             .find(|c| !self.conditions.iter().any(|(id, _)| id == c))
             .unwrap_or_default()
     }
+}
+
+impl ArrayFilters {
+    pub(crate) const fn new() -> Self {
+        ArrayFilters(None)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// Adds a condition on the elements of one array; returns its fresh identifier.
+    pub(crate) fn add(&mut self, condition: Document, error: Option<(String, String)>) -> String {
+        let inner = self.0.get_or_insert_with(Default::default);
+        if inner.error.is_none() {
+            inner.error = error;
+        }
+        let id = inner.fresh();
+        inner.conditions.push((id.clone(), condition));
+        id
+    }
 
     /// Takes in the conditions of `other`, and returns the renames `(old, new)` to apply to
     /// the identifiers of `other`'s paths: a condition already here is shared, an identifier
     /// already used for another condition gets a fresh one.
     pub(crate) fn merge(&mut self, other: ArrayFilters) -> Vec<(String, String)> {
-        if self.error.is_none() {
-            self.error = other.error;
+        let Some(other) = other.0 else {
+            return Vec::new();
+        };
+        let inner = self.0.get_or_insert_with(Default::default);
+        if inner.error.is_none() {
+            inner.error = other.error;
         }
         let mut renames = Vec::new();
         for (id, condition) in other.conditions {
-            if let Some((same, _)) = self.conditions.iter().find(|(_, c)| *c == condition) {
+            if let Some((same, _)) = inner.conditions.iter().find(|(_, c)| *c == condition) {
                 if *same != id {
                     renames.push((id, same.clone()));
                 }
@@ -66,28 +75,32 @@ impl ArrayFilters {
             }
             // The renames apply to `other`'s original names all at once, so that a fresh name
             // given here may be one `other` uses for a later condition (renamed in turn).
-            let id = if self.conditions.iter().any(|(i, _)| *i == id) {
-                let fresh = self.fresh();
+            let id = if inner.conditions.iter().any(|(i, _)| *i == id) {
+                let fresh = inner.fresh();
                 renames.push((id, fresh.clone()));
                 fresh
             } else {
                 id
             };
-            self.conditions.push((id, condition));
+            inner.conditions.push((id, condition));
         }
         renames
     }
 
     /// The `arrayFilters` as sent: each condition's keys prefixed with its identifier.
     pub(crate) fn documents(&self) -> Vec<Document> {
-        self.conditions
-            .iter()
-            .map(|(id, c)| prefixed(id, c))
-            .collect()
+        match &self.0 {
+            None => Vec::new(),
+            Some(inner) => inner
+                .conditions
+                .iter()
+                .map(|(id, c)| prefixed(id, c))
+                .collect(),
+        }
     }
 
     pub(crate) fn error(&self) -> Option<&(String, String)> {
-        self.error.as_deref()
+        self.0.as_ref()?.error.as_ref()
     }
 }
 

@@ -126,6 +126,7 @@ where
 {
     type Output = Result<O>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<O>> {
         match self.get_mut() {
             Sending::Plain {
@@ -215,6 +216,7 @@ macro_rules! write_future {
         impl<'a $(, $t: $bound)?> ::std::future::Future for $name<'a $(, $t)?> {
             type Output = $crate::Result<$out>;
 
+            #[inline]
             fn poll(
                 self: ::std::pin::Pin<&mut Self>,
                 cx: &mut ::std::task::Context<'_>,
