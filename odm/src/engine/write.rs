@@ -106,11 +106,8 @@ pub(crate) fn replace_typed<'a, T: Model>(
     upsert: bool,
     session: Option<&'a mut mongodb::ClientSession>,
 ) -> ReplaceSending<'a> {
-    let action = coll.replace_one(filter, doc);
-    let action = match upsert {
-        true => action.with_options(ReplaceOptions::builder().upsert(true).build()),
-        false => action,
-    };
+    let options = ReplaceOptions::builder().upsert(upsert).build();
+    let action = coll.replace_one(filter, doc).with_options(options);
     Sending::plain_document(start!(action, session), Same, T::COLLECTION, id_shown(id))
 }
 
@@ -219,11 +216,9 @@ fn replace_on<'a, T: Model>(coll: &'a Coll, call: ReplaceCall<'a, T>) -> Replace
         session,
         ..
     } = call;
-    let action = coll.replace_one(filter, raw);
-    let action = match upsert {
-        true => action.with_options(ReplaceOptions::builder().upsert(true).build()),
-        false => action,
-    };
+    // `upsert` is always said (`upsert: false` too), as odm's replacements always have.
+    let options = ReplaceOptions::builder().upsert(upsert).build();
+    let action = coll.replace_one(filter, raw).with_options(options);
     Sending::plain_document(start!(action, session), Same, T::COLLECTION, Shown::id(&id))
 }
 
