@@ -294,10 +294,22 @@ offer!(
     delete(DeleteCall<'a>) -> write::DeleteSending<'a>, delete_to
 );
 
-/// Whether any maintainer concerns `T` (for a call without guards): when none does, its writes
-/// are the plain commands.
-pub(crate) fn concerns<T: Model>(odm: &Odm) -> bool {
-    List::concerns(&describe::<T>(odm, false))
+/// How a write of `T` (a call without guards) goes: to the maintainers, or as the plain
+/// command on the model's slot (`None` for a model outside the handle's catalog). One lookup
+/// answers both, for the operations that build their plain command themselves.
+pub(crate) enum Route<'a> {
+    Maintained,
+    Plain(Option<&'a Slot>),
+}
+
+/// The route of a write of `T`: whether any maintainer concerns it (when none does, its
+/// writes are the plain commands).
+pub(crate) fn route<T: Model>(odm: &Odm) -> Route<'_> {
+    let slot = odm.slot(T::COLLECTION);
+    match List::concerns(&described::<T>(odm, slot, false)) {
+        true => Route::Maintained,
+        false => Route::Plain(slot),
+    }
 }
 
 /// Tells the maintainers that concern `T` that `documents` of its documents were read.

@@ -317,11 +317,13 @@ impl Odm {
             .map(|slot| self.slot_collection(slot, T::COLLECTION))
     }
 
-    /// The handle's collection of `T` typed with `T`, for a write the driver serializes itself;
-    /// `None` when `T` is not one of its catalog's models or shares its collection with
-    /// another model that asked first.
-    pub(crate) fn typed_collection<T: Model>(&self) -> Option<&Collection<T>> {
-        self.slot(T::COLLECTION)?.typed(&self.db, T::COLLECTION)
+    /// The collection of `T`'s `slot` typed with `T`, for a write the driver serializes itself;
+    /// `None` when `T` shares its collection with another model that asked first.
+    pub(crate) fn typed_collection<'s, T: Model>(
+        &'s self,
+        slot: &'s super::collections::Slot,
+    ) -> Option<&'s Collection<T>> {
+        slot.typed(&self.db, T::COLLECTION)
     }
 
     /// The collection of `slot` (named `collection`), made on the first call.

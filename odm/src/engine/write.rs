@@ -59,8 +59,9 @@ pub(crate) fn insert_one<'a, T: Model>(
     raw: RawDocumentBuf,
     id: T::Id,
     session: Option<&'a mut mongodb::ClientSession>,
+    coll: Option<&'a Coll>,
 ) -> InsertOneSending<'a, T::Id> {
-    match odm.cached_collection::<T>() {
+    match coll {
         Some(coll) => insert_one_on::<T>(coll, raw, id, session),
         None => Sending::Boxed(Box::pin(async move {
             let coll = odm.raw_collection::<T>();

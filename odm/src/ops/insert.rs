@@ -9,6 +9,7 @@ use super::into_future;
 use super::InsertOneFuture;
 use crate::engine::write::InsertOneSending;
 use crate::engine::{BoxFuture, InsertCall, Sending};
+use crate::pipeline::Route;
 use crate::{Model, Odm, Result};
 
 /// Offers the insert of encoded documents to the maintainers (see [`crate::pipeline`]), and
@@ -63,12 +64,14 @@ impl<'a, T: Model> InsertOne<'a, T> {
     /// The insert as one future. For a model no maintainer concerns, the plain `insert`, built
     /// here; otherwise offered to the maintainers, which read the typed document.
     fn start(self) -> InsertOneSending<'a, T::Id> {
-        if crate::pipeline::concerns::<T>(self.odm) {
-            return Sending::Boxed(Box::pin(self.run()));
-        }
+        let odm = self.odm;
+        let slot = match crate::pipeline::route::<T>(odm) {
+            Route::Maintained => return Sending::Boxed(Box::pin(self.run())),
+            Route::Plain(slot) => slot,
+        };
         // Sent as serde writes it: the driver serializes the struct itself, once.
-        if let (Some(id), Some(coll)) = (as_serialized(self.doc), self.odm.typed_collection::<T>())
-        {
+        let typed = slot.and_then(|slot| odm.typed_collection::<T>(slot));
+        if let (Some(id), Some(coll)) = (as_serialized(self.doc), typed) {
             return crate::engine::write::insert_typed::<T>(
                 coll,
                 self.doc,
@@ -77,7 +80,10 @@ impl<'a, T: Model> InsertOne<'a, T> {
             );
         }
         match encode_document(self.doc) {
-            Ok((raw, id)) => crate::engine::write::insert_one::<T>(self.odm, raw, id, self.session),
+            Ok((raw, id)) => {
+                let coll = slot.map(|slot| odm.slot_collection(slot, T::COLLECTION));
+                crate::engine::write::insert_one::<T>(odm, raw, id, self.session, coll)
+            }
             Err(e) => Sending::failed(e),
         }
     }

@@ -9,6 +9,7 @@ use super::into_future;
 use super::ReplaceFuture;
 use crate::engine::write::ReplaceSending;
 use crate::engine::{ReplaceCall, Sending};
+use crate::pipeline::Route;
 use crate::{Error, Model, Odm, Result};
 
 /// Builder returned by [`Odm::replace_one`]. Sends one `update` (a replacement, by `_id`; for
@@ -64,10 +65,11 @@ impl<'a, T: Model> Replace<'a, T> {
         // Sent as serde writes it, to a model no maintainer concerns: the driver serializes the
         // struct itself, once.
         if let Some(id) = as_serialized(self.doc) {
-            if let (false, Some(coll)) = (
-                crate::pipeline::concerns::<T>(self.odm),
-                self.odm.typed_collection::<T>(),
-            ) {
+            let typed = match crate::pipeline::route::<T>(self.odm) {
+                Route::Plain(Some(slot)) => self.odm.typed_collection::<T>(slot),
+                _ => None,
+            };
+            if let Some(coll) = typed {
                 return match crate::engine::model_filter(T::id_field().eq(id)) {
                     Ok(filter) => crate::engine::write::replace_typed::<T>(
                         coll,
