@@ -389,8 +389,8 @@ fn ratchet(found: &BTreeSet<(String, String)>, listed: &[(&str, &str)], what: &s
 /// The features (layer 5) that the operation files of `ops/` still call by name, `(file,
 /// feature)`; none may join. The writes name none: they offer their calls to the maintainers
 /// of `pipeline.rs`. The reads name none either: a read builder holds what it loads after its
-/// documents as the engine's `Loads`, given by the feature (populate) through the builder
-/// methods the handle adds (`handle/populate.rs`).
+/// documents as the engine's `Loads`, given by the feature (populate) through what the engine
+/// defines (`engine::IntoPopulate`, which populate's paths implement).
 const OPS_NAME: &[(&str, &str)] = &[];
 
 #[test]

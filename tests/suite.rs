@@ -40,6 +40,8 @@ mod delete_rules;
 mod denormalize;
 #[path = "diagram.rs"]
 mod diagram;
+#[path = "doc_paths.rs"]
+mod doc_paths;
 #[path = "element_paths.rs"]
 mod element_paths;
 #[path = "errors.rs"]

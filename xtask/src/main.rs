@@ -18,6 +18,9 @@
 //!   named by `MONGODB_URI`; each prints its medians, ratios and command counts.
 //! - `derive-time`: compile time of 100 generated models deriving `Model` with relations
 //!   against the same structs deriving serde's traits only (see `derive_time.rs`).
+//! - `server [PORT]`: installs the pinned dev server if missing and runs it in the foreground
+//!   on 127.0.0.1 (port 27017 unless given), keeping its data in the cache directory, until
+//!   Ctrl-C: a database for an application of one's own (`mongodb://127.0.0.1:27017`).
 //! - `install`: only the installs.
 //!
 //! Installs go to a per-user cache directory keyed by version, so a fresh clone reuses them.
@@ -46,12 +49,13 @@ fn main() -> ExitCode {
         Some("suite") => install_server().and_then(|server| run_suite(&server)),
         Some("package") => run_package(),
         Some("install") => install_all().map(|_| ()),
+        Some("server") => install_server().and_then(|server| run_server(&server, args.get(1))),
         Some("diagrams") if args.get(1).is_some_and(|a| a == "--check") => diagrams::check(),
         Some("diagrams") => diagrams::write(),
         Some("derive-time") => derive_time::run(),
         Some("bench") => install_server().and_then(|server| run_benches(&server, args.get(1))),
         _ => Err(
-            "usage: cargo xtask <examples|diagrams [--check]|test|suite|package|bench [name]|derive-time|install>"
+            "usage: cargo xtask <examples|diagrams [--check]|test|suite|package|bench [name]|derive-time|server [port]|install>"
                 .to_owned(),
         ),
     };
@@ -194,6 +198,34 @@ fn install_mdbook() -> Result<PathBuf> {
 
 fn install_all() -> Result<(PathBuf, PathBuf)> {
     Ok((install_server()?, install_mdbook()?))
+}
+
+/// Runs the dev server in the foreground on 127.0.0.1, its data kept under the cache directory
+/// (one directory per port), until it is stopped.
+fn run_server(server: &Path, port: Option<&String>) -> Result {
+    let port = port.map_or("27017", String::as_str);
+    if port.parse::<u16>().is_err() {
+        return Err(format!("`{port}` is not a port number"));
+    }
+    let data = location::cache_dir().join(format!("dev-data-{port}"));
+    std::fs::create_dir_all(&data).map_err(|e| format!("cannot create {}: {e}", data.display()))?;
+    eprintln!(
+        "xtask: the development server on mongodb://127.0.0.1:{port}, data in {}; Ctrl-C stops it",
+        data.display()
+    );
+    let data = data.to_string_lossy();
+    run(
+        &server.to_string_lossy(),
+        &[
+            "--host",
+            "127.0.0.1",
+            "--port",
+            port,
+            "--storage-path",
+            &data,
+        ],
+        &[],
+    )
 }
 
 /// The example names declared in examples/Cargo.toml.
