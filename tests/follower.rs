@@ -5,6 +5,10 @@
 mod common;
 #[path = "follower/gaps.rs"]
 mod gaps;
+#[path = "follower/present.rs"]
+mod present;
+#[path = "follower/reports.rs"]
+mod reports;
 #[path = "follower/two_way.rs"]
 mod two_way;
 #[path = "follower/world.rs"]

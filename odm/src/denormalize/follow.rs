@@ -21,14 +21,17 @@ use crate::{Odm, Result};
 /// recording the intents per source, in a transaction.
 ///
 /// A source holding a value its copy's type cannot decode is left out, its copies as they are,
-/// and returned as its [`Error::Decode`](crate::Error::Decode) (naming the source, its `_id`
-/// and the field): the other sources are cascaded.
+/// and returned (naming the source, its `_id` and the field): the other sources are cascaded.
+/// A holder the server refuses its copy (it would pass 16 MB, its copy has another shape) is
+/// left as it is and returned (naming the holder, its `_id` and the copy's path): the other
+/// holders get their copies, each still stale one written by a statement of its own (one
+/// `find` of them per source and copy, then one unordered `update` per thousand).
 pub(crate) async fn cascade_sources(
     odm: &Odm,
     source: &'static str,
     ids: &[Bson],
     copies: Vec<CopyInfo>,
-) -> Result<Vec<crate::Error>> {
+) -> Result<Vec<Unapplied>> {
     let mut bad = Vec::new();
     if ids.is_empty() || copies.is_empty() {
         return Ok(bad);
@@ -54,7 +57,7 @@ pub(crate) async fn cascade_sources(
             .map(|c| Ok((c, c.values_of(&value)?)))
             .collect();
         match checked {
-            Err(e) => bad.push(e),
+            Err(e) => bad.push(Unapplied::from(e)),
             Ok(copies) => {
                 if differs_somewhere(odm, &copies, &value).await? {
                     stale.push(value);
@@ -63,9 +66,186 @@ pub(crate) async fn cascade_sources(
         }
     }
     if !stale.is_empty() {
-        super::cascade::cascade_then_converge(odm, source, &now, stale).await?;
+        match super::cascade::cascade_then_converge(odm, source, &now, stale.clone()).await {
+            Ok(()) => {}
+            Err(e) => bad.extend(refused_holders(odm, &now, &stale, e).await?),
+        }
     }
     Ok(bad)
+}
+
+/// A document the follower could not apply: its collection, its `_id` as the shell prints it,
+/// the field and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unapplied {
+    pub(crate) collection: String,
+    pub(crate) id: String,
+    pub(crate) path: String,
+    pub(crate) message: String,
+}
+
+impl From<crate::Error> for Unapplied {
+    fn from(e: crate::Error) -> Self {
+        match e {
+            crate::Error::Decode {
+                collection,
+                id,
+                path,
+                message,
+            } => Unapplied {
+                collection,
+                id,
+                path,
+                message,
+            },
+            crate::Error::CopiesNotUpdated {
+                collection,
+                path,
+                filter,
+                failures,
+            } => Unapplied {
+                collection,
+                id: filter,
+                path,
+                message: failures
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            },
+            other => Unapplied {
+                collection: String::new(),
+                id: String::new(),
+                path: String::new(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Holders per `update` command when they are written one statement each.
+const ONE_BY_ONE: usize = 1_000;
+
+/// After a cascade of `sources` into `copies` failed with `error`: when the server refused
+/// updates of copies (and nothing else went wrong), the holders still stale are written one
+/// statement each, so that one holder the server refuses (past 16 MB) keeps no other from its
+/// copy, and the holders refused are returned. Any other error is returned as it is.
+///
+/// Commands: per source and copy, one `find` of the holders whose copy differs (projecting
+/// `_id`), then one unordered `update` per [`ONE_BY_ONE`] of them.
+async fn refused_holders(
+    odm: &Odm,
+    copies: &[CopyInfo],
+    sources: &[Document],
+    error: crate::Error,
+) -> Result<Vec<Unapplied>> {
+    let failures = match error {
+        e @ crate::Error::CopiesNotUpdated { .. } => vec![e],
+        crate::Error::Incomplete(all)
+            if all
+                .iter()
+                .all(|e| matches!(e, crate::Error::CopiesNotUpdated { .. })) =>
+        {
+            all
+        }
+        other => return Err(other),
+    };
+    let mut out = Vec::new();
+    for source in sources {
+        let Some(id) = source.get("_id") else {
+            continue;
+        };
+        for copy in copies.iter().filter(|c| c.is_source(source)) {
+            let Ok(values) = copy.values_of(source) else {
+                continue;
+            };
+            out.extend(write_one_by_one(odm, copy, id, values).await?);
+        }
+    }
+    // A refusal below the first level (a copy of a copy) is reported as the server gave it.
+    for f in failures {
+        if let crate::Error::CopiesNotUpdated {
+            collection, path, ..
+        } = &f
+        {
+            if copies
+                .iter()
+                .any(|c| c.dependent == collection.as_str() && c.path == *path)
+            {
+                continue;
+            }
+        }
+        out.push(Unapplied::from(f));
+    }
+    Ok(out)
+}
+
+/// Writes the copy `copy` of the source `id` (`values`) into each holder whose copy still
+/// differs, one statement each; returns the holders the server refused.
+async fn write_one_by_one(
+    odm: &Odm,
+    copy: &CopyInfo,
+    id: &Bson,
+    values: Vec<(String, Bson)>,
+) -> Result<Vec<Unapplied>> {
+    let differs = copy.differs(id, &values);
+    let options = FindOptions::builder().projection(doc! { "_id": 1 }).build();
+    let holders: Vec<Bson> =
+        crate::engine::find_documents(odm, copy.dependent, differs.clone(), options, None)
+            .await?
+            .iter()
+            .filter_map(|d| d.get("_id").cloned())
+            .collect();
+    let set: Document = values.into_iter().collect();
+    let Some((update, options)) = super::values::copy_update(copy, set, std::slice::from_ref(id))
+    else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for chunk in holders.chunks(ONE_BY_ONE) {
+        let statements: Vec<Document> = chunk
+            .iter()
+            .map(|h| {
+                let q = doc! { "$and": [crate::literal::eq("_id", h.clone()), differs.clone()] };
+                let mut statement = doc! { "q": q, "u": update.clone() };
+                if let Some(filters) = &options.array_filters {
+                    statement.insert("arrayFilters", filters.clone());
+                }
+                statement
+            })
+            .collect();
+        let command = doc! { "update": copy.dependent, "updates": statements, "ordered": false };
+        let reply = odm
+            .database()
+            .run_command(command)
+            .await
+            .map_err(|e| crate::Error::from_write(copy.dependent, || copy.path.clone(), e))?;
+        let Ok(errors) = reply.get_array("writeErrors") else {
+            continue;
+        };
+        for e in errors.iter().filter_map(Bson::as_document) {
+            let Some(holder) = e
+                .get_i32("index")
+                .ok()
+                .and_then(|i| chunk.get(usize::try_from(i).ok()?))
+            else {
+                continue;
+            };
+            let code = e.get_i32("code").unwrap_or_default();
+            let message = e.get_str("errmsg").unwrap_or("refused");
+            out.push(Unapplied {
+                collection: copy.dependent.to_owned(),
+                id: crate::error::show_id(Some(holder)),
+                path: copy.path.clone(),
+                message: format!(
+                    "the copy of `{}` {} was refused ({message}, code {code}); the holder was left as it is",
+                    copy.source,
+                    crate::error::show_id(Some(id)),
+                ),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Whether some dependent holds a copy of `source` (as read) that differs from it: per copy
@@ -96,14 +276,21 @@ async fn differs_somewhere(
 
 /// Recomputes the latest-N array `copy` of every parent the sources `ids` are (or were) in:
 /// the parents whose array lists one of them (where a deleted or moved source was) and the
-/// parents the sources now name. Returns how many parents were recomputed.
+/// parents the sources now name. Returns how many parents were recomputed, and the sources
+/// left out of every array: a value the summary's type cannot hold (another program wrote
+/// it), returned as its [`Error::Decode`](crate::Error::Decode); nothing of such a source is
+/// copied.
 ///
 /// Commands: one `find` of the parents listing the ids and one `find` of the sources per
-/// [chunk](crate::batch) of ids, then one `aggregate` and one `update` per parent (in a
-/// transaction when the deployment has them).
-pub(crate) async fn refresh_latest_of(odm: &Odm, copy: &CopyInfo, ids: &[Bson]) -> Result<u64> {
+/// [chunk](crate::batch) of ids, then one `aggregate` (one more when a summary is refused) and
+/// one `update` per parent (in a transaction when the deployment has them).
+pub(crate) async fn refresh_latest_of(
+    odm: &Odm,
+    copy: &CopyInfo,
+    ids: &[Bson],
+) -> Result<(u64, Vec<crate::Error>)> {
     let CopyKind::Latest { .. } = &copy.kind else {
-        return Ok(0);
+        return Ok((0, Vec::new()));
     };
     let mut parents: Vec<Bson> = Vec::new();
     for chunk in crate::batch::chunks_of(ids) {
@@ -129,8 +316,8 @@ pub(crate) async fn refresh_latest_of(odm: &Odm, copy: &CopyInfo, ids: &[Bson]) 
         }
     }
     let n = parents.len() as u64;
-    super::refresh_latest(odm, copy, parents, None).await?;
-    Ok(n)
+    let refused = super::refresh_latest(odm, copy, parents, None).await?;
+    Ok((n, refused))
 }
 
 /// The copies taken from `source` that a change of `paths` touches (`None`: the whole document

@@ -148,12 +148,66 @@ pub(super) fn add_parent(parents: &mut Vec<Bson>, parent: Bson) {
     }
 }
 
-/// The arrays `parents` should hold, computed from the sources: one `aggregate` per
-/// [chunk](crate::batch) of parents.
+/// The arrays `parents` should hold, computed from the sources (see [`checked`]: a source
+/// whose value the summary cannot hold is in none).
 pub(crate) async fn expected(
     odm: &Odm,
     copy: &CopyInfo,
     parents: &[Bson],
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<(Bson, Vec<Bson>)>> {
+    Ok(checked(odm, copy, parents, session).await?.0)
+}
+
+/// The arrays `parents` should hold, computed from the sources, each summary checked against
+/// the copy's type as a plain copy's values are: a source holding a value the summary cannot
+/// decode (another program wrote it) is left out of every array, the next in the order taking
+/// its place, and returned as its [`Error::Decode`] (naming the source, its `_id` and the
+/// field). One `aggregate` per [chunk](crate::batch) of parents; when some summary is refused,
+/// the same again without its source.
+pub(crate) async fn checked(
+    odm: &Odm,
+    copy: &CopyInfo,
+    parents: &[Bson],
+    mut session: Option<&mut ClientSession>,
+) -> Result<(Vec<(Bson, Vec<Bson>)>, Vec<Error>)> {
+    let mut refused: Vec<Bson> = Vec::new();
+    let mut errors = Vec::new();
+    // Each round leaves out at least one more source, so this ends.
+    loop {
+        let arrays = computed(odm, copy, parents, &refused, session.as_deref_mut()).await?;
+        let known = refused.len();
+        for summary in arrays.iter().flat_map(|(_, docs)| docs) {
+            let Some(summary) = summary.as_document() else {
+                continue;
+            };
+            if let Err(e) = check_summary(copy, summary) {
+                refused.extend(summary.get("_id").cloned());
+                errors.push(e);
+            }
+        }
+        if refused.len() == known {
+            return Ok((arrays, errors));
+        }
+    }
+}
+
+/// A summary as [`computed`] builds it (its source's `_id` and the copied fields, by their
+/// names in the summary), checked against the copy's type.
+fn check_summary(copy: &CopyInfo, summary: &Document) -> Result<()> {
+    for (from, to) in &copy.fields {
+        copy.check_value(summary, from, &super::value_at(summary, to))?;
+    }
+    Ok(())
+}
+
+/// The arrays `parents` should hold, computed from the sources but those `refused`: one
+/// `aggregate` per [chunk](crate::batch) of parents.
+async fn computed(
+    odm: &Odm,
+    copy: &CopyInfo,
+    parents: &[Bson],
+    refused: &[Bson],
     session: Option<&mut ClientSession>,
 ) -> Result<Vec<(Bson, Vec<Bson>)>> {
     let CopyKind::Latest { via, n, sort } = &copy.kind else {
@@ -177,8 +231,12 @@ pub(crate) async fn expected(
     let mut session = session;
     let mut groups: Vec<Document> = Vec::new();
     for chunk in crate::batch::chunks_of(parents) {
+        let mut matching = crate::literal::is_in(via, chunk);
+        if !refused.is_empty() {
+            matching.extend(crate::literal::not_in("_id", refused.to_vec()));
+        }
         let pipeline = vec![
-            doc! { "$match": crate::literal::is_in(via, chunk) },
+            doc! { "$match": matching },
             doc! { "$group": {
                 "_id": format!("${via}"),
                 "docs": { "$topN": { "n": i64::from(*n), "sortBy": latest_first.clone(), "output": output.clone() } },
@@ -219,15 +277,16 @@ pub(crate) async fn expected(
 /// Recomputes the latest-N arrays of `parents` from their sources: one `aggregate`, then one
 /// `update` per parent. In the caller's session when given; else in a transaction of its own
 /// when the deployment has them (retried on write conflicts, so that a summary pushed
-/// concurrently is never overwritten), else as two plain commands.
+/// concurrently is never overwritten), else as two plain commands. Returns the sources left
+/// out of the arrays, their values refused by the summary's type (see [`checked`]).
 pub(crate) async fn refresh(
     odm: &Odm,
     copy: &CopyInfo,
     parents: Vec<Bson>,
     session: Option<&mut ClientSession>,
-) -> Result<()> {
+) -> Result<Vec<Error>> {
     if parents.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     if let Some(s) = session {
         return refresh_in(odm, copy, &parents, Some(s)).await;
@@ -246,8 +305,8 @@ async fn refresh_in(
     copy: &CopyInfo,
     parents: &[Bson],
     mut session: Option<&mut ClientSession>,
-) -> Result<()> {
-    let arrays = expected(odm, copy, parents, session.as_deref_mut()).await?;
+) -> Result<Vec<Error>> {
+    let (arrays, refused) = checked(odm, copy, parents, session.as_deref_mut()).await?;
     let coll = odm.database().collection::<Document>(copy.dependent);
     for (parent, docs) in arrays {
         let filter = crate::literal::eq("_id", parent.clone());
@@ -264,7 +323,7 @@ async fn refresh_in(
             Error::from_write(copy.dependent, || crate::error::show_id(Some(&parent)), e)
         })?;
     }
-    Ok(())
+    Ok(refused)
 }
 
 /// Around a write of `source` that may change latest-N arrays: the parents before the write

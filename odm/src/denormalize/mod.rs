@@ -44,7 +44,7 @@ pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use cascade::{cascade_source_write, cascade_update, is_too_large, replace_source};
 pub(crate) use fill::fill_copies;
-pub(crate) use follow::{cascade_sources, refresh_latest_of, touched_paths};
+pub(crate) use follow::{cascade_sources, refresh_latest_of, touched_paths, Unapplied};
 pub use graph::{check_copies, check_copies_in};
 pub(crate) use latest::{
     latest_touched, parents_of, push_latest, refresh as refresh_latest, LatestRefresh,

@@ -98,7 +98,7 @@ pub(super) async fn write_copy(
 
 /// The update writing `values` into the copies of the sources `ids`: array filters for an
 /// array of summaries; `None` for a latest-N array, which is recomputed instead.
-fn copy_update(
+pub(super) fn copy_update(
     copy: &CopyInfo,
     values: Document,
     ids: &[Bson],

@@ -60,6 +60,43 @@ struct Pending {
     two_way: BTreeMap<usize, Ids>,
 }
 
+impl Pending {
+    /// Keeps, of the documents noted as deleted, those absent now. A delete event says what
+    /// was true when it was written: a document another program deleted, then inserted again
+    /// (in this batch, between two batches, or before a replay of the events), is there now,
+    /// and the effects of its delete (its rules, its subset details, its subtree) must not be
+    /// applied to it. One `find` of `_id: {$in: ids}` per [chunk](crate::batch) of the
+    /// collection's deleted ids, none when there are none.
+    async fn keep_absent(&mut self, odm: &Odm, collection: &str) -> Result<()> {
+        let mut ids = Ids::default();
+        for id in self.deleted_ids.list.iter().chain(&self.tree_deleted.list) {
+            ids.add(id);
+        }
+        if ids.list.is_empty() {
+            return Ok(());
+        }
+        let absent: HashSet<IdKey> = super::pairs::missing_in(odm, collection, ids.list)
+            .await?
+            .iter()
+            .map(IdKey::of)
+            .collect();
+        let gone = |id: &Bson| absent.contains(&IdKey::of(id));
+        self.deleted.retain(|key| key.get("_id").is_some_and(gone));
+        self.deleted_ids = retained(std::mem::take(&mut self.deleted_ids), gone);
+        self.tree_deleted = retained(std::mem::take(&mut self.tree_deleted), gone);
+        Ok(())
+    }
+}
+
+/// The ids of `ids` that `keep` keeps.
+fn retained(ids: Ids, keep: impl Fn(&Bson) -> bool) -> Ids {
+    let mut out = Ids::default();
+    for id in ids.list.iter().filter(|id| keep(id)) {
+        out.add(id);
+    }
+    out
+}
+
 /// The maintenance a batch of events calls for, by collection.
 #[derive(Default)]
 pub(crate) struct Batch {
@@ -212,7 +249,8 @@ impl Batch {
     /// rules, latest-N arrays, trees, two-way references; then the subset pairs written alone
     /// (see [`super::pairs`]). Counts what it did into `report`.
     pub(crate) async fn apply(self, odm: &Odm, report: &mut FollowerReport) -> Result<()> {
-        for (collection, p) in self.pending {
+        for (collection, mut p) in self.pending {
+            p.keep_absent(odm, collection).await?;
             let details = self.details.get(collection).cloned().unwrap_or_default();
             let two_way = self.two_way.get(collection).cloned().unwrap_or_default();
             let span = tracing::debug_span!(target: "odm", "follow", collection);
@@ -243,12 +281,9 @@ async fn apply_one(
         let bad =
             crate::denormalize::cascade_sources(odm, collection, &p.cascade.list, p.copies.clone())
                 .await?;
-        report.cascaded += (p.cascade.list.len() - bad.len()) as u64;
-        for e in bad {
-            let bad = super::BadDocument::from(e);
-            tracing::warn!(target: "odm", document = %bad, "follower: a document could not be applied");
-            report.bad_documents.push(bad);
-        }
+        let sources_left = bad.iter().filter(|b| b.collection == collection).count();
+        report.cascaded += p.cascade.list.len().saturating_sub(sources_left) as u64;
+        report_unapplied(bad, report);
     }
     if !p.deleted.is_empty() && crate::relations::has_rules(odm.catalog(), collection) {
         report.deleted += p.deleted.len() as u64;
@@ -257,8 +292,10 @@ async fn apply_one(
         report.violations.extend(violations);
     }
     for (copy, ids) in &p.latest {
-        report.latest_parents +=
+        let (parents, refused) =
             crate::denormalize::refresh_latest_of(odm, copy, &ids.list).await?;
+        report.latest_parents += parents;
+        report_unapplied(refused, report);
     }
     let info = odm
         .catalog()
@@ -335,6 +372,19 @@ async fn apply_two_way(
         }
     }
     Ok(())
+}
+
+/// Documents that could not be applied, reported in [`FollowerReport::bad_documents`] (and
+/// logged at `warn`).
+fn report_unapplied<E>(errors: Vec<E>, report: &mut FollowerReport)
+where
+    super::BadDocument: From<E>,
+{
+    for e in errors {
+        let bad = super::BadDocument::from(e);
+        tracing::warn!(target: "odm", document = %bad, "follower: a document could not be applied");
+        report.bad_documents.push(bad);
+    }
 }
 
 /// Tree nodes of `collection` left as they were, reported in

@@ -6,7 +6,8 @@
 //!   changed ones); a copy cascaded in the background gets its intent recorded.
 //! - A delete has its rules applied: `nullify`, `pull`, `cascade`, and the summaries of the
 //!   deleted documents taken out. A `restrict` rule cannot refuse what is already done: the
-//!   holders it finds are left as they are and reported ([`FollowerReport::violations`]).
+//!   holders it finds are left as they are and reported ([`FollowerReport::violations`], with
+//!   the deleted ids and the holders' ids).
 //! - An insert, delete, or move (a change of the reference) of a source of latest-N arrays
 //!   recomputes the arrays of the parents it was in and is in.
 //! - A write of a tree node's `parent` (or an insert or replacement of a node) rewrites the
@@ -26,6 +27,15 @@
 //! and deletes for a side of a subset pair), and a `$project` keeping each event's token,
 //! kind, collection, key, time and the names of the fields an update changed (never a
 //! document).
+//!
+//! **Deletes are checked against the present.** A delete event says what was true when it
+//! was written: before the effects of a batch's deletes (delete rules, subset details, a
+//! tree's rule), one `find` per collection (`_id: {$in: ids}`, projecting `_id`) keeps the ids
+//! absent now. A document another program deleted, then inserted again with the same `_id`
+//! (in the same batch, before a later one, or before the events are read again) is left with
+//! everything that hangs on it; and the follower never deletes the deleted documents
+//! themselves again, so one inserted again while their rules are applied is left too. The
+//! other effects already read the present state (below).
 //!
 //! **Exactly-once effect.** The position (the change stream's resume token) is stored in
 //! [`FOLLOWER`] after the effects of every event before it are written. Every effect reads the
@@ -99,7 +109,8 @@ pub struct FollowerReport {
     /// Tree nodes moved under their own subtree, left as they are.
     pub tree_cycles: Vec<bson::Bson>,
     /// `restrict` rules the deletes of other programs broke: the holders left referencing
-    /// deleted documents.
+    /// deleted documents, counted, and named (the first
+    /// [`DeleteRestricted::LISTED`] deleted ids and holders' ids).
     pub violations: Vec<DeleteRestricted>,
     /// The stored position was lost: what the repairing sweeps found and did.
     pub history_lost: Option<HistoryLost>,
@@ -108,7 +119,9 @@ pub struct FollowerReport {
     /// This follower lost its lease during the run (it stores no position again).
     pub lease_lost: bool,
     /// Documents of other programs the follower could not apply: a source whose copied value
-    /// has a type its copy cannot hold (its copies left as they are), a tree node whose
+    /// has a type its copy cannot hold (its copies left as they are; a source of a latest-N
+    /// array left out of it), a holder whose copy the server refused (it would pass 16 MB:
+    /// the holder left as it is, the other holders written), a tree node whose
     /// `parent` is no node (left with its subtree), the parent of a two-way reference whose
     /// array of children is not an array or is full (the child left out of it), a main
     /// document of a subset pair without details (path `_id`). The other events were applied,
@@ -157,6 +170,17 @@ impl From<crate::Error> for BadDocument {
                 path: String::new(),
                 message: other.to_string(),
             },
+        }
+    }
+}
+
+impl From<crate::denormalize::Unapplied> for BadDocument {
+    fn from(u: crate::denormalize::Unapplied) -> Self {
+        BadDocument {
+            collection: u.collection,
+            id: u.id,
+            path: u.path,
+            message: u.message,
         }
     }
 }
@@ -280,11 +304,13 @@ impl Follower {
     /// Applies the events of other programs' writes until there is none for
     /// [`max_wait`](Follower::max_wait), storing the position after each batch, and reports
     /// what it did. Does nothing when another follower holds the lease
-    /// ([`FollowerReport::elsewhere`]).
+    /// ([`FollowerReport::elsewhere`]). On an error (no change streams, the server's refusal)
+    /// it gives the lease back before returning it: no follower holds a lease without a
+    /// stream.
     ///
     /// Commands: one `findAndModify` taking the lease; the change stream's `aggregate` (once)
     /// and `getMore`s; per batch, the effects' commands (see the [module](self)) and one
-    /// `update` storing the position.
+    /// `update` storing the position; on an error, one `update` giving the lease back.
     pub async fn run_until_idle(&mut self) -> Result<FollowerReport> {
         let span = crate::trace::operation_span!("follower", "*");
         crate::trace::traced(span, self.follow(), |r: &FollowerReport| Some(r.events)).await
@@ -302,6 +328,34 @@ impl Follower {
             report.elsewhere = true;
             return Ok(report);
         };
+        match self
+            .follow_holding(&config, &watched, stored, &mut report)
+            .await
+        {
+            Ok(()) => Ok(report),
+            Err(e) => {
+                // No lease without a stream: on any error the lease goes back at once, so that
+                // the next follower (this one again, or another) is not kept waiting for it to
+                // expire. A server that cannot be reached cannot take it back either: it then
+                // expires.
+                self.stream = None;
+                if let Err(release) = state::release(&config.odm, config.owner).await {
+                    tracing::debug!(target: "odm", error = %release, "follower: the lease could not be given back");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The run once the lease is held: the stream opened (or read on), batch after batch until
+    /// idle. Leaves the stream in `self` when it ends cleanly.
+    async fn follow_holding(
+        &mut self,
+        config: &Config,
+        watched: &[watch::Watched],
+        stored: state::Stored,
+        report: &mut FollowerReport,
+    ) -> Result<()> {
         // The stream read on from where this follower stored its last position: when the
         // document counts other stores (the server lost this follower's last ones, or another
         // follower went on meanwhile), it goes on from the stored position instead.
@@ -313,7 +367,7 @@ impl Follower {
         }
         let mut stream = match self.stream.take() {
             Some(s) => s,
-            None => config.open(&watched, stored.token, &mut report).await?,
+            None => config.open(watched, stored.token, report).await?,
         };
         let mut fresh = true;
         let mut progress = config.odm.track(
@@ -324,27 +378,25 @@ impl Follower {
         );
         loop {
             let before = report.events;
-            let batch = config
-                .batch(&mut stream, &watched, &mut report, &mut fresh)
-                .await;
+            let batch = config.batch(&mut stream, watched, report, &mut fresh).await;
             progress.advance(report.events.saturating_sub(before));
             match batch {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) if watch::is_history_lost(&e) => {
-                    stream = config.open(&watched, None, &mut report).await?;
-                    report.history_lost = Some(lost::repair(&config.odm, &watched, e).await?);
+                    stream = config.open(watched, None, report).await?;
+                    report.history_lost = Some(lost::repair(&config.odm, watched, e).await?);
                 }
                 Err(e) => return Err(e),
             }
             if report.lease_lost || report.rolled_back {
                 progress.finish();
-                return Ok(report);
+                return Ok(());
             }
         }
         progress.finish();
         self.stream = Some(stream);
-        Ok(report)
+        Ok(())
     }
 
     /// Stops following: gives the lease up, so that another follower takes over at once.

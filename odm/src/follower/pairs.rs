@@ -133,7 +133,7 @@ async fn alone(odm: &Odm, side: &str, other: &str, ids: Vec<Bson>) -> Result<Vec
 }
 
 /// Of `ids`, those no document of `collection` has: one `find` projecting `_id` per chunk.
-async fn missing_in(odm: &Odm, collection: &str, ids: Vec<Bson>) -> Result<Vec<Bson>> {
+pub(super) async fn missing_in(odm: &Odm, collection: &str, ids: Vec<Bson>) -> Result<Vec<Bson>> {
     let mut found = std::collections::HashSet::new();
     for chunk in crate::batch::chunks_of(&ids) {
         let options = FindOptions::builder().projection(doc! { "_id": 1 }).build();

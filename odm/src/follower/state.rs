@@ -218,12 +218,14 @@ pub(crate) async fn advance(
     })
 }
 
-/// Gives the lease up (a follower stopping cleanly). One `update`.
+/// Gives the lease up (a follower stopping, or ending on an error): the holder and the lease's
+/// end are taken out, so that no follower is named as holding it. One `update`, matching only
+/// while `owner` holds it.
 pub(crate) async fn release(odm: &Odm, owner: ObjectId) -> Result<()> {
     collection(odm)
         .update_one(
             doc! { "_id": KEY, "owner": owner },
-            doc! { "$set": { "lease": bson::DateTime::from_millis(0) } },
+            doc! { "$unset": { "owner": "", "lease": "" } },
         )
         .await
         .map_err(|e| Error::from_driver(FOLLOWER, e))?;

@@ -110,6 +110,8 @@ impl Job {
                         path: info.parent.to_owned(),
                         count,
                         chain: Vec::new(),
+                        deleted: DeleteRestricted::listed(&ids),
+                        holders: Vec::new(),
                     }));
                 }
                 self.delete::<T>(odm, &chunks, false, session).await

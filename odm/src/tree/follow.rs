@@ -260,6 +260,9 @@ pub(crate) struct AfterDelete {
     pub(crate) malformed: Vec<Malformed>,
 }
 
+/// The most children a `restrict` rule's report names.
+const LISTED: usize = crate::relations::DeleteRestricted::LISTED;
+
 /// Applies the tree's delete rule to the nodes `ids` another program deleted, as odm's own
 /// delete applies it before deleting (see [`super::delete`]): `lift` takes them out of every
 /// descendant's ancestors and gives their children the nearest ancestor left; `cascade`
@@ -272,7 +275,8 @@ pub(crate) struct AfterDelete {
 /// their children to the last ancestor left, both on nodes whose `ancestors` is an array) and
 /// one `find` of the children left (their `ancestors` is not one: returned in
 /// [`AfterDelete::malformed`]); `cascade`, one `delete`; `restrict`, one `aggregate` counting
-/// the children.
+/// the children and, when there are, one `find` of the first
+/// [`LISTED`] of them.
 pub(crate) async fn after_deleted(
     odm: &Odm,
     collection: &str,
@@ -314,8 +318,30 @@ pub(crate) async fn after_deleted(
                         path: info.parent.to_owned(),
                         count: 0,
                         chain: Vec::new(),
+                        deleted: Vec::new(),
+                        holders: Vec::new(),
                     });
                 r.count += count;
+                // The children left are named, a bounded list: one `find` more.
+                let room = LISTED.saturating_sub(r.holders.len());
+                if room > 0 {
+                    let options = FindOptions::builder()
+                        .projection(doc! { "_id": 1, info.parent: 1 })
+                        .limit(room as i64)
+                        .build();
+                    let found =
+                        crate::engine::find_documents(odm, collection, children, options, None)
+                            .await?;
+                    for child in found {
+                        r.holders.extend(child.get("_id").cloned());
+                        let parent = child.get(info.parent).cloned();
+                        if let Some(p) = parent.filter(|p| !r.deleted.contains(p)) {
+                            if r.deleted.len() < LISTED {
+                                r.deleted.push(p);
+                            }
+                        }
+                    }
+                }
             }
         }
     }

@@ -153,8 +153,10 @@ async fn plan_and_execute(
 /// what is done. The holders a `restrict` rule finds are left as they are and returned, the
 /// other rules applied. Idempotent: the plan reads what still references the ids.
 ///
-/// Commands: those of [`delete_with_rules`]'s plan and execution without a transaction (the
-/// `delete` of the ids themselves matches nothing), plus one `aggregate` per `restrict` check.
+/// Commands: those of [`delete_with_rules`]'s plan and execution without a transaction, less
+/// the `delete` of the ids themselves (never sent: a document inserted again with one of them
+/// is left alone), plus one `aggregate` per `restrict` check and, for a check that finds
+/// holders, one `find` of the first [`DeleteRestricted::LISTED`] of them.
 pub(crate) async fn after_deleted(
     odm: &Odm,
     collection: &str,
@@ -175,6 +177,12 @@ pub(crate) async fn after_deleted(
         None,
     )
     .await?;
+    // The documents themselves are gone: deleting them again could only delete one another
+    // program inserted since with the same `_id` (its rules' effects follow from its own
+    // delete's event, if it comes).
+    if let Some((_, root)) = plan.deletes.first_mut() {
+        root.clear();
+    }
     let violations = plan.violations(odm, None, false).await?;
     let (_, again) = execute(odm, plan, None).await?;
     again.send(odm).await?;

@@ -129,8 +129,15 @@ impl Plan {
             };
             let fits = bson::serialize_to_vec(&filter)
                 .is_ok_and(|v| v.len() <= crate::batch::MAX_IDS_BYTES);
-            let n = if fits {
-                count(odm, holder, filter, session.as_deref_mut()).await?
+            let (n, listed) = if fits {
+                let n = count(odm, holder, filter.clone(), session.as_deref_mut()).await?;
+                // Holders left as they are are named (a refused delete counts them only).
+                let listed = if n > 0 && !first_only {
+                    list(odm, holder, filter, session.as_deref_mut()).await?
+                } else {
+                    Vec::new()
+                };
+                (n, listed)
             } else {
                 self.count_left(odm, holders, &by_filter, session.as_deref_mut())
                     .await?
@@ -142,6 +149,8 @@ impl Plan {
                     path: path.clone(),
                     count: n,
                     chain: chain.clone(),
+                    deleted: DeleteRestricted::listed(&holders.ids),
+                    holders: if first_only { Vec::new() } else { listed },
                 });
                 if first_only {
                     break;
@@ -151,15 +160,16 @@ impl Plan {
         Ok(found)
     }
 
-    /// The holders a check finds that the plan does not delete, counted here: one `find` per
-    /// chunk of the check's ids, projecting `_id` and the references of the by-filter deletes.
+    /// The holders a check finds that the plan does not delete, counted here, with the first
+    /// [`DeleteRestricted::LISTED`] of their ids: one `find` per chunk of the check's ids,
+    /// projecting `_id` and the references of the by-filter deletes.
     pub(super) async fn count_left(
         &self,
         odm: &Odm,
         holders: &Matching,
         by_filter: &[&Matching],
         mut session: Option<&mut ClientSession>,
-    ) -> Result<u64> {
+    ) -> Result<(u64, Vec<Bson>)> {
         let deleted = self.seen.get(&holders.collection);
         let gone: Vec<(&Matching, std::collections::HashSet<IdKey>)> = by_filter
             .iter()
@@ -173,6 +183,7 @@ impl Plan {
             }
         }
         let mut left = std::collections::HashSet::new();
+        let mut listed = Vec::new();
         for chunk in holders.chunks(&holders.ids, crate::batch::MAX_IDS_BYTES) {
             let options = FindOptions::builder()
                 .projection(projection.clone())
@@ -193,12 +204,12 @@ impl Plan {
                     continue;
                 }
                 let by_rule = gone.iter().any(|(m, ids)| m.holds(&d, ids));
-                if !by_rule {
-                    left.insert(id);
+                if !by_rule && left.insert(id) && listed.len() < DeleteRestricted::LISTED {
+                    listed.extend(d.get("_id").cloned());
                 }
             }
         }
-        Ok(left.len() as u64)
+        Ok((left.len() as u64, listed))
     }
 }
 
@@ -232,6 +243,23 @@ pub(super) async fn count(
     let coll = odm.database().collection::<Document>(collection);
     let action = coll.count_documents(filter);
     crate::engine::send!(action, session).map_err(|e| Error::from_driver(collection, e))
+}
+
+/// The ids of the first [`DeleteRestricted::LISTED`] documents `filter` matches in
+/// `collection`: one `find` (limited, projecting `_id`).
+async fn list(
+    odm: &Odm,
+    collection: &str,
+    filter: Document,
+    session: Option<&mut ClientSession>,
+) -> Result<Vec<Bson>> {
+    let options = FindOptions::builder()
+        .projection(doc! { "_id": 1 })
+        .sort(doc! { "_id": 1 })
+        .limit(DeleteRestricted::LISTED as i64)
+        .build();
+    let docs = crate::engine::find_documents(odm, collection, filter, options, session).await?;
+    Ok(docs.iter().filter_map(|d| d.get("_id").cloned()).collect())
 }
 
 pub(super) fn plan_level<'a>(
