@@ -278,7 +278,10 @@ fn the_reference_a_summary_holds_is_drawn_with_its_delete_rule() {
     ] {
         assert!(drawn.contains(line), "no {line:?} in\n{drawn}");
     }
-    assert!(!drawn.contains("int or long\n    name: string\n  }\n  class Supplier"), "{drawn}");
+    assert!(
+        !drawn.contains("int or long\n    name: string\n  }\n  class Supplier"),
+        "{drawn}"
+    );
 }
 
 /// A reference or a copy whose other end is not in the catalog points at a node standing for

@@ -90,14 +90,22 @@ async fn each_kind_is_served_by_its_own_partial_index_and_a_scan_says_why() -> o
     // the documents it reads.
     let report = odm.explain_shapes().await?;
     let print = on_copies(&report, PRINT);
-    assert_eq!(print.declared.as_deref(), Some("book_1_type_print"), "{report}");
+    assert_eq!(
+        print.declared.as_deref(),
+        Some("book_1_type_print"),
+        "{report}"
+    );
     assert_eq!(
         print.access,
         Access::Index(vec!["book_1_type_print".into()]),
         "{report}"
     );
     let ebook = on_copies(&report, EBOOK);
-    assert_eq!(ebook.declared.as_deref(), Some("book_1_type_ebook"), "{report}");
+    assert_eq!(
+        ebook.declared.as_deref(),
+        Some("book_1_type_ebook"),
+        "{report}"
+    );
     assert!(report.is_clean(), "{report}");
     // Nothing scans: the index list is not read.
     assert!(report.shapes.iter().all(|s| s.index.is_none()));
@@ -116,17 +124,28 @@ async fn each_kind_is_served_by_its_own_partial_index_and_a_scan_says_why() -> o
         .await?;
     assert!(listed(&db).await.iter().any(|n| n == "book_1_type_print"));
     db.commands().clear();
-    let report = odm.explain_shapes().models(["PrintCopy", "EbookCopy"]).await?;
+    let report = odm
+        .explain_shapes()
+        .models(["PrintCopy", "EbookCopy"])
+        .await?;
     let sent = common::sent(&db);
     let explains = sent.iter().filter(|c| *c == "explain").count();
     assert_eq!(explains, report.shapes.len(), "{sent:?}");
-    assert_eq!(sent.last().map(String::as_str), Some("listIndexes"), "{sent:?}");
+    assert_eq!(
+        sent.last().map(String::as_str),
+        Some("listIndexes"),
+        "{sent:?}"
+    );
     assert_eq!(sent.len(), explains + 1, "{sent:?}");
 
     let print = on_copies(&report, PRINT);
     assert_eq!(print.access, Access::CollectionScan, "{report}");
     assert_eq!(print.declared.as_deref(), Some("book_1_type_print"));
-    assert_eq!(print.index, Some(IndexState::Unchosen { hidden: true }), "{report}");
+    assert_eq!(
+        print.index,
+        Some(IndexState::Unchosen { hidden: true }),
+        "{report}"
+    );
     let ebook = on_copies(&report, EBOOK);
     assert_eq!(ebook.access, Access::CollectionScan, "{report}");
     assert_eq!(ebook.declared.as_deref(), Some("book_1_type_ebook"));
@@ -136,7 +155,10 @@ async fn each_kind_is_served_by_its_own_partial_index_and_a_scan_says_why() -> o
     // as it is.
     odm.sync_indexes().await?;
     let report = odm.explain_shapes().await?;
-    assert_eq!(on_copies(&report, EBOOK).access, Access::Index(vec!["book_1_type_ebook".into()]));
+    assert_eq!(
+        on_copies(&report, EBOOK).access,
+        Access::Index(vec!["book_1_type_ebook".into()])
+    );
     assert_eq!(
         on_copies(&report, PRINT).index,
         Some(IndexState::Unchosen { hidden: true })

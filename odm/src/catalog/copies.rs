@@ -130,7 +130,9 @@ impl CopyInfo {
     pub(crate) fn summary_reference(&self) -> Option<(&str, super::RefKind, super::OnDelete)> {
         use super::{OnDelete, RefKind};
         match &self.kind {
-            CopyKind::Summary { array: true, id, .. } => Some((id, RefKind::Many, OnDelete::Pull)),
+            CopyKind::Summary {
+                array: true, id, ..
+            } => Some((id, RefKind::Many, OnDelete::Pull)),
             CopyKind::Summary {
                 optional: true, id, ..
             } => Some((id, RefKind::Optional, OnDelete::Nullify)),

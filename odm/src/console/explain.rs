@@ -198,8 +198,10 @@ mod tests {
             fix(Some(IndexState::Unchosen { hidden: true })),
             "index `book_1` exists but is hidden from the planner"
         );
-        assert!(fix(Some(IndexState::Differs(vec!["unique: declared true, found false".into()])))
-            .contains("differs from its declaration (unique: declared true, found false)"));
+        assert!(fix(Some(IndexState::Differs(vec![
+            "unique: declared true, found false".into()
+        ])))
+        .contains("differs from its declaration (unique: declared true, found false)"));
         assert_eq!(
             super::fix(&scanned(None, None)),
             "no model declares an index for it"

@@ -166,7 +166,10 @@ mod tests {
         let print = doc! { "type": "print", "book": { "$in": [1, 2] } };
         assert!(implies(&print, &doc! { "type": "print" }));
         assert!(!implies(&print, &doc! { "type": "ebook" }));
-        assert!(!implies(&doc! { "book": { "$in": [1] } }, &doc! { "type": "print" }));
+        assert!(!implies(
+            &doc! { "book": { "$in": [1] } },
+            &doc! { "type": "print" }
+        ));
         let nested = doc! { "$and": [{ "type": "print" }, { "type": { "$in": ["print"] } }] };
         assert!(implies(&nested, &doc! { "type": "print" }));
         // A sparse key of a kind, and the present values of a unique optional field.

@@ -335,7 +335,11 @@ impl ExplainShapes<'_> {
 
     /// The state of the declared index of each problem: one `listIndexes` per collection
     /// holding one, none when there is no problem.
-    async fn check_indexes(&self, report: &mut ShapeReport, specs: &[Option<IndexSpec>]) -> Result<()> {
+    async fn check_indexes(
+        &self,
+        report: &mut ShapeReport,
+        specs: &[Option<IndexSpec>],
+    ) -> Result<()> {
         let mut listed: Vec<(String, Vec<Document>)> = Vec::new();
         for (shape, spec) in report.shapes.iter_mut().zip(specs) {
             let Some(spec) = spec.as_ref().filter(|_| shape.is_problem()) else {
