@@ -122,6 +122,13 @@ async fn run() -> odm::Result<()> {
     ));
     steps.sent();
 
+    steps.start("The cascade plan of a part: the intent in the rename, the copies by the worker");
+    // ANCHOR: plan
+    let plan = odm::denormalize::cascade_plan::<Part>();
+    // ANCHOR_END: plan
+    say_lines(plan);
+    steps.sent();
+
     steps
         .start("Rename the grommet: the rename and its intent commit together; no copy is written");
     // ANCHOR: rename

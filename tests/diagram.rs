@@ -192,7 +192,7 @@ const SHOP: &str = r#"classDiagram
   }
   class Product__parts["Product.parts"] {
     <<embedded>>
-    id: int or long
+    id: Ref~Part~
     name: string
   }
   class Subject {
@@ -215,6 +215,7 @@ const SHOP: &str = r#"classDiagram
   %% references, with their delete rules
   Message --> "1" Host : host, on delete cascade, parent
   Part --> "0..1" Supplier : supplier, on delete nullify
+  Product --> "0..4" Part : parts.id, on delete pull, summary
   Product --> "1" Supplier : supplier, on delete restrict
   SeriesBook --> "1" Subject : subject, on delete cascade
   %% trees
@@ -245,6 +246,42 @@ fn the_diagram_does_not_depend_on_the_order_models_are_named_in() {
         .with::<Part>()
         .with::<Supplier>();
     assert_eq!(odm::diagram::mermaid(&reversed), SHOP);
+}
+
+#[derive(Embed, Serialize, Deserialize, Debug)]
+struct SupplierSummary {
+    id: Ref<Supplier>,
+    name: String,
+}
+
+/// A single summary is a reference too: cleared with its source when it may be absent, the
+/// source's delete refused while a required one holds it.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(collection = "orders")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[denormalize(from = "Supplier", fields = "name")]
+    supplier: SupplierSummary,
+    #[denormalize(from = "Supplier", fields = "name")]
+    backup: Option<SupplierSummary>,
+}
+
+#[test]
+fn the_reference_a_summary_holds_is_drawn_with_its_delete_rule() {
+    let drawn = odm::diagram::mermaid(&odm::Catalog::new().with::<Order>().with::<Supplier>());
+    for line in [
+        "    id: Ref~Supplier~\n",
+        "  Order --> \"1\" Supplier : supplier.id, on delete restrict, summary\n",
+        "  Order --> \"0..1\" Supplier : backup.id, on delete nullify, summary\n",
+        "  Supplier ..> Order : copy name → backup, in request\n",
+    ] {
+        assert!(drawn.contains(line), "no {line:?} in\n{drawn}");
+    }
+    assert!(
+        !drawn.contains("int or long\n    name: string\n  }\n  class Supplier"),
+        "{drawn}"
+    );
 }
 
 /// A reference or a copy whose other end is not in the catalog points at a node standing for

@@ -14,6 +14,8 @@ mod aggregation;
 mod background_cascades;
 #[path = "background_chains.rs"]
 mod background_chains;
+#[path = "background_plan.rs"]
+mod background_plan;
 #[path = "bad_data.rs"]
 mod bad_data;
 #[path = "big_data.rs"]
@@ -48,6 +50,8 @@ mod element_paths;
 mod errors;
 #[path = "expanded.rs"]
 mod expanded;
+#[path = "explain_kinds.rs"]
+mod explain_kinds;
 #[path = "explain_shapes.rs"]
 mod explain_shapes;
 #[path = "follower.rs"]

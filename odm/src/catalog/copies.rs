@@ -123,6 +123,24 @@ impl CopyInfo {
         }
     }
 
+    /// The reference a summary holds (its `id` field, a `Ref` to the source), as the delete
+    /// rules treat it: how many sources it names (`None` for an array: any number, up to its
+    /// bound), and what deleting one does to the summary: an array's summary is pulled, an
+    /// optional one cleared, a required one refuses the delete. `None` for other copies.
+    pub(crate) fn summary_reference(&self) -> Option<(&str, super::RefKind, super::OnDelete)> {
+        use super::{OnDelete, RefKind};
+        match &self.kind {
+            CopyKind::Summary {
+                array: true, id, ..
+            } => Some((id, RefKind::Many, OnDelete::Pull)),
+            CopyKind::Summary {
+                optional: true, id, ..
+            } => Some((id, RefKind::Optional, OnDelete::Nullify)),
+            CopyKind::Summary { id, .. } => Some((id, RefKind::One, OnDelete::Restrict)),
+            _ => None,
+        }
+    }
+
     /// Used by the generated code: `cascade = "background"`.
     #[doc(hidden)]
     pub fn in_background(mut self, background: bool) -> Self {

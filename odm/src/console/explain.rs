@@ -5,7 +5,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::report::{json_of, table, Report};
-use crate::index::{Access, ExplainedShape, ShapeReport};
+use crate::index::{Access, ExplainedShape, IndexState, ShapeReport};
 use crate::{Odm, Result};
 
 #[derive(Args, Debug)]
@@ -67,10 +67,7 @@ fn text(report: &ShapeReport) -> String {
     ));
     for s in problems {
         let q = &s.shape;
-        let fix = match &s.declared {
-            Some(name) => format!("index `{name}` is declared but missing: run `sync`"),
-            None => "no model declares an index for it".to_owned(),
-        };
+        let fix = fix(s);
         out.push_str(&format!(
             "PROBLEM {} {} scans the collection: {fix}\n",
             q.collection, q.shape
@@ -88,6 +85,31 @@ fn text(report: &ShapeReport) -> String {
         }
     }
     out
+}
+
+/// What a collection scan comes from, as the index list says: a declared index missing (a
+/// sync creates it), differing, hidden, or there and not chosen by the planner; or none
+/// declared.
+fn fix(s: &ExplainedShape) -> String {
+    let Some(name) = &s.declared else {
+        return "no model declares an index for it".to_owned();
+    };
+    match &s.index {
+        Some(IndexState::Missing) | None => {
+            format!("index `{name}` is declared but missing: run `sync`")
+        }
+        Some(IndexState::Differs(how)) => format!(
+            "index `{name}` exists but differs from its declaration ({}): `sync --replace-differing` rebuilds it",
+            how.join("; ")
+        ),
+        Some(IndexState::Unchosen { hidden: true }) => {
+            format!("index `{name}` exists but is hidden from the planner")
+        }
+        Some(IndexState::Unchosen { .. }) => format!(
+            "index `{name}` exists and the planner did not choose it (plan: {})",
+            s.stages.join(" > ")
+        ),
+    }
 }
 
 /// The plan in the table: `IXSCAN parts.id_1`, `COLLSCAN`, ...
@@ -126,9 +148,63 @@ fn shape_json(s: &ExplainedShape) -> Value {
         "stages": s.stages,
         "refused": message,
         "declared": s.declared,
+        "index": s.index.as_ref().map(|i| match i {
+            IndexState::Missing => json!({ "state": "missing" }),
+            IndexState::Differs(how) => json!({ "state": "differs", "differences": how }),
+            IndexState::Unchosen { hidden } => json!({ "state": "unchosen", "hidden": hidden }),
+        }),
         "problem": s.is_problem(),
         "sent_by": q.sources.iter().map(|f| json!({
             "feature": f.feature.name(), "model": f.model, "what": f.what,
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{QueryShape, ShapeCommand};
+
+    fn scanned(declared: Option<&str>, index: Option<IndexState>) -> ExplainedShape {
+        ExplainedShape {
+            shape: QueryShape {
+                collection: "copies".into(),
+                command: ShapeCommand::Update,
+                shape: "{ book: { $in: [?] } }".into(),
+                filter: bson::doc! {},
+                sort: None,
+                sources: Vec::new(),
+            },
+            access: Access::CollectionScan,
+            stages: vec!["UPDATE".into(), "COLLSCAN".into()],
+            declared: declared.map(str::to_owned),
+            index,
+        }
+    }
+
+    /// "Missing" only when the index list lacks it.
+    #[test]
+    fn a_scan_says_what_the_index_list_holds() {
+        let fix = |index| fix(&scanned(Some("book_1"), index));
+        assert_eq!(
+            fix(Some(IndexState::Missing)),
+            "index `book_1` is declared but missing: run `sync`"
+        );
+        assert_eq!(
+            fix(Some(IndexState::Unchosen { hidden: false })),
+            "index `book_1` exists and the planner did not choose it (plan: UPDATE > COLLSCAN)"
+        );
+        assert_eq!(
+            fix(Some(IndexState::Unchosen { hidden: true })),
+            "index `book_1` exists but is hidden from the planner"
+        );
+        assert!(fix(Some(IndexState::Differs(vec![
+            "unique: declared true, found false".into()
+        ])))
+        .contains("differs from its declaration (unique: declared true, found false)"));
+        assert_eq!(
+            super::fix(&scanned(None, None)),
+            "no model declares an index for it"
+        );
+    }
 }

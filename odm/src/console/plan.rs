@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::report::Report;
 use crate::catalog::Catalog;
-use crate::denormalize::{cascade_plan_in, CascadePlan};
+use crate::denormalize::{cascade_plan_in, CascadePlan, SentBy};
 use crate::shard::{RouteVerdict, RoutingReport};
 use crate::{Error, Odm, Result};
 
@@ -109,6 +109,14 @@ fn plan_json(model: &str, plan: &CascadePlan) -> Value {
             "filter": s.filter, "update": s.update, "index": s.index,
             "commands": s.commands, "level": s.level, "copy_of": s.copy_of,
             "routing": verdict(&s.routing),
+            "sent_by": match s.sent_by {
+                SentBy::Worker => "worker",
+                SentBy::Request => "request",
+            },
+            "walk": s.walk.as_ref().map(|w| json!({ "filter": w.filter, "index": w.index })),
+        })).collect::<Vec<_>>(),
+        "intents": plan.intents.iter().map(|i| json!({
+            "field": i.field, "collection": i.collection, "filter": i.filter, "update": i.update,
         })).collect::<Vec<_>>(),
         "on_insert": plan.on_insert.iter().map(|c| json!({
             "collection": c.dependent, "path": c.path,

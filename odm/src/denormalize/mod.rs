@@ -50,7 +50,9 @@ pub(crate) use latest::{
     latest_touched, parents_of, push_latest, refresh as refresh_latest, LatestRefresh,
 };
 pub(crate) use maintain::{Cascade, Copies, LatestInTransaction};
-pub use plan::{cascade_plan, cascade_plan_in, CascadePlan, CascadeStep};
+pub use plan::{
+    cascade_plan, cascade_plan_in, CascadeIntent, CascadePlan, CascadeStep, CascadeWalk, SentBy,
+};
 pub(crate) use settle::Taken;
 pub(crate) use update::{fill_update, Writes};
 

@@ -1,6 +1,7 @@
 //! The edges between the models: each kind to its enum of kinds, each reference to its target
-//! with its cardinality and delete rule, each tree to itself, each copy from its source to the
-//! model holding it with its cascade mode, and each subset to its main model.
+//! (the one a summary holds too) with its cardinality and delete rule, each tree to itself,
+//! each copy from its source to the model holding it with its cascade mode, and each subset to
+//! its main model.
 
 use bson::Bson;
 
@@ -56,6 +57,8 @@ impl Edges {
         }
         for c in catalog.copies() {
             edges.copies.push(copy(nodes, c));
+            // A summary holds a reference to its source: drawn as the references are.
+            edges.references.extend(summary(nodes, c));
         }
         for group in edges.groups_mut() {
             group.sort();
@@ -90,19 +93,7 @@ impl Edges {
 /// with how many it holds.
 fn reference(nodes: &Nodes<'_>, from: &str, r: &ReferenceInfo) -> String {
     let to = nodes.of_collection(r.to, None);
-    let cardinality = match (r.kind, r.max) {
-        (RefKind::One, _) => "1".to_owned(),
-        (RefKind::Optional, _) => "0..1".to_owned(),
-        (RefKind::Many, Some(max)) => format!("0..{max}"),
-        (RefKind::Many, None) => "*".to_owned(),
-    };
-    let rule = match r.on_delete {
-        OnDelete::Restrict => "restrict",
-        OnDelete::Nullify => "nullify",
-        OnDelete::Pull => "pull",
-        OnDelete::Cascade => "cascade",
-    };
-    let mut label = format!("{}, on delete {rule}", text(&r.path));
+    let mut label = format!("{}, on delete {}", text(&r.path), rule(r.on_delete));
     if r.parent {
         label.push_str(", parent");
     }
@@ -112,17 +103,64 @@ fn reference(nodes: &Nodes<'_>, from: &str, r: &ReferenceInfo) -> String {
     if r.dbref.is_some() {
         label.push_str(", DBRef");
     }
+    let cardinality = cardinality(r.kind, r.max);
     format!("  {from} --> \"{cardinality}\" {to} : {label}\n")
+}
+
+/// `Product --> "0..4" Part : parts.id, on delete pull, summary`: the reference a summary
+/// holds to its source, from the model holding it, with how many it holds (an array's bound)
+/// and what deleting the source does to the summary, as the delete rules apply it.
+fn summary(nodes: &Nodes<'_>, c: &CopyInfo) -> Option<String> {
+    let (id, kind, on_delete) = c.summary_reference()?;
+    let from = holder(nodes, c);
+    let to = nodes.of_collection(c.source, c.source_kind);
+    let max = nodes
+        .models()
+        .find(|(_, i)| *i == from)
+        .and_then(|(m, _)| (m.bounds)().iter().find(|(p, _)| *p == c.path))
+        .map(|(_, n)| *n);
+    let label = format!(
+        "{}.{}, on delete {}, summary",
+        text(&c.path),
+        text(id),
+        rule(on_delete)
+    );
+    let cardinality = cardinality(kind, max);
+    Some(format!("  {from} --> \"{cardinality}\" {to} : {label}\n"))
+}
+
+/// How many targets a reference holds: `1`, `0..1`, `0..N` for an array bounded at N, `*`.
+fn cardinality(kind: RefKind, max: Option<u32>) -> String {
+    match (kind, max) {
+        (RefKind::One, _) => "1".to_owned(),
+        (RefKind::Optional, _) => "0..1".to_owned(),
+        (RefKind::Many, Some(max)) => format!("0..{max}"),
+        (RefKind::Many, None) => "*".to_owned(),
+    }
+}
+
+fn rule(on_delete: OnDelete) -> &'static str {
+    match on_delete {
+        OnDelete::Restrict => "restrict",
+        OnDelete::Nullify => "nullify",
+        OnDelete::Pull => "pull",
+        OnDelete::Cascade => "cascade",
+    }
+}
+
+/// The node of the model holding the copy `c`.
+fn holder(nodes: &Nodes<'_>, c: &CopyInfo) -> String {
+    nodes.of_type(c.dependent_type, c.dependent).map_or_else(
+        || nodes.of_collection(c.dependent, c.dependent_kind),
+        str::to_owned,
+    )
 }
 
 /// `Part ..> Product : copy name, price → parts[], in request`: from the source to the model
 /// holding the copy, with the fields copied and when the copies are updated.
 fn copy(nodes: &Nodes<'_>, c: &CopyInfo) -> String {
     let source = nodes.of_collection(c.source, c.source_kind);
-    let holder = nodes.of_type(c.dependent_type, c.dependent).map_or_else(
-        || nodes.of_collection(c.dependent, c.dependent_kind),
-        str::to_owned,
-    );
+    let holder = holder(nodes, c);
     let fields: Vec<String> = c.fields.iter().map(|(from, _)| text(from)).collect();
     let fields = fields.join(", ");
     let what = match &c.kind {

@@ -49,7 +49,8 @@ impl Classes {
         lines.extend(members.iter().map(Member::line));
         self.class(id, Some(entry.type_name), &lines);
         if let Some(Schema::Object(fields)) = entry.validator.map(resolve) {
-            self.embedded_in(id, entry.type_name, fields, &mut Vec::new());
+            let refs = summary_references(nodes, entry);
+            self.embedded_in(id, entry.type_name, "", fields, &refs, &mut Vec::new());
         }
     }
 
@@ -73,12 +74,15 @@ impl Classes {
     }
 
     /// The classes of the embedded types among `fields` (the fields of the type `label`, whose
-    /// node is `holder`), joined to it; `open` holds the schemas being described.
+    /// node is `holder`, stored at `path` in the model), joined to it; `refs` are the
+    /// references held inside them, by stored path, and `open` the schemas being described.
     fn embedded_in(
         &mut self,
         holder: &str,
         label: &str,
+        path: &str,
         fields: &[FieldSchema],
+        refs: &[(String, String)],
         open: &mut Vec<fn() -> &'static Schema>,
     ) {
         if open.len() >= MAX_DEPTH {
@@ -98,19 +102,48 @@ impl Classes {
             }
             let id = format!("{holder}__{}", super::names::ident(field.name));
             let name = format!("{label}.{}", field.name);
+            let here = join(path, field.name);
             let mut lines = vec!["<<embedded>>".to_owned()];
-            lines.extend(object.iter().map(|f| field_member(f).line()));
+            lines.extend(object.iter().map(|f| {
+                let mut member = field_member(f);
+                let stored = join(&here, f.name);
+                if let Some((_, ty)) = refs.iter().find(|(p, _)| *p == stored) {
+                    member.ty.clone_from(ty);
+                }
+                member.line()
+            }));
             self.class(&id, Some(&name), &lines);
             self.embedded.push(format!(
                 "  {holder} *-- \"{cardinality}\" {id} : {}\n",
                 text(field.name)
             ));
             open.extend(of);
-            self.embedded_in(&id, &name, object, open);
+            self.embedded_in(&id, &name, &here, object, refs, open);
             if of.is_some() {
                 open.pop();
             }
         }
+    }
+}
+
+/// The references held in the model's summaries, by stored path (`parts.id`), each with its
+/// type as a member shows it (`Ref~Part~`): what the schema alone would draw as the id's type.
+fn summary_references(nodes: &Nodes<'_>, entry: &ModelEntry) -> Vec<(String, String)> {
+    (entry.copies)()
+        .iter()
+        .filter_map(|c| {
+            let (id, _, _) = c.summary_reference()?;
+            let target = nodes.of_collection(c.source, c.source_kind);
+            let target = text(nodes.label(&target).unwrap_or(c.source));
+            Some((join(&c.path, id), format!("Ref~{target}~")))
+        })
+        .collect()
+}
+
+fn join(path: &str, field: &str) -> String {
+    match path {
+        "" => field.to_owned(),
+        _ => format!("{path}.{field}"),
     }
 }
 

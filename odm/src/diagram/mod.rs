@@ -11,7 +11,9 @@
 //!   name), with its cardinality;
 //! - `<|--` from an enum of kinds to each kind, with its discriminator;
 //! - `-->` from a model to what each reference points at, with its cardinality (`1`, `0..1`,
-//!   `*`, or `0..N` for a bounded array) and its delete rule; a tree to itself;
+//!   `*`, or `0..N` for a bounded array) and its delete rule; the reference a summary holds
+//!   too (`parts.id`, marked `summary`, with the rule a delete of the source applies to the
+//!   summaries), whose `id` the summary's class shows as `Ref~Part~`; a tree to itself;
 //! - `..>` from the source of each copy to the model holding it, with the fields copied, the
 //!   latest-N array's bound and order, and when the copies are updated (`in request` or
 //!   `background`);

@@ -21,8 +21,8 @@ mod explain;
 #[cfg(feature = "testing")]
 pub(crate) use explain::winning;
 pub use explain::{
-    query_shapes, Access, ExplainShapes, ExplainedShape, QueryFeature, QueryShape, ShapeCommand,
-    ShapeReport, ShapeSource,
+    query_shapes, Access, ExplainShapes, ExplainedShape, IndexState, QueryFeature, QueryShape,
+    ShapeCommand, ShapeReport, ShapeSource,
 };
 
 pub use crate::catalog::{IndexKey, IndexSpec};
@@ -306,8 +306,10 @@ pub(crate) async fn list_indexes(odm: &Odm, collection: &str) -> Result<Vec<Docu
         .collect())
 }
 
-/// The existing index a declared one is: the one of its name, else one of its keys (not
-/// `_id_`).
+/// The existing index a declared one is: the one of its name, else one of its keys and
+/// partial filter (not `_id_`). Two indexes of the same keys and other partial filters are two
+/// indexes (the kinds of one collection, each with its own on the same field): one is never
+/// taken for the other.
 fn existing_index<'e>(
     existing: &'e [Document],
     spec: &IndexSpec,
@@ -323,6 +325,7 @@ fn existing_index<'e>(
                     e.get_document("key").unwrap_or(&Document::new()),
                     e.get_document("weights").ok(),
                 ) == declared_keys
+                    && e.get_document("partialFilterExpression").ok() == spec.partial.as_ref()
                     && e.get_str("name").ok() != Some("_id_")
             })
         })

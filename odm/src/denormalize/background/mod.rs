@@ -43,6 +43,7 @@ pub(crate) use record::{
     find_and_modify_and_record, record_after_write, replace_and_record, update_and_record,
 };
 pub use status::CascadeStatus;
+pub(in crate::denormalize) use worker::sent;
 pub use worker::{CascadeWorker, WorkerReport};
 
 use super::CopyInfo;
@@ -53,6 +54,23 @@ pub const INTENTS: &str = "odm_cascades";
 /// The name of a copy in an intent's `copies`: `dependent collection.path`.
 fn name_of(copy: &CopyInfo) -> String {
     format!("{}.{}", copy.dependent, copy.path)
+}
+
+/// The statement recording the intent of the source `id` (of the collection `source`) for
+/// those of `copies` cascaded in the background, at the time `now`: what an update of the
+/// source sends in its transaction, and what the cascade plan shows.
+pub(in crate::denormalize) fn intent_of(
+    source: &str,
+    copies: &[&CopyInfo],
+    id: bson::Bson,
+    now: bson::Bson,
+) -> bson::Document {
+    let names = copies
+        .iter()
+        .filter(|c| c.background)
+        .map(|c| bson::Bson::String(name_of(c)))
+        .collect();
+    record::statement(source, id, names, now)
 }
 
 /// Whether any of `copies` is cascaded in the background.

@@ -53,19 +53,7 @@ pub(super) async fn record(
     for chunk in chunks {
         let updates: Vec<Document> = chunk
             .into_iter()
-            .map(|id| {
-                doc! {
-                    // A document of two plain keys: matched as a value, whatever `id` holds.
-                    "q": { "_id": { "source": source, "id": id } },
-                    "u": {
-                        "$inc": { "seq": 1_i64 },
-                        "$set": { "at": now },
-                        "$setOnInsert": { "since": now },
-                        "$addToSet": { "copies": { "$each": names.clone() } },
-                    },
-                    "upsert": true,
-                }
-            })
+            .map(|id| statement(source, id, names.clone(), now.into()))
             .collect();
         let command = doc! { "update": INTENTS, "updates": updates, "ordered": true };
         let reply = odm
@@ -87,6 +75,22 @@ pub(super) async fn record(
         }
     }
     Ok(())
+}
+
+/// The statement of the `update` recording the intent of the source `id` for the copies
+/// `names` at the time `now`: an upsert bumping `seq`. Also what the cascade plan shows.
+pub(super) fn statement(source: &str, id: Bson, names: Vec<Bson>, now: Bson) -> Document {
+    doc! {
+        // A document of two plain keys: matched as a value, whatever `id` holds.
+        "q": { "_id": { "source": source, "id": id } },
+        "u": {
+            "$inc": { "seq": 1_i64 },
+            "$set": { "at": now.clone() },
+            "$setOnInsert": { "since": now },
+            "$addToSet": { "copies": { "$each": names } },
+        },
+        "upsert": true,
+    }
 }
 
 /// An update of sources with copies cascaded in the background (and perhaps others cascaded

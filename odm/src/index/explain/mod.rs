@@ -2,6 +2,7 @@
 //! the catalog's models ([`query_shapes`]) explained by the server, and those it would answer
 //! by scanning a whole collection.
 
+mod declared;
 mod plan;
 mod shapes;
 
@@ -11,7 +12,7 @@ use std::pin::Pin;
 
 use bson::{doc, Document};
 
-use crate::catalog::{Catalog, IndexKey};
+use crate::catalog::{Catalog, IndexSpec};
 use crate::{Error, Odm, Result};
 
 pub(crate) use plan::winning;
@@ -137,9 +138,44 @@ pub struct ExplainedShape {
     /// The winning plan's stages, outermost first (`FETCH`, `IXSCAN`); the first child's line
     /// where a stage has several.
     pub stages: Vec<String>,
-    /// A declared index that would serve the shape (its first key is a field the filter
-    /// names), by name; `_id_` for a filter on `_id`. `None`: no model declares one.
+    /// A declared index that would serve the shape, by name: its first key is a field the
+    /// filter names, and its partial filter, if any, holds every document the filter matches
+    /// (a kind's index serves that kind's queries only); `_id_` for a filter on `_id`. `None`:
+    /// no model declares one.
     pub declared: Option<String>,
+    /// For a shape the server would scan the collection for, and whose index is declared:
+    /// what the database holds of that index, as `listIndexes` reports it. `None` for the
+    /// other shapes, which are not checked.
+    pub index: Option<IndexState>,
+}
+
+/// What the database holds of the declared index of a shape the server scans for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IndexState {
+    /// `listIndexes` shows no index of its name or keys: a sync creates it.
+    Missing,
+    /// An index of its name or keys exists and differs from the declaration: how (the
+    /// differences [`SyncReport`](crate::index::SyncReport) reports).
+    Differs(Vec<String>),
+    /// It exists as declared, and the planner did not choose it: hidden from the planner when
+    /// `hidden`, else it judged a scan cheaper (an empty or small collection) or the filter
+    /// does not let it use the index.
+    Unchosen {
+        /// Whether the index is hidden (`hidden: true`): the planner never uses it.
+        hidden: bool,
+    },
+}
+
+impl fmt::Display for IndexState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexState::Missing => f.write_str("missing"),
+            IndexState::Differs(how) => write!(f, "differs: {}", how.join("; ")),
+            IndexState::Unchosen { hidden: true } => f.write_str("hidden from the planner"),
+            IndexState::Unchosen { hidden: false } => f.write_str("present, not chosen"),
+        }
+    }
 }
 
 impl ExplainedShape {
@@ -211,9 +247,11 @@ impl Odm {
     /// [`query_shapes`]) against the live database, and reports which ones the server would
     /// answer with a collection scan.
     ///
-    /// Sends one `explain` (verbosity `queryPlanner`) per shape, nothing else: a read shape as
-    /// a `find`, a write shape as an `update` with `multi`, which the server plans and never
-    /// runs. See [`ExplainShapes`].
+    /// Sends one `explain` (verbosity `queryPlanner`) per shape: a read shape as a `find`, a
+    /// write shape as an `update` with `multi`, which the server plans and never runs; then,
+    /// when a shape would scan its collection and has a declared index, one `listIndexes` per
+    /// collection holding such shapes, to tell a missing index from one the planner did not
+    /// choose ([`ExplainedShape::index`]). See [`ExplainShapes`].
     ///
     /// ```no_run
     /// # async fn run(odm: &odm::Odm) -> odm::Result<()> {
@@ -234,8 +272,9 @@ impl Odm {
 
 /// Builder returned by [`Odm::explain_shapes`]; `.await` it.
 ///
-/// Sends one `explain` per query shape, in the order of the report. A shape the server
-/// refuses to explain is reported as [`Access::Refused`]; any other failure (an unreachable
+/// Sends one `explain` per query shape, in the order of the report, then one `listIndexes` per
+/// collection where a shape with a declared index would be a collection scan. A shape the
+/// server refuses to explain is reported as [`Access::Refused`]; any other failure (an unreachable
 /// server) ends the run with its error.
 #[must_use = "the shapes are explained when awaited"]
 #[derive(Debug)]
@@ -262,6 +301,7 @@ impl ExplainShapes<'_> {
         let wanted = wanted_collections(catalog, &self.models)?;
         let db = self.odm.database();
         let mut report = ShapeReport::default();
+        let mut specs = Vec::new();
         for shape in query_shapes(catalog, db.name()) {
             let chosen = self.models.is_empty()
                 || wanted.contains(&shape.collection.as_str())
@@ -279,15 +319,44 @@ impl ExplainShapes<'_> {
                     _ => return Err(Error::from_driver(&shape.collection, e)),
                 },
             };
-            let declared = declared_for(catalog, &shape);
+            let spec = declared::declared_for(catalog, &shape);
             report.shapes.push(ExplainedShape {
                 shape,
                 access,
                 stages,
-                declared,
+                declared: spec.as_ref().map(IndexSpec::name),
+                index: None,
             });
+            specs.push(spec);
         }
+        self.check_indexes(&mut report, &specs).await?;
         Ok(report)
+    }
+
+    /// The state of the declared index of each problem: one `listIndexes` per collection
+    /// holding one, none when there is no problem.
+    async fn check_indexes(
+        &self,
+        report: &mut ShapeReport,
+        specs: &[Option<IndexSpec>],
+    ) -> Result<()> {
+        let mut listed: Vec<(String, Vec<Document>)> = Vec::new();
+        for (shape, spec) in report.shapes.iter_mut().zip(specs) {
+            let Some(spec) = spec.as_ref().filter(|_| shape.is_problem()) else {
+                continue;
+            };
+            let collection = &shape.shape.collection;
+            let at = match listed.iter().position(|(c, _)| c == collection) {
+                Some(at) => at,
+                None => {
+                    let existing = super::list_indexes(self.odm, collection).await?;
+                    listed.push((collection.clone(), existing));
+                    listed.len() - 1
+                }
+            };
+            shape.index = Some(declared::state(&listed[at].1, spec));
+        }
+        Ok(())
     }
 }
 
@@ -357,42 +426,4 @@ fn access_of(w: &Winning) -> (Access, Vec<String>) {
         Access::Unreported
     };
     (access, w.stages.clone())
-}
-
-/// A declared index of the shape's collection whose first key is a field the filter names
-/// (at its top level or in an `$and`), or the sort's first field: `_id_` for `_id`.
-fn declared_for(catalog: &Catalog, shape: &QueryShape) -> Option<String> {
-    let mut fields = Vec::new();
-    named_fields(&shape.filter, &mut fields);
-    if let Some((first, _)) = shape.sort.as_ref().and_then(|s| s.iter().next()) {
-        fields.push(first.clone());
-    }
-    if fields.iter().any(|f| f == "_id") {
-        return Some("_id_".to_owned());
-    }
-    catalog
-        .models()
-        .iter()
-        .filter(|m| m.collection == shape.collection)
-        .flat_map(|m| (m.indexes)())
-        .find(|spec| {
-            spec.keys()
-                .first()
-                .is_some_and(|(path, key)| *key != IndexKey::Text && fields.contains(path))
-        })
-        .map(|spec| spec.name())
-}
-
-fn named_fields(filter: &Document, out: &mut Vec<String>) {
-    for (key, value) in filter {
-        if key == "$and" {
-            for d in value.as_array().into_iter().flatten() {
-                if let Some(d) = d.as_document() {
-                    named_fields(d, out);
-                }
-            }
-        } else if !key.starts_with('$') {
-            out.push(key.clone());
-        }
-    }
 }

@@ -95,10 +95,7 @@ impl CascadeWorker {
         // condition on the copy's values in the cursor costs more than every write it
         // saves); the batch's update skips the copies already equal. A resumed pass walks
         // only the copies that still differ, so that it reads and writes only what is left.
-        let walk = match intent.resumed {
-            true => &target.differs,
-            false => &target.of_source,
-        };
+        let walk = target.walk(intent.resumed);
         // The dependents' shard key is read with their ids, for the batches' filters.
         let key = crate::shard::KeyCarrier::of(self.odm.catalog(), copy.dependent);
         let mut projection = doc! { "_id": 1 };
@@ -208,13 +205,7 @@ impl CascadeWorker {
         if held.matched_count == 0 {
             return Ok(None);
         }
-        // The batch's `_id`s first and alone at the top, so that the server selects by `_id`
-        // (a planner choosing the index on the source's id would scan every dependent of the
-        // source for every batch).
-        let mut filter = batch.clone();
-        if !target.still.is_empty() {
-            crate::literal::and(&mut filter, [target.still.clone().into()]);
-        }
+        let filter = target.batch(batch);
         let options = UpdateOptions::builder()
             .array_filters(target.array_filters.clone())
             .build();
@@ -308,6 +299,86 @@ impl Target {
             of_source,
             update,
             array_filters,
+        }
+    }
+}
+
+impl Target {
+    /// The dependents a pass walks: on a first pass every dependent of the source, on a
+    /// resumed one only those whose copy still differs.
+    fn walk(&self, resumed: bool) -> &Document {
+        match resumed {
+            true => &self.differs,
+            false => &self.of_source,
+        }
+    }
+
+    /// The filter of the update of a batch of dependents (`batch`, as [`batch_filter`] reads
+    /// it).
+    fn batch(&self, batch: &Document) -> Document {
+        // The batch's `_id`s first and alone at the top, so that the server selects by `_id`
+        // (a planner choosing the index on the source's id would scan every dependent of the
+        // source for every batch).
+        let mut filter = batch.clone();
+        if !self.still.is_empty() {
+            crate::literal::and(&mut filter, [self.still.clone().into()]);
+        }
+        filter
+    }
+}
+
+/// What the worker sends to write one copy, as the cascade plan shows it (see [`sent`]).
+pub(in crate::denormalize) struct Sent {
+    /// The filter of a first pass's walk over the source's dependents.
+    pub(in crate::denormalize) walk: Document,
+    /// The filter of a batch's update.
+    pub(in crate::denormalize) filter: Document,
+    /// The batch's update.
+    pub(in crate::denormalize) update: Document,
+    /// Its array filters (for an array of summaries).
+    pub(in crate::denormalize) array_filters: Option<Vec<Document>>,
+}
+
+/// What the worker sends to write the copy `copy` of the source `id` (whose copied values are
+/// `values`): the walk of a first pass, and the update of a batch whose dependents' `_id`s are
+/// `ids` and whose shard key field `f` holds `key(f)`.
+pub(in crate::denormalize) fn sent(
+    catalog: &crate::catalog::Catalog,
+    copy: &CopyInfo,
+    id: &Bson,
+    values: &[(String, Bson)],
+    ids: Bson,
+    key: impl Fn(&str) -> Bson,
+) -> Sent {
+    let target = Target::new(copy, id, values);
+    let carrier = crate::shard::KeyCarrier::of(catalog, copy.dependent);
+    let mut fields = Document::new();
+    carrier.project(&mut fields);
+    let mut read = doc! { "_id": ids };
+    for field in fields.keys() {
+        set_path(&mut read, field, key(field));
+    }
+    Sent {
+        walk: target.walk(false).clone(),
+        filter: target.batch(&batch_filter(&carrier, std::slice::from_ref(&read))),
+        update: target.update.clone(),
+        array_filters: target.array_filters.clone(),
+    }
+}
+
+/// Sets the dotted `path` of `doc` to `value`, creating the documents on the way.
+fn set_path(doc: &mut Document, path: &str, value: Bson) {
+    match path.split_once('.') {
+        None => {
+            doc.insert(path, value);
+        }
+        Some((first, rest)) => {
+            if !matches!(doc.get(first), Some(Bson::Document(_))) {
+                doc.insert(first, Document::new());
+            }
+            if let Some(Bson::Document(inner)) = doc.get_mut(first) {
+                set_path(inner, rest, value);
+            }
         }
     }
 }

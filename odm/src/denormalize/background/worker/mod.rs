@@ -2,6 +2,8 @@
 
 mod apply;
 
+pub(in crate::denormalize) use apply::sent;
+
 use std::time::Duration;
 
 use bson::oid::ObjectId;
