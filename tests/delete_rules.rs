@@ -340,3 +340,88 @@ async fn a_restrict_reached_through_a_cascade_names_the_whole_chain() -> odm::Re
     assert_eq!(stored(&db, "servers").await.len(), 2);
     Ok(())
 }
+
+/// Kits of parts, each listing summaries of its parts (copied from them).
+#[derive(Embed, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct KitPart {
+    id: Ref<Part>,
+    name: String,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "kits")]
+struct Kit {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[denormalize(from = "Part", fields = "name", max = 50)]
+    parts: Vec<KitPart>,
+}
+
+/// The summaries of a deleted part are pulled by one `update` of the kits, sent once the
+/// delete is visible (after the commit): it takes out the summaries stored before the delete
+/// and those of an insert racing it alike. The products' reference rule is its own `update`,
+/// in the transaction.
+#[tokio::test]
+async fn the_summaries_of_a_deleted_document_are_pulled_by_one_command() -> odm::Result<()> {
+    let db = common::db().await?;
+    let (a, b) = (part(1, None), part(2, None));
+    db.odm().insert_many(&[a.clone(), b.clone()]).await?;
+    db.odm().insert_one(&product(1, &[&a, &b])).await?;
+    let summary = |p: &Part| KitPart {
+        id: Ref::new(p.id),
+        name: String::new(),
+    };
+    db.odm()
+        .insert_many(&[
+            Kit {
+                id: 1,
+                parts: vec![summary(&a), summary(&b)],
+            },
+            Kit {
+                id: 2,
+                parts: vec![summary(&a)],
+            },
+        ])
+        .await?;
+    db.commands().clear();
+
+    assert_eq!(db.odm().delete_one(Part::id().eq(a.id)).await?, 1);
+    let log = db.commands().take();
+    let shown: Vec<String> = log
+        .iter()
+        .filter(|c| c.name != "hello")
+        .map(|c| {
+            let on = c.command.as_ref().and_then(|d| d.get_str(&c.name).ok());
+            format!("{} {}", c.name, on.unwrap_or_default())
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "find parts",
+            "update products",
+            "delete parts",
+            "commitTransaction ",
+            "update kits",
+        ],
+        "one pull of the kits' summaries, after the commit"
+    );
+    let pull = common::filter_in(&log, "update", "kits");
+    assert_eq!(pull, doc! { "parts.id": { "$in": [a.id] } });
+
+    let kits = stored(&db, "kits").await;
+    let ids = |k: &Document| -> Vec<Bson> {
+        k.get_array("parts")
+            .unwrap()
+            .iter()
+            .map(|s| s.as_document().unwrap().get("id").unwrap().clone())
+            .collect()
+    };
+    assert_eq!(ids(&kits[0]), [Bson::ObjectId(b.id)]);
+    assert!(ids(&kits[1]).is_empty());
+    assert_eq!(
+        stored(&db, "products").await[0].get_array("parts").unwrap(),
+        &vec![Bson::ObjectId(b.id)]
+    );
+    Ok(())
+}

@@ -465,11 +465,11 @@ async fn the_routing_report_says_what_scatters_and_why() {
     );
     let hosts = RoutingReport::in_catalog::<Host>(&common::catalog()).to_string();
     assert!(
-        hosts.contains("delete of a Host: cascade on logmsg.host scatters: the filter lacks `time` of logmsg's shard key `{host, time}`"),
+        hosts.contains("delete of a Host: cascade on logmsg.host, deleted by reference scatters: the filter lacks `time` of logmsg's shard key `{host, time}`"),
         "{hosts}"
     );
     assert!(
-        hosts.contains("recompute of hosts.logmsgs (the latest logmsg) scatters: the filter lacks `time` of logmsg's shard key `{host, time}`"),
+        hosts.contains("recompute of hosts.logmsgs (the latest logmsg): the latest read scatters: the filter lacks `time` of logmsg's shard key `{host, time}`"),
         "{hosts}"
     );
     let parts = RoutingReport::in_catalog::<Part>(&common::catalog());
@@ -611,7 +611,7 @@ async fn a_tree_move_names_the_shard_keys_of_the_node_and_its_new_parent() -> od
     );
     let report = RoutingReport::in_catalog::<Region>(&common::catalog()).to_string();
     assert!(
-        report.contains("tree insert or move under a Region: the parent's mark removed is routed"),
+        report.contains("tree move of a Region: the new parent's mark removed is routed"),
         "{report}"
     );
     let moved = stored_one(&db, "regions", 2).await.unwrap();
@@ -1133,7 +1133,7 @@ async fn find_and_modify_by_id_reads_and_names_the_shard_key() -> odm::Result<()
     );
     let report = RoutingReport::in_catalog::<Chore>(&common::catalog()).to_string();
     assert!(
-        report.contains("two-way move of Chore.owner (the Chore) is routed: the filter names chores' shard key `team`"),
+        report.contains("two-way move of Chore.owner: the Chore is routed: the filter names chores' shard key `team`"),
         "{report}"
     );
     let report = RoutingReport::in_catalog::<Gadget>(&common::catalog()).to_string();
@@ -1185,7 +1185,7 @@ async fn a_delete_with_rules_names_the_shard_key_values_read_with_the_ids() -> o
     assert!(stored_one(&db, "logmsg", msg.id).await.is_none());
     let report = RoutingReport::in_catalog::<LogMsg>(&common::catalog()).to_string();
     assert!(
-        report.contains("delete_document of a loaded LogMsg is routed"),
+        report.contains("delete_document of a loaded LogMsg: the delete, by the id and shard key read is routed"),
         "{report}"
     );
     Ok(())

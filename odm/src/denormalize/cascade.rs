@@ -117,7 +117,19 @@ pub(super) async fn converge(
             .iter()
             .filter_map(|d| Some((IdKey::of(d.get("_id")?), copied_values(d, copies))))
             .collect();
-        let now = read_values(odm, source, &ids, copies, None).await?;
+        // Routed: the key values of the sources, read with the values last cascaded.
+        let key = crate::shard::KeyCarrier::of(odm.catalog(), source);
+        let known: HashMap<IdKey, &Document> = cascaded
+            .iter()
+            .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
+            .collect();
+        let route = |filter: &mut Document, chunk: &[Bson]| {
+            let docs = chunk
+                .iter()
+                .filter_map(|id| known.get(&IdKey::of(id)).copied());
+            key.restrict(filter, docs);
+        };
+        let now = read_values_routed(odm, source, &ids, copies, None, route).await?;
         let present: std::collections::HashSet<IdKey> = now
             .iter()
             .filter_map(|d| d.get("_id").map(IdKey::of))
@@ -463,8 +475,11 @@ pub(super) async fn steps_with<T: Model>(
         )
         .await?
     } else {
+        // The shard key returned too: the re-read that settles the copies names it.
+        let mut fields = projection(copies);
+        crate::shard::KeyCarrier::new(T::entry().shard_key).project(&mut fields);
         let options = FindOneAndUpdateOptions::builder()
-            .projection(projection(copies))
+            .projection(fields)
             .return_document(ReturnDocument::After)
             .build();
         // A sharded source's key, read first when the filter lacks it: a cluster before
@@ -517,7 +532,8 @@ pub(super) async fn read_values(
 }
 
 /// [`read_values`], `route` adding to each chunk's filter the condition on the sources' shard
-/// key that the caller knows.
+/// key that the caller knows. The sources' shard key is read too, for the re-read that
+/// settles them ([`converge`]) to name it.
 async fn read_values_routed(
     odm: &Odm,
     source: &str,
@@ -527,9 +543,11 @@ async fn read_values_routed(
     route: impl Fn(&mut Document, &[Bson]),
 ) -> Result<Vec<Document>> {
     let mut out = Vec::new();
+    let mut fields = projection(copies);
+    crate::shard::KeyCarrier::of(odm.catalog(), source).project(&mut fields);
     for chunk in crate::batch::chunks_of(ids) {
         let options = FindOptions::builder()
-            .projection(projection(copies))
+            .projection(fields.clone())
             .sort(doc! { "_id": 1 })
             .build();
         let mut filter = crate::literal::is_in("_id", chunk.clone());

@@ -11,7 +11,9 @@ mod reassign;
 mod verify;
 
 pub use delete::DeleteRestricted;
-pub(crate) use delete::{after_deleted, delete_with_rules, has_rules, DeleteRules};
+pub(crate) use delete::{
+    after_deleted, delete_with_rules, deleted_by_reference, has_rules, DeleteRules,
+};
 pub(crate) use follow::{settle, two_way_of, TwoWay};
 pub use reassign::{Reassign, Reassigned};
 pub(crate) use verify::Sweep;

@@ -74,7 +74,10 @@ pub struct Route {
     pub verb: String,
     /// The fields its filter names with equality.
     pub named: Vec<String>,
-    /// Whether the filter also holds the caller's own filter, which may name more fields.
+    /// Whether the filter also holds the caller's own filter, which may name more fields. On a
+    /// sharded collection such a command has two routes: the caller's filter without the key
+    /// (scattered), and `..., by a filter naming <key>` (routed); a command sent is the route
+    /// naming the most of its fields.
     pub open: bool,
 }
 
@@ -160,6 +163,10 @@ fn possessive(collection: &str) -> String {
 /// cluster: its own operations, what they write elsewhere (cascades, latest-N arrays, two-way
 /// references, delete rules, populate), and what other models' operations write into its
 /// collection. Built from the declarations alone: sends nothing. See [`RoutingReport::of`].
+///
+/// Each route's `operation` is the operation that sends it, then, after `: `, which of its
+/// commands it is (`update_by_id of a Gadget whose fields are copied: its shard key read`): the
+/// routes of one operation are the commands it sends, each with the verdict of its filter.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RoutingReport {

@@ -9,25 +9,35 @@ use crate::{Error, Odm, Result};
 use super::holders::{Change, Matching};
 use super::plan::Plan;
 
-/// Summaries of deleted documents, taken out again once the delete is visible to every other
-/// writer (after the ODM's transaction commits, or after the deletes without one).
+/// The pulls of summaries of the deleted documents (and the `null` of optional single ones),
+/// sent once, when the delete is visible to every other writer: after the ODM's transaction
+/// commits, or after the deletes without one; in the caller's session, at the end of the
+/// plan's writes (the caller commits).
 ///
 /// An insert copying a source reads it, writes, then re-reads it (see
 /// [`crate::denormalize`]'s `settle`) and takes out its summary when the source is gone. A
-/// delete in a transaction pulls from the snapshot it read, which cannot hold a document
-/// inserted meanwhile; without a transaction the pull comes before the delete. Either way an
-/// insert whose re-read still saw the source, because the delete was not yet visible, lands
-/// before this second pass, which then finds it: between the two, no summary of a deleted
-/// source outlives the delete.
-#[must_use = "send the summaries' updates again once the delete is visible"]
+/// pull inside the delete's transaction would read its snapshot, which cannot hold a document
+/// inserted meanwhile, and an insert whose re-read still saw the source would keep its summary.
+/// Sent once the delete is visible, the one `update` finds the summaries stored before it and
+/// those of every insert whose re-read still saw the source (stored before that re-read); an
+/// insert re-reading later finds the source gone. So one command per collection of summaries
+/// serves both: between the pull and the inserts, no summary of a deleted source outlives the
+/// delete. Until it is sent (and if the program stops before), a reader may see a summary of a
+/// deleted document, as it may see a copy between an update and its cascade;
+/// [`Odm::verify_copies`](crate::Odm::verify_copies) finds and removes one left behind.
+#[must_use = "send the summaries' pulls once the delete is visible"]
 pub(super) struct Resend(Vec<(Matching, Change)>);
 
 impl Resend {
     /// One `update` per collection holding summaries of the deleted documents (per chunk of
-    /// ids); nothing when they have none.
-    pub(super) async fn send(self, odm: &Odm) -> Result<()> {
+    /// ids), in `session` when the caller's; nothing when they have none.
+    pub(super) async fn send(
+        self,
+        odm: &Odm,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<()> {
         for (holders, change) in self.0 {
-            write_update(odm, &holders, &change, None).await?;
+            write_update(odm, &holders, &change, session.as_deref_mut()).await?;
         }
         Ok(())
     }
@@ -52,9 +62,9 @@ pub(super) async fn write_update(
     Ok(())
 }
 
-/// The plan's writes, each sent per [chunk](crate::batch) of the ids it names; returns the
-/// number of documents deleted from the root collection and the summaries' updates to send
-/// again once the delete is visible.
+/// The plan's writes, each sent per [chunk](crate::batch) of the ids it names, but the pulls of
+/// summaries; returns the number of documents deleted from the root collection and those
+/// pulls, to send once the delete is visible (see [`Resend`]).
 pub(super) async fn execute(
     odm: &Odm,
     plan: Plan,
@@ -62,9 +72,10 @@ pub(super) async fn execute(
 ) -> Result<(u64, Resend)> {
     let mut again = Vec::new();
     for (i, (holders, change)) in plan.updates.into_iter().enumerate() {
-        write_update(odm, &holders, &change, session.as_deref_mut()).await?;
         if plan.summaries.contains(&i) {
             again.push((holders, change));
+        } else {
+            write_update(odm, &holders, &change, session.as_deref_mut()).await?;
         }
     }
     for holders in plan.filter_deletes {

@@ -5,7 +5,9 @@
 //! `restrict` rule finds a reference. The execution writes: pulls and nullifies first, then
 //! the deletes, children before parents. With a session (the caller's, or one the ODM opens
 //! when the deployment has transactions) everything is one transaction; without, the order
-//! above means an interruption can leave references removed, never dangling.
+//! above means an interruption can leave references removed, never dangling. The summaries
+//! of the deleted documents kept elsewhere are pulled once, when the delete is visible to
+//! other writers (see `execute::Resend`).
 
 mod execute;
 mod holders;
@@ -20,6 +22,7 @@ use crate::{Odm, Result};
 use execute::execute;
 use execute::Resend;
 use plan::delete_in;
+pub(crate) use plan::deleted_by_reference;
 
 pub use crate::error::DeleteRestricted;
 
@@ -78,8 +81,10 @@ impl crate::engine::Maintainer for DeleteRules {
 /// of latest-N arrays, one `find` of their parents before and, after the deletes, one
 /// `aggregate` recomputing those parents' arrays and one `update` per parent; plus
 /// `hello` once per `Odm` and the transaction's `commitTransaction` when the ODM opened one;
-/// outside a caller's session, once the delete is visible (after the commit), the `update`
-/// of each collection holding summaries of the deleted documents again (see [`Resend`]).
+/// and one `update` per collection holding summaries of the deleted documents, sent once,
+/// when the delete is visible (after the commit, or after the deletes without a transaction;
+/// last in a caller's session): see [`Resend`]. Deleting a part listed by products is one
+/// `find`, one `delete`, `commitTransaction` and one `update` of the products.
 /// Every command naming ids is sent once per [chunk](crate::batch) of them. A plan naming more
 /// than 16 MiB of ids, or one the server finds too large for a transaction, is abandoned with
 /// `abortTransaction` (nothing written) and planned and run again without a transaction.
@@ -95,7 +100,9 @@ pub(crate) async fn delete_with_rules(
         // chapter: an insert outside that transaction may keep a summary until the sweep).
         Some(s) => {
             let plan = delete_in(odm, collection, filter, many, Some(&mut *s)).await?;
-            return Ok(execute(odm, plan, Some(s)).await?.0);
+            let (deleted, pulls) = execute(odm, plan, Some(&mut *s)).await?;
+            pulls.send(odm, Some(s)).await?;
+            return Ok(deleted);
         }
         None if odm.supports_transactions().await? => {
             let outcome = crate::transaction::in_transaction(
@@ -128,7 +135,7 @@ pub(crate) async fn delete_with_rules(
             execute(odm, plan, None).await?
         }
     };
-    again.send(odm).await?;
+    again.send(odm, None).await?;
     Ok(deleted)
 }
 
@@ -185,6 +192,6 @@ pub(crate) async fn after_deleted(
     }
     let violations = plan.violations(odm, None, false).await?;
     let (_, again) = execute(odm, plan, None).await?;
-    again.send(odm).await?;
+    again.send(odm, None).await?;
     Ok(violations)
 }

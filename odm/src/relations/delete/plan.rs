@@ -27,8 +27,8 @@ pub(super) struct Plan {
     pub(super) keyed: Vec<Vec<Document>>,
     /// The documents pull and nullify rules update, and how.
     pub(super) updates: Vec<(Matching, Change)>,
-    /// Which of `updates` take out summaries copied from the deleted documents: sent again
-    /// once the delete is visible to other writers (see [`Resend`]).
+    /// Which of `updates` take out summaries copied from the deleted documents: sent once,
+    /// when the delete is visible to other writers (see `execute::Resend`).
     pub(super) summaries: Vec<usize>,
     /// Cascades into collections nothing references: deleted by filter, without reading their
     /// ids (a host's squillions of log messages).
@@ -443,16 +443,7 @@ async fn plan_references(
                     chain.to_vec(),
                 ));
             }
-            // A collection nothing references, and whose documents nothing copies (but
-            // the latest-N array of the parent being deleted), is deleted by filter,
-            // without reading its ids: a host's squillions of log messages.
-            OnDelete::Cascade
-                if odm.catalog().references_to(r.from).is_empty()
-                    && odm.catalog().copies_from(r.from).iter().all(|c| {
-                        matches!(&c.kind, crate::denormalize::CopyKind::Latest { via, .. }
-                            if *via == r.path && c.dependent == collection)
-                    }) =>
-            {
+            OnDelete::Cascade if deleted_by_reference(odm.catalog(), r, collection) => {
                 plan.filter_deletes.push(holders);
             }
             OnDelete::Cascade => {
@@ -496,6 +487,23 @@ async fn plan_references(
         }
     }
     Ok(())
+}
+
+/// Whether the documents a `cascade` rule `r` deletes with a document of `collection` are
+/// deleted by the reference (`{r.path: {$in: ids}}`), without reading their ids: when nothing
+/// references their collection and nothing copies their documents but the latest-N array of
+/// the parent being deleted (a host's squillions of log messages). The routing report reads
+/// it too.
+pub(crate) fn deleted_by_reference(
+    catalog: &crate::catalog::Catalog,
+    r: &crate::catalog::ReferenceInfo,
+    collection: &str,
+) -> bool {
+    catalog.references_to(r.from).is_empty()
+        && catalog.copies_from(r.from).iter().all(|c| {
+            matches!(&c.kind, crate::denormalize::CopyKind::Latest { via, .. }
+                if *via == r.path && c.dependent == collection)
+        })
 }
 
 /// The change of a `nullify` rule: the id pulled from an array of references, or the single

@@ -13,14 +13,24 @@ pub(super) fn copies_held(out: &mut Routes<'_>) {
             let CopyKind::Latest { via, .. } = &copy.kind else {
                 continue;
             };
+            let recompute = format!(
+                "recompute of {c}.{} (the latest {})",
+                copy.path, copy.source
+            );
             out.add(
-                format!(
-                    "recompute of {c}.{} (the latest {})",
-                    copy.path, copy.source
-                ),
+                format!("{recompute}: the latest read"),
                 copy.source,
-                format!("aggregate {} {{ {via}: <parent> }}", copy.source),
+                format!(
+                    "aggregate {} {{ {via}: {{ $in: <parents> }} }}",
+                    copy.source
+                ),
                 &[via.as_str()],
+            );
+            out.add(
+                format!("{recompute}: each parent's array set"),
+                c,
+                format!("update {c} {{ _id: <parent> }}"),
+                &["_id"],
             );
             continue;
         }
@@ -29,7 +39,10 @@ pub(super) fn copies_held(out: &mut Routes<'_>) {
             CopyKind::Flat { via } | CopyKind::Latest { via, .. } => via.clone(),
         };
         out.add(
-            format!("fill of {c}.{} from {} on insert", copy.path, copy.source),
+            format!(
+                "fill of {c}.{} from {} on insert or replace",
+                copy.path, copy.source
+            ),
             copy.source,
             format!("find {} {{ _id: {{ $in: <ids> }} }}", copy.source),
             &["_id"],
@@ -51,49 +64,12 @@ pub(super) fn copies_held(out: &mut Routes<'_>) {
 /// What its operations write elsewhere: the copies of its fields.
 pub(super) fn copies_taken(out: &mut Routes<'_>) {
     let (c, model) = (out.c, out.model.clone());
-    let (key_names, with_id) = (out.key_names.clone(), out.with_id.clone());
-    // What its operations write elsewhere: copies of its fields.
     let copies = out.catalog.copies_from(c);
     if copies
         .iter()
         .any(|copy| !matches!(copy.kind, CopyKind::Latest { .. }))
     {
-        if !key_names.is_empty() {
-            out.add(
-                format!("update_by_id of a {model} whose fields are copied: its shard key read"),
-                c,
-                format!("find {c} {{ _id }}"),
-                &["_id"],
-            );
-            out.add(
-                format!("update_by_id of a {model} whose fields are copied: the update"),
-                c,
-                format!("findAndModify {c} {{ _id, <its shard key read> }}"),
-                &with_id,
-            );
-        }
-        out.add(
-                format!("update_many of {model}s whose fields are copied: the ids read (with their shard key)"),
-                c,
-                format!("find {c} <filter>"),
-                &[],
-            );
-        out.add(
-                format!("update_many of {model}s whose fields are copied: the new values read, each chunk"),
-                c,
-                format!(
-                    "find {c} {{ $and: [{{ _id: {{ $in: <ids read> }} }}, {{ <its shard key>: {{ $in: <values read> }} }}] }}"
-                ),
-                &with_id,
-            );
-        out.add(
-                format!("update_many of {model}s whose fields are copied: each chunk"),
-                c,
-                format!(
-                    "update_many {c} {{ $and: [<filter>, {{ _id: {{ $in: <ids read> }} }}, {{ <its shard key>: {{ $in: <values read> }} }}] }}"
-                ),
-                &with_id,
-            );
+        source_writes(out);
     }
     for copy in copies {
         let fields: Vec<&str> = copy.fields.iter().map(|(f, _)| f.as_str()).collect();
@@ -135,6 +111,65 @@ pub(super) fn copies_taken(out: &mut Routes<'_>) {
             ),
         }
     }
+}
+
+/// The writes of a model whose fields are copied, by id and of many: the key read or carried,
+/// the update, and the re-read of the sources once their copies are written.
+fn source_writes(out: &mut Routes<'_>) {
+    let (c, model) = (out.c, out.model.clone());
+    let (key_names, with_id) = (out.key_names.clone(), out.with_id.clone());
+    // The shard key the sources' writes and re-reads name: read with the ids, or returned by
+    // the `findAndModify` (none for a key `_id` alone or a mutable one).
+    let carried: Vec<&str> = match crate::shard::KeyCarrier::of(out.catalog, c).is_empty() {
+        true => vec!["_id"],
+        false => with_id.clone(),
+    };
+    let by_id = format!("update_by_id of a {model} whose fields are copied");
+    if !key_names.is_empty() {
+        out.add(
+            format!("{by_id}: its shard key read"),
+            c,
+            format!("find {c} {{ _id }}"),
+            &["_id"],
+        );
+        out.add(
+            format!("{by_id}: the update"),
+            c,
+            format!("findAndModify {c} {{ _id, <its shard key read> }}"),
+            &with_id,
+        );
+    }
+    out.add(
+        format!("{by_id}: the source re-read once its copies are written"),
+        c,
+        format!(
+            "find {c} {{ _id: {{ $in: <ids> }}, <its shard key>: {{ $in: <values returned> }} }}"
+        ),
+        &carried,
+    );
+    let many = format!("update_many of {model}s whose fields are copied");
+    out.add_open(
+        format!("{many}: the ids read (with their shard key)"),
+        c,
+        format!("find {c} <filter>"),
+        &[],
+    );
+    out.add(
+            format!("{many}: the new values read, and re-read once the copies are written, each chunk"),
+            c,
+            format!(
+                "find {c} {{ $and: [{{ _id: {{ $in: <ids read> }} }}, {{ <its shard key>: {{ $in: <values read> }} }}] }}"
+            ),
+            &carried,
+        );
+    out.add(
+            format!("{many}: each chunk"),
+            c,
+            format!(
+                "update_many {c} {{ $and: [<filter>, {{ _id: {{ $in: <ids read> }} }}, {{ <its shard key>: {{ $in: <values read> }} }}] }}"
+            ),
+            &carried,
+        );
 }
 
 /// What other models' cascades write into this collection.
@@ -216,7 +251,9 @@ fn background_routes(out: &mut Routes<'_>, what: &str, copy: &crate::denormalize
         format!("find {dependent} {{ {by}: <source id> }} (ids and shard key)"),
         &[by.as_str()],
     );
-    let mut named = vec!["_id"];
+    // Each batch still names the source, so that a dependent that moved to another source
+    // since the walk is left alone.
+    let mut named = vec!["_id", by.as_str()];
     named.extend(
         out.catalog
             .shard_key_of(dependent)
@@ -226,7 +263,7 @@ fn background_routes(out: &mut Routes<'_>, what: &str, copy: &crate::denormalize
     out.add(
         format!("background cascade of {what} into {dependent}.{path}: each batch"),
         dependent,
-        format!("update_many {dependent} {{ _id: {{ $in: <batch> }}, <its shard key>: {{ $in: <values read> }} }}"),
+        format!("update_many {dependent} {{ _id: {{ $in: <batch> }}, <its shard key>: {{ $in: <values read> }}, {by}: {{ $in: <source id> }} }}"),
         &named,
     );
 }

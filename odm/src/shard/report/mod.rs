@@ -78,6 +78,24 @@ impl RoutingReport {
                 .map(|k| k.names())
                 .unwrap_or_default(),
         );
+        let key = catalog.shard_key_of(m);
+        if let Some(key) = key.filter(|k| k.names() != ["_id"]) {
+            add(
+                format!(
+                    "subset delete of {main}s: the ids read (with their shard key), by a filter naming {}",
+                    key.show()
+                ),
+                m,
+                format!("find {m} <filter>"),
+                &key.names(),
+            );
+        }
+        add(
+            format!("subset delete of {main}s: the ids read (with their shard key)"),
+            m,
+            format!("find {m} <filter>"),
+            &[],
+        );
         add(
             format!("subset delete of {main}s: each chunk of the main documents"),
             m,
@@ -137,6 +155,33 @@ pub(super) struct Routes<'a> {
 }
 
 impl Routes<'_> {
+    /// A command whose filter holds the caller's (`<filter>` in `command`): where it goes
+    /// depends on that filter. Two lines: naming `named` alone, and, when `collection` is
+    /// sharded by fields `named` lacks, the same command of a caller's filter naming them
+    /// with equality (routed).
+    pub(super) fn add_open(
+        &mut self,
+        operation: String,
+        collection: &str,
+        command: String,
+        named: &[&str],
+    ) {
+        let key = self.catalog.shard_key_of(collection);
+        let keyed = key.map(|k| k.names()).unwrap_or_default();
+        if keyed.iter().any(|f| !named.contains(f)) {
+            let mut with_key = named.to_vec();
+            with_key.extend(keyed.iter().copied());
+            let shown = key.map(|k| k.show()).unwrap_or_default();
+            self.add(
+                format!("{operation}, by a filter naming {shown}"),
+                collection,
+                command.clone(),
+                &with_key,
+            );
+        }
+        self.add(operation, collection, command, named);
+    }
+
     pub(super) fn add(
         &mut self,
         operation: String,

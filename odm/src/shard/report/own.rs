@@ -23,19 +23,41 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
         format!("update {c} {{ _id, <its shard key> }} (a replacement)"),
         &with_id,
     );
-    // A soft delete is an update of the document, with nothing before it.
+    // A soft delete is an update of the document, with nothing before it; a tree's delete is
+    // its rule's (below); a model with delete rules reads the ids (and shard key) of what it
+    // deletes, then deletes by them.
     let soft = T::entry().soft_delete;
-    out.add(
-        format!("delete_document of a loaded {model}"),
-        c,
-        match soft {
-            Some(field) => {
-                format!("update {c} {{ _id, <its shard key> }} (a soft delete: `{field}` set)")
-            }
-            None => format!("delete {c} {{ _id, <its shard key> }}"),
-        },
-        &with_id,
-    );
+    let tree = T::entry().tree.is_some();
+    let rules = soft.is_none() && !tree && crate::relations::has_rules(out.catalog, c);
+    match soft {
+        Some(field) => out.add(
+            format!("delete_document of a loaded {model}"),
+            c,
+            format!("update {c} {{ _id, <its shard key> }} (a soft delete: `{field}` set)"),
+            &with_id,
+        ),
+        None if rules => {
+            out.add(
+                format!("delete_document of a loaded {model}: its id read (with its shard key)"),
+                c,
+                format!("find {c} {{ _id, <its shard key> }}"),
+                &with_id,
+            );
+            out.add(
+                format!("delete_document of a loaded {model}: the delete, by the id and shard key read"),
+                c,
+                format!("delete {c} {{ _id: {{ $in: <ids read> }}, <its shard key>: {{ $in: <values read> }} }}"),
+                &with_id,
+            );
+        }
+        None if tree => {}
+        None => out.add(
+            format!("delete_document of a loaded {model}"),
+            c,
+            format!("delete {c} {{ _id, <its shard key> }}"),
+            &with_id,
+        ),
+    }
     out.add(
         format!("update_document of a loaded {model}"),
         c,
@@ -54,23 +76,19 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
         format!("update {c} {{ _id }}"),
         &["_id"],
     );
-    // Deleting: a model with delete rules, summaries elsewhere or latest-N parents reads
-    // the ids (and shard key) of what it deletes, then deletes by them.
-    let delete_work = soft.is_none()
-        && (crate::relations::has_rules(out.catalog, c) || T::entry().tree.is_some());
-    if delete_work {
-        out.add(
-            format!("delete_document of a loaded {model}: its id read (with its shard key)"),
-            c,
-            format!("find {c} {{ _id, <its shard key> }}"),
-            &with_id,
-        );
-        out.add(
+    if rules {
+        out.add_open(
             format!("delete_one / delete_many of {model}s: the ids read (with their shard key)"),
             c,
             format!("find {c} <filter>"),
             &[],
         );
+        out.add(
+                format!("delete_one / delete_many of {model}s: each chunk"),
+                c,
+                format!("delete {c} {{ _id: {{ $in: <ids read> }}, <its shard key>: {{ $in: <values read> }} }}"),
+                &with_id,
+            );
         if out
             .catalog
             .copies_from(c)
@@ -84,27 +102,87 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
                     &with_id,
                 );
         }
-        out.add(
-                format!("delete_one / delete_many of {model}s: each chunk"),
-                c,
-                format!("delete {c} {{ _id: {{ $in: <ids read> }}, <its shard key>: {{ $in: <values read> }} }}"),
-                &with_id,
-            );
     }
     tree_routes::<T>(out);
 }
 
-/// A tree's inserts, moves, queries and deletes.
+/// A tree's inserts, moves, queries and deletes. The parents and the node of a write by id
+/// are read first for their shard key (and ancestors), then written naming it.
 pub(super) fn tree_routes<T: Model>(out: &mut Routes<'_>) {
     let Some(tree) = T::entry().tree else {
         return;
     };
     let (c, model, with_id) = (out.c, out.model.clone(), out.with_id.clone());
+    let one = format!("tree insert of a {model} under a parent");
     out.add(
-        format!("tree move of a {model} subtree (its descendants)"),
+        format!("{one}: the parent's shard key read"),
+        c,
+        format!("find {c} {{ _id }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("{one}: the parent marked, its ancestors read (in a transaction)"),
+        c,
+        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("{one}: the parent's mark removed"),
+        c,
+        format!("update {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+    let several = format!("tree insert of {model}s under several parents");
+    out.add(
+        format!("{several}: the parents marked (in a transaction)"),
+        c,
+        format!("update {c} {{ _id: {{ $in: <parents> }} }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("{several}: the parents read"),
+        c,
+        format!("find {c} {{ _id: {{ $in: <parents> }} }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("{several}: the parents' marks removed"),
+        c,
+        format!(
+            "update {c} {{ _id: {{ $in: <parents> }}, <its shard key>: {{ $in: <values read> }} }}"
+        ),
+        &with_id,
+    );
+    let moved = format!("tree move of a {model}");
+    out.add(
+        format!("{moved}: the new parent's and the node's shard key read"),
+        c,
+        format!("find {c} {{ _id }}"),
+        &["_id"],
+    );
+    out.add(
+        format!("{moved}: the new parent marked, its ancestors read (in a transaction)"),
+        c,
+        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("{moved}: the node set"),
+        c,
+        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
+        &with_id,
+    );
+    out.add(
+        format!("{moved}: its descendants' ancestors"),
         c,
         format!("update {c} {{ {}: <node> }}", tree.ancestors),
         &[tree.ancestors],
+    );
+    out.add(
+        format!("{moved}: the new parent's mark removed"),
+        c,
+        format!("update {c} {{ _id, <its shard key read> }}"),
+        &with_id,
     );
     out.add(
         format!("tree children of a {model}"),
@@ -113,62 +191,30 @@ pub(super) fn tree_routes<T: Model>(out: &mut Routes<'_>) {
         &[tree.parent],
     );
     tree_delete_routes(out, tree);
-    out.add(
-        format!(
-            "tree insert or move under a {model}: the parent read (its ancestors and shard key)"
-        ),
-        c,
-        format!("find {c} {{ _id }}"),
-        &["_id"],
-    );
-    out.add(
-        format!("tree insert or move under a {model}: the parent marked (in a transaction)"),
-        c,
-        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
-        &with_id,
-    );
-    out.add(
-        format!("tree move of a {model}: the node set (its shard key read first, as the parent's)"),
-        c,
-        format!("findAndModify {c} {{ _id, <its shard key read> }}"),
-        &with_id,
-    );
-    out.add(
-        format!("tree insert of {model}s under several parents: the parents read"),
-        c,
-        format!("find {c} {{ _id: {{ $in: <parents> }} }}"),
-        &["_id"],
-    );
-    out.add(
-        format!(
-            "tree insert of {model}s under several parents: the parents marked (in a transaction)"
-        ),
-        c,
-        format!("update {c} {{ _id: {{ $in: <parents> }} }}"),
-        &["_id"],
-    );
-    out.add(
-        format!("tree insert or move under a {model}: the parent's mark removed"),
-        c,
-        format!("update {c} {{ _id, <its shard key read> }}"),
-        &with_id,
-    );
 }
 
-/// A tree's delete: the ids read, then its rule's commands, then the nodes deleted.
+/// A tree's delete: the ids read, then its rule's commands and the nodes deleted.
 fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::catalog::TreeInfo) {
     let (c, model) = (out.c, out.model.clone());
+    let nodes = (
+        "the nodes deleted",
+        format!("delete {c} {{ _id: {{ $in: <ids> }} }}"),
+        vec!["_id"],
+    );
     let deleted = match tree.on_delete {
-        crate::catalog::DeleteRule::Restrict => vec![(
-            "restrict: their children counted",
-            format!(
-                "aggregate {c} {{ {}: {{ $in: <ids> }}, _id: {{ $nin: <ids> }} }}",
-                tree.parent
+        crate::catalog::DeleteRule::Restrict => vec![
+            (
+                "restrict: their children counted",
+                format!(
+                    "aggregate {c} {{ {}: {{ $in: <ids> }}, _id: {{ $nin: <ids> }} }}",
+                    tree.parent
+                ),
+                vec![tree.parent],
             ),
-            vec![tree.parent],
-        )],
+            nodes,
+        ],
         crate::catalog::DeleteRule::Cascade => vec![(
-            "cascade: the nodes and their subtrees",
+            "cascade: the nodes and their subtrees deleted",
             format!(
                 "delete {c} {{ $or: [{{ _id: {{ $in: <ids> }} }}, {{ {}: {{ $in: <ids> }} }}] }}",
                 tree.ancestors
@@ -186,9 +232,10 @@ fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::catalog::TreeInfo) {
                 format!("update {c} {{ {}: {{ $in: <ids> }} }}", tree.parent),
                 vec![tree.parent],
             ),
+            nodes,
         ],
     };
-    out.add(
+    out.add_open(
         format!("tree delete of {model}s: the ids read"),
         c,
         format!("find {c} <filter>"),
@@ -196,16 +243,10 @@ fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::catalog::TreeInfo) {
     );
     for (what, command, named) in deleted {
         out.add(
-            format!("tree delete of {model}s, {what}"),
+            format!("tree delete of {model}s: {what}"),
             c,
             command,
             &named,
         );
     }
-    out.add(
-        format!("tree delete of {model}s: the nodes deleted"),
-        c,
-        format!("delete {c} {{ _id: {{ $in: <ids> }} }}"),
-        &["_id"],
-    );
 }

@@ -30,28 +30,23 @@ pub(super) fn references<T: Model>(out: &mut Routes<'_>) {
                 &["_id"],
             );
         if let Some(inverse) = &r.inverse {
+            let moved = format!("two-way move of {model}.{}", r.path);
             if !key_names.is_empty() {
                 out.add(
-                    format!(
-                        "two-way move of {model}.{} (the {model}): its shard key read",
-                        r.path
-                    ),
+                    format!("{moved}: the {model}'s shard key read"),
                     c,
                     format!("find {c} {{ _id }}"),
                     &["_id"],
                 );
                 out.add(
-                    format!("two-way move of {model}.{} (the {model})", r.path),
+                    format!("{moved}: the {model}"),
                     c,
                     format!("findAndModify {c} {{ _id, <its shard key read> }}"),
                     &with_id,
                 );
             }
             out.add(
-                format!(
-                    "two-way move of {model}.{} (the inverse {}.{inverse})",
-                    r.path, r.to
-                ),
+                format!("{moved}: the inverse {}.{inverse}", r.to),
                 r.to,
                 format!("update {} {{ _id: <old/new target> }}", r.to),
                 &["_id"],
@@ -76,15 +71,12 @@ pub(super) fn deletes(out: &mut Routes<'_>) {
             OnDelete::Nullify | OnDelete::Pull => "update_many",
             OnDelete::Cascade => "find",
         };
-        out.add(
-            format!("delete of a {model}: {rule} on {}.{}", r.from, r.path),
-            r.from,
-            format!("{verb} {} {{ {}: {{ $in: <ids> }} }}", r.from, r.path),
-            &[r.path.as_str()],
-        );
-        if r.on_delete == OnDelete::Cascade {
-            // A collection nothing else depends on is deleted by the reference alone;
-            // otherwise by the ids (and shard key values) the `find` read.
+        // A collection nothing else depends on is deleted by the reference alone, as the
+        // delete's plan decides; otherwise its ids (and shard key values) are read, then
+        // deleted by them.
+        if r.on_delete == OnDelete::Cascade
+            && crate::relations::deleted_by_reference(out.catalog, r, c)
+        {
             out.add(
                 format!(
                     "delete of a {model}: cascade on {}.{}, deleted by reference",
@@ -94,6 +86,15 @@ pub(super) fn deletes(out: &mut Routes<'_>) {
                 format!("delete {} {{ {}: {{ $in: <ids> }} }}", r.from, r.path),
                 &[r.path.as_str()],
             );
+            continue;
+        }
+        out.add(
+            format!("delete of a {model}: {rule} on {}.{}", r.from, r.path),
+            r.from,
+            format!("{verb} {} {{ {}: {{ $in: <ids> }} }}", r.from, r.path),
+            &[r.path.as_str()],
+        );
+        if r.on_delete == OnDelete::Cascade {
             let mut named = vec!["_id"];
             named.extend(
                 out.catalog
@@ -109,8 +110,8 @@ pub(super) fn deletes(out: &mut Routes<'_>) {
                 );
         }
     }
-    // Deleting its documents: the summaries of them held elsewhere are pulled (in the
-    // delete's plan, and again once the delete is visible).
+    // Deleting its documents: the summaries of them held elsewhere are pulled, once the
+    // delete is visible.
     for copy in out.catalog.copies_from(c) {
         if let CopyKind::Summary { id, .. } = &copy.kind {
             let by = format!("{}.{id}", copy.path);
