@@ -6,8 +6,9 @@
 //!
 //! Without arguments, it runs a short scripted session on a database of its own: it seeds the
 //! catalog, runs `sync --dry-run`, `explain`, `sync`, `explain` again and `verify`, plants a
-//! stale copy behind the ODM's back, runs `verify` and `repair`, and prints the cascade plan of
-//! `Part` and the diagram, each with its exit code; then it drops the database. It exits 0 when
+//! stale copy behind the ODM's back, runs `verify` and `repair`, lists, runs and reverts the
+//! migrations, and prints the cascade plan of `Part` and the diagram, each with its exit code;
+//! then it drops the database. It exits 0 when
 //! every exit code was the one expected.
 
 #[path = "common/mod.rs"]

@@ -88,7 +88,6 @@ async fn run(serve: bool) -> Result<(), Error> {
 async fn connect() -> Result<(odm::Odm, Steps), Error> {
     let uri = odm::testing::test_uri()?;
     let mut options = ClientOptions::parse(&uri).await?;
-    web::connect::for_a_service(&mut options);
     let log = CommandLog::with_documents();
     log.attach(&mut options);
     let db_name = format!("odm_library_web_{}", std::process::id());

@@ -24,21 +24,15 @@ pub fn for_a_service(options: &mut ClientOptions) {
         .get_or_insert(Duration::from_secs(1));
 }
 
-/// The service's handle on `db_name` at `uri`, with [`for_a_service`]'s options; its retry
-/// deadline (how long odm's own transactions retry conflicts) is the selection timeout too.
-pub async fn connect(uri: &str, db_name: &str) -> odm::Result<Odm> {
-    let mut options = ClientOptions::parse(uri).await?;
+/// The service's handle on `db_name`, of a client made with `options` (parsed from its
+/// connection string) given [`for_a_service`]'s timeouts; its retry deadline (how long odm's
+/// own transactions retry conflicts) is the selection timeout too.
+pub fn handle(mut options: ClientOptions, db_name: &str) -> odm::Result<Odm> {
     for_a_service(&mut options);
-    handle(options, db_name)
-}
-// ANCHOR_END: timeouts
-
-/// The handle on `db_name` of a client made with `options` (already given
-/// [`for_a_service`]'s).
-pub fn handle(options: ClientOptions, db_name: &str) -> odm::Result<Odm> {
     let deadline = options
         .server_selection_timeout
         .unwrap_or(SERVER_SELECTION_TIMEOUT);
     let client = Client::with_options(options)?;
     Ok(Odm::new(client.database(db_name)).with_retry_deadline(deadline))
 }
+// ANCHOR_END: timeouts

@@ -543,7 +543,8 @@ async fn a_database_outage_is_503_with_retry_after_within_two_seconds() -> Resul
     web::models::prepare(db.odm()).await?;
     // The service's own handle (its timeouts), through a proxy that can play the outage.
     let proxy = FaultProxy::start().await?;
-    let odm = web::connect::connect(proxy.uri(), db.name()).await?;
+    let options = odm::mongodb::options::ClientOptions::parse(proxy.uri()).await?;
+    let odm = web::connect::handle(options, db.name())?;
     let service = Service::serve(db, odm).await?;
     let (status, _) = service.get("/books").await?;
     assert_eq!(status, StatusCode::OK);
