@@ -6,8 +6,9 @@
 //!
 //! Without arguments, it runs a short scripted session on a database of its own: it seeds the
 //! catalog, runs `sync --dry-run`, `explain`, `sync`, `explain` again and `verify`, plants a
-//! stale copy behind the ODM's back, runs `verify` and `repair`, and prints the cascade plan of
-//! `Part` and the diagram, each with its exit code; then it drops the database. It exits 0 when
+//! stale copy behind the ODM's back, runs `verify` and `repair`, lists, runs and reverts the
+//! migrations, and prints the cascade plan of `Part` and the diagram, each with its exit code;
+//! then it drops the database. It exits 0 when
 //! every exit code was the one expected.
 
 #[path = "common/mod.rs"]
@@ -25,20 +26,36 @@ use odm::Odm;
 
 // ANCHOR: console
 /// The console of this application: every command works on the models linked into the
-/// program; `plan` and `routing` show the models named here, `migrate` the migrations added.
+/// program; `plan` and `routing` show the models named here, `migrate` the migrations added
+/// (the second with a down step, which `migrate revert` runs).
 fn console(odm: Odm) -> Console {
     Console::new(odm)
         .model::<Part>()
         .model::<Product>()
         .migration(1, "every part has a product name", |odm: Odm| async move {
-            odm.database()
-                .collection::<odm::bson::Document>("parts")
+            let parts = odm.database().collection::<odm::bson::Document>("parts");
+            let changed = parts
                 .update_many(
                     doc! { "product_name": { "$exists": false } },
                     doc! { "$set": { "product_name": "" } },
                 )
                 .await?;
-            Ok(())
+            // What it changed: `migrate run` shows the count beside its time.
+            Ok(changed)
+        })
+        .migration(2, "parts are stocked unless told", |odm: Odm| async move {
+            let parts = odm.database().collection::<odm::bson::Document>("parts");
+            let filter = doc! { "stocked": { "$exists": false } };
+            Ok(parts
+                .update_many(filter, doc! { "$set": { "stocked": true } })
+                .await?)
+        })
+        .down(|odm: Odm| async move {
+            let parts = odm.database().collection::<odm::bson::Document>("parts");
+            let filter = doc! { "stocked": { "$exists": true } };
+            Ok(parts
+                .update_many(filter, doc! { "$unset": { "stocked": "" } })
+                .await?)
         })
 }
 // ANCHOR_END: console
@@ -122,8 +139,15 @@ async fn demo() -> odm::Result<bool> {
     ok &= step(&odm, "repair", 0).await;
     println!("\nThe same sweep from the application's code, its progress heard on a channel:");
     verify_with_progress(&odm).await?;
+    // ANCHOR: migrate
     ok &= step(&odm, "migrate status", 0).await;
+    ok &= step(&odm, "migrate run --dry-run", 1).await; // two would run
     ok &= step(&odm, "migrate run", 0).await;
+    ok &= step(&odm, "migrate revert --dry-run", 1).await;
+    ok &= step(&odm, "migrate revert", 0).await; // the second, which has a down step
+    ok &= step(&odm, "migrate revert", 2).await; // the first has none: refused
+    ok &= step(&odm, "migrate run", 0).await;
+    // ANCHOR_END: migrate
     ok &= step(&odm, "plan Part", 0).await;
     ok &= step(&odm, "diagram", 0).await;
     common::drop_database(&odm).await?;

@@ -17,6 +17,8 @@ mod common;
 mod web;
 
 use common::{say, Steps};
+use odm::mongodb::options::ClientOptions;
+use odm::monitor::CommandLog;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
@@ -36,7 +38,7 @@ async fn main() {
 }
 
 async fn run(serve: bool) -> Result<(), Error> {
-    let (odm, steps) = common::connect("library_web").await?;
+    let (odm, steps) = connect().await?;
     steps.start("Install the indexes and validators the models declare, then authors and books");
     web::models::prepare(&odm).await?;
     say("3 authors, 5 books");
@@ -79,6 +81,21 @@ async fn run(serve: bool) -> Result<(), Error> {
     println!("\nThe service stopped: every request in flight was answered first.");
     common::drop_database(&odm).await?;
     result
+}
+
+/// [`common::connect`], with the service's timeouts (`library_web/connect.rs`): a database
+/// outage is answered with 503 in about a second and a half.
+async fn connect() -> Result<(odm::Odm, Steps), Error> {
+    let uri = odm::testing::test_uri()?;
+    let mut options = ClientOptions::parse(&uri).await?;
+    let log = CommandLog::with_documents();
+    log.attach(&mut options);
+    let db_name = format!("odm_library_web_{}", std::process::id());
+    let odm = web::connect::handle(options, &db_name)?;
+    common::shut_down_at_exit(odm.client());
+    println!("odm library_web example: database `{db_name}` on {uri}");
+    println!("Each step prints what it did and the commands it sent to the server.");
+    Ok((odm, Steps::new(log)))
 }
 
 // ANCHOR: shutdown_signal

@@ -1,6 +1,7 @@
-//! A people directory whose documents changed shape twice: old documents upgraded on read, a
-//! migration that stores them all at the current version (run twice: once only), then the
-//! validator generated from the model installed, and a raw update that breaks it refused.
+//! A people directory whose documents changed shape twice: old documents upgraded on read,
+//! migrations planned (what a run would do), run (each with its time and the documents it
+//! changed; run twice: once only) and the last reverted with its down step, then the validator
+//! generated from the model installed, and a raw update that breaks it refused.
 //!
 //! Run it with `cargo run -p odm-examples --example migrations`: it uses `MONGODB_URI` when
 //! set, else starts the local development server (`cargo xtask examples` installs it).
@@ -71,6 +72,7 @@ async fn run() -> odm::Result<()> {
     }
     steps.sent();
 
+    // ANCHOR: migrations
     fn migrate(odm: &Odm) -> odm::migrations::Migrations<'_> {
         odm.migrations()
             .add(1, "store every person at version 3", |odm| async move {
@@ -80,18 +82,61 @@ async fn run() -> odm::Result<()> {
                 for person in &people {
                     odm.replace_one(person).await?;
                 }
-                Ok(())
+                // What it changed, shown beside its time.
+                Ok(people.len() as u64)
+            })
+            .add(2, "list everyone in the directory", |odm| async move {
+                let people = odm.database().collection::<Document>("people");
+                Ok(people
+                    .update_many(doc! {}, doc! {"$set": {"listed": true}})
+                    .await?)
+            })
+            // How migration 2 is undone, for `revert`.
+            .down(|odm| async move {
+                let people = odm.database().collection::<Document>("people");
+                Ok(people
+                    .update_many(doc! {}, doc! {"$unset": {"listed": ""}})
+                    .await?)
             })
     }
-    steps.start("Run the migrations: claim the step, run it, record it finished");
+    // ANCHOR_END: migrations
+    // ANCHOR: run
+    steps.start("What a run would do, read from the records: nothing runs");
+    let plan = migrate(&odm).plan().await?;
+    say(format_args!("would run, in order: {:?}", plan.to_run));
+    steps.sent();
+
+    steps.start("Run the migrations: claim each step, run it, record it finished");
     let report = migrate(&odm).await?;
-    say(format_args!("applied: {:?}", report.applied));
+    for run in &report.runs {
+        say(format_args!(
+            "applied {} {:?}: {:?} documents",
+            run.version, run.name, run.documents
+        ));
+    }
     steps.sent();
 
     steps.start("Run them again (a second process starting, say): already done");
     let report = migrate(&odm).await?;
     say(format_args!("already done: {:?}", report.already));
     steps.sent();
+
+    steps.start("Revert the last one applied: its down step, then its record deleted");
+    if let Some(run) = migrate(&odm).revert().await? {
+        say(format_args!(
+            "reverted {} {:?}: {:?} documents",
+            run.version, run.name, run.documents
+        ));
+    }
+    steps.sent();
+
+    steps.start("Revert again: migration 1 declares no down step, so it is refused");
+    match migrate(&odm).revert().await {
+        Err(e) => say(e),
+        Ok(_) => say("not refused"),
+    }
+    steps.sent();
+    // ANCHOR_END: run
 
     steps.start("Install the validator generated from the model");
     let report = odm.sync_validators().await?;

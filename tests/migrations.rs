@@ -681,3 +681,145 @@ async fn kinds_are_versioned_by_their_enum() -> odm::Result<()> {
     assert_eq!(drill.map(|t| t.name), Some("drill".to_owned()));
     Ok(())
 }
+
+/// Notes: migration 1 inserts two, migration 2 marks them; 2 declares a down step, 1 none.
+fn reversible(odm: &Odm) -> odm::migrations::Migrations<'_> {
+    odm.migrations()
+        .add(1, "seed notes", |odm: Odm| async move {
+            let notes = odm.database().collection::<Document>("notes");
+            Ok(notes
+                .insert_many([doc! {"_id": 1, "text": "a"}, doc! {"_id": 2, "text": "b"}])
+                .await?)
+        })
+        .add(2, "mark notes", |odm: Odm| async move {
+            let notes = odm.database().collection::<Document>("notes");
+            Ok(notes
+                .update_many(doc! {}, doc! {"$set": {"marked": true}})
+                .await?)
+        })
+        .down(|odm: Odm| async move {
+            let notes = odm.database().collection::<Document>("notes");
+            Ok(notes
+                .update_many(doc! {}, doc! {"$unset": {"marked": ""}})
+                .await?)
+        })
+}
+
+#[tokio::test]
+async fn a_plan_says_what_a_run_would_start_and_sends_one_find() -> odm::Result<()> {
+    let db = common::db().await?;
+    db.commands().clear();
+    let plan = reversible(db.odm()).plan().await?;
+    assert_eq!(sent(&db), ["find"]);
+    assert_eq!(
+        plan.to_run,
+        [(1, "seed notes".to_owned()), (2, "mark notes".to_owned())]
+    );
+    assert!(plan.finished.is_empty() && plan.to_revert.is_none());
+    assert!(records(&db).await.is_empty());
+    assert!(stored(&db, "notes").await.is_empty());
+
+    let report = reversible(db.odm()).await?;
+    // Each run with its time and what it changed, which its record keeps.
+    let changed: Vec<(u32, Option<u64>)> = report
+        .runs
+        .iter()
+        .map(|r| (r.version, r.documents))
+        .collect();
+    assert_eq!(changed, [(1, Some(2)), (2, Some(2))]);
+    let recorded: Vec<i64> = records(&db)
+        .await
+        .iter()
+        .map(|r| r.get_i64("documents").unwrap())
+        .collect();
+    assert_eq!(recorded, [2, 2]);
+    let plan = reversible(db.odm()).plan().await?;
+    assert!(plan.to_run.is_empty());
+    assert_eq!(plan.to_revert, Some((2, "mark notes".to_owned())));
+    assert_eq!(plan.revert_refused, None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn revert_runs_the_last_migrations_down_step_and_forgets_it() -> odm::Result<()> {
+    let db = common::db().await?;
+    reversible(db.odm()).await?;
+    db.commands().clear();
+    let reverted = reversible(db.odm()).revert().await?.expect("one reverted");
+    assert_eq!((reverted.version, reverted.documents), (2, Some(2)));
+    // The records read, the revert claimed, the down step's update, the record deleted.
+    assert_eq!(sent(&db), ["find", "update", "update", "delete"]);
+    for note in stored(&db, "notes").await {
+        assert!(!note.contains_key("marked"), "{note}");
+    }
+    let versions: Vec<i64> = records(&db)
+        .await
+        .iter()
+        .map(|r| r.get_i64("_id").unwrap())
+        .collect();
+    assert_eq!(versions, [1]);
+
+    // Migration 1 has no down step: refused before anything is written.
+    db.commands().clear();
+    let err = reversible(db.odm()).revert().await.expect_err("refused");
+    assert!(
+        matches!(&err, odm::Error::Migration { version: 1, message, .. }
+            if message.contains("declares no down step")),
+        "{err}"
+    );
+    assert_eq!(sent(&db), ["find"]);
+    assert_eq!(stored(&db, "notes").await.len(), 2);
+    let plan = reversible(db.odm()).plan().await?;
+    assert_eq!(plan.to_run, [(2, "mark notes".to_owned())]);
+    assert!(plan
+        .revert_refused
+        .is_some_and(|r| r.contains("no down step")));
+
+    // A run applies migration 2 again.
+    let report = reversible(db.odm()).await?;
+    assert_eq!(report.applied, [(2, "mark notes".to_owned())]);
+    assert!(stored(&db, "notes")
+        .await
+        .iter()
+        .all(|n| n.get_bool("marked").is_ok_and(|m| m)));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failed_step_is_recorded_as_the_server_said_it() -> odm::Result<()> {
+    let db = common::db().await?;
+    let err = db
+        .odm()
+        .migrations()
+        .add(1, "twice", |odm: Odm| async move {
+            let notes = odm.database().collection::<Document>("notes");
+            notes.insert_one(doc! {"_id": 1}).await?;
+            notes.insert_one(doc! {"_id": 1}).await?;
+            Ok(())
+        })
+        .await
+        .expect_err("a duplicate key");
+    let record = stored_one(&db, "odm_migrations", 1i64).await.unwrap();
+    let recorded = record.get_str("error").unwrap();
+    assert!(recorded.contains("E11000"), "{recorded}");
+    assert!(
+        !recorded.contains("Kind:") && !recorded.contains("labels"),
+        "{recorded}"
+    );
+    assert!(err.to_string().ends_with(recorded), "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_down_before_any_migration_is_refused() -> odm::Result<()> {
+    let db = common::db().await?;
+    let err = db
+        .odm()
+        .migrations()
+        .down(|_| async { Ok(()) })
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, odm::Error::Unsupported(_)), "{err}");
+    assert!(records(&db).await.is_empty());
+    Ok(())
+}

@@ -3,7 +3,7 @@
 //! collection internals, filters) is logged, never sent.
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
@@ -79,9 +79,17 @@ impl IntoResponse for ApiError {
                 body("invalid_query", e.body_text()),
             ),
         };
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            // When to come back: a client or a load balancer waits this long, then retries.
+            let retry = [(header::RETRY_AFTER, RETRY_AFTER_SECONDS.to_string())];
+            return (status, retry, Json(body)).into_response();
+        }
         (status, Json(body)).into_response()
     }
 }
+
+/// The `Retry-After` of a 503, in seconds.
+pub const RETRY_AFTER_SECONDS: u32 = 2;
 
 /// The status and body of a body axum could not read as the route's JSON.
 fn json_status(e: JsonRejection) -> (StatusCode, ErrorBody) {
@@ -171,6 +179,29 @@ fn odm_status(e: odm::Error) -> (StatusCode, ErrorBody) {
                 "not a token of this list: start again from the first page",
             ),
         ),
+        // The database is down or unreachable: nothing was sent, so the request can be sent
+        // again as it is once it is back.
+        e if e.is_unreachable() => {
+            eprintln!("library_web: database unreachable: {e}");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                body(
+                    "unavailable",
+                    "the database cannot be reached: try again shortly",
+                ),
+            )
+        }
+        // The connection broke while the command was on its way: it may or may not have run.
+        e if e.is_outcome_unknown() => {
+            eprintln!("library_web: outcome unknown: {e}");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                body(
+                    "outcome_unknown",
+                    "the database stopped answering: read the resource back before sending a change again",
+                ),
+            )
+        }
         e if e.is_transient() => {
             eprintln!("library_web: transient error: {e}");
             (

@@ -1,6 +1,7 @@
 //! The library's web service, shared by the example `library_web` and its test: the models,
-//! the routes and their error responses.
+//! the routes, their error responses, and the connection's timeouts.
 
 pub mod app;
+pub mod connect;
 pub mod error;
 pub mod models;

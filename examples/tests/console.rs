@@ -1,12 +1,14 @@
 //! The operations console (`examples/console.rs`), run as a process: exit codes, `--json`
 //! output, `--help`, a stale copy planted with the raw driver, found by `verify` and fixed
-//! by `repair` (read back raw), and the collection scans `explain` finds until `sync`.
+//! by `repair` (read back raw), the collection scans `explain` finds until `sync`, migrations
+//! listed, run and reverted (read back raw), errors said in one line with their kind,
+//! `--uri`, `--db` and `--connect-timeout`, and a stdout closed before the report.
 
 #[path = "../console/models.rs"]
 mod models;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use odm::bson::{doc, Document};
 use odm::console::{Console, FAILED, PROBLEMS, SUCCESS};
@@ -99,6 +101,12 @@ async fn help_on_a_subcommand() -> Result {
         help.contains("Usage:") && help.contains("--batch-size"),
         "{help}"
     );
+    let help = String::from_utf8(console(&db, &["--help"])?.stdout)?;
+    assert!(
+        help.contains("--uri") && help.contains("--connect-timeout"),
+        "{help}"
+    );
+    assert!(help.contains("How long-running work"), "{help}");
     let out = console(&db, &["migrate", "status", "--help"])?;
     assert_eq!(code(&out), Some(0));
     assert!(String::from_utf8(out.stdout)?.contains("--check"));
@@ -221,6 +229,7 @@ async fn verify_finds_a_stale_copy_and_repair_fixes_it() -> Result {
     assert_eq!(bad.len(), 1, "{report}");
     assert_eq!(bad[0]["collection"], "products");
     assert_eq!(bad[0]["id"], 10);
+    assert_eq!(bad[0]["path"], "parts.name");
     // Text: the summary table and the document.
     let out = console(&db, &["verify"])?;
     let text = String::from_utf8(out.stdout)?;
@@ -361,7 +370,7 @@ async fn migrations_pending_then_run() -> Result {
     let out = console(&db, &["migrate", "status", "--check", "--json"])?;
     assert_eq!(code(&out), Some(1));
     let report = json(&out)?;
-    assert_eq!(report["pending"], 1);
+    assert_eq!(report["pending"], 2);
     assert_eq!(report["migrations"][0]["state"], "pending");
     let out = console(&db, &["migrate", "run", "--json"])?;
     assert_eq!(
@@ -377,13 +386,285 @@ async fn migrations_pending_then_run() -> Result {
 }
 
 #[tokio::test]
-async fn an_unreachable_server_fails_with_2() -> Result {
+async fn migrate_dry_run_lists_what_would_run_in_order_and_runs_nothing() -> Result {
+    let db = TestDb::new().await?;
+    models::seed(db.odm()).await?;
+    let out = console(&db, &["migrate", "run", "--dry-run", "--json"])?;
+    assert_eq!(
+        code(&out),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan = json(&out)?;
+    assert_eq!(plan["dry_run"], true);
+    let order: Vec<i64> = plan["to_run"]
+        .as_array()
+        .ok_or("no to_run")?
+        .iter()
+        .filter_map(|m| m["version"].as_i64())
+        .collect();
+    assert_eq!(order, [1, 2]);
+    let text = String::from_utf8(console(&db, &["migrate", "run", "--dry-run"])?.stdout)?;
+    let would: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("would run"))
+        .collect();
+    assert_eq!(
+        would,
+        [
+            "would run  1 every part has a product name",
+            "would run  2 parts are stocked unless told"
+        ],
+        "{text}"
+    );
+    // Nothing ran: no record, no part changed.
+    let records = db.raw().collection::<Document>("odm_migrations");
+    assert_eq!(records.count_documents(doc! {}).await?, 0);
+    let parts = db.raw().collection::<Document>("parts");
+    assert_eq!(parts.count_documents(doc! { "stocked": true }).await?, 0);
+
+    // The run: a line per migration with its time and the documents it changed.
+    let out = console(&db, &["migrate", "run"])?;
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout)?;
+    let applied: Vec<&str> = text.lines().filter(|l| l.starts_with("applied")).collect();
+    assert_eq!(applied.len(), 2, "{text}");
+    assert!(
+        applied[0].starts_with("applied   1 every part has a product name  (")
+            && applied[0].ends_with(" ms, 0 documents)"),
+        "{text}"
+    );
+    assert!(applied[1].ends_with(" ms, 3 documents)"), "{text}");
+    assert_eq!(parts.count_documents(doc! { "stocked": true }).await?, 3);
+    let out = console(&db, &["migrate", "run", "--dry-run", "--json"])?;
+    assert_eq!(code(&out), Some(0));
+    assert_eq!(json(&out)?["to_run"], Value::Array(Vec::new()));
+    Ok(())
+}
+
+#[tokio::test]
+async fn migrate_revert_runs_the_down_step_of_the_last_and_refuses_one_without() -> Result {
+    let db = TestDb::new().await?;
+    models::seed(db.odm()).await?;
+    assert_eq!(code(&console(&db, &["migrate", "run"])?), Some(0));
+    let records = db.raw().collection::<Document>("odm_migrations");
+    let parts = db.raw().collection::<Document>("parts");
+    let stored = records
+        .find_one(doc! { "_id": 2_i64 })
+        .await?
+        .ok_or("no record")?;
+    assert_eq!(stored.get_i64("documents")?, 3);
+
+    let out = console(&db, &["migrate", "revert", "--dry-run", "--json"])?;
+    assert_eq!(code(&out), Some(1));
+    assert_eq!(json(&out)?["to_revert"]["version"], 2);
+    assert_eq!(parts.count_documents(doc! { "stocked": true }).await?, 3);
+
+    let out = console(&db, &["migrate", "revert", "--json"])?;
+    assert_eq!(
+        code(&out),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reverted = json(&out)?;
+    assert_eq!(reverted["reverted"]["version"], 2);
+    assert_eq!(reverted["reverted"]["documents"], 3);
+    assert!(reverted["reverted"]["elapsed_ms"].is_number());
+    // Undone, and forgotten: the record is gone, a run applies it again.
+    let stocked = doc! { "stocked": { "$exists": true } };
+    assert_eq!(parts.count_documents(stocked).await?, 0);
+    assert_eq!(records.count_documents(doc! { "_id": 2_i64 }).await?, 0);
+    let status = json(&console(&db, &["migrate", "status", "--json"])?)?;
+    assert_eq!(status["migrations"][1]["state"], "pending");
+
+    // The first declares no down step: refused, said in one line, nothing changed.
+    for args in [
+        &["migrate", "revert", "--json"][..],
+        &["migrate", "revert", "--dry-run", "--json"][..],
+    ] {
+        let out = console(&db, args)?;
+        assert_eq!(code(&out), Some(2));
+        let error = json(&out)?;
+        assert_eq!(error["kind"], "migration", "{error}");
+        let message = error["error"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("migration 1 `every part has a product name`: cannot be reverted")
+                && message.contains("declares no down step"),
+            "{message}"
+        );
+        let stderr = String::from_utf8(out.stderr)?;
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    assert_eq!(records.count_documents(doc! { "_id": 1_i64 }).await?, 1);
+    assert_eq!(code(&console(&db, &["migrate", "run"])?), Some(0));
+    assert_eq!(parts.count_documents(doc! { "stocked": true }).await?, 3);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failed_migration_is_one_line_not_a_driver_dump() -> Result {
+    let db = TestDb::new().await?;
+    // A validator on `parts` that refuses the migration's write.
+    let schema = doc! { "properties": { "product_name": { "bsonType": "int" } } };
+    db.raw()
+        .create_collection("parts")
+        .validator(doc! { "$jsonSchema": schema })
+        .await?;
+    db.raw()
+        .collection::<Document>("parts")
+        .insert_one(doc! { "_id": 1, "partno": "p", "name": "n" })
+        .await?;
+    let out = console(&db, &["migrate", "run", "--json"])?;
+    assert_eq!(code(&out), Some(2));
+    let error = json(&out)?;
+    assert_eq!(error["kind"], "migration", "{error}");
+    let message = error["error"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("migration 1 `every part has a product name`: "),
+        "{message}"
+    );
+    assert!(message.contains("121"), "{message}");
+    for dump in ["RawDocumentBuf", "Kind:", "labels: {"] {
+        assert!(!message.contains(dump), "{message}");
+    }
+    let record = db
+        .raw()
+        .collection::<Document>("odm_migrations")
+        .find_one(doc! { "_id": 1_i64 })
+        .await?
+        .ok_or("no record")?;
+    let recorded = record.get_str("error")?;
+    assert!(!recorded.contains("RawDocumentBuf"), "{recorded}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unreachable_server_fails_with_2_in_one_line() -> Result {
     let uri = "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=300&connectTimeoutMS=300";
     let out = console_at(uri, "odm_console_nowhere", &["verify", "--json"])?;
     assert_eq!(code(&out), Some(2));
-    assert!(json(&out)?["error"].is_string());
+    let error = json(&out)?;
+    assert_eq!(error["kind"], "unreachable", "{error}");
+    let message = error["error"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("no server could be reached (127.0.0.1:9: "),
+        "{message}"
+    );
+    for dump in ["Kind:", "Topology", "labels"] {
+        assert!(!message.contains(dump), "{message}");
+    }
+    let stderr = String::from_utf8(out.stderr)?;
+    assert_eq!(stderr.trim_end(), format!("error: {message}"));
     let out = console_at("not a uri", "odm_console_nowhere", &["verify"])?;
     assert_eq!(code(&out), Some(2));
+    Ok(())
+}
+
+#[tokio::test]
+async fn uri_db_and_connect_timeout_override_the_application() -> Result {
+    let db = TestDb::new().await?;
+    models::seed(db.odm()).await?;
+    db.raw()
+        .collection::<Document>("products")
+        .update_one(
+            doc! { "_id": 10, "parts.id": 2 },
+            doc! { "$set": { "parts.$.name": "fuze" } },
+        )
+        .await?;
+    let uri = odm::testing::test_uri()?;
+    // The application's server is dead; `--uri` and `--db` name the test database.
+    let dead = "mongodb://127.0.0.1:9/";
+    let args = ["verify", "--json", "--uri", &uri, "--db", db.name()];
+    let out = console_at(dead, "elsewhere", &args)?;
+    assert_eq!(
+        code(&out),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json(&out)?["bad_documents"][0]["id"], 10);
+    // `--db` alone: the application's client, another database.
+    let out = console_at(&uri, "elsewhere", &["verify", "--json", "--db", db.name()])?;
+    assert_eq!(code(&out), Some(1));
+    // A dead server told in about the timeout, not the driver's 30 s: with `--uri` (the new
+    // client's timeouts), and without (a ping given that long).
+    for args in [
+        &[
+            "verify",
+            "--json",
+            "--uri",
+            dead,
+            "--connect-timeout",
+            "0.5",
+        ][..],
+        &["verify", "--json", "--connect-timeout", "0.5"][..],
+    ] {
+        let started = std::time::Instant::now();
+        let out = console_at(dead, "elsewhere", args)?;
+        let waited = started.elapsed();
+        assert_eq!(code(&out), Some(2), "{args:?}");
+        assert_eq!(json(&out)?["kind"], "unreachable", "{args:?}");
+        assert!(
+            waited < std::time::Duration::from_secs(5),
+            "{args:?}: {waited:?}"
+        );
+    }
+    let out = console_at(
+        &uri,
+        "elsewhere",
+        &["verify", "--json", "--uri", "not a uri"],
+    )?;
+    assert_eq!(code(&out), Some(2));
+    assert_eq!(json(&out)?["kind"], "connection");
+    let out = console_at(&uri, "elsewhere", &["verify", "--connect-timeout", "soon"])?;
+    assert_eq!(code(&out), Some(2));
+    Ok(())
+}
+
+/// Runs the console with its stdout closed before it prints, as `console diagram | head -0`.
+fn with_stdout_closed(db: &TestDb, args: &[&str]) -> Result<Output> {
+    let mut child = Command::new(binary()?)
+        .args(args)
+        .env("MONGODB_URI", odm::testing::test_uri()?)
+        .env("ODM_CONSOLE_DB", db.name())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    drop(child.stdout.take());
+    Ok(child.wait_with_output()?)
+}
+
+#[tokio::test]
+async fn a_closed_stdout_ends_quietly_with_the_exit_code() -> Result {
+    let db = TestDb::new().await?;
+    models::seed(db.odm()).await?;
+    db.raw()
+        .collection::<Document>("products")
+        .update_one(
+            doc! { "_id": 10, "parts.id": 2 },
+            doc! { "$set": { "parts.$.name": "fuze" } },
+        )
+        .await?;
+    for (args, expected) in [
+        (&["diagram"][..], 0),
+        (&["routing", "Part", "--json"][..], 0),
+        (&["verify", "--json", "--progress", "none"][..], 1),
+    ] {
+        let out = with_stdout_closed(&db, args)?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(code(&out), Some(expected), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+    }
     Ok(())
 }
 

@@ -535,3 +535,51 @@ async fn shutdown_answers_the_requests_in_flight_then_stops() -> Result {
     Ok(())
 }
 // ANCHOR_END: shutdown
+
+// ANCHOR: outage
+#[tokio::test]
+async fn a_database_outage_is_503_with_retry_after_within_two_seconds() -> Result {
+    let db = TestDb::new().await?;
+    web::models::prepare(db.odm()).await?;
+    // The service's own handle (its timeouts), through a proxy that can play the outage.
+    let proxy = FaultProxy::start().await?;
+    let options = odm::mongodb::options::ClientOptions::parse(proxy.uri()).await?;
+    let odm = web::connect::handle(options, db.name())?;
+    let service = Service::serve(db, odm).await?;
+    let (status, _) = service.get("/books").await?;
+    assert_eq!(status, StatusCode::OK);
+
+    // The database goes away: its connections close and no new one is accepted.
+    proxy.cut();
+    for path in ["/books", "/books/the-great-gatsby"] {
+        let started = std::time::Instant::now();
+        let response = service
+            .http
+            .get(format!("{}{path}", service.base))
+            .send()
+            .await?;
+        let waited = started.elapsed();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
+        let retry = response.headers().get("retry-after").map(|r| r.to_str());
+        assert_eq!(retry.transpose()?, Some("2"), "{path}");
+        let body: Value = response.json().await?;
+        assert!(
+            ["unavailable", "outcome_unknown"].contains(&body["error"].as_str().unwrap_or("")),
+            "{path}: {body}"
+        );
+        assert!(
+            waited < Duration::from_secs(3),
+            "{path}: answered after {waited:?}"
+        );
+    }
+    // Once no connection is left, it is told as an unreachable server: nothing was sent.
+    let (status, body) = service.get("/books").await?;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::SERVICE_UNAVAILABLE, &json!("unavailable"))
+    );
+    // The stored books are untouched (read past the proxy).
+    assert_eq!(service.count("books").await?, 5);
+    service.stop().await
+}
+// ANCHOR_END: outage

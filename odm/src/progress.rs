@@ -164,11 +164,23 @@ impl fmt::Display for Progress {
         write!(f, " {}, {:.0}/s", self.unit.name(), self.rate())?;
         if self.finished {
             write!(f, ", done in {:.1?}", self.elapsed)
-        } else if let Some(eta) = self.eta() {
-            write!(f, ", about {:.0?} left", eta)
+        } else if let Some(eta) = self.eta().filter(|_| self.total > Some(self.done)) {
+            write!(f, ", {} left", about(eta))
         } else {
             Ok(())
         }
+    }
+}
+
+/// A time left as people say it: `about 17s`, `about 3m 20s`, `about 1h 5m`, `under a second`
+/// (never `0ns`, nor milliseconds that the next report would contradict).
+fn about(left: Duration) -> String {
+    let secs = left.as_secs_f64().round() as u64;
+    match secs {
+        0 => "under a second".to_owned(),
+        1..60 => format!("about {secs}s"),
+        60..3600 => format!("about {}m {}s", secs / 60, secs % 60),
+        _ => format!("about {}h {}m", secs / 3600, secs % 3600 / 60),
     }
 }
 

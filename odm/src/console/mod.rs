@@ -18,7 +18,7 @@
 //! |---|---|
 //! | `sync [--dry-run]` | indexes, validators and sharding as [`Odm::sync_indexes`] and [`Odm::sync_validators`] do them; `--dry-run` only reads and says what would change |
 //! | `verify`, `repair` | the sweeps: copies, latest-N arrays and two-way references ([`Odm::verify_copies`]), trees, the subset pairs named with [`Console::subset`] |
-//! | `migrate status`, `migrate run` | the migrations named with [`Console::migration`], against their records |
+//! | `migrate status`, `migrate run [--dry-run]`, `migrate revert [--dry-run]` | the migrations named with [`Console::migration`] against their records; a run (or what it would run, in order) with each migration's time and documents changed; the down step ([`Console::down`]) of the last one applied |
 //! | `cascades status`, `cascades run` | background cascades ([`Odm::cascade_status`], a [`CascadeWorker`](crate::denormalize::CascadeWorker) run until idle) |
 //! | `follow status`, `follow run` | the follower of other programs' writes ([`Odm::follower_status`], [`Follower::run_until_idle`](crate::follower::Follower::run_until_idle)) |
 //! | `plan`, `routing` | cascade plans and routing reports of the models named with [`Console::model`] |
@@ -26,7 +26,16 @@
 //! | `explain [MODEL...]` | the index use of every query shape odm generates for the models, asked of the live database ([`Odm::explain_shapes`]); a collection scan is a problem |
 //!
 //! With `--json` (before or after the subcommand) a command prints one JSON document on
-//! stdout instead of text, an error included (`{"error": "..."}`).
+//! stdout instead of text, an error included (`{"error": "...", "kind": "unreachable"}`; the
+//! kinds are `usage`, `unreachable`, `connection`, `refused`, `migration`, `data`, `other`).
+//! An error is one line, on stderr as well: what the server said, never the driver's dump of
+//! its reply. A stdout closed early (`| head -1`) ends the output quietly, with the command's
+//! exit code.
+//!
+//! `--db NAME` works on another database through the handed handle's client; `--uri URI`
+//! connects a new client (on `--db`, else the URI's database, else the handle's), keeping the
+//! handle's catalog and settings; `--connect-timeout SECONDS` bounds the wait for a server: the
+//! new client's timeouts with `--uri`, else one `ping` first, given that long.
 //!
 //! Long work (sweeps, syncs, migrations, the workers, cascades) shows its
 //! [progress](crate::progress) on stderr: bars with rate and time left when stderr is a
@@ -42,7 +51,9 @@
 //! scan), [`FAILED`] (2) when it could not run (an
 //! unreachable server, a refused command, a wrong argument).
 
+mod connect;
 mod dry_run;
+mod errors;
 mod explain;
 mod migrate;
 mod plan;
@@ -92,6 +103,8 @@ pub struct Console {
     models: Vec<plan::Views>,
     subsets: Vec<verify::SubsetViews>,
     migrations: Vec<migrate::Step>,
+    /// A call made out of order (`down` before any `migration`), refused by `migrate`.
+    misuse: Option<&'static str>,
 }
 
 impl Console {
@@ -102,6 +115,7 @@ impl Console {
             models: Vec::new(),
             subsets: Vec::new(),
             migrations: Vec::new(),
+            misuse: None,
         }
     }
 
@@ -121,13 +135,32 @@ impl Console {
 
     /// Adds the migration `version` named `name`, as
     /// [`Migrations::add`](crate::migrations::Migrations::add) does: `migrate status` shows it
-    /// against its record, `migrate run` runs the pending ones.
-    pub fn migration<F, Fut>(mut self, version: u32, name: impl Into<String>, run: F) -> Self
+    /// against its record, `migrate run` runs the pending ones (`--dry-run` lists them).
+    pub fn migration<F, Fut, O>(mut self, version: u32, name: impl Into<String>, run: F) -> Self
     where
         F: Fn(Odm) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<()>> + Send + 'static,
+        Fut: std::future::Future<Output = Result<O>> + Send + 'static,
+        O: crate::migrations::Changed,
     {
-        self.migrations.push(migrate::Step::new(version, name, run));
+        let step = migrate::Step::new(version, name, migrate::erased(run));
+        self.migrations.push(step);
+        self
+    }
+
+    /// Gives the migration added last a down step, as
+    /// [`Migrations::down`](crate::migrations::Migrations::down) does: `migrate revert` runs
+    /// it when that migration is the last applied. A `down` before any `migration` is refused
+    /// when a `migrate` command runs.
+    pub fn down<F, Fut, O>(mut self, run: F) -> Self
+    where
+        F: Fn(Odm) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<O>> + Send + 'static,
+        O: crate::migrations::Changed,
+    {
+        match self.migrations.last_mut() {
+            Some(last) => last.down = Some(migrate::erased(run)),
+            None => self.misuse = Some("`Console::down` must follow the `migration` it undoes"),
+        }
         self
     }
 
@@ -155,24 +188,17 @@ impl Console {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
         let cli = match Cli::try_parse_from(&args) {
             Ok(cli) => cli,
-            Err(e) => {
-                // `--help` and `--version` are printed on stdout and succeed.
-                let _ = e.print();
-                if !e.use_stderr() {
-                    return SUCCESS;
-                }
-                // A script asking for JSON gets its error as JSON too.
-                if args.iter().skip(1).any(|a| a == "--json") {
-                    let rendered = e.render().to_string();
-                    let first = rendered.lines().next().unwrap_or_default();
-                    let message = first.strip_prefix("error: ").unwrap_or(first);
-                    println!("{}", serde_json::json!({ "error": message }));
-                }
-                return FAILED;
-            }
+            Err(e) => return usage(&e, args.iter().skip(1).any(|a| a == "--json")),
         };
         let json = cli.json;
         let mut me = self;
+        me.odm = match connect::connection(me.odm, &cli.connection).await {
+            Ok(odm) => odm,
+            Err(failure) => {
+                failure.print(json);
+                return FAILED;
+            }
+        };
         if let Some(shown) = progress::observer(cli.progress) {
             let observer = match me.odm.progress() {
                 Some(own) => progress::both(own.clone(), shown),
@@ -186,10 +212,7 @@ impl Console {
                 report.code()
             }
             Err(e) => {
-                eprintln!("error: {e}");
-                if json {
-                    println!("{}", serde_json::json!({ "error": e.to_string() }));
-                }
+                errors::Failure::of(&e).print(json);
                 FAILED
             }
         }
@@ -201,7 +224,10 @@ impl Console {
             Command::Sync(args) => sync::sync(odm, &args).await,
             Command::Verify(args) => verify::sweep(odm, &self.subsets, &args, false).await,
             Command::Repair(args) => verify::sweep(odm, &self.subsets, &args, true).await,
-            Command::Migrate(c) => migrate::migrate(odm, self.migrations, c).await,
+            Command::Migrate(c) => match self.misuse {
+                Some(misuse) => Err(crate::Error::Unsupported(misuse.to_owned())),
+                None => migrate::migrate(odm, self.migrations, c).await,
+            },
             Command::Cascades(c) => workers::cascades(odm, c).await,
             Command::Follow(c) => workers::follow(odm, c).await,
             Command::Plan(args) => plan::plans(odm, &self.models, &args),
@@ -212,6 +238,24 @@ impl Console {
     }
 }
 
+/// What a command line clap refused ends with: `--help` and `--version` printed on stdout
+/// (success), anything else a usage failure (under `--json`, a JSON error too).
+fn usage(e: &clap::Error, json: bool) -> u8 {
+    if !e.use_stderr() {
+        report::stdout(&e.render().to_string());
+        return SUCCESS;
+    }
+    let rendered = e.render().to_string();
+    report::stderr(&rendered);
+    if json {
+        let first = rendered.lines().next().unwrap_or_default();
+        let message = first.strip_prefix("error: ").unwrap_or(first);
+        let document = serde_json::json!({ "error": message, "kind": "usage" });
+        report::stdout(&format!("{document}\n"));
+    }
+    FAILED
+}
+
 /// The operations console of this application's models.
 #[derive(Parser, Debug)]
 #[command(name = "console")]
@@ -219,10 +263,13 @@ struct Cli {
     /// Prints one JSON document on stdout instead of text.
     #[arg(long, global = true)]
     json: bool,
-    /// How long work shows its progress, on stderr: bars on a terminal and lines otherwise
-    /// (`auto`), or always `bars`, `lines`, or `none`.
+    /// How long-running work (sweeps, syncs, migrations, workers) shows its progress on
+    /// stderr: bars on a terminal and lines otherwise (`auto`), or always `bars`, `lines`, or
+    /// `none`.
     #[arg(long, global = true, value_enum, default_value_t = progress::Shown::Auto)]
     progress: progress::Shown,
+    #[command(flatten)]
+    connection: connect::Connection,
     #[command(subcommand)]
     command: Command,
 }
@@ -237,7 +284,8 @@ enum Command {
     Verify(verify::SweepArgs),
     /// Like `verify`, and repairs what it finds.
     Repair(verify::SweepArgs),
-    /// The application's migrations: their state, or a run of the pending ones.
+    /// The application's migrations: their state, a run of the pending ones (or what it would
+    /// run), the revert of the last one applied.
     #[command(subcommand)]
     Migrate(migrate::MigrateCommand),
     /// Background cascades: how far behind they are, or a worker run until idle.

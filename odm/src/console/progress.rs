@@ -100,3 +100,33 @@ fn bar_for(p: &Progress) -> ProgressBar {
         .progress_chars("=> ");
     bar.with_style(style).with_prefix(prefix)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::Unit;
+
+    fn at(done: u64, total: u64, elapsed_ms: u64) -> String {
+        let p = Progress {
+            task: Task::Verify,
+            phase: "copies products.parts".to_owned(),
+            done,
+            total: Some(total),
+            unit: Unit::Documents,
+            elapsed: Duration::from_millis(elapsed_ms),
+            finished: false,
+        };
+        p.to_string()
+    }
+
+    #[test]
+    fn the_time_left_is_said_in_whole_seconds_never_0ns() {
+        // All done but not yet finished: nothing left to say.
+        let line = at(500, 500, 1000);
+        assert!(!line.contains("left"), "{line}");
+        assert!(at(450, 500, 3000).ends_with(", under a second left"));
+        assert!(at(100, 2000, 1000).ends_with(", about 19s left"));
+        assert!(at(10, 2000, 1000).ends_with(", about 3m 19s left"));
+        assert!(at(1, 20000, 1000).ends_with(", about 5h 33m left"));
+    }
+}

@@ -1,6 +1,7 @@
 //! What a command prints, as text and as JSON, and the exit code it ends with.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use bson::Bson;
 use serde_json::Value;
@@ -26,12 +27,11 @@ impl Report {
     /// Prints the text, or the JSON document on one line.
     pub(super) fn print(&self, json: bool) {
         if json {
-            println!("{}", self.json);
+            stdout(&format!("{}\n", self.json));
+        } else if self.text.ends_with('\n') {
+            stdout(&self.text);
         } else {
-            print!("{}", self.text);
-            if !self.text.ends_with('\n') {
-                println!();
-            }
+            stdout(&format!("{}\n", self.text));
         }
     }
 
@@ -42,6 +42,20 @@ impl Report {
             super::SUCCESS
         }
     }
+}
+
+/// Writes `text` on stdout. Every command prints through here: a stdout closed early (`console
+/// diagram | head -1`, a reader that went away) ends the output quietly, and the command still
+/// ends with its own exit code, never a panic.
+pub(super) fn stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Writes `text` on stderr, as [`stdout`] does on stdout.
+pub(super) fn stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
 /// A BSON value as JSON (relaxed extended JSON: an `ObjectId` is `{"$oid": "..."}`).

@@ -75,6 +75,8 @@ struct Bad {
     check: String,
     collection: String,
     id: Bson,
+    /// The field at fault, when there is one (`parts.name`, `ancestors`).
+    path: Option<String>,
     detail: String,
 }
 
@@ -119,7 +121,7 @@ async fn collect(
     }
     for (collection, info) in trees {
         let report = crate::tree::sweep(odm, collection, info, repair).await?;
-        tree_lines(collection, &report, &mut lines, &mut bad);
+        tree_lines(collection, info, &report, &mut lines, &mut bad);
     }
     for s in subsets {
         let report = (s.sweep)(odm, repair).await?;
@@ -152,6 +154,7 @@ fn copies_lines(report: &CopyReport, lines: &mut Vec<Line>, bad: &mut Vec<Bad>) 
             check: "copies".to_owned(),
             collection: i.collection.to_owned(),
             id: i.id.clone(),
+            path: Some(i.path.clone()),
             detail,
         });
     }
@@ -160,6 +163,7 @@ fn copies_lines(report: &CopyReport, lines: &mut Vec<Line>, bad: &mut Vec<Bad>) 
             check: "copies".to_owned(),
             collection: b.collection.to_owned(),
             id: b.id.clone(),
+            path: Some(b.path.clone()),
             detail: format!("not checked or repaired: {}", b.reason),
         });
     }
@@ -176,8 +180,8 @@ fn inverse_lines(pair: &str, r: &InverseReport, lines: &mut Vec<Line>, bad: &mut
         problems: r.issues.len() as u64,
         repaired: r.parents_repaired,
     });
-    let parents = pair.rsplit(' ').next().unwrap_or_default();
-    let parents = parents.split('.').next().unwrap_or_default();
+    let parents_side = pair.rsplit(' ').next().unwrap_or_default();
+    let (parents, inverse) = parents_side.split_once('.').unwrap_or((parents_side, ""));
     for issue in &r.issues {
         let (parent, detail) = match issue {
             InverseIssue::MissingFromParent { parent, child } => (
@@ -193,12 +197,19 @@ fn inverse_lines(pair: &str, r: &InverseReport, lines: &mut Vec<Line>, bad: &mut
             check: check.clone(),
             collection: parents.to_owned(),
             id: parent.clone(),
+            path: (!inverse.is_empty()).then(|| inverse.to_owned()),
             detail,
         });
     }
 }
 
-fn tree_lines(collection: &str, r: &TreeReport, lines: &mut Vec<Line>, bad: &mut Vec<Bad>) {
+fn tree_lines(
+    collection: &str,
+    info: crate::tree::TreeInfo,
+    r: &TreeReport,
+    lines: &mut Vec<Line>,
+    bad: &mut Vec<Bad>,
+) {
     let check = format!("tree {collection}");
     lines.push(Line {
         check: check.clone(),
@@ -207,20 +218,24 @@ fn tree_lines(collection: &str, r: &TreeReport, lines: &mut Vec<Line>, bad: &mut
         repaired: r.repaired,
     });
     for issue in &r.issues {
-        let (id, detail) = match issue {
+        let (id, path, detail) = match issue {
             TreeIssue::WrongAncestors {
                 id,
                 stored,
                 expected,
             } => (
                 id.clone(),
+                info.ancestors,
                 format!("ancestors {} instead of {}", list(stored), list(expected)),
             ),
-            TreeIssue::MissingParent { id, parent, .. } => {
-                (id.clone(), format!("its parent {parent} does not exist"))
-            }
+            TreeIssue::MissingParent { id, parent, .. } => (
+                id.clone(),
+                info.parent,
+                format!("its parent {parent} does not exist"),
+            ),
             TreeIssue::Cycle { ids } => (
                 ids.first().cloned().unwrap_or(Bson::Null),
+                info.parent,
                 format!("on a cycle of parents {} (not repaired)", list(ids)),
             ),
         };
@@ -228,6 +243,7 @@ fn tree_lines(collection: &str, r: &TreeReport, lines: &mut Vec<Line>, bad: &mut
             check: check.clone(),
             collection: collection.to_owned(),
             id,
+            path: Some(path.to_owned()),
             detail,
         });
     }
@@ -246,6 +262,7 @@ fn subset_lines(r: &SubsetReport, lines: &mut Vec<Line>, bad: &mut Vec<Bad>) {
             check: check.clone(),
             collection: r.details.to_owned(),
             id: id.clone(),
+            path: None,
             detail: format!("details without their {} document", r.main),
         });
     }
@@ -254,6 +271,7 @@ fn subset_lines(r: &SubsetReport, lines: &mut Vec<Line>, bad: &mut Vec<Bad>) {
             check: check.clone(),
             collection: r.main.to_owned(),
             id: id.clone(),
+            path: None,
             detail: format!("no details in {} (not repaired)", r.details),
         });
     }
@@ -323,6 +341,7 @@ fn bad_json(b: &Bad) -> Value {
         "check": b.check,
         "collection": b.collection,
         "id": json_of(&b.id),
+        "path": b.path,
         "detail": b.detail,
     })
 }

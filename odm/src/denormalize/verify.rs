@@ -41,6 +41,9 @@ pub struct BadDocument {
     pub collection: &'static str,
     /// Its `_id`.
     pub id: Bson,
+    /// The field at fault: the copy of the wrong shape, or the source field a copy cannot hold
+    /// (`parts`, `name`).
+    pub path: String,
     /// Why: the field of the wrong shape, the value a copy cannot hold, what the server said.
     pub reason: String,
 }
@@ -346,6 +349,7 @@ impl<'a> VerifyCopies<'a> {
                     let bad = BadDocument {
                         collection: copy.source,
                         id: source_id.clone(),
+                        path: from.clone(),
                         reason: e.to_string(),
                     };
                     if !report.bad_documents.contains(&bad) {
@@ -386,6 +390,7 @@ impl<'a> VerifyCopies<'a> {
                 Err(e) => report.bad_documents.push(BadDocument {
                     collection: copy.dependent,
                     id: doc_id.clone(),
+                    path: copy.path.clone(),
                     reason: format!("repair of `{}` refused: {e}", copy.path),
                 }),
             }
@@ -476,6 +481,7 @@ fn wrong_shape(copy: &CopyInfo, id: &Bson, want: &str, found: &Bson) -> BadDocum
     BadDocument {
         collection: copy.dependent,
         id: id.clone(),
+        path: copy.path.clone(),
         reason: format!(
             "`{}` should hold {want}, but holds {found}; not checked",
             copy.path

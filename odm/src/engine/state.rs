@@ -283,6 +283,32 @@ impl Odm {
         odm
     }
 
+    /// This handle's catalog and settings (retry deadline, page key, transactions turned off,
+    /// populate plan, observer) on `db`. With `mongos`, `db` is another client's, told by its
+    /// monitoring whether it talks to a `mongos` ([`watch_mongos`]), and what this handle
+    /// learnt of its deployment starts again; without, `db` is this handle's client's, whose
+    /// deployment is the same. (What the console's `--uri` and `--db` run with.)
+    #[cfg(feature = "console")]
+    pub(crate) fn on_database(
+        &self,
+        db: Database,
+        mongos: Option<Arc<std::sync::OnceLock<bool>>>,
+    ) -> Self {
+        let same_client = mongos.is_none();
+        let mut odm = Odm::new(db);
+        odm.mongos = mongos.unwrap_or_else(|| Arc::clone(&self.mongos));
+        if same_client {
+            odm.transactions = Arc::clone(&self.transactions);
+        }
+        odm.retry_deadline = self.retry_deadline;
+        odm.page_key = self.page_key.clone();
+        odm.fixed_order = self.fixed_order;
+        odm.populate_plan = self.populate_plan;
+        odm.catalog = Arc::clone(&self.catalog);
+        odm.progress = self.progress.clone();
+        odm
+    }
+
     /// The driver database, for anything `odm` does not cover.
     pub fn database(&self) -> &Database {
         &self.db

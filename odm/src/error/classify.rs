@@ -158,8 +158,16 @@ impl Error {
         })
     }
 
-    /// True when no server could be selected (the deployment is down or unreachable).
-    pub(crate) fn is_unreachable(&self) -> bool {
+    /// True when the deployment could not be reached: no server could be selected within the
+    /// client's server selection timeout (`serverSelectionTimeoutMS`, 30 s by default), because
+    /// it is down, unreachable from here, or has no member that can serve the operation (no
+    /// primary during an election). The command was not sent, so it did not run: the same
+    /// operation may be sent again once the deployment is back (a web service answers 503 with
+    /// `Retry-After`; see the guide's web-service chapter). A connection lost while a command
+    /// was on its way is [`is_outcome_unknown`](Error::is_outcome_unknown) instead, and never
+    /// this. How long it takes to be told is the selection timeout: a service that would
+    /// rather answer at once sets a short one.
+    pub fn is_unreachable(&self) -> bool {
         self.driver_error()
             .is_some_and(|e| matches!(&*e.kind, mongodb::error::ErrorKind::ServerSelection { .. }))
     }

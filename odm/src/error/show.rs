@@ -49,6 +49,50 @@ pub(super) fn server_said(e: &mongodb::error::Error) -> String {
     }
 }
 
+impl Error {
+    /// The error on one line, as a person reads it: what the server said of a driver error
+    /// (never its raw reply, nor the driver's description of the topology), an unreachable
+    /// deployment as the servers tried and why each failed.
+    pub(crate) fn one_line(&self) -> String {
+        match self {
+            Error::Driver(e) if self.is_unreachable() => unreachable(e),
+            Error::Driver(e) => server_said(e),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// `no server could be reached (127.0.0.1:9: Connection refused (os error 111))`, from the
+/// driver's `Server selection timeout: ... Topology: { ... Address: .., Error: .. }`.
+fn unreachable(e: &mongodb::error::Error) -> String {
+    let said = match &*e.kind {
+        mongodb::error::ErrorKind::ServerSelection { message, .. } => message.as_str(),
+        _ => "",
+    };
+    let servers: Vec<String> = said
+        .split("Address: ")
+        .skip(1)
+        .map(|server| {
+            let address = server.split([',', ' ']).next().unwrap_or_default();
+            let why = server
+                .split_once("Error: ")
+                .map(|(_, rest)| rest.strip_prefix("Kind: ").unwrap_or(rest))
+                .and_then(|rest| rest.split(", labels").next())
+                .map(|why| why.strip_prefix("I/O error: ").unwrap_or(why));
+            match why {
+                Some(why) => format!("{address}: {why}"),
+                None => address.to_owned(),
+            }
+        })
+        .collect();
+    if servers.is_empty() {
+        let first = said.split(". Topology").next().unwrap_or(said);
+        format!("no server could be reached ({first})")
+    } else {
+        format!("no server could be reached ({})", servers.join("; "))
+    }
+}
+
 pub(super) fn join(errors: &[Error]) -> String {
     errors
         .iter()

@@ -3,18 +3,44 @@
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bson::oid::ObjectId;
 use bson::{doc, DateTime, Document};
 use mongodb::Collection;
 
+use super::{Changed, MigrationRun};
 use crate::{Error, Odm, Result};
 
 /// The collection recording the migrations: one document per version.
 pub const MIGRATIONS_COLLECTION: &str = "odm_migrations";
 
-type Step = Arc<dyn Fn(Odm) -> Pin<Box<dyn Future<Output = Result<()>> + Send>> + Send + Sync>;
+/// A step of a migration (its `up` or its `down`), its outcome as a count of documents.
+pub(super) type Step =
+    Arc<dyn Fn(Odm) -> Pin<Box<dyn Future<Output = Result<Option<u64>>> + Send>> + Send + Sync>;
+
+/// `run` as a [`Step`].
+fn step<F, Fut, O>(run: F) -> Step
+where
+    F: Fn(Odm) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O>> + Send + 'static,
+    O: Changed,
+{
+    let run = Arc::new(run);
+    Arc::new(move |odm| {
+        let fut = run(odm);
+        Box::pin(async move { fut.await.map(|o| o.documents()) })
+    })
+}
+
+/// One migration: its version, its name, what it does and, when it declares one, how it is
+/// undone.
+pub(super) struct Migration {
+    pub(super) version: u32,
+    pub(super) name: String,
+    pub(super) up: Step,
+    pub(super) down: Option<Step>,
+}
 
 /// Migrations on the handle.
 impl Odm {
@@ -27,6 +53,7 @@ impl Odm {
             steps: Vec::new(),
             lease: Duration::from_secs(600),
             poll: Duration::from_millis(100),
+            misuse: None,
         }
     }
 }
@@ -54,20 +81,51 @@ impl Odm {
 /// by another process: give [`lease`](Self::lease) more than the longest step. A recorded
 /// version whose name is not the one added is refused with [`Error::Migration`] before
 /// anything runs past it.
+///
+/// A step returns `()` or what it changed ([`Changed`]: a count, the driver's `UpdateResult`);
+/// the [report](MigrationReport::runs) gives each migration run with its time and that count,
+/// which its record keeps too (`documents`). [`plan`](Self::plan) says beforehand what a run
+/// would start, in order, reading the records only; [`down`](Self::down) gives a migration the
+/// step that undoes it, and [`revert`](Self::revert) runs the down step of the last migration
+/// applied and deletes its record (a migration without one is refused).
+///
+/// ```no_run
+/// # async fn run(odm: odm::Odm) -> odm::Result<()> {
+/// use odm::bson::{doc, Document};
+/// let migrations = || {
+///     odm.migrations()
+///         .add(1, "list everyone", |odm: odm::Odm| async move {
+///             let people = odm.database().collection::<Document>("people");
+///             Ok(people.update_many(doc! {}, doc! { "$set": { "listed": true } }).await?)
+///         })
+///         .down(|odm: odm::Odm| async move {
+///             let people = odm.database().collection::<Document>("people");
+///             Ok(people.update_many(doc! {}, doc! { "$unset": { "listed": "" } }).await?)
+///         })
+/// };
+/// println!("would run {:?}", migrations().plan().await?.to_run);
+/// for run in migrations().await?.runs {
+///     println!("{} {}: {:?}, {:?} documents", run.version, run.name, run.elapsed, run.documents);
+/// }
+/// migrations().revert().await?; // `listed` is gone again
+/// # Ok(()) }
+/// ```
 #[must_use = "the migrations run when awaited"]
 pub struct Migrations<'a> {
-    odm: &'a Odm,
-    steps: Vec<(u32, String, Step)>,
-    lease: Duration,
-    poll: Duration,
+    pub(super) odm: &'a Odm,
+    pub(super) steps: Vec<Migration>,
+    pub(super) lease: Duration,
+    pub(super) poll: Duration,
+    /// A call made out of order (`down` before any `add`), refused when awaited.
+    misuse: Option<&'static str>,
 }
 
 impl std::fmt::Debug for Migrations<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let steps: Vec<(u32, &str)> = self
+        let steps: Vec<(u32, &str, bool)> = self
             .steps
             .iter()
-            .map(|(v, n, _)| (*v, n.as_str()))
+            .map(|m| (m.version, m.name.as_str(), m.down.is_some()))
             .collect();
         f.debug_struct("Migrations")
             .field("steps", &steps)
@@ -84,18 +142,64 @@ pub struct MigrationReport {
     pub applied: Vec<(u32, String)>,
     /// Those already finished (by an earlier run or another process), `(version, name)`.
     pub already: Vec<(u32, String)>,
+    /// The migrations this process ran, in order, each with its time and the documents it
+    /// changed.
+    pub runs: Vec<MigrationRun>,
 }
 
 impl<'a> Migrations<'a> {
-    /// Adds the migration `version` named `name`; `run` receives a clone of the handle.
-    pub fn add<F, Fut>(mut self, version: u32, name: impl Into<String>, run: F) -> Self
+    /// Adds the migration `version` named `name`; `run` receives a clone of the handle. It
+    /// returns `()`, or what it changed (a count, the driver's `UpdateResult`, ...: see
+    /// [`Changed`]), which the report shows with its time.
+    pub fn add<F, Fut, O>(mut self, version: u32, name: impl Into<String>, run: F) -> Self
     where
         F: Fn(Odm) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<()>> + Send + 'static,
+        Fut: Future<Output = Result<O>> + Send + 'static,
+        O: Changed,
     {
-        let step: Step = Arc::new(move |odm| Box::pin(run(odm)));
-        self.steps.push((version, name.into(), step));
+        self.steps.push(Migration {
+            version,
+            name: name.into(),
+            up: step(run),
+            down: None,
+        });
         self
+    }
+
+    /// Gives the migration added last a down step, which [`revert`](Self::revert) runs to undo
+    /// it. Like the migration itself it must be idempotent: a revert interrupted half-way is
+    /// run again from the start. A `down` before any `add` is refused with
+    /// [`Error::Unsupported`] when the migrations are awaited, planned or reverted.
+    pub fn down<F, Fut, O>(mut self, run: F) -> Self
+    where
+        F: Fn(Odm) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O>> + Send + 'static,
+        O: Changed,
+    {
+        match self.steps.last_mut() {
+            Some(last) => last.down = Some(step(run)),
+            None => self.misuse = Some("`Migrations::down` must follow the `add` it undoes"),
+        }
+        self
+    }
+
+    /// The migrations in version order, once each, or why they cannot run.
+    pub(super) fn ordered(&mut self) -> Result<()> {
+        if let Some(misuse) = self.misuse {
+            return Err(Error::Unsupported(misuse.to_owned()));
+        }
+        self.steps.sort_by_key(|m| m.version);
+        if let Some(w) = self.steps.windows(2).find(|w| w[0].version == w[1].version) {
+            return Err(Error::Migration {
+                version: w[0].version,
+                name: w[1].name.clone(),
+                message: format!(
+                    "version {} is added twice (`{}` and `{}`)",
+                    w[0].version, w[0].name, w[1].name
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// How long a claim holds before another process may take the migration over (default 10
@@ -111,19 +215,8 @@ impl<'a> Migrations<'a> {
         self
     }
 
-    async fn run(self) -> Result<MigrationReport> {
-        let mut steps = self.steps;
-        steps.sort_by_key(|(v, _, _)| *v);
-        if let Some(w) = steps.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(Error::Migration {
-                version: w[0].0,
-                name: w[1].1.clone(),
-                message: format!(
-                    "version {} is added twice (`{}` and `{}`)",
-                    w[0].0, w[0].1, w[1].1
-                ),
-            });
-        }
+    async fn run(mut self) -> Result<MigrationReport> {
+        self.ordered()?;
         let records: Collection<Document> = self.odm.database().collection(MIGRATIONS_COLLECTION);
         let owner = ObjectId::new();
         let mut report = MigrationReport::default();
@@ -131,62 +224,96 @@ impl<'a> Migrations<'a> {
             crate::progress::Task::Migrate,
             crate::progress::Unit::Migrations,
             || "migrations".to_owned(),
-            Some(steps.len() as u64),
+            Some(self.steps.len() as u64),
         );
-        for (version, name, step) in steps {
+        for Migration {
+            version, name, up, ..
+        } in std::mem::take(&mut self.steps)
+        {
             let mut step_progress = self.odm.track(
                 crate::progress::Task::Migrate,
                 crate::progress::Unit::Migrations,
                 || format!("migration {version} {name}"),
                 Some(1),
             );
-            let fail = |message: String| Error::Migration {
-                version,
-                name: name.clone(),
-                message,
-            };
-            let driver = |e: mongodb::error::Error| Error::from_driver(MIGRATIONS_COLLECTION, e);
-            let mine = claim(&records, version, &name, owner, self.lease, self.poll).await?;
-            if !mine {
+            let claimed = claim(&records, version, &name, owner, self.lease, self.poll).await?;
+            if !claimed {
                 report.already.push((version, name));
                 step_progress.finish();
                 progress.advance(1);
                 continue;
             }
-            match step(self.odm.clone()).await {
-                Ok(()) => {
-                    let done = records
-                        .update_one(
-                            doc! { "_id": i64::from(version), "owner": owner },
-                            doc! { "$set": { "finished": DateTime::now() } },
-                        )
-                        .await
-                        .map_err(driver)?;
-                    if done.matched_count != 1 {
-                        return Err(fail(
-                            "its lease expired while it ran and another process took it over"
-                                .to_owned(),
-                        ));
-                    }
-                    report.applied.push((version, name));
-                    step_progress.advance(1);
-                    step_progress.finish();
-                    progress.advance(1);
-                }
-                Err(e) => {
-                    records
-                        .update_one(
-                            doc! { "_id": i64::from(version), "owner": owner },
-                            doc! { "$set": { "lease_until": DateTime::now(), "error": e.to_string() } },
-                        )
-                        .await
-                        .map_err(driver)?;
-                    return Err(fail(e.to_string()));
-                }
-            }
+            let started = Instant::now();
+            let outcome = up(self.odm.clone()).await;
+            let run = self
+                .settle(&records, owner, version, &name, outcome)
+                .await?;
+            report.runs.push(MigrationRun {
+                elapsed: started.elapsed(),
+                ..run
+            });
+            report.applied.push((version, name));
+            step_progress.advance(1);
+            step_progress.finish();
+            progress.advance(1);
         }
         progress.finish();
         Ok(report)
+    }
+
+    /// Records the outcome of the migration `version` that `owner` ran: `finished` (one
+    /// `update` filtered on its owner), or its error with its lease released (one `update`),
+    /// which stops the run.
+    async fn settle(
+        &self,
+        records: &Collection<Document>,
+        owner: ObjectId,
+        version: u32,
+        name: &str,
+        outcome: Result<Option<u64>>,
+    ) -> Result<MigrationRun> {
+        let fail = |message: String| Error::Migration {
+            version,
+            name: name.to_owned(),
+            message,
+        };
+        let driver = |e: mongodb::error::Error| Error::from_driver(MIGRATIONS_COLLECTION, e);
+        let mine = doc! { "_id": i64::from(version), "owner": owner };
+        match outcome {
+            Ok(documents) => {
+                let mut set = doc! { "finished": DateTime::now() };
+                if let Some(n) = documents {
+                    set.insert("documents", i64::try_from(n).unwrap_or(i64::MAX));
+                }
+                let done = records
+                    .update_one(mine, doc! { "$set": set })
+                    .await
+                    .map_err(driver)?;
+                if done.matched_count != 1 {
+                    return Err(fail(
+                        "its lease expired while it ran and another process took it over"
+                            .to_owned(),
+                    ));
+                }
+                Ok(MigrationRun {
+                    version,
+                    name: name.to_owned(),
+                    elapsed: Duration::ZERO,
+                    documents,
+                })
+            }
+            Err(e) => {
+                let said = e.one_line();
+                records
+                    .update_one(
+                        mine,
+                        doc! { "$set": { "lease_until": DateTime::now(), "error": &said } },
+                    )
+                    .await
+                    .map_err(driver)?;
+                Err(fail(said))
+            }
+        }
     }
 }
 
@@ -200,7 +327,7 @@ impl<'a> IntoFuture for Migrations<'a> {
 
 /// Claims the migration `version` for `owner` (a lease of `lease`), or learns that it is done
 /// (`false`); waits `poll` between looks while another process holds an unexpired lease.
-async fn claim(
+pub(super) async fn claim(
     records: &Collection<Document>,
     version: u32,
     name: &str,
