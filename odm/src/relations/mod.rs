@@ -11,6 +11,7 @@ mod follow;
 mod reassign;
 mod sides;
 mod two_way_maintain;
+mod two_way_replace;
 mod verify;
 
 pub use delete::DeleteRestricted;

@@ -3,10 +3,11 @@
 //! a move touched made to agree with the child's reference. [`Odm::reassign`] and the writes
 //! of the children ([`super::TwoWayChildren`]) both go through it.
 
-use bson::{doc, Bson, Document};
+use bson::{doc, Bson, Document, RawDocument};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
+use super::TwoWay;
 use crate::{Error, Odm, Result};
 
 /// One two-way reference, the two sides named.
@@ -254,5 +255,30 @@ impl Sides<'_> {
             }
             listed = wanted;
         }
+    }
+}
+
+/// The sides of `pair`.
+pub(super) fn sides<'a>(odm: &'a Odm, pair: &'a TwoWay) -> Sides<'a> {
+    Sides {
+        odm,
+        child: pair.child,
+        link: &pair.link,
+        parent: pair.parent,
+        array: &pair.array,
+        max: pair.max,
+    }
+}
+
+/// The value at the dotted `path` of a raw document (`None` when absent or `null`).
+pub(super) fn raw_path(doc: &RawDocument, path: &str) -> Option<Bson> {
+    let (head, rest) = match path.split_once('.') {
+        Some((head, rest)) => (head, Some(rest)),
+        None => (path, None),
+    };
+    let value = doc.get(head).ok().flatten()?;
+    match rest {
+        None => Bson::try_from(value).ok().filter(|v| *v != Bson::Null),
+        Some(rest) => raw_path(value.as_document()?, rest),
     }
 }
