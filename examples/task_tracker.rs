@@ -1,7 +1,7 @@
 //! The task tracker of seed 000: people and tasks referenced both ways (two-way referencing).
 //!
-//! A person lists the ids of the tasks they own, and each task names its owner. Reassigning a
-//! task must change both sides: in a transaction where the deployment has them, otherwise in
+//! A person lists the ids of the tasks they own, and each task names its owner. Inserting a
+//! task adds it to its owner's list; reassigning a task must change both sides: in a transaction where the deployment has them, otherwise in
 //! a fixed order whose interruption `verify_inverse` finds and repairs. Deleting a person who
 //! still owns tasks is refused (`restrict`); deleting a task removes it from its owner's list
 //! (`pull`). Notes on the project are deleted softly (`#[odm(soft_delete)]`): marked, kept,
@@ -77,9 +77,9 @@ async fn run() -> odm::Result<()> {
     say_lines(&report);
     steps.sent();
 
-    steps.start("Insert Kate Monster with four tasks, and Bob with none");
+    steps.start("Insert Kate Monster and Bob, then Kate's four tasks: they join her list");
     // ANCHOR: insert
-    let mut kate = person("Kate Monster");
+    let kate = person("Kate Monster");
     let bob = person("Bob");
     let tasks = [
         task("Write lesson plan", "2014-04-01", &kate),
@@ -87,8 +87,8 @@ async fn run() -> odm::Result<()> {
         task("Buy supplies", "2014-04-04", &kate),
         task("Call parents", "2014-04-07", &kate),
     ];
-    kate.tasks = tasks.iter().map(|t| Ref::new(t.id)).collect();
     odm.insert_many([&kate, &bob]).await?;
+    // Each task names its owner; the insert adds it to the owner's list too.
     odm.insert_many(&tasks).await?;
     // ANCHOR_END: insert
     let [lesson_plan, grading, supplies, _calls] = &tasks;
@@ -103,15 +103,13 @@ async fn run() -> odm::Result<()> {
     say("people: kate, bob; tasks: lesson_plan, grading, supplies, calls (all Kate's)");
     steps.sent();
 
-    steps.start("Give Bob a new task: insert it, then add it to his list");
+    steps.start("Give Bob a new task: inserting it adds it to his list, in one transaction");
     // ANCHOR: add_task
     let errand = task("Pick up chalk", "2014-04-02", &bob);
     odm.insert_one(&errand).await?;
-    odm.update_by_id::<Person>(bob.id, Person::tasks().add_to_set(Ref::new(errand.id)))
-        .await?;
     // ANCHOR_END: add_task
     steps.name(errand.id, "chalk");
-    say("the task names Bob first: an interruption between the two writes is repairable");
+    say("Bob's list first, then the task: without a transaction, in that order");
     steps.sent();
 
     steps.start("Read both sides: a person's tasks, and each task's owner");

@@ -618,7 +618,8 @@ async fn raw_updates_are_refused_on_copies() -> odm::Result<()> {
     }
     assert!(db.commands().take().is_empty(), "nothing is sent");
     assert_eq!(snapshot(&db).await, before);
-    // Raw operators elsewhere still go through, and a raw write of the reference takes the copy.
+    // A raw write of the reference of a two-way child is refused (it would leave the shelves'
+    // lists as they were); the move that keeps both sides takes the copy.
     db.odm()
         .update_by_id::<Item>(
             Bson::from("i1"),
@@ -626,11 +627,18 @@ async fn raw_updates_are_refused_on_copies() -> odm::Result<()> {
         )
         .await
         .unwrap_err();
-    db.odm()
+    let err = db
+        .odm()
         .update_by_id::<Item>(
             Bson::from("i1"),
             Update::raw(doc! { "$set": { "shelf": "b" } }),
         )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::TwoWayWrite { .. }), "{err}");
+    assert_eq!(snapshot(&db).await, before);
+    db.odm()
+        .reassign(Item::shelf(), Bson::from("i1"), Bson::from("b"))
         .await?;
     let i1 = stored_one(&db, "items", "i1").await.unwrap();
     assert_eq!(i1.get_str("shelf_name").unwrap(), "Shelf B");

@@ -122,6 +122,8 @@ mod transitive_sorted;
 mod trees;
 #[path = "two_way.rs"]
 mod two_way;
+#[path = "two_way_writes.rs"]
+mod two_way_writes;
 #[path = "validators.rs"]
 mod validators;
 #[path = "versioning.rs"]

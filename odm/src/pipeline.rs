@@ -41,6 +41,9 @@ type List = maintainers![
     crate::tree::TreeRule,
     // Bounded arrays: pushes guarded in the filter, full arrays told from missing documents.
     crate::bounds::Bounds,
+    // The children of two-way references: listed by the parent they name, in one transaction
+    // with the write (or before it, in a fixed order), a write of the reference refused.
+    crate::relations::TwoWayChildren,
     // Versions and timestamps: stamped on every write, conflicts told from misses.
     crate::versioning::Kept,
     // Copies held by the model: taken from their sources, settled; latest-N arrays recomputed.
@@ -250,12 +253,20 @@ fn describe<T: Model>(odm: &Odm, guarded: bool) -> Described<'static> {
 /// [`describe`] with the model's slot already looked up.
 fn described<T: Model>(odm: &Odm, slot: Option<&Slot>, guarded: bool) -> Described<'static> {
     let entry = T::entry();
+    let (related, two_way) = match slot {
+        Some(slot) => (slot.related, slot.two_way),
+        None => {
+            let catalog = odm.catalog();
+            (
+                catalog.is_related(entry.collection),
+                catalog.holds_two_way_child(entry.collection),
+            )
+        }
+    };
     Described {
         entry,
-        related: match slot {
-            Some(slot) => slot.related,
-            None => odm.catalog().is_related(entry.collection),
-        },
+        related,
+        two_way,
         guarded,
     }
 }

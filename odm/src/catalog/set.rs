@@ -42,6 +42,9 @@ pub struct Catalog {
     time_series: HashMap<&'static str, &'static TimeSeriesEntry>,
     /// The collections a copy or a reference involves (as source, holder or target).
     related: HashSet<&'static str>,
+    /// The collections whose documents are the children of a two-way reference (they name
+    /// their parent, whose array lists them), declared on either side.
+    two_way_children: HashSet<&'static str>,
     /// What the copies' cycle check found, computed on first use (see `denormalize`).
     pub(crate) copy_cycle: OnceLock<Option<Vec<String>>>,
 }
@@ -114,6 +117,15 @@ impl Catalog {
         }
         for r in (entry.references)() {
             self.related.insert(r.to);
+            if let (Some(_), None) = (&r.inverse, r.dbref) {
+                // The array's side names the children's collection, the reference's its own.
+                let child = if r.kind == super::RefKind::Many {
+                    r.to
+                } else {
+                    r.from
+                };
+                self.two_way_children.insert(child);
+            }
             self.references_to.entry(r.to).or_default().push(r);
         }
         if let Some(key) = entry.shard_key {
@@ -150,6 +162,12 @@ impl Catalog {
     /// from it, held by its documents, or pointing into it.
     pub(crate) fn is_related(&self, collection: &str) -> bool {
         !self.related.is_empty() && self.related.contains(collection)
+    }
+
+    /// Whether the documents of `collection` are the children of a two-way reference: they
+    /// name a parent whose array lists them, which the ODM's writes of them keep.
+    pub(crate) fn holds_two_way_child(&self, collection: &str) -> bool {
+        !self.two_way_children.is_empty() && self.two_way_children.contains(collection)
     }
 
     /// Every reference into `collection`.

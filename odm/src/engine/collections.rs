@@ -27,6 +27,9 @@ pub(crate) struct Slot {
     /// A copy or a reference of the catalog's models involves the collection
     /// ([`Catalog::is_related`]).
     pub related: bool,
+    /// Its documents are the children of a two-way reference
+    /// ([`Catalog::holds_two_way_child`]).
+    pub two_way: bool,
 }
 
 /// The slots of a catalog's collections, by name.
@@ -46,6 +49,7 @@ impl Collections {
                     collection: OnceLock::new(),
                     typed: OnceLock::new(),
                     related: catalog.is_related(m.collection),
+                    two_way: catalog.holds_two_way_child(m.collection),
                 };
                 (m.collection, slot)
             })

@@ -113,6 +113,9 @@ pub(crate) struct Described<'a> {
     pub entry: &'a ModelEntry,
     /// Copied from, holding copies, or pointed to by a reference ([`Catalog::is_related`]).
     pub related: bool,
+    /// Its documents are the children of a two-way reference
+    /// ([`Catalog::holds_two_way_child`]): their writes keep the parents' arrays.
+    pub two_way: bool,
     /// The call carries guards of its own (typed pushes onto bounded arrays, increments of
     /// narrow integers), whatever the model declares.
     pub guarded: bool,

@@ -393,6 +393,21 @@ pub enum Error {
         parents: Vec<String>,
     },
 
+    /// An update (`update_one`, `update_many`, `find_one_and_update`, `update_document`) writes
+    /// the reference of a two-way child, or upserts one naming its parent in the filter, which
+    /// would leave the parents' arrays as they were: move a child with
+    /// [`Odm::reassign`](crate::Odm::reassign), create one with an insert or a replacement,
+    /// which keep both sides. Nothing was written.
+    #[error("`{path}` in collection `{collection}` is one side of a two-way reference (the parents' `{array}` lists the children): move a child with `reassign(..)`, create one with `insert_one`/`insert_many`/`replace_one`, which keep both sides; nothing was written")]
+    TwoWayWrite {
+        /// The children's collection.
+        collection: String,
+        /// The path the write names.
+        path: String,
+        /// The parents' array of children.
+        array: String,
+    },
+
     /// A model declares a native time-series collection (`#[odm(time_series(...))]`) that
     /// could not be made one: the collection exists as an ordinary collection or with other
     /// time-series options, or the server refused to create it (a server without time-series

@@ -18,7 +18,9 @@ use crate::{Model, Odm, Result};
 /// Commands: one `insert` (split by the driver past 100,000 documents or 48 MB); for documents
 /// that copy from others, one `find` per source collection first (and after, see
 /// [`crate::denormalize`]); for a source of latest-N arrays, one `update` per parent after it;
-/// for a tree's nodes, see [`crate::tree`].
+/// for a tree's nodes, see [`crate::tree`]; for the children of a two-way reference, one
+/// `update` per parent they name, and `commitTransaction` where the deployment has transactions
+/// (see [`Odm::reassign`](crate::Odm::reassign) and the guide's two-way references).
 fn insert_raw<'a, T: Model>(
     odm: &'a Odm,
     docs: &'a [&'a T],
@@ -108,7 +110,11 @@ into_future!(InsertOne => T::Id, "insert_one", |_: &T::Id| Some(1), start -> Ins
 /// Builder returned by [`Odm::insert_many`]; resolves to the ids, in order.
 ///
 /// Sends one `insert` per 100,000 documents or 48 MB; none for an empty list. Ordered by
-/// default: the first failure stops the rest.
+/// default: the first failure stops the rest. The children of a two-way reference are added to
+/// the arrays of the parents they name first: one `update` per distinct parent (`$addToSet`
+/// with `$each`, room for all of them under the array's `max`), in one transaction with the
+/// `insert` where the deployment has them; a full or missing parent refuses the whole batch
+/// with nothing written.
 #[must_use = "the insert runs when awaited"]
 #[derive(Debug)]
 pub struct InsertMany<'a, T> {

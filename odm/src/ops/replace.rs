@@ -29,6 +29,13 @@ use crate::{Error, Model, Odm, Result};
 /// A model with `#[odm(created_at)]` keeps the stored value: when the struct holds another,
 /// the replacement matches nothing, one `find` reads the stored value, and the replacement is
 /// sent again with it (see [`crate::versioning`]).
+///
+/// A child of a two-way reference is read first (one `find` of its reference); a replacement
+/// that changes its parent, or upserts a new child, moves it from the old parent's array to the
+/// new one's, as [`Odm::reassign`](crate::Odm::reassign) does: in a transaction where the
+/// deployment has them (one `find`, one `update` per parent, `commitTransaction`), else in the
+/// fixed order (the new parent first, then the replacement, the old parent, and one `update`
+/// and one `find` confirming).
 #[must_use = "the replace runs when awaited"]
 #[derive(Debug)]
 pub struct Replace<'a, T> {

@@ -1,5 +1,6 @@
 //! What the runtime knows of every reference between models, and what it does with it:
-//! delete rules, two-way reassignment, and the verify/repair sweep of two-way references.
+//! delete rules, two-way reassignment, the arrays of two-way parents kept by the writes of
+//! their children, and the verify/repair sweep of two-way references.
 //!
 //! Each `#[reference]` and `#[parent]` field is registered by the derive (through the model
 //! registry), so a delete through the ODM finds every referencing collection, including those
@@ -8,6 +9,9 @@
 mod delete;
 mod follow;
 mod reassign;
+mod sides;
+mod two_way_maintain;
+mod two_way_replace;
 mod verify;
 
 pub use delete::DeleteRestricted;
@@ -16,6 +20,7 @@ pub(crate) use delete::{
 };
 pub(crate) use follow::{settle, two_way_of, TwoWay};
 pub use reassign::{Reassign, Reassigned};
+pub(crate) use two_way_maintain::TwoWayChildren;
 pub(crate) use verify::Sweep;
 pub use verify::{InverseIssue, InverseReport, VerifyInverse};
 

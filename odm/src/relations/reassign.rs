@@ -6,6 +6,7 @@ use bson::{doc, Bson, Document};
 use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
 use mongodb::ClientSession;
 
+use super::sides::{Refusal, Sides};
 use crate::model::Model;
 use crate::path::Value;
 use crate::populate::{Inverse, RefPath};
@@ -226,6 +227,18 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             .transpose()
     }
 
+    /// The two sides, named.
+    fn sides<'s>(&'s self, inverse: &'s Inverse) -> Sides<'s> {
+        Sides {
+            odm: self.odm,
+            child: C::COLLECTION,
+            link: &self.link_path,
+            parent: P::COLLECTION,
+            array: &inverse.path,
+            max: inverse.max,
+        }
+    }
+
     /// Adds the child to the new parent's array, refusing when the array is full.
     async fn add_to_new_parent(
         &self,
@@ -234,44 +247,13 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         to: &Bson,
         session: Option<&mut ClientSession>,
     ) -> Result<()> {
-        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
-        let mut filter = crate::literal::eq("_id", to.clone());
-        if let Some(max) = inverse.max {
-            filter.insert("$or", vec![
-                Bson::Document(doc! { format!("{}.{}", inverse.path, max.saturating_sub(1)): { "$exists": false } }),
-                Bson::Document(crate::literal::eq(&inverse.path, child.clone())),
-            ]);
-        }
-        let action = parents.update_one(
-            filter,
-            doc! { "$addToSet": { inverse.path.as_str(): child.clone() } },
-        );
-        let mut session = session;
-        let added = crate::engine::send!(action, session.as_deref_mut())
-            .map_err(|e| Error::from_write(P::COLLECTION, || crate::error::show_id(Some(to)), e))?;
-        if added.matched_count > 0 {
-            return Ok(());
-        }
-        let exists = parents.count_documents(crate::literal::eq("_id", to.clone()));
-        let exists = match session {
-            None => exists.await,
-            Some(s) => exists.session(s).await,
-        }
-        .map_err(|e| Error::from_driver(P::COLLECTION, e))?;
-        Err(if exists > 0 {
-            Error::BoundExceeded {
-                collection: P::COLLECTION.to_owned(),
-                path: inverse.path.clone(),
-                max: inverse.max.unwrap_or_default(),
-                documents: 1,
-                detail: "the new parent is full; nothing was reassigned".to_owned(),
-            }
-        } else {
-            Error::NotFound {
-                collection: P::COLLECTION.to_owned(),
-                what: "the new parent".to_owned(),
-            }
-        })
+        let refusal = Refusal {
+            missing: "the new parent",
+            full: "the new parent is full; nothing was reassigned",
+        };
+        self.sides(inverse)
+            .add(std::slice::from_ref(child), to, &refusal, session)
+            .await
     }
 
     /// The child's update returns the reference as it was, and nothing else.
@@ -291,7 +273,6 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         session: &mut ClientSession,
     ) -> Result<Reassigned<P>> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
-        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
         // A sharded child's key, read first: a cluster before MongoDB 7.1 refuses a
         // `findAndModify` without it.
         let by_id = crate::shard::by_id_routed::<C>(self.odm, child, Some(&mut *session)).await?;
@@ -313,16 +294,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             });
         }
         if let Some(prev) = &previous {
-            parents
-                .update_one(
-                    crate::literal::eq("_id", prev.clone()),
-                    crate::literal::pull_all(&inverse.path, vec![child.clone()]),
-                )
-                .session(&mut *session)
-                .await
-                .map_err(|e| {
-                    Error::from_write(P::COLLECTION, || crate::error::show_id(Some(prev)), e)
-                })?;
+            self.sides(inverse)
+                .pull(vec![child.clone()], prev, Some(&mut *session))
+                .await?;
         }
         self.checkpoint(2)?;
         self.add_to_new_parent(inverse, child, to, Some(&mut *session))
@@ -342,7 +316,6 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         update: &Document,
     ) -> Result<Reassigned<P>> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
-        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
         self.add_to_new_parent(inverse, child, to, None).await?;
         self.checkpoint(1)?;
         let by_id = crate::shard::by_id_routed::<C>(self.odm, child, None).await?;
@@ -357,11 +330,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             Ok(p) => p,
             Err(e) => {
                 // No such child: take back the addition.
-                let _ = parents
-                    .update_one(
-                        crate::literal::eq("_id", to.clone()),
-                        crate::literal::pull_all(&inverse.path, vec![child.clone()]),
-                    )
+                let _ = self
+                    .sides(inverse)
+                    .pull(vec![child.clone()], to, None)
                     .await;
                 return Err(e);
             }
@@ -369,101 +340,20 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         self.checkpoint(2)?;
         let changed = previous.as_ref() != Some(to);
         if let (Some(prev), true) = (&previous, changed) {
-            parents
-                .update_one(
-                    crate::literal::eq("_id", prev.clone()),
-                    crate::literal::pull_all(&inverse.path, vec![child.clone()]),
-                )
-                .await
-                .map_err(|e| {
-                    Error::from_write(P::COLLECTION, || crate::error::show_id(Some(prev)), e)
-                })?;
+            self.sides(inverse)
+                .pull(vec![child.clone()], prev, None)
+                .await?;
         }
         if changed {
-            self.settle(inverse, child, to, previous.as_ref()).await?;
+            self.sides(inverse)
+                .settle(child, to, previous.as_ref())
+                .await?;
         }
         Ok(Reassigned {
             previous: self.decode_previous(&previous)?,
             changed,
             in_transaction: false,
         })
-    }
-}
-
-impl<C: Model, P: Model> Reassign<'_, C, P> {
-    /// Without a transaction, concurrent moves of the same child interleave: a move that read
-    /// the old parent `A` may pull the child from `A` after another move has put it back
-    /// there. The child's own reference is the truth, so each move ends by making the two
-    /// parents it touched agree with it: it adds the child to `to` again (its first add came
-    /// before its reference was written, and a concurrent pull may have undone it), then reads
-    /// the child's reference and, while that read disagrees with what the move last wrote to
-    /// `to` or `previous`, writes those parents again and reads again.
-    ///
-    /// Whatever the interleaving, the last write to a parent's list is then followed by a read
-    /// of the reference that agrees with it, and any later change of the reference is made by a
-    /// move that itself writes that parent afterwards: once the moves are done, every parent
-    /// lists the child exactly when the child names it.
-    ///
-    /// Commands: one `update` (the add) and one `find`; then, only when a concurrent move
-    /// changed the reference meanwhile, one `update` per parent to correct and one `find`, again.
-    async fn settle(
-        &self,
-        inverse: &Inverse,
-        child: &Bson,
-        to: &Bson,
-        previous: Option<&Bson>,
-    ) -> Result<()> {
-        let children = self.odm.database().collection::<Document>(C::COLLECTION);
-        let parents = self.odm.database().collection::<Document>(P::COLLECTION);
-        let touched: Vec<&Bson> = std::iter::once(to).chain(previous).collect();
-        // What this move last wrote for each parent: listed in `to`, pulled from `previous`.
-        let mut listed: Vec<bool> = touched.iter().map(|p| *p == to).collect();
-        let mut correct: Vec<usize> = vec![0];
-        let start = std::time::Instant::now();
-        loop {
-            for &i in &correct {
-                let update = if listed[i] {
-                    doc! { "$addToSet": { inverse.path.as_str(): child.clone() } }
-                } else {
-                    crate::literal::pull_all(&inverse.path, vec![child.clone()])
-                };
-                parents
-                    .update_one(crate::literal::eq("_id", touched[i].clone()), update)
-                    .await
-                    .map_err(|e| {
-                        Error::from_write(
-                            P::COLLECTION,
-                            || crate::error::show_id(Some(touched[i])),
-                            e,
-                        )
-                    })?;
-            }
-            let now = children
-                .find_one(crate::literal::eq("_id", child.clone()))
-                .projection(doc! { self.link_path.as_str(): 1 })
-                .await
-                .map_err(|e| Error::from_driver(C::COLLECTION, e))?
-                .and_then(|mut d| d.remove(&self.link_path));
-            let wanted: Vec<bool> = touched.iter().map(|p| now.as_ref() == Some(*p)).collect();
-            correct = (0..touched.len())
-                .filter(|&i| wanted[i] != listed[i])
-                .collect();
-            if correct.is_empty() {
-                return Ok(());
-            }
-            if start.elapsed() >= self.odm.retry_deadline() {
-                return Err(Error::InverseUnsettled {
-                    collection: P::COLLECTION.to_owned(),
-                    path: inverse.path.clone(),
-                    child: crate::error::show_id(Some(child)),
-                    parents: correct
-                        .iter()
-                        .map(|&i| crate::error::show_id(Some(touched[i])))
-                        .collect(),
-                });
-            }
-            listed = wanted;
-        }
     }
 }
 
