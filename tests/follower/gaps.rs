@@ -549,10 +549,8 @@ async fn raw_deletes_of_tree_nodes_cascade_or_are_reported() -> odm::Result<()> 
         .collect();
     assert_eq!(v, [("regions", "regions", "parent", 1)]);
     // Named, as well as counted: the deleted region and the child left under it.
-    let named = (&report.violations[0].deleted, &report.violations[0].holders);
-    assert_eq!(
-        named,
-        (&vec![Bson::from("france")], &vec![Bson::from("brittany")])
-    );
+    let v = &report.violations[0];
+    assert_eq!(v.deleted(), [Bson::from("france")]);
+    assert_eq!(v.holders(), [Bson::from("brittany")]);
     Ok(())
 }

@@ -44,9 +44,9 @@ async fn a_broken_restrict_rule_names_the_deleted_and_the_holders() -> odm::Resu
     assert_eq!(report.violations.len(), 1, "{:?}", report.violations);
     let v = &report.violations[0];
     assert_eq!((v.referenced_by.as_str(), v.count), ("audits", 9));
-    assert_eq!(sorted(v.deleted.clone()), [1, 2, 3], "{v:?}");
+    assert_eq!(sorted(v.deleted().to_vec()), [1, 2, 3], "{v:?}");
     assert_eq!(
-        sorted(v.holders.clone()),
+        sorted(v.holders().to_vec()),
         (1..=9).collect::<Vec<_>>(),
         "{v:?}"
     );

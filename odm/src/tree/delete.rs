@@ -110,8 +110,7 @@ impl Job {
                         path: info.parent.to_owned(),
                         count,
                         chain: Vec::new(),
-                        deleted: DeleteRestricted::listed(&ids),
-                        holders: Vec::new(),
+                        named: DeleteRestricted::named(&ids, &[]),
                     }));
                 }
                 self.delete::<T>(odm, &chunks, false, session).await

@@ -318,12 +318,11 @@ pub(crate) async fn after_deleted(
                         path: info.parent.to_owned(),
                         count: 0,
                         chain: Vec::new(),
-                        deleted: Vec::new(),
-                        holders: Vec::new(),
+                        named: Default::default(),
                     });
                 r.count += count;
                 // The children left are named, a bounded list: one `find` more.
-                let room = LISTED.saturating_sub(r.holders.len());
+                let room = LISTED.saturating_sub(r.named.holders.len());
                 if room > 0 {
                     let options = FindOptions::builder()
                         .projection(doc! { "_id": 1, info.parent: 1 })
@@ -333,11 +332,11 @@ pub(crate) async fn after_deleted(
                         crate::engine::find_documents(odm, collection, children, options, None)
                             .await?;
                     for child in found {
-                        r.holders.extend(child.get("_id").cloned());
+                        r.named.holders.extend(child.get("_id").cloned());
                         let parent = child.get(info.parent).cloned();
-                        if let Some(p) = parent.filter(|p| !r.deleted.contains(p)) {
-                            if r.deleted.len() < LISTED {
-                                r.deleted.push(p);
+                        if let Some(p) = parent.filter(|p| !r.named.deleted.contains(p)) {
+                            if r.named.deleted.len() < LISTED {
+                                r.named.deleted.push(p);
                             }
                         }
                     }

@@ -139,8 +139,10 @@ impl Plan {
                 };
                 (n, listed)
             } else {
-                self.count_left(odm, holders, &by_filter, session.as_deref_mut())
-                    .await?
+                let (n, listed) = self
+                    .count_left(odm, holders, &by_filter, session.as_deref_mut())
+                    .await?;
+                (n, if first_only { Vec::new() } else { listed })
             };
             if n > 0 {
                 found.push(DeleteRestricted {
@@ -149,8 +151,7 @@ impl Plan {
                     path: path.clone(),
                     count: n,
                     chain: chain.clone(),
-                    deleted: DeleteRestricted::listed(&holders.ids),
-                    holders: if first_only { Vec::new() } else { listed },
+                    named: DeleteRestricted::named(&holders.ids, &listed),
                 });
                 if first_only {
                     break;
