@@ -296,6 +296,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "keyed",
             "error",
             "refusal",
+            "document",
         ],
     ),
     (2, &["batch", "monitor", "trace", "progress"]),
@@ -411,6 +412,129 @@ fn the_operations_name_no_feature_but_those_listed() {
         }
     }
     ratchet(&named, OPS_NAME, "operations naming a feature", "OPS_NAME");
+}
+
+/// Which feature (layer 5) uses which, `(user, used, why)`: the catalog and the engine serve
+/// every feature, and a feature uses another only as listed here, never both ways. A pair may
+/// go (then remove its line); a new one is added with its reason, and never the reverse of one
+/// listed.
+const FEATURE_USES: &[(&str, &str, &str)] = &[
+    (
+        "aggregate",
+        "populate",
+        "a `$lookup` stage follows a typed reference path",
+    ),
+    (
+        "follower",
+        "denormalize",
+        "another program's write cascaded to the copies taken from it",
+    ),
+    (
+        "follower",
+        "relations",
+        "another program's delete runs the delete rules, its write keeps two-way arrays",
+    ),
+    (
+        "follower",
+        "subset",
+        "a subset lost while the follower was away is rebuilt",
+    ),
+    (
+        "follower",
+        "tree",
+        "another program's move or delete of a node keeps the tree",
+    ),
+    (
+        "index",
+        "counters",
+        "sync_indexes creates a time series' collection",
+    ),
+    (
+        "index",
+        "reference::dbref",
+        "explain matches a polymorphic reference's shape",
+    ),
+    (
+        "index",
+        "shard",
+        "sync_indexes shards the collections after their key's index",
+    ),
+    (
+        "populate",
+        "reference::dbref",
+        "polymorphic references are populated by their DBRefs",
+    ),
+    (
+        "relations",
+        "denormalize",
+        "a delete or a reassign keeps the copies and latest-N arrays it touches; the two-way sweep",
+    ),
+    (
+        "relations",
+        "populate",
+        "reassign and verify_inverse take typed reference paths",
+    ),
+    (
+        "relations",
+        "reference::dbref",
+        "delete rules find the holders of polymorphic references",
+    ),
+    (
+        "shard",
+        "denormalize",
+        "the routing report lists the cascades and their worker's intents",
+    ),
+    (
+        "shard",
+        "relations",
+        "the routing report lists the delete rules' writes",
+    ),
+    (
+        "tree",
+        "relations",
+        "a node's delete runs the delete rules of the references into it",
+    ),
+];
+
+#[test]
+fn features_use_each_other_only_as_listed_and_never_both_ways() {
+    let (_, edges) = import_edges();
+    let features: Vec<&str> = LAYERS
+        .iter()
+        .find(|(layer, _)| *layer == 5)
+        .map(|(_, names)| names.to_vec())
+        .unwrap_or_default();
+    // The feature a module belongs to: the longest feature name it is or is under.
+    let feature_of = |module: &str| {
+        features
+            .iter()
+            .filter(|f| module == **f || module.starts_with(&format!("{f}::")))
+            .max_by_key(|f| f.len())
+            .map(|f| (*f).to_owned())
+    };
+    let mut found = BTreeSet::new();
+    for (from, tos) in &edges {
+        let Some(a) = feature_of(from) else { continue };
+        for to in tos {
+            if let Some(b) = feature_of(to) {
+                if a != b {
+                    found.insert((a.clone(), b));
+                }
+            }
+        }
+    }
+    let both: Vec<_> = found
+        .iter()
+        .filter(|(a, b)| a < b && found.contains(&(b.clone(), a.clone())))
+        .collect();
+    assert!(
+        both.is_empty(),
+        "features that use each other both ways: {both:?}"
+    );
+    let listed: Vec<(&str, &str)> = FEATURE_USES.iter().map(|(a, b, _)| (*a, *b)).collect();
+    assert!(FEATURE_USES.iter().all(|(_, _, why)| !why.is_empty()));
+    ratchet(&found, &listed, "a feature using another", "FEATURE_USES");
+    eprintln!("{} feature-to-feature uses, none both ways", found.len());
 }
 
 // Sizes.

@@ -76,6 +76,8 @@ mod latest_ids;
 mod layers;
 #[path = "migrations.rs"]
 mod migrations;
+#[path = "own_writes.rs"]
+mod own_writes;
 #[path = "paging.rs"]
 mod paging;
 #[path = "paths.rs"]

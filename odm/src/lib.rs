@@ -54,6 +54,7 @@ pub mod counters;
 mod decode;
 pub mod denormalize;
 pub mod diagram;
+mod document;
 mod engine;
 mod error;
 pub mod follower;

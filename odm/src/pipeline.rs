@@ -16,9 +16,10 @@ use std::marker::PhantomData;
 use bson::RawDocumentBuf;
 use mongodb::results::UpdateResult;
 
+use crate::catalog::ModelEntry;
 use crate::engine::{
-    write, BoxFuture, DeleteCall, Described, InsertCall, Maintainer, ModifyCall, ReplaceCall, Slot,
-    Step, Stepped, UpdateCall,
+    write, BoxFuture, DeleteCall, Described, InsertCall, Maintainer, ModifyCall, Own, ReplaceCall,
+    Slot, Step, Stepped, UpdateCall,
 };
 use crate::{Model, Odm, Result};
 
@@ -86,6 +87,7 @@ pub(crate) trait Stages {
         model: &Described<'_>,
     ) -> Stepped<'a, DeleteCall<'a>, u64>;
     fn read<T: Model>(odm: &Odm, documents: usize, model: &Described<'_>);
+    fn own(write: &mut Own<'_>, model: &ModelEntry) -> Result<()>;
 }
 
 impl Stages for End {
@@ -123,6 +125,9 @@ impl Stages for End {
         Ok(Step::Pass(call))
     }
     fn read<T: Model>(_odm: &Odm, _documents: usize, _model: &Described<'_>) {}
+    fn own(_write: &mut Own<'_>, _model: &ModelEntry) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// For each operation: `M`'s step when `M` concerns the model, then (when it passes) the
@@ -153,6 +158,10 @@ macro_rules! link {
                     M::read::<T>(odm, documents);
                 }
                 N::read::<T>(odm, documents, model);
+            }
+            fn own(write: &mut Own<'_>, model: &ModelEntry) -> Result<()> {
+                M::own(write, model)?;
+                N::own(write, model)
             }
         }
         $(
@@ -329,4 +338,11 @@ pub(crate) fn read<T: Model>(odm: &Odm, documents: usize) {
     if List::concerns(&model) {
         List::read::<T>(odm, documents, &model);
     }
+}
+
+/// Prepares one of the ODM's own writes of `model`: offered to every maintainer, first to last
+/// (each decides from the write's effect and the model's declaration what it adds or refuses).
+/// The handle's constructor gives it to the engine, which sends the write.
+pub(crate) fn own(write: &mut Own<'_>, model: &ModelEntry) -> Result<()> {
+    List::own(write, model)
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::{show, Bucket, BucketSpec};
 use crate::decode::{decode, Reading};
-use crate::engine::{find_decoded, InSession};
+use crate::engine::{find_decoded, Effect, InSession, Own};
 use crate::path::Value;
 use crate::{Error, Odm, Result};
 
@@ -153,33 +153,31 @@ impl<'a, B: Bucket> Buckets<'a, B> {
             "$inc": { &spec.count: 1 },
             "$setOnInsert": { &spec.key: key.clone(), &spec.period: period },
         };
-        if let Some(key) = B::entry().shard_key {
-            crate::shard::check_upsert(B::COLLECTION, &filter, &key, "bucket add")?;
-        }
-        let coll = self.odm.raw_collection::<B>();
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let action = coll.update_one(filter.clone(), update.clone()).upsert(true);
-            let sent = crate::engine::send!(action, session.as_deref_mut());
-            match sent {
+            // The bucket's own fields (items, count): no writer's version moves.
+            let write = Own::update(
+                B::COLLECTION,
+                filter.clone(),
+                update.clone(),
+                Effect::Derived,
+                "bucket add",
+            );
+            let write = write.of::<B>().one().upsert();
+            match self.odm.write_own(write, session.as_deref_mut()).await {
                 Ok(result) => {
                     return Ok(Added {
                         period,
                         opened: result.upserted_id.and_then(|id| id.as_object_id()),
                     })
                 }
-                Err(e) => match Error::from_driver(B::COLLECTION, e) {
-                    // Another add opened the bucket between our filter and our insert.
-                    Error::DuplicateKey { .. } if spec.max.is_none() && attempt == 1 => continue,
-                    Error::Driver(e) if is_type_error(&e) => {
-                        return Err(self
-                            .malformed(&key, period, session)
-                            .await?
-                            .unwrap_or(Error::Driver(e)))
-                    }
-                    other => return Err(other),
-                },
+                // Another add opened the bucket between our filter and our insert.
+                Err(Error::DuplicateKey { .. }) if spec.max.is_none() && attempt == 1 => continue,
+                Err(e) if e.driver_error().is_some_and(is_type_error) => {
+                    return Err(self.malformed(&key, period, session).await?.unwrap_or(e))
+                }
+                Err(e) => return Err(e),
             }
         }
     }
@@ -232,10 +230,15 @@ impl<'a, B: Bucket> Buckets<'a, B> {
             "$pull": { &spec.items: { &spec.item_id: { "$eq": id } } },
             "$inc": { &spec.count: -1 },
         };
-        let coll = self.odm.raw_collection::<B>();
-        let action = coll.update_one(filter, update);
-        let result = crate::engine::send!(action, session).map_err(Odm::driver_error::<B>)?;
-        Ok(result.modified_count > 0)
+        let write = Own::update(
+            B::COLLECTION,
+            filter,
+            update,
+            Effect::Derived,
+            "bucket remove",
+        );
+        let result = self.odm.write_own(write.of::<B>().one(), session).await?;
+        Ok(result.modified > 0)
     }
 
     /// The newest `n` items of `key`, newest first (by time, then by id), across as many

@@ -7,6 +7,7 @@
 mod copies;
 mod index;
 mod references;
+mod routing;
 mod schema;
 mod set;
 mod shard;
@@ -20,6 +21,8 @@ pub use copies::{sub_path, CopyInfo, CopyKind, ValueCheck};
 pub(crate) use index::default_index_name;
 pub use index::{IndexKey, IndexSpec};
 pub use references::{OnDelete, RefKind, ReferenceInfo};
+pub use routing::RouteVerdict;
+pub(crate) use routing::{unpinned, verdict_for, KeyCarrier};
 pub use schema::{nullable, FieldSchema, Schema};
 pub use set::Catalog;
 pub use shard::{Segment, ShardKey, ShardOrder};

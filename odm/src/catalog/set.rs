@@ -143,6 +143,23 @@ impl Catalog {
         &self.models
     }
 
+    /// The model stored in `collection` named `type_name`, or, without a name, the first of
+    /// the collection's models (by type name): a binary search of the sorted models.
+    pub(crate) fn entry_of(
+        &self,
+        collection: &str,
+        type_name: Option<&str>,
+    ) -> Option<&'static ModelEntry> {
+        let start = self.models.partition_point(|m| m.collection < collection);
+        let mut here = self.models[start..]
+            .iter()
+            .take_while(|m| m.collection == collection);
+        match type_name {
+            None => here.next().copied(),
+            Some(name) => here.find(|m| m.type_name == name).copied(),
+        }
+    }
+
     /// Every copy (`#[denormalize]` field) of the catalog's models.
     pub fn copies(&self) -> &[CopyInfo] {
         &self.copies

@@ -29,7 +29,7 @@ pub mod series;
 use std::marker::PhantomData;
 
 use bson::{doc, Bson, DateTime, Document};
-use mongodb::options::{FindOptions, UpdateOptions};
+use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -37,7 +37,7 @@ use serde::{Deserialize, Deserializer};
 pub use hours::{Hour, Hours};
 pub use quota::{Quota, Taken};
 
-use crate::engine::InSession;
+use crate::engine::{Effect, InSession, Own};
 use crate::model::Model;
 use crate::path::{Field, Value};
 use crate::{Error, Odm, Result};
@@ -321,18 +321,20 @@ impl<'a, T: Counted> Counters<'a, T> {
         update: impl Fn() -> Document,
         mut session: Option<&mut ClientSession>,
     ) -> Result<bool> {
-        if let Some(key) = T::entry().shard_key {
-            crate::shard::check_upsert(T::COLLECTION, &filter(), &key, "counter upsert")?;
-        }
-        let coll = self.odm.raw_collection::<T>();
         let mut retried = false;
         loop {
-            let action = coll
-                .update_one(filter(), update())
-                .with_options(UpdateOptions::builder().upsert(true).build());
-            let sent = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
-                Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter()), e)
-            });
+            // The counters' own fields: derived from the events, no writer's version moves.
+            let write = Own::update(
+                T::COLLECTION,
+                filter(),
+                update(),
+                Effect::Derived,
+                "counter upsert",
+            );
+            let sent = self
+                .odm
+                .write_own(write.of::<T>().one().upsert(), session.as_deref_mut())
+                .await;
             match sent {
                 Err(e) if e.is_duplicate_key() && !retried => retried = true,
                 Err(e) => return Err(e),

@@ -9,11 +9,11 @@ use mongodb::ClientSession;
 use std::collections::HashMap;
 
 use super::transitive::cascade_values;
-use super::value_at;
 use super::values::Failures;
 use super::{CopyInfo, CopyKind};
+use crate::document::value_at;
+use crate::document::IdKey;
 use crate::engine::find_documents;
-use crate::populate::IdKey;
 use crate::transaction::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
@@ -71,7 +71,7 @@ pub(crate) async fn cascade_update<T: Model>(
     };
     if transactional {
         match in_transaction::<T>(odm, &filter, &update, &copies, many).await {
-            Err(e) if mode == TransactionMode::Auto && is_too_large(&e) => {
+            Err(e) if mode == TransactionMode::Auto && crate::transaction::is_too_large(&e) => {
                 // Too many copies for one transaction: nothing was written; take the path that
                 // scales to any number of copies.
             }
@@ -118,7 +118,7 @@ pub(super) async fn converge(
             .filter_map(|d| Some((IdKey::of(d.get("_id")?), copied_values(d, copies))))
             .collect();
         // Routed: the key values of the sources, read with the values last cascaded.
-        let key = crate::shard::KeyCarrier::of(odm.catalog(), source);
+        let key = crate::catalog::KeyCarrier::of(odm.catalog(), source);
         let known: HashMap<IdKey, &Document> = cascaded
             .iter()
             .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
@@ -347,23 +347,6 @@ pub(crate) async fn replace_source<T: Model>(
     Ok(result)
 }
 
-/// A transaction too large for the server (MongoDB's `TransactionTooLarge`, or a storage
-/// engine that cannot hold it).
-pub(crate) fn is_too_large(e: &Error) -> bool {
-    let code = match e.driver_error() {
-        Some(d) => match &*d.kind {
-            mongodb::error::ErrorKind::Command(c) => Some(c.code),
-            mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => {
-                Some(w.code)
-            }
-            _ => None,
-        },
-        _ => None,
-    };
-    matches!(code, Some(334 | 388 | 290))
-        || matches!(e, Error::Unsupported(m) if m.contains("too large for one transaction"))
-}
-
 /// The update and its cascade in one transaction, retried on write conflicts.
 async fn in_transaction<T: Model>(
     odm: &Odm,
@@ -426,7 +409,7 @@ pub(super) async fn steps_with<T: Model>(
     let mut result = UpdateResult::default();
     let values = if many {
         // The ids, and the shard key to route each chunk's update to the shards holding it.
-        let key = crate::shard::KeyCarrier::new(T::entry().shard_key);
+        let key = crate::catalog::KeyCarrier::new(T::entry().shard_key);
         let mut projection = doc! { "_id": 1 };
         key.project(&mut projection);
         let only_ids = FindOptions::builder().projection(projection).build();
@@ -477,14 +460,15 @@ pub(super) async fn steps_with<T: Model>(
     } else {
         // The shard key returned too: the re-read that settles the copies names it.
         let mut fields = projection(copies);
-        crate::shard::KeyCarrier::new(T::entry().shard_key).project(&mut fields);
+        crate::catalog::KeyCarrier::new(T::entry().shard_key).project(&mut fields);
         let options = FindOneAndUpdateOptions::builder()
             .projection(fields)
             .return_document(ReturnDocument::After)
             .build();
         // A sharded source's key, read first when the filter lacks it: a cluster before
         // MongoDB 7.1 refuses a `findAndModify` without it.
-        let routed = crate::shard::routed::<T>(odm, filter.clone(), session.as_deref_mut()).await?;
+        let routed =
+            crate::engine::routed::<T>(odm, filter.clone(), session.as_deref_mut()).await?;
         let action = coll
             .find_one_and_update(routed, update.clone())
             .with_options(options);
@@ -544,7 +528,7 @@ async fn read_values_routed(
 ) -> Result<Vec<Document>> {
     let mut out = Vec::new();
     let mut fields = projection(copies);
-    crate::shard::KeyCarrier::of(odm.catalog(), source).project(&mut fields);
+    crate::catalog::KeyCarrier::of(odm.catalog(), source).project(&mut fields);
     for chunk in crate::batch::chunks_of(ids) {
         let options = FindOptions::builder()
             .projection(fields.clone())

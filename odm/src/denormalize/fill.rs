@@ -6,8 +6,9 @@ use bson::{Bson, Document};
 use mongodb::ClientSession;
 
 use super::settle::Taken;
-use super::{get_path, CopyInfo, CopyKind};
-use crate::populate::IdKey;
+use super::{CopyInfo, CopyKind};
+use crate::document::get_path;
+use crate::document::IdKey;
 use crate::{Error, Odm, Result};
 
 /// The source ids a copy needs, for one document.
@@ -137,7 +138,7 @@ pub(crate) async fn fill_copies(
         crate::trace::step!("fill", dependent, wanted.fetch(odm, session)).await?;
     // Known by id, the documents written are the only ones their settling corrects.
     if docs.iter().all(|d| d.contains_key("_id")) {
-        taken.wrote(docs, &crate::shard::KeyCarrier::new(key));
+        taken.wrote(docs, &crate::catalog::KeyCarrier::new(key));
     }
     for doc in docs.iter_mut() {
         for copy in &copies {

@@ -17,9 +17,9 @@ use futures_util::TryStreamExt;
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
-use super::get_path;
 use super::{CopyInfo, CopyKind};
-use crate::populate::IdKey;
+use crate::document::{get_path, IdKey};
+use crate::engine::{Effect, Own};
 use crate::{Error, Odm, Result};
 
 /// The direction of one sort key: 1 or -1.
@@ -196,7 +196,7 @@ pub(crate) async fn checked(
 /// names in the summary), checked against the copy's type.
 fn check_summary(copy: &CopyInfo, summary: &Document) -> Result<()> {
     for (from, to) in &copy.fields {
-        copy.check_value(summary, from, &super::value_at(summary, to))?;
+        copy.check_value(summary, from, &crate::document::value_at(summary, to))?;
     }
     Ok(())
 }
@@ -307,7 +307,6 @@ async fn refresh_in(
     mut session: Option<&mut ClientSession>,
 ) -> Result<Vec<Error>> {
     let (arrays, refused) = checked(odm, copy, parents, session.as_deref_mut()).await?;
-    let coll = odm.database().collection::<Document>(copy.dependent);
     for (parent, docs) in arrays {
         let filter = crate::literal::eq("_id", parent.clone());
         let set = doc! { copy.path.as_str(): docs };
@@ -318,10 +317,15 @@ async fn refresh_in(
             super::claim::set_claiming(odm, copy.dependent, filter, set, s).await?;
             continue;
         }
-        let action = coll.update_one(filter, doc! { "$set": set });
-        crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
-            Error::from_write(copy.dependent, || crate::error::show_id(Some(&parent)), e)
-        })?;
+        let write = Own::update(
+            copy.dependent,
+            filter,
+            doc! { "$set": set },
+            Effect::Derived,
+            "latest-N refresh",
+        );
+        let write = write.one().showing(crate::error::show_id(Some(&parent)));
+        odm.write_own(write, session.as_deref_mut()).await?;
     }
     Ok(refused)
 }
@@ -415,7 +419,6 @@ pub(crate) async fn push_latest(
                 None => by_parent.push((key, parent.clone(), vec![Bson::Document(summary)])),
             }
         }
-        let coll = odm.database().collection::<Document>(copy.dependent);
         let mut again = Vec::new();
         for (_, parent, summaries) in by_parent {
             let ids: Vec<Bson> = summaries
@@ -430,11 +433,15 @@ pub(crate) async fn push_latest(
             } } };
             let mut filter = crate::literal::eq("_id", parent.clone());
             filter.extend(crate::literal::not_in(&format!("{}._id", copy.path), ids));
-            let action = coll.update_one(filter.clone(), update);
-            let result = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
-                Error::from_write(copy.dependent, || crate::error::show_filter(&filter), e)
-            })?;
-            if result.matched_count == 0 {
+            let write = Own::update(
+                copy.dependent,
+                filter,
+                update,
+                Effect::Derived,
+                "latest-N push",
+            );
+            let result = odm.write_own(write.one(), session.as_deref_mut()).await?;
+            if result.matched == 0 {
                 again.push(parent);
             }
         }

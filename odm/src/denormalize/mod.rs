@@ -28,6 +28,7 @@ mod claim;
 mod fill;
 mod follow;
 mod graph;
+pub(crate) mod inverse;
 mod latest;
 mod maintain;
 mod plan;
@@ -40,9 +41,10 @@ mod verify;
 pub use audit::{audit, reset_audit, AuditReport, AuditRow};
 pub(crate) use audit::{record_reads, record_write};
 pub use background::{CascadeStatus, CascadeWorker, WorkerReport, INTENTS};
+pub(crate) use inverse::{InverseReport, Sweep};
 pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
-pub(crate) use cascade::{cascade_source_write, cascade_update, is_too_large, replace_source};
+pub(crate) use cascade::{cascade_source_write, cascade_update, replace_source};
 pub(crate) use fill::fill_copies;
 pub(crate) use follow::{cascade_sources, refresh_latest_of, touched_paths, Unapplied};
 pub use graph::{check_copies, check_copies_in};
@@ -96,7 +98,7 @@ impl CopyInfo {
         self.fields
             .iter()
             .map(|(from, to)| {
-                let v = value_at(source, from);
+                let v = crate::document::value_at(source, from);
                 self.check_value(source, from, &v)?;
                 Ok((to.clone(), v))
             })
@@ -142,28 +144,6 @@ impl CopyInfo {
             None => filter,
         }
     }
-}
-
-/// The value at a dotted path of a document (`Null` when missing).
-pub(crate) fn value_at(doc: &Document, path: &str) -> bson::Bson {
-    let mut parts = path.split('.');
-    let mut current = parts.next().and_then(|p| doc.get(p));
-    for part in parts {
-        current = current
-            .and_then(|c| c.as_document())
-            .and_then(|d| d.get(part));
-    }
-    current.cloned().unwrap_or(bson::Bson::Null)
-}
-
-/// The value at a dotted path of a document, `None` when missing (see [`value_at`]).
-pub(crate) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
-    let mut parts = path.split('.');
-    let mut current = doc.get(parts.next()?)?;
-    for part in parts {
-        current = current.as_document()?.get(part)?;
-    }
-    Some(current)
 }
 
 /// The copies taken from `source` (not the latest-N summaries) that `update` (as sent, with

@@ -34,7 +34,7 @@ pub struct CascadeStep {
     pub copy_of: String,
     /// Where the update goes on a sharded cluster: routed when its filter names the
     /// dependent's shard key, scattered to every shard otherwise (see [`crate::shard`]).
-    pub routing: crate::shard::RouteVerdict,
+    pub routing: crate::catalog::RouteVerdict,
     /// Who sends the update: the update of the source, or later the cascade worker (a copy
     /// declared `cascade = "background"`, and the copies of that copy below it).
     pub sent_by: SentBy,
@@ -244,7 +244,7 @@ fn background_step(
         commands: 1,
         level: 1,
         copy_of: format!("{}.{}", copy.source, from),
-        routing: crate::shard::verdict_in(catalog, copy.dependent, &named),
+        routing: catalog.verdict(copy.dependent, &named),
         sent_by: SentBy::Worker,
         walk: Some(CascadeWalk {
             filter: show(&sent.walk),
@@ -336,7 +336,7 @@ fn step(
         commands: 1,
         level: 1,
         copy_of: format!("{}.{}", copy.source, from),
-        routing: crate::shard::verdict_in(catalog, copy.dependent, &[by.as_str()]),
+        routing: catalog.verdict(copy.dependent, &[by.as_str()]),
         sent_by: SentBy::Request,
         walk: None,
     })
@@ -384,7 +384,7 @@ fn deeper(
                         commands: 1,
                         level: 1,
                         copy_of: String::new(),
-                        routing: crate::shard::verdict_in(catalog, next.dependent, &["_id"]),
+                        routing: catalog.verdict(next.dependent, &["_id"]),
                         sent_by: SentBy::Request,
                         walk: None,
                     }
@@ -582,7 +582,7 @@ fn write_steps(f: &mut fmt::Formatter<'_>, steps: &[&CascadeStep]) -> fmt::Resul
         writeln!(f, "    {indent}  update  {}", step.update)?;
         writeln!(f, "    {indent}  index   {}", step.index)?;
         // Only for a sharded dependent: an unsharded one has one place to go.
-        if step.routing != crate::shard::RouteVerdict::Unsharded {
+        if step.routing != crate::catalog::RouteVerdict::Unsharded {
             writeln!(
                 f,
                 "    {indent}  routing {}",

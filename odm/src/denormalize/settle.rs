@@ -22,7 +22,7 @@ use bson::{Bson, Document};
 use super::cascade::{converge, copied_values, forget, read_values};
 use super::transitive::cascade_values_within;
 use super::CopyInfo;
-use crate::populate::IdKey;
+use crate::document::IdKey;
 use crate::{Error, Odm, Result};
 
 /// The source documents a write copied from, kept to check them once the write has landed.
@@ -44,7 +44,7 @@ impl Taken {
 
     /// Notes the documents the write wrote (which all hold an `_id`): only they are corrected,
     /// found by `_id` and, for a sharded collection, by the values of `key` they hold.
-    pub(super) fn wrote(&mut self, docs: &[Document], key: &crate::shard::KeyCarrier) {
+    pub(super) fn wrote(&mut self, docs: &[Document], key: &crate::catalog::KeyCarrier) {
         let ids: Vec<Bson> = docs.iter().filter_map(|d| d.get("_id").cloned()).collect();
         let mut rest = docs;
         self.scope = crate::batch::chunks_within(

@@ -24,12 +24,12 @@ use bson::{doc, Bson, Document};
 use mongodb::options::{FindOptions, UpdateOptions};
 use mongodb::ClientSession;
 
-use super::get_path;
 use super::graph::{check_copies_in, next_level, overlaps, written_paths};
 use super::values::{within, write_copy, Failures};
 use super::{CopyInfo, CopyKind};
+use crate::document::get_path;
+use crate::document::IdKey;
 use crate::engine::find_documents;
-use crate::populate::IdKey;
 use crate::{Odm, Result};
 
 /// Adds `path` to a projection, unless it or a path above it is there (MongoDB refuses a

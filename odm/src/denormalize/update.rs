@@ -253,7 +253,7 @@ fn write_values(
         let found = sources.get(copy.source);
         let lookup = |id: &Bson| {
             found
-                .and_then(|s| s.get(&crate::populate::IdKey::of(id)))
+                .and_then(|s| s.get(&crate::document::IdKey::of(id)))
                 .filter(|source| copy.is_source(source))
         };
         match &copy.kind {

@@ -9,6 +9,7 @@ use mongodb::options::UpdateOptions;
 use mongodb::ClientSession;
 
 use super::{CopyInfo, CopyKind};
+use crate::engine::{Effect, Own};
 use crate::{Error, Odm, Result};
 
 /// The updates of one copy for new source values: one `update_many` per distinct new value
@@ -161,9 +162,10 @@ pub(super) async fn waiting_at_most<F: Future>(ms: i64, work: F) -> F::Output {
     WAIT_AT_MOST.scope(ms, work).await
 }
 
-/// `update_many(filter, update)` on `collection` with `options` (only its array filters when
-/// bounded), in `session` when given; outside one, while [`waiting_at_most`] is in force, as
-/// one raw `update` command with its `maxTimeMS`. One command either way.
+/// `update_many(filter, update)` on `collection` with `options` (only its array filters), as
+/// one of the ODM's own writes, in `session` when given; outside one, while
+/// [`waiting_at_most`] is in force, bounded to that wait (see [`Own::waiting_at_most`]). One
+/// command either way. Copies are derived data: no holder's version moves.
 pub(super) async fn update_copies(
     odm: &Odm,
     collection: &str,
@@ -172,71 +174,14 @@ pub(super) async fn update_copies(
     options: UpdateOptions,
     session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    let shown = |filter: &Document| crate::error::show_filter(filter);
-    let bound = WAIT_AT_MOST.try_with(|ms| *ms).ok();
-    let ms = match (bound, session) {
-        (Some(ms), None) => ms,
-        (_, session) => {
-            let coll = odm.database().collection::<Document>(collection);
-            let action = coll
-                .update_many(filter.clone(), update)
-                .with_options(options);
-            return crate::engine::send!(action, session)
-                .map(|_| ())
-                .map_err(|e| Error::from_write(collection, || shown(&filter), e));
-        }
-    };
-    let statement = |q: Document, multi: bool| {
-        let mut statement = doc! { "q": q, "u": update.clone(), "multi": multi };
-        if let Some(array_filters) = &options.array_filters {
-            statement.insert("arrayFilters", array_filters.clone());
-        }
-        statement
-    };
-    // One statement per document when the filter names them by `_id`: some servers (the
-    // project's) keep a multi-document update waiting past its `maxTimeMS`.
-    let statements: Vec<Document> = match by_id(&filter) {
-        Some(ids) => ids
-            .iter()
-            .map(|id| {
-                let mut q = filter.clone();
-                q.insert("_id", id.clone());
-                statement(q, false)
-            })
-            .collect(),
-        None => vec![statement(filter.clone(), true)],
-    };
-    let command = doc! { "update": collection, "updates": statements, "maxTimeMS": ms };
-    let reply = odm
-        .database()
-        .run_command(command)
-        .await
-        .map_err(|e| Error::from_write(collection, || shown(&filter), e))?;
-    // A statement's error (the command itself succeeded), as the driver would report it.
-    let first = reply
-        .get_array("writeErrors")
-        .ok()
-        .and_then(|errors| errors.first())
-        .and_then(Bson::as_document);
-    if let Some(first) = first {
-        use mongodb::error::{ErrorKind, WriteError, WriteFailure};
-        let failure: WriteError = bson::deserialize_from_document(first.clone()).map_err(|e| {
-            Error::Unsupported(format!("an unreadable write error from the server: {e}"))
-        })?;
-        let e = mongodb::error::Error::from(ErrorKind::Write(WriteFailure::WriteError(failure)));
-        return Err(Error::from_write(collection, || shown(&filter), e));
+    let mut write = Own::update(collection, filter, update, Effect::Derived, "cascade");
+    if let Some(array_filters) = options.array_filters {
+        write = write.array_filters(array_filters);
     }
-    Ok(())
-}
-
-/// Past this many documents named by `_id`, a bounded update is one multi-document statement
-/// (see [`update_copies`]), so that the command stays far below the server's size limit.
-const MAX_STATEMENTS: usize = 1000;
-
-/// The ids of `filter`'s `_id: {$in: [..]}` (at most [`MAX_STATEMENTS`] of them).
-fn by_id(filter: &Document) -> Option<&Vec<Bson>> {
-    let ids = filter.get_document("_id").ok()?.get_array("$in").ok()?;
-    (ids.len() <= MAX_STATEMENTS).then_some(ids)
+    if let (Ok(ms), None) = (WAIT_AT_MOST.try_with(|ms| *ms), &session) {
+        write = write.waiting_at_most(ms);
+    }
+    odm.write_own(write, session).await.map(|_| ())
 }
 
 /// Errors met while updating copies, past which the other copies are still updated.

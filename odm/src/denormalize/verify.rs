@@ -7,10 +7,10 @@ use std::fmt;
 use bson::{doc, Bson, Document};
 use mongodb::options::{FindOptions, UpdateOptions};
 
-use super::value_at;
 use super::{CopyInfo, CopyKind};
+use crate::document::value_at;
+use crate::document::IdKey;
 use crate::engine::find_documents;
-use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
 /// One copy that differs from its source.
@@ -76,7 +76,7 @@ pub struct CopyReport {
     pub bad_documents: Vec<BadDocument>,
     /// The two-way references swept, as `children.link <-> parents.inverse`, with their
     /// reports.
-    pub two_way: Vec<(String, crate::relations::InverseReport)>,
+    pub two_way: Vec<(String, super::InverseReport)>,
 }
 
 impl CopyReport {
@@ -188,7 +188,7 @@ impl<'a> VerifyCopies<'a> {
             if self.only.is_some_and(|o| o != child && o != parent) {
                 continue;
             }
-            let r = crate::relations::Sweep {
+            let r = super::Sweep {
                 odm: self.odm,
                 child,
                 link: link.clone(),
@@ -500,7 +500,7 @@ fn two_way_pairs(
             let Some(inverse) = r.inverse.clone() else {
                 continue;
             };
-            let pair = if r.kind == crate::relations::RefKind::Many {
+            let pair = if r.kind == crate::catalog::RefKind::Many {
                 (r.to, inverse, r.from, r.path.clone())
             } else {
                 (r.from, r.path.clone(), r.to, inverse)
@@ -515,7 +515,7 @@ fn two_way_pairs(
 
 impl<'a> std::future::IntoFuture for VerifyCopies<'a> {
     type Output = Result<CopyReport>;
-    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    type IntoFuture = crate::engine::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("verify_copies", "*");
         crate::trace::boxed(span, self.run(), |r: &CopyReport| Some(r.documents_checked))

@@ -15,7 +15,7 @@ use mongodb::options::FindOneAndUpdateOptions;
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
-use super::{BoxFuture, Odm};
+use super::{BoxFuture, Odm, Own};
 #[cfg(doc)]
 use crate::catalog::Catalog;
 use crate::catalog::ModelEntry;
@@ -167,6 +167,13 @@ pub(crate) trait Maintainer {
         _next: NextModify,
     ) -> Stepped<'a, ModifyCall<'a>, Option<RawDocumentBuf>> {
         Ok(Step::Pass(call))
+    }
+
+    /// Prepares one of the ODM's own writes of `model` (a cascade's update, a delete rule's
+    /// pull, a bucket's upsert: see [`Own`]) before it is sent, from what the write says it is
+    /// for: stamps what the model keeps, refuses what cannot be sent. Default: nothing.
+    fn own(_write: &mut Own<'_>, _model: &ModelEntry) -> Result<()> {
+        Ok(())
     }
 
     /// Learns that `documents` of `T`'s documents were read through the ODM (a find, a

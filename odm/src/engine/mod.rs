@@ -8,7 +8,9 @@ pub(crate) use collections::Slot;
 mod in_session;
 mod loads;
 mod maintainer;
+mod own;
 mod read;
+mod routed;
 mod sending;
 mod state;
 pub(crate) mod write;
@@ -20,7 +22,9 @@ pub(crate) use maintainer::{
     DeleteCall, Described, InsertCall, Maintainer, ModifyCall, NextDelete, NextInsert, NextModify,
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
 };
+pub(crate) use own::{Command, Effect, Own};
 pub(crate) use read::{decoded, find_decoded, find_documents, model_filter};
+pub(crate) use routed::{by_id_routed, routed};
 pub(crate) use sending::{write_future, Deleted, DriverFuture, Known, Same, Sending};
 #[cfg(feature = "testing")]
 pub(crate) use state::watch_mongos;

@@ -65,6 +65,8 @@ pub struct Odm {
     progress: Option<crate::progress::Observer>,
     /// The driver's collections of the catalog's models, made once (see `collections.rs`).
     collections: Arc<std::sync::OnceLock<super::collections::Collections>>,
+    /// How the maintainers prepare the ODM's own writes (see [`super::Own`]).
+    own: super::own::OwnStages,
 }
 
 /// Installs, when `options` has none, an SDAM handler that records the type of the first server
@@ -93,20 +95,9 @@ pub(crate) fn watch_mongos(options: &mut ClientOptions) -> Arc<std::sync::OnceLo
 }
 
 impl Odm {
-    /// Wraps a driver database. The [retry deadline](Odm::retry_deadline) is 30 s (the
-    /// driver's default server selection timeout; the database does not tell its client's);
-    /// set it with [`Odm::with_retry_deadline`].
-    ///
-    /// ```no_run
-    /// # async fn run() -> odm::Result<()> {
-    /// // A client built by the application, with its own options.
-    /// let client = odm::mongodb::Client::with_uri_str("mongodb://localhost:27017").await?;
-    /// let odm = odm::Odm::new(client.database("library"));
-    /// # let _ = odm;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn new(db: Database) -> Self {
+    /// A handle on `db` whose own writes the maintainers prepare with `own` (the handle's
+    /// constructors give the list of maintainers; see [`Odm::new`]).
+    pub(crate) fn assemble(db: Database, own: super::own::OwnStages) -> Self {
         Odm {
             database_name: crate::decode::DbName::of(db.name()),
             db,
@@ -121,7 +112,13 @@ impl Odm {
             catalog: crate::catalog::Catalog::linked(),
             progress: None,
             collections: Arc::default(),
+            own,
         }
+    }
+
+    /// How the maintainers prepare this handle's own writes.
+    pub(crate) fn own_stages(&self) -> super::own::OwnStages {
+        self.own
     }
 
     /// The models this handle works with: by default every model linked into the program (see

@@ -10,7 +10,7 @@ use tracing::Instrument;
 use super::watch::Watched;
 use super::FollowerReport;
 use crate::catalog::CopyInfo;
-use crate::populate::IdKey;
+use crate::document::IdKey;
 use crate::{Odm, Result};
 
 /// Ids without repeats, in the order first seen.

@@ -93,7 +93,7 @@ async fn missing_targets(odm: &Odm, collection: &str) -> Result<Vec<Bson>> {
             .await
             .map_err(|e| Error::from_driver(r.from, e))?;
         for v in values {
-            if seen.insert(crate::populate::IdKey::of(&v)) {
+            if seen.insert(crate::document::IdKey::of(&v)) {
                 referenced.push(v);
             }
         }
@@ -113,12 +113,12 @@ async fn missing_targets(odm: &Odm, collection: &str) -> Result<Vec<Bson>> {
         .await?;
         for d in docs {
             if let Some(id) = d.get("_id") {
-                found.insert(crate::populate::IdKey::of(id));
+                found.insert(crate::document::IdKey::of(id));
             }
         }
     }
     Ok(referenced
         .into_iter()
-        .filter(|id| !found.contains(&crate::populate::IdKey::of(id)))
+        .filter(|id| !found.contains(&crate::document::IdKey::of(id)))
         .collect())
 }

@@ -15,7 +15,7 @@ use bson::{doc, Bson};
 use mongodb::options::FindOptions;
 
 use super::{BadDocument, FollowerReport};
-use crate::populate::IdKey;
+use crate::document::IdKey;
 use crate::{Odm, Result};
 
 /// One side of a subset pair written alone, as noted from the events.

@@ -1,6 +1,7 @@
 //! The operations of the [`Odm`] handle: each returns the builder of its operation (its
 //! state, constructors and settings are the engine's).
 
+mod new;
 mod tree;
 
 use crate::engine::Odm;

@@ -33,8 +33,8 @@ use bson::{doc, Bson};
 use mongodb::options::FindOptions;
 
 use crate::decode::{decode, Reading};
+use crate::engine::BoxFuture;
 use crate::ops::{Find, FindParts, Open};
-use crate::populate::BoxFuture;
 use crate::{Model, Odm, Result};
 
 pub use token::PageToken;

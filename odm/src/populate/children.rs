@@ -8,9 +8,9 @@ use bson::{doc, Bson, Document, RawDocumentBuf};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
-use super::key::IdKey;
 use super::{RefPath, RefSlots};
 use crate::decode::decode;
+use crate::document::IdKey;
 use crate::model::Model;
 use crate::query::{Filter, Sort};
 use crate::{Error, Odm, Result};

@@ -8,11 +8,11 @@ use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
-use super::key::IdKey;
 pub(crate) use super::step::BoxFuture;
 pub use super::step::Step;
 use super::step::{with_id, ById, Fetched};
 use super::{Dangling, Populate, RefSlots};
+use crate::document::IdKey;
 use crate::model::Model;
 use crate::{Error, Odm, Result};
 

@@ -26,10 +26,10 @@ use bson::{doc, Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
-use super::key::IdKey;
 use super::step::{with_id, ById, Fetched, Step};
 use super::Populate;
 use crate::decode::{decode, Reading};
+use crate::document::IdKey;
 use crate::model::Model;
 use crate::{Error, Odm, Result};
 

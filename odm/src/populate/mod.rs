@@ -13,7 +13,6 @@
 
 mod children;
 mod engine;
-mod key;
 mod lookup;
 mod poly;
 mod query;
@@ -23,7 +22,6 @@ pub use crate::reference::{RefContainer, RefSlots};
 pub use children::{Children, ChildrenOf};
 pub use engine::Step;
 pub(crate) use engine::{populate_all, BoxFuture};
-pub(crate) use key::IdKey;
 use lookup::LookupError;
 pub use lookup::{choose, Plan, Shape, LOOKUP_MAX_PARENTS};
 pub use poly::{PolyContainer, PolyPart, PolyPath, PolyPopulate, PolySlots, PolyTargets};
@@ -79,7 +77,7 @@ pub struct Inverse {
 impl Inverse {
     /// Used by the generated accessors: the inverse field's path and bound.
     #[doc(hidden)]
-    pub(crate) fn from_info(info: &crate::relations::ReferenceInfo) -> Self {
+    pub(crate) fn from_info(info: &crate::catalog::ReferenceInfo) -> Self {
         Inverse {
             path: info.path.clone(),
             max: info.max,

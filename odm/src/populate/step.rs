@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bson::{Bson, Document};
 use mongodb::ClientSession;
 
-use super::key::IdKey;
+use crate::document::IdKey;
 use crate::{Odm, Result};
 
 pub(crate) use crate::engine::BoxFuture;

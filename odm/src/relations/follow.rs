@@ -11,7 +11,7 @@ use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 
 use crate::catalog::{Catalog, RefKind};
-use crate::populate::IdKey;
+use crate::document::IdKey;
 use crate::{Error, Odm, Result};
 
 /// One two-way reference: the children's reference and the parents' array listing them.
@@ -183,8 +183,7 @@ async fn parents_of(odm: &Odm, pair: &TwoWay, ids: Vec<Bson>) -> Result<HashMap<
     let found = crate::engine::find_documents(odm, pair.child, filter, options, None).await?;
     let mut parent_of = HashMap::new();
     for d in &found {
-        let (Some(id), Some(p)) = (d.get("_id"), crate::denormalize::get_path(d, &pair.link))
-        else {
+        let (Some(id), Some(p)) = (d.get("_id"), crate::document::get_path(d, &pair.link)) else {
             continue;
         };
         if !matches!(p, Bson::Null | Bson::Array(_)) {
@@ -267,7 +266,7 @@ async fn unlisted(
         .iter()
         .filter_map(|d| {
             let id = d.get("_id")?;
-            let list = match crate::denormalize::get_path(d, &pair.array) {
+            let list = match crate::document::get_path(d, &pair.array) {
                 Some(Bson::Array(a)) => a.iter().map(IdKey::of).collect(),
                 _ => Vec::new(),
             };

@@ -14,6 +14,7 @@ mod two_way_maintain;
 mod two_way_replace;
 mod verify;
 
+pub use crate::denormalize::inverse::{InverseIssue, InverseReport};
 pub use delete::DeleteRestricted;
 pub(crate) use delete::{
     after_deleted, delete_with_rules, deleted_by_reference, has_rules, DeleteRules,
@@ -21,7 +22,6 @@ pub(crate) use delete::{
 pub(crate) use follow::{settle, two_way_of, TwoWay};
 pub use reassign::{Reassign, Reassigned};
 pub(crate) use two_way_maintain::TwoWayChildren;
-pub(crate) use verify::Sweep;
-pub use verify::{InverseIssue, InverseReport, VerifyInverse};
+pub use verify::VerifyInverse;
 
 pub use crate::catalog::{OnDelete, RefKind, ReferenceInfo};

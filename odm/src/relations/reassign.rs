@@ -3,10 +3,11 @@
 use std::fmt;
 
 use bson::{doc, Bson, Document};
-use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
+use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument, UpdateModifications};
 use mongodb::ClientSession;
 
 use super::sides::{Refusal, Sides};
+use crate::engine::{Command, Effect, Own};
 use crate::model::Model;
 use crate::path::Value;
 use crate::populate::{Inverse, RefPath};
@@ -140,9 +141,9 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         // Copies the child takes through the reference follow it, and latest-N arrays of the
         // parents it leaves and joins are recomputed.
         let mut session = self.session.take();
-        let mut update = doc! { "$set": { self.link_path.as_str(): to.clone() } };
-        // Moving the child is a write of it: its version and `updated_at`, like any update.
-        crate::versioning::stamp_update::<C>(&mut update, false)?;
+        // Moving the child is a write of a field its writers own: its version and `updated_at`
+        // move, as on any update.
+        let mut update = self.child_update(&child, &to)?;
         let taken = crate::denormalize::fill_update(
             self.odm,
             C::COLLECTION,
@@ -170,6 +171,22 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             taken.settle(self.odm).await?;
         }
         Ok(out)
+    }
+
+    /// The update of the child's reference, as the maintainers of the child's model prepare it
+    /// (sent by `findAndModify`, which returns the parent it leaves).
+    fn child_update(&self, child: &Bson, to: &Bson) -> Result<Document> {
+        let update = doc! { "$set": { self.link_path.as_str(): to.clone() } };
+        let filter = crate::literal::eq("_id", child.clone());
+        let mut write = Own::update(C::COLLECTION, filter, update, Effect::Owned, "reassign");
+        write = write.of::<C>().one();
+        self.odm.prepare_own(&mut write)?;
+        match write.command {
+            Command::Update(UpdateModifications::Document(update)) => Ok(update),
+            _ => Err(Error::Unsupported(
+                "a reassign's update became a pipeline; nothing was written".to_owned(),
+            )),
+        }
     }
 
     async fn reassign(
@@ -275,7 +292,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
         // A sharded child's key, read first: a cluster before MongoDB 7.1 refuses a
         // `findAndModify` without it.
-        let by_id = crate::shard::by_id_routed::<C>(self.odm, child, Some(&mut *session)).await?;
+        let by_id = crate::engine::by_id_routed::<C>(self.odm, child, Some(&mut *session)).await?;
         let old = children
             .find_one_and_update(by_id, update.clone())
             .with_options(self.link_before())
@@ -318,7 +335,7 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         let children = self.odm.database().collection::<Document>(C::COLLECTION);
         self.add_to_new_parent(inverse, child, to, None).await?;
         self.checkpoint(1)?;
-        let by_id = crate::shard::by_id_routed::<C>(self.odm, child, None).await?;
+        let by_id = crate::engine::by_id_routed::<C>(self.odm, child, None).await?;
         let old = children
             .find_one_and_update(by_id, update.clone())
             .with_options(self.link_before())
@@ -383,7 +400,7 @@ pub(crate) fn resolve_inverse<C: Model, P: Model>(
 
 impl<'a, C: Model, P: Model> std::future::IntoFuture for Reassign<'a, C, P> {
     type Output = Result<Reassigned<P>>;
-    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    type IntoFuture = crate::engine::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("reassign", C::COLLECTION);
         crate::trace::boxed(span, self.run(), |_| Some(1))

@@ -8,6 +8,7 @@ use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::TwoWay;
+use crate::engine::{Effect, Own};
 use crate::{Error, Odm, Result};
 
 /// One two-way reference, the two sides named.
@@ -60,16 +61,21 @@ impl Sides<'_> {
             _ => Bson::Document(doc! { "$each": children.to_vec() }),
         };
         let update = doc! { "$addToSet": { self.array: each } };
-        let parents = self.parents();
         let mut filter = self.room_for(children, to);
         let start = std::time::Instant::now();
         loop {
             if let Some(filter) = filter {
-                let action = parents.update_one(filter, update.clone());
-                let added = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
-                    Error::from_write(self.parent, || crate::error::show_id(Some(to)), e)
-                })?;
-                if added.matched_count > 0 {
+                // The parents' array of children: derived from the children's references.
+                let write = Own::update(
+                    self.parent,
+                    filter,
+                    update.clone(),
+                    Effect::Derived,
+                    "two-way add",
+                );
+                let write = write.one().showing(crate::error::show_id(Some(to)));
+                let added = self.odm.write_own(write, session.as_deref_mut()).await?;
+                if added.matched > 0 {
                     return Ok(());
                 }
             }
@@ -150,7 +156,7 @@ impl Sides<'_> {
         Ok(found
             .into_iter()
             .next()
-            .map(|d| match crate::denormalize::get_path(&d, self.array) {
+            .map(|d| match crate::document::get_path(&d, self.array) {
                 Some(Bson::Array(listed)) => listed.clone(),
                 _ => Vec::new(),
             }))
@@ -173,13 +179,15 @@ impl Sides<'_> {
         from: &Bson,
         session: Option<&mut ClientSession>,
     ) -> Result<()> {
-        let parents = self.parents();
-        let action = parents.update_one(
+        let write = Own::update(
+            self.parent,
             crate::literal::eq("_id", from.clone()),
             crate::literal::pull_all(self.array, children),
+            Effect::Derived,
+            "two-way pull",
         );
-        crate::engine::send!(action, session)
-            .map_err(|e| Error::from_write(self.parent, || crate::error::show_id(Some(from)), e))?;
+        let write = write.one().showing(crate::error::show_id(Some(from)));
+        self.odm.write_own(write, session).await?;
         Ok(())
     }
 
@@ -234,7 +242,7 @@ impl Sides<'_> {
                 .projection(doc! { self.link: 1 })
                 .await
                 .map_err(|e| Error::from_driver(self.child, e))?
-                .and_then(|d| crate::denormalize::get_path(&d, self.link).cloned());
+                .and_then(|d| crate::document::get_path(&d, self.link).cloned());
             let wanted: Vec<bool> = touched.iter().map(|p| now.as_ref() == Some(*p)).collect();
             correct = (0..touched.len())
                 .filter(|&i| wanted[i] != listed[i])

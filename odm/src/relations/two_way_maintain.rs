@@ -9,11 +9,11 @@ use mongodb::ClientSession;
 
 use super::sides::{raw_path, sides, Refusal};
 use super::{two_way_of, TwoWay};
+use crate::document::IdKey;
 use crate::engine::{
     InsertCall, Maintainer, ModifyCall, NextInsert, NextReplace, NextUpdate, ReplaceCall, Step,
     Stepped, UpdateCall,
 };
-use crate::populate::IdKey;
 use crate::{Error, Model, Odm, Result};
 
 /// The children of two-way references (`Task.owner: #[parent(inverse = "tasks")]` with

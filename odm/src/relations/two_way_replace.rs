@@ -8,8 +8,8 @@ use mongodb::ClientSession;
 
 use super::sides::{raw_path, sides, Refusal};
 use super::TwoWay;
+use crate::document::IdKey;
 use crate::engine::{NextReplace, ReplaceCall};
-use crate::populate::IdKey;
 use crate::{Model, Odm, Result};
 
 /// One reference a replacement changes: the parent the stored child names, and the one the
@@ -28,7 +28,7 @@ fn changes(pairs: &[TwoWay], stored: Option<&Document>, raw: &RawDocument) -> Ve
         .enumerate()
         .filter_map(|(i, pair)| {
             let old = stored
-                .and_then(|d| crate::denormalize::get_path(d, &pair.link))
+                .and_then(|d| crate::document::get_path(d, &pair.link))
                 .filter(|b| !matches!(b, Bson::Null | Bson::Array(_)))
                 .cloned();
             let new = raw_path(raw, &pair.link).filter(|b| !matches!(b, Bson::Array(_)));

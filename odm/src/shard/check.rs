@@ -4,7 +4,8 @@
 
 use bson::{Bson, Document};
 
-use super::routing::{verdict_for, Route, RouteVerdict, RoutingReport};
+use super::routing::{Route, RoutingReport};
+use crate::catalog::{verdict_for, RouteVerdict};
 use crate::monitor::SentCommand;
 
 /// A command no route of the reports describes, on a sharded collection.

@@ -4,11 +4,13 @@
 use bson::RawDocumentBuf;
 use mongodb::results::UpdateResult;
 
+use crate::catalog::ModelEntry;
+use crate::engine::Own;
 use crate::engine::{
     Maintainer, ModifyCall, NextModify, NextReplace, NextUpdate, ReplaceCall, Step, Stepped,
     UpdateCall,
 };
-use crate::Model;
+use crate::{Model, Result};
 
 /// A sharded model's writes: an upsert whose filter does not pin the whole key is refused (the
 /// server could not tell which shard a new document belongs to), and a replacement's filter
@@ -19,6 +21,17 @@ impl Maintainer for ShardKeys {
     fn concerns(model: &crate::engine::Described<'_>) -> bool {
         let entry = model.entry;
         entry.shard_key.is_some()
+    }
+
+    /// An own upsert (a bucket's, a counter's) that cannot be routed is refused, named by
+    /// what sends it.
+    fn own(write: &mut Own<'_>, model: &ModelEntry) -> Result<()> {
+        match (write.upsert, model.shard_key) {
+            (true, Some(key)) => {
+                super::check_upsert(write.collection, &write.filter, &key, write.purpose)
+            }
+            _ => Ok(()),
+        }
     }
 
     fn update<'a, T: Model>(

@@ -36,11 +36,12 @@ use bson::{Bson, Document};
 
 use crate::{Error, Result};
 
-pub(crate) use crate::catalog::pin_key;
+pub use crate::catalog::RouteVerdict;
+pub(crate) use crate::catalog::{pin_key, unpinned, KeyCarrier};
 pub use crate::catalog::{Segment, ShardKey, ShardOrder};
 pub use check::{filters_of, named_fields, unlisted, unlisted_in, Unlisted};
 pub(crate) use maintain::ShardKeys;
-pub use routing::{Route, RouteVerdict, RoutingReport};
+pub use routing::{Route, RoutingReport};
 pub use sync::{shard_collection_command, ShardSync};
 
 /// The verdict of a filter on `collection` that names (with equality) the fields `named`,
@@ -56,158 +57,7 @@ pub fn verdict_in(
     collection: &str,
     named: &[&str],
 ) -> RouteVerdict {
-    routing::verdict_for(catalog.shard_key_of(collection), collection, named)
-}
-
-/// `{_id: id}`, and for a sharded model the document's shard key values too, read first (one
-/// `find` by `_id`, projecting the key): a `findAndModify` by id is then routed to one shard,
-/// where a sharded cluster before MongoDB 7.1 refuses one without the key. Nothing is read for
-/// a model without a shard key; a missing document leaves the filter by id alone (the write
-/// then finds nothing, as it would have).
-pub(crate) async fn by_id_routed<T: crate::Model>(
-    odm: &crate::Odm,
-    id: &Bson,
-    session: Option<&mut mongodb::ClientSession>,
-) -> Result<Document> {
-    routed::<T>(odm, crate::literal::eq("_id", id.clone()), session).await
-}
-
-/// `filter`, and for a sharded model whose key it does not pin, the key values of the document
-/// it matches, read first (one `find`, projecting the key) and pinned, so that a
-/// `findAndModify` is routed: the write still takes a document matching `filter`. Nothing is
-/// read when the model has no shard key or `filter` pins it already.
-pub(crate) async fn routed<T: crate::Model>(
-    odm: &crate::Odm,
-    mut filter: Document,
-    session: Option<&mut mongodb::ClientSession>,
-) -> Result<Document> {
-    let Some(key) = T::entry().shard_key else {
-        return Ok(filter);
-    };
-    if unpinned(&filter, &key).is_empty() {
-        return Ok(filter);
-    }
-    let projection: Document = key
-        .fields
-        .iter()
-        .map(|(f, _)| ((*f).to_owned(), Bson::Int32(1)))
-        .collect();
-    let coll = odm.raw_collection::<T>();
-    let action = coll.find_one(filter.clone()).projection(projection);
-    let found = crate::engine::send!(action, session).map_err(crate::Odm::driver_error::<T>)?;
-    if let Some(found) = found {
-        pin_key(&mut filter, &found, &key);
-    }
-    Ok(filter)
-}
-
-/// The shard key of a collection whose documents are read, then written back by `_id` (a
-/// cascade's batches of dependents, the sources of an update of many): the read projects the
-/// key too, and each write adds `{field: {$in: the values read}}` per field of the key, so
-/// that `mongos` sends it only to the shards owning those values rather than to every shard.
-///
-/// Nothing is added for an unsharded collection, one sharded by `_id` alone, or a key declared
-/// `mutable`: a document whose key changed between the read and the write would no longer
-/// match, and would be skipped. Nor when the values read would take more than
-/// [`KEY_VALUES_BYTES`]: the write then scatters rather than pass the server's command limit.
-pub(crate) struct KeyCarrier {
-    fields: Vec<&'static str>,
-}
-
-/// Bytes of shard key values one write carries at most, beside its ids
-/// ([`MAX_IDS_BYTES`](crate::batch::MAX_IDS_BYTES)) and the rest of the command.
-pub(crate) const KEY_VALUES_BYTES: usize = crate::batch::MAX_IDS_BYTES / 4;
-
-impl KeyCarrier {
-    /// The carrier for a model's declared `key`.
-    pub(crate) fn new(key: Option<ShardKey>) -> Self {
-        let fields = key
-            .filter(|k| !k.mutable)
-            .map(|k| k.fields.iter().map(|(f, _)| *f).collect::<Vec<_>>())
-            .filter(|f| f.iter().any(|f| *f != "_id"))
-            .unwrap_or_default();
-        KeyCarrier { fields }
-    }
-
-    /// The carrier for `collection`, known by name only: one look-up of the catalog.
-    pub(crate) fn of(catalog: &crate::catalog::Catalog, collection: &str) -> Self {
-        Self::new(catalog.shard_key_of(collection))
-    }
-
-    /// Whether nothing is carried (no key, `_id` alone, or a mutable key).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.fields.is_empty()
-    }
-
-    /// Adds the key's fields to the projection of the read.
-    pub(crate) fn project(&self, projection: &mut Document) {
-        for f in &self.fields {
-            projection.insert(*f, 1);
-        }
-    }
-
-    /// Adds to `filter`'s top-level `$and` the condition on the key's values held by `docs`
-    /// (as read with [`project`](Self::project)); a missing value is `null`, which also
-    /// matches a document without the field, as the server places it. Nothing when nothing is
-    /// carried, or when the distinct values take more than [`KEY_VALUES_BYTES`].
-    pub(crate) fn restrict<'d>(
-        &self,
-        filter: &mut Document,
-        docs: impl IntoIterator<Item = &'d Document>,
-    ) {
-        if self.fields.is_empty() {
-            return;
-        }
-        let mut values: Vec<Vec<Bson>> = vec![Vec::new(); self.fields.len()];
-        let mut seen: Vec<std::collections::HashSet<crate::populate::IdKey>> =
-            vec![Default::default(); self.fields.len()];
-        let mut bytes = 0;
-        for d in docs {
-            for ((f, values), seen) in self.fields.iter().zip(&mut values).zip(&mut seen) {
-                let v = crate::denormalize::get_path(d, f)
-                    .cloned()
-                    .unwrap_or(Bson::Null);
-                if seen.insert(crate::populate::IdKey::of(&v)) {
-                    bytes += crate::batch::element_size(values.len(), &v);
-                    if bytes > KEY_VALUES_BYTES {
-                        return;
-                    }
-                    values.push(v);
-                }
-            }
-        }
-        let conditions = self
-            .fields
-            .iter()
-            .zip(values)
-            .map(|(f, values)| Bson::Document(crate::literal::is_in(f, values)));
-        crate::literal::and(filter, conditions);
-    }
-}
-
-/// The fields of `key` that `filter` does not pin to one value (a top-level `{f: value}` or
-/// `{f: {$eq: value}}`, or either inside a top-level `$and`).
-pub(crate) fn unpinned(filter: &Document, key: &ShardKey) -> Vec<String> {
-    key.fields
-        .iter()
-        .map(|(f, _)| *f)
-        .filter(|f| !pins(filter, f))
-        .map(str::to_owned)
-        .collect()
-}
-
-fn pins(filter: &Document, field: &str) -> bool {
-    let direct = match filter.get(field) {
-        Some(Bson::Document(d)) => {
-            d.len() == 1 && d.contains_key("$eq") || !d.keys().any(|k| k.starts_with('$'))
-        }
-        Some(_) => true,
-        None => false,
-    };
-    direct
-        || matches!(filter.get("$and"), Some(Bson::Array(parts)) if parts.iter().any(|p| {
-            matches!(p, Bson::Document(d) if pins(d, field))
-        }))
+    catalog.verdict(collection, named)
 }
 
 /// Refuses an upsert into a sharded collection whose filter does not pin the full key.

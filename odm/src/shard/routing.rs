@@ -3,59 +3,7 @@
 
 use std::fmt;
 
-use crate::catalog::{Catalog, ShardKey};
-
-/// Where a command goes on a sharded cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RouteVerdict {
-    /// The target collection is not sharded: the command goes to the shard holding it.
-    Unsharded,
-    /// The filter names the target's full shard key with equality: one shard (for an `$in`
-    /// of several values, the shards owning those values only).
-    Routed {
-        /// The target's key, as `category` or `{host, time}`.
-        key: String,
-    },
-    /// The filter lacks some of the target's key: every shard receives it.
-    Scattered {
-        /// The target's key.
-        key: String,
-        /// The fields of the key the filter does not name.
-        missing: Vec<String>,
-    },
-}
-
-impl RouteVerdict {
-    /// Whether one shard (or the shards owning the named values) receives the command.
-    pub fn is_routed(&self) -> bool {
-        !matches!(self, RouteVerdict::Scattered { .. })
-    }
-}
-
-pub(crate) fn verdict_for(
-    key: Option<ShardKey>,
-    _collection: &str,
-    named: &[&str],
-) -> RouteVerdict {
-    let Some(key) = key else {
-        return RouteVerdict::Unsharded;
-    };
-    let missing: Vec<String> = key
-        .names()
-        .into_iter()
-        .filter(|f| !named.contains(f))
-        .map(str::to_owned)
-        .collect();
-    if missing.is_empty() {
-        RouteVerdict::Routed { key: key.show() }
-    } else {
-        RouteVerdict::Scattered {
-            key: key.show(),
-            missing,
-        }
-    }
-}
+use crate::catalog::{Catalog, RouteVerdict, ShardKey};
 
 /// One command the ODM generates, with its target and verdict.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,7 +22,7 @@ use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
-use crate::populate::IdKey;
+use crate::document::IdKey;
 use crate::transaction::TransactionMode;
 use crate::{Error, Filter, Model, Odm, Result};
 
@@ -209,7 +209,7 @@ impl<'a, D: Subset> SubsetPair<'a, D> {
         mut session: Option<&mut ClientSession>,
     ) -> Result<u64> {
         // The main documents' shard key is read with their ids, to route the deletes.
-        let key = crate::shard::KeyCarrier::new(<D::Main as Model>::entry().shard_key);
+        let key = crate::catalog::KeyCarrier::new(<D::Main as Model>::entry().shard_key);
         let mut projection = doc! { "_id": 1 };
         key.project(&mut projection);
         let options = FindOptions::builder().projection(projection).build();

@@ -147,3 +147,20 @@ impl Odm {
         })
     }
 }
+
+/// A transaction too large for the server (MongoDB's `TransactionTooLarge`, or a storage
+/// engine that cannot hold it).
+pub(crate) fn is_too_large(e: &crate::Error) -> bool {
+    let code = match e.driver_error() {
+        Some(d) => match &*d.kind {
+            mongodb::error::ErrorKind::Command(c) => Some(c.code),
+            mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => {
+                Some(w.code)
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    matches!(code, Some(334 | 388 | 290))
+        || matches!(e, crate::Error::Unsupported(m) if m.contains("too large for one transaction"))
+}

@@ -5,6 +5,7 @@ use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::{node, DeleteRule, TreeInfo};
+use crate::engine::{Effect, Own};
 use crate::model::Model;
 use crate::relations::DeleteRestricted;
 use crate::{Error, Odm, Result};
@@ -118,14 +119,16 @@ impl Job {
             DeleteRule::Cascade => self.delete::<T>(odm, &chunks, true, session).await,
             DeleteRule::Lift => {
                 for chunk in &chunks {
-                    let below = crate::literal::is_in(info.ancestors, chunk.clone());
-                    let target = crate::error::show_filter(&below);
-                    let action = coll.update_many(
-                        below,
+                    // The tree's own fields, kept by the ODM: no writer's version moves.
+                    let write = Own::update(
+                        T::COLLECTION,
+                        crate::literal::is_in(info.ancestors, chunk.clone()),
                         crate::literal::pull_all(info.ancestors, chunk.clone()),
+                        Effect::Derived,
+                        "tree lift",
                     );
-                    crate::engine::send!(action, session.as_deref_mut())
-                        .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
+                    odm.write_own(write.of::<T>(), session.as_deref_mut())
+                        .await?;
                 }
                 // The deleted nodes are gone from the ancestors: a child's new parent is the
                 // last ancestor it has left.
@@ -134,11 +137,15 @@ impl Job {
                     info.parent: { "$ifNull": [{ "$arrayElemAt": [last.as_str(), -1] }, Bson::Null] },
                 } }];
                 for chunk in &chunks {
-                    let children = crate::literal::is_in(info.parent, chunk.clone());
-                    let target = crate::error::show_filter(&children);
-                    let action = coll.update_many(children, reparent.clone());
-                    crate::engine::send!(action, session.as_deref_mut())
-                        .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
+                    let write = Own::update(
+                        T::COLLECTION,
+                        crate::literal::is_in(info.parent, chunk.clone()),
+                        reparent.clone(),
+                        Effect::Derived,
+                        "tree lift",
+                    );
+                    odm.write_own(write.of::<T>(), session.as_deref_mut())
+                        .await?;
                 }
                 self.delete::<T>(odm, &chunks, false, session).await
             }
@@ -154,7 +161,6 @@ impl Job {
         subtrees: bool,
         mut session: Option<&mut ClientSession>,
     ) -> Result<u64> {
-        let coll = odm.database().collection::<Document>(T::COLLECTION);
         let mut deleted = 0;
         for chunk in chunks {
             let mut filter = crate::literal::is_in("_id", chunk.clone());
@@ -174,11 +180,8 @@ impl Job {
                 );
                 crate::trace::step!("delete_rules", T::COLLECTION, rules).await?
             } else {
-                let target = crate::error::show_filter(&filter);
-                let action = coll.delete_many(filter);
-                crate::engine::send!(action, session.as_deref_mut())
-                    .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?
-                    .deleted_count
+                let write = Own::delete(T::COLLECTION, filter, "tree delete").of::<T>();
+                odm.write_own(write, session.as_deref_mut()).await?.matched
             };
         }
         Ok(deleted)

@@ -9,7 +9,7 @@ use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 
 use super::TreeInfo;
-use crate::populate::IdKey;
+use crate::document::IdKey;
 use crate::{Odm, Result};
 
 /// What [`repair_moved`] did.

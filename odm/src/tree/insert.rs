@@ -7,9 +7,9 @@ use mongodb::ClientSession;
 
 use super::node::{self, Node};
 use super::TreeInfo;
+use crate::document::IdKey;
 use crate::engine::{InsertCall, NextInsert};
 use crate::model::Model;
-use crate::populate::IdKey;
 use crate::transaction::TransactionMode;
 use crate::{Error, Odm, Result};
 

@@ -135,12 +135,12 @@ impl<'a, T: TreeModel> Tree<'a, T> {
                 Bson::Document(d) => Some(d),
                 _ => None,
             })
-            .filter_map(|d| Some((crate::populate::IdKey::of(d.get("_id")?), d)))
+            .filter_map(|d| Some((crate::document::IdKey::of(d.get("_id")?), d)))
             .collect();
         let from = crate::decode::Reading::of::<T>(self.odm);
         let mut out = Vec::with_capacity(listed.len());
         for ancestor in &listed {
-            let Some(doc) = by_id.remove(&crate::populate::IdKey::of(ancestor)) else {
+            let Some(doc) = by_id.remove(&crate::document::IdKey::of(ancestor)) else {
                 return Err(Error::DanglingReference {
                     collection: T::COLLECTION.to_owned(),
                     id: crate::error::show_id(Some(&id)),

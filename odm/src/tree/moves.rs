@@ -8,6 +8,7 @@ use mongodb::ClientSession;
 
 use super::node;
 use super::TreeModel;
+use crate::engine::{Effect, Own};
 use crate::transaction::TransactionMode;
 use crate::{Error, Odm, Result};
 
@@ -179,7 +180,7 @@ impl Plan<'_> {
             info.ancestors: ancestors.clone(),
         } };
         let filter =
-            crate::shard::by_id_routed::<T>(odm, self.node, session.as_deref_mut()).await?;
+            crate::engine::by_id_routed::<T>(odm, self.node, session.as_deref_mut()).await?;
         let action = coll.find_one_and_update(filter, set).with_options(options);
         let before = crate::engine::send!(action, session.as_deref_mut())
             .map_err(|e| {
@@ -203,26 +204,15 @@ impl Plan<'_> {
         let mut descendants = 0;
         if changed {
             ancestors.push(self.node.clone());
-            let result = rewrite_prefix(
-                &coll,
-                info.ancestors,
-                self.node,
-                ancestors,
-                session.as_deref_mut(),
-            )
-            .await
-            .map_err(|e| {
-                Error::from_write(
-                    T::COLLECTION,
-                    || {
-                        format!(
-                            "the descendants of {}",
-                            crate::error::show_id(Some(self.node))
-                        )
-                    },
-                    e,
-                )
-            })?;
+            let shown = format!(
+                "the descendants of {}",
+                crate::error::show_id(Some(self.node))
+            );
+            let write = rewrite_prefix(T::COLLECTION, info.ancestors, self.node, ancestors);
+            let result = odm
+                .write_own(write.of::<T>().showing(shown), session.as_deref_mut())
+                .await?
+                .modified;
             descendants = result;
         }
         if let (true, Some(parent), Some(s)) = (mark, &marked, session) {
@@ -240,14 +230,13 @@ impl Plan<'_> {
 /// Rewrites the ancestors of every descendant of `node`: what comes before `node` in them
 /// becomes `prefix` (which ends with `node`). One `update` with `multi: true`, whatever the
 /// number of descendants; ids go through `$literal`, so that an id such as `"$x"` is not read
-/// as a field path.
-pub(crate) async fn rewrite_prefix(
-    coll: &mongodb::Collection<Document>,
+/// as a field path. The tree's own fields: no writer's version moves.
+pub(crate) fn rewrite_prefix<'a>(
+    collection: &'a str,
     path: &str,
     node: &Bson,
     prefix: Vec<Bson>,
-    session: Option<&mut ClientSession>,
-) -> std::result::Result<u64, mongodb::error::Error> {
+) -> Own<'a> {
     let field = format!("${path}");
     let after = doc! { "$add": [
         { "$indexOfArray": [field.as_str(), { "$literal": node.clone() }] },
@@ -257,14 +246,13 @@ pub(crate) async fn rewrite_prefix(
         { "$literal": prefix },
         { "$slice": [field.as_str(), after, { "$max": [1, { "$size": field.as_str() }] }] },
     ] } } }];
-    let action = coll.update_many(crate::literal::eq(path, node.clone()), pipeline);
-    let result = crate::engine::send!(action, session)?;
-    Ok(result.modified_count)
+    let filter = crate::literal::eq(path, node.clone());
+    Own::update(collection, filter, pipeline, Effect::Derived, "tree move")
 }
 
 impl<'a, T: TreeModel> std::future::IntoFuture for MoveNode<'a, T> {
     type Output = Result<Moved<T>>;
-    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    type IntoFuture = crate::engine::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         let span = crate::trace::operation_span!("move_under", T::COLLECTION);
         let moved = |m: &Moved<T>| Some(u64::from(m.changed) + m.descendants);

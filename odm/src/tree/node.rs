@@ -10,8 +10,8 @@ use mongodb::options::{FindOneAndUpdateOptions, FindOptions};
 use mongodb::ClientSession;
 
 use super::TreeInfo;
+use crate::document::IdKey;
 use crate::model::Model;
-use crate::populate::IdKey;
 use crate::{Error, Odm, Result};
 
 /// Where the ancestor chain's documents go in [`super::Tree::ancestors`]'s aggregation.
@@ -46,7 +46,7 @@ pub(crate) fn projection(info: TreeInfo) -> Document {
 /// mark removed) by a filter that names them.
 fn projection_keyed<T: Model>(info: TreeInfo) -> Document {
     let mut p = projection(info);
-    crate::shard::KeyCarrier::new(T::entry().shard_key).project(&mut p);
+    crate::catalog::KeyCarrier::new(T::entry().shard_key).project(&mut p);
     p
 }
 
@@ -151,7 +151,7 @@ pub(crate) async fn mark_one<T: Model>(
     let options = FindOneAndUpdateOptions::builder()
         .projection(projection_keyed::<T>(info))
         .build();
-    let filter = crate::shard::by_id_routed::<T>(odm, id, Some(&mut *session)).await?;
+    let filter = crate::engine::by_id_routed::<T>(odm, id, Some(&mut *session)).await?;
     let found = coll
         .find_one_and_update(filter, doc! { "$set": { MARK: true } })
         .with_options(options)
@@ -170,7 +170,7 @@ pub(crate) async fn unmark<T: Model>(
     session: &mut ClientSession,
 ) -> Result<()> {
     let coll = odm.database().collection::<Document>(T::COLLECTION);
-    let key = crate::shard::KeyCarrier::new(T::entry().shard_key);
+    let key = crate::catalog::KeyCarrier::new(T::entry().shard_key);
     for chunk in crate::batch::chunks(read.iter().map(|n| n.id.clone()).collect()) {
         let mut filter = match <[Bson; 1]>::try_from(chunk.clone()) {
             Ok([id]) => crate::literal::eq("_id", id),

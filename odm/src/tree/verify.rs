@@ -7,7 +7,7 @@ use bson::{doc, Bson, Document};
 
 use super::node::{self, Node};
 use super::{TreeInfo, TreeModel};
-use crate::populate::IdKey;
+use crate::document::IdKey;
 use crate::{Error, Odm, Result};
 
 /// Something [`VerifyTree`] found.
@@ -302,7 +302,7 @@ pub(super) async fn send_updates(
 
 impl<'a, T: TreeModel> std::future::IntoFuture for VerifyTree<'a, T> {
     type Output = Result<TreeReport>;
-    type IntoFuture = crate::populate::BoxFuture<'a, Self::Output>;
+    type IntoFuture = crate::engine::BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.run())
     }

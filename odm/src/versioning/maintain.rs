@@ -7,11 +7,14 @@ use super::{
     check_conflict, check_missed_replace, expect_version, missed, stamp_insert, stamp_replace,
     stamp_update,
 };
+use crate::catalog::ModelEntry;
+use crate::engine::{Command, Effect, Own};
 use crate::engine::{
     InsertCall, Maintainer, ModifyCall, NextInsert, NextModify, NextReplace, NextUpdate,
     ReplaceCall, Step, Stepped, UpdateCall,
 };
 use crate::{Model, Result};
+use mongodb::options::UpdateModifications;
 
 /// The kept fields of every write: stamped on inserts, updates and replacements; a write of a
 /// loaded document requires its loaded version, and one that matched nothing is told from a
@@ -23,6 +26,25 @@ impl Maintainer for Kept {
     fn concerns(model: &crate::engine::Described<'_>) -> bool {
         let entry = model.entry;
         !entry.stamps.is_none() || entry.schema_version.is_some()
+    }
+
+    /// An own write that changes what the document's writers own ([`Effect::Owned`]: a delete
+    /// rule's nullify or pull, a reassigned child) moves its version and `updated_at`; one that
+    /// keeps derived data in line leaves them.
+    fn own(write: &mut Own<'_>, model: &ModelEntry) -> Result<()> {
+        if write.effect != Effect::Owned || model.stamps.is_none() {
+            return Ok(());
+        }
+        match &mut write.command {
+            Command::Update(UpdateModifications::Document(update)) => {
+                super::stamp_follow_up(update, model.stamps)
+            }
+            Command::Update(UpdateModifications::Pipeline(stages)) => {
+                super::stamp_pipeline(stages, model.stamps)
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn insert<'a, T: Model>(

@@ -18,6 +18,8 @@
 //!   increments the holder's version and sets its `updated_at`: it changes a field the holder's
 //!   writers own, and a stale replacement of the holder must be a conflict, not a write that
 //!   brings back a reference to a deleted document.
+//!   (Every write the ODM sends for itself says whether it changes a field the document's
+//!   writers own; this module stamps those, whichever feature sends them.)
 //! - The other follow-up writes of the ODM (copies cascaded from their sources, latest-N
 //!   arrays recomputed, summaries of deleted documents pulled, a tree's descendants moved,
 //!   inverse arrays) change neither the version nor `updated_at`: they keep data derived from
@@ -245,7 +247,7 @@ pub(crate) fn stamp_update<T: Model>(update: &mut Document, upsert: bool) -> Res
             T::COLLECTION
         )));
     }
-    let schema_field = schema.map(|_| crate::migrations::VERSION_FIELD);
+    let schema_field = schema.map(|_| crate::catalog::VERSION_FIELD);
     for (op, fields) in update.iter() {
         let Bson::Document(fields) = fields else {
             continue;
@@ -318,6 +320,36 @@ pub(crate) fn stamp_follow_up(update: &mut Document, stamps: Stamps) {
     }
     if let Some(at) = stamps.updated_at {
         let _ = add_under(update, "$set", at, Bson::DateTime(bson::DateTime::now()));
+    }
+}
+
+/// [`stamp_follow_up`] of a pipeline update: the version incremented and `updated_at` set in
+/// its last `$set` stage (one added when it ends with another stage), so that the pipeline
+/// stays one command.
+pub(crate) fn stamp_pipeline(stages: &mut Vec<Document>, stamps: Stamps) {
+    if stamps.version.is_none() && stamps.updated_at.is_none() {
+        return;
+    }
+    if !stages
+        .last()
+        .is_some_and(|s| s.len() == 1 && s.contains_key("$set"))
+    {
+        stages.push(bson::doc! { "$set": {} });
+    }
+    let Some(Ok(set)) = stages.last_mut().map(|s| s.get_document_mut("$set")) else {
+        return;
+    };
+    if let Some(v) = stamps.version {
+        set.insert(
+            v,
+            bson::doc! { "$add": [{ "$ifNull": [format!("${v}"), 0] }, { "$literal": 1_i64 }] },
+        );
+    }
+    if let Some(at) = stamps.updated_at {
+        set.insert(
+            at,
+            bson::doc! { "$literal": Bson::DateTime(bson::DateTime::now()) },
+        );
     }
 }
 

@@ -439,13 +439,13 @@ pub(crate) fn array_holds(
 /// The pipeline update that removes from the array at `path` every element naming one of
 /// `ids` in `collection` ([`element_is`]), whatever its fields' order: a `$pull` cannot name
 /// `$ref` in its condition (an unknown top-level operator on MongoDB), and a `$pullAll` of the
-/// DBRef odm writes would miss the others. `stamps` adds the holder's version and `updated_at`.
+/// DBRef odm writes would miss the others. One `$set` stage, to which the holder's version and
+/// `updated_at` are added when it keeps them.
 pub(crate) fn pull_pipeline(
     path: &str,
     collection: &str,
     ids: Vec<Bson>,
     database: Option<&str>,
-    stamps: crate::catalog::Stamps,
 ) -> Vec<Document> {
     let field = format!("${path}");
     let mut set = Document::new();
@@ -457,18 +457,6 @@ pub(crate) fn pull_pipeline(
             "cond": { "$not": [element_is(collection, ids, database)] },
         } },
     );
-    if let Some(v) = stamps.version {
-        set.insert(
-            v,
-            bson::doc! { "$add": [{ "$ifNull": [format!("${v}"), 0] }, { "$literal": 1_i64 }] },
-        );
-    }
-    if let Some(at) = stamps.updated_at {
-        set.insert(
-            at,
-            bson::doc! { "$literal": Bson::DateTime(bson::DateTime::now()) },
-        );
-    }
     vec![bson::doc! { "$set": set }]
 }
 

@@ -3,8 +3,9 @@
 use bson::Document;
 use mongodb::ClientSession;
 
-use crate::populate::IdKey;
-use crate::{Error, Odm, Result};
+use crate::document::IdKey;
+use crate::engine::{Effect, Own};
+use crate::{Odm, Result};
 
 use super::holders::{Change, Matching};
 use super::plan::Plan;
@@ -50,14 +51,18 @@ pub(super) async fn write_update(
     change: &Change,
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    let coll = odm.database().collection::<Document>(&holders.collection);
     for chunk in holders.chunks(&holders.ids, change.budget()) {
         let filter = holders.filter(chunk.clone());
-        let target = crate::error::show_filter(&filter);
-        let update = change.update(&chunk, holders.stamps);
-        let action = coll.update_many(filter, update);
-        crate::engine::send!(action, session.as_deref_mut())
-            .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
+        let update = change.update(&chunk);
+        let effect = match holders.owner {
+            Some(_) => Effect::Owned,
+            None => Effect::Derived,
+        };
+        let mut write = Own::update(&holders.collection, filter, update, effect, "delete rule");
+        if let Some(owner) = holders.owner {
+            write = write.of_model(owner);
+        }
+        odm.write_own(write, session.as_deref_mut()).await?;
     }
     Ok(())
 }
@@ -79,13 +84,9 @@ pub(super) async fn execute(
         }
     }
     for holders in plan.filter_deletes {
-        let coll = odm.database().collection::<Document>(&holders.collection);
         for chunk in holders.chunks(&holders.ids, crate::batch::MAX_IDS_BYTES) {
-            let filter = holders.filter(chunk);
-            let target = crate::error::show_filter(&filter);
-            let action = coll.delete_many(filter);
-            crate::engine::send!(action, session.as_deref_mut())
-                .map_err(|e| Error::from_write(&holders.collection, || target, e))?;
+            let write = Own::delete(&holders.collection, holders.filter(chunk), "delete rule");
+            odm.write_own(write, session.as_deref_mut()).await?;
         }
     }
     let mut root_deleted = 0;
@@ -93,8 +94,7 @@ pub(super) async fn execute(
     // One entry of `keyed` per entry of `deletes`: pushed together.
     let deletes: Vec<_> = plan.deletes.into_iter().zip(plan.keyed).collect();
     for (i, ((collection, ids), keyed)) in deletes.into_iter().enumerate().rev() {
-        let coll = odm.database().collection::<Document>(&collection);
-        let carrier = crate::shard::KeyCarrier::of(odm.catalog(), &collection);
+        let carrier = crate::catalog::KeyCarrier::of(odm.catalog(), &collection);
         let read: std::collections::HashMap<IdKey, &Document> = keyed
             .iter()
             .filter_map(|d| Some((IdKey::of(d.get("_id")?), d)))
@@ -108,12 +108,10 @@ pub(super) async fn execute(
                     .filter_map(|id| read.get(&IdKey::of(id)).copied());
                 carrier.restrict(&mut filter, docs);
             }
-            let target = crate::error::show_filter(&filter);
-            let action = coll.delete_many(filter);
-            let result = crate::engine::send!(action, session.as_deref_mut())
-                .map_err(|e| Error::from_write(&collection, || target, e))?;
+            let write = Own::delete(&collection, filter, "delete");
+            let deleted = odm.write_own(write, session.as_deref_mut()).await?;
             if i == 0 {
-                root_deleted += result.deleted_count;
+                root_deleted += deleted.matched;
             }
         }
     }

@@ -3,7 +3,7 @@
 use bson::{doc, Bson, Document};
 use mongodb::options::UpdateModifications;
 
-use crate::populate::IdKey;
+use crate::document::IdKey;
 
 /// What a pull or nullify rule writes to the documents it matches.
 pub(super) enum Change {
@@ -20,13 +20,9 @@ pub(super) enum Change {
 }
 
 impl Change {
-    /// The update of `ids`, with the holders' `stamps`.
-    pub(super) fn update(
-        &self,
-        ids: &[Bson],
-        stamps: crate::catalog::Stamps,
-    ) -> UpdateModifications {
-        let mut update = match self {
+    /// The update of `ids`.
+    pub(super) fn update(&self, ids: &[Bson]) -> UpdateModifications {
+        let update = match self {
             // DBRefs whatever their fields' order: a pipeline testing each element.
             Change::Pull {
                 path,
@@ -38,7 +34,6 @@ impl Change {
                     target,
                     ids.to_vec(),
                     Some(db),
-                    stamps,
                 ))
             }
             Change::Pull {
@@ -53,7 +48,6 @@ impl Change {
             } => doc! { "$pull": { path.as_str(): crate::literal::is_in(f, ids.to_vec()) } },
             Change::Fixed(update) => update.clone(),
         };
-        crate::versioning::stamp_follow_up(&mut update, stamps);
         UpdateModifications::Document(update)
     }
 
@@ -77,10 +71,14 @@ pub(super) struct Matching {
     pub(super) dbref: Option<(&'static str, bool, String)>,
     /// When the holders are a kind of a polymorphic model: its discriminator.
     pub(super) kind: Option<crate::kind::Kind>,
-    /// The holders' version and `updated_at`, which a rule's write of a reference updates:
-    /// a stale replacement of a holder is then a conflict, and does not bring back the
-    /// reference the rule removed.
-    pub(super) stamps: crate::catalog::Stamps,
+    /// The holders' model, by type name, when the rule's write changes a reference its
+    /// writers own (a nullify, a pull): the write is then [`Effect::Owned`], and moves the
+    /// holders' version and `updated_at` (see [`crate::versioning`]), so that a stale
+    /// replacement of a holder is a conflict and does not bring back the reference the rule
+    /// removed. `None`: derived data (a summary, a latest-N array), left unstamped.
+    ///
+    /// [`Effect::Owned`]: crate::engine::Effect::Owned
+    pub(super) owner: Option<&'static str>,
 }
 
 impl Matching {
@@ -141,7 +139,7 @@ impl Matching {
                     && r.get_str("$db").map_or(true, |d| d == db)
             }),
         };
-        match crate::denormalize::value_at(d, &self.key) {
+        match crate::document::value_at(d, &self.key) {
             Bson::Array(items) => items.iter().any(one),
             v => one(&v),
         }
@@ -166,7 +164,7 @@ mod tests {
                 ids: ids.clone(),
                 dbref: Some((target, many, "d".repeat(60))),
                 kind: None,
-                stamps: crate::catalog::Stamps::NONE,
+                owner: None,
             };
             let change = Change::Pull {
                 path: "mentions".into(),
@@ -178,7 +176,7 @@ mod tests {
             assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), ids.len());
             for chunk in chunks {
                 let filter = holders.filter(chunk.clone());
-                let update = match change.update(&chunk, crate::catalog::Stamps::NONE) {
+                let update = match change.update(&chunk) {
                     UpdateModifications::Document(d) => Bson::Document(d),
                     UpdateModifications::Pipeline(p) => {
                         Bson::Array(p.into_iter().map(Bson::Document).collect())

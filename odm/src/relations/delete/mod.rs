@@ -120,7 +120,7 @@ pub(crate) async fn delete_with_rules(
             )
             .await;
             match outcome {
-                Err(e) if crate::denormalize::is_too_large(&e) => {
+                Err(e) if crate::transaction::is_too_large(&e) => {
                     // More than one transaction can hold: nothing was written. The same plan,
                     // without a transaction, in the order that never leaves a reference
                     // dangling (see the module's documentation).

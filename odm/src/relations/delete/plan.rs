@@ -8,7 +8,7 @@ use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::{OnDelete, RefKind};
-use crate::populate::IdKey;
+use crate::document::IdKey;
 use crate::{Error, Odm, Result};
 
 use super::holders::{Change, Matching};
@@ -23,7 +23,7 @@ pub(super) struct Plan {
     pub(super) deletes: Vec<(String, Vec<Bson>)>,
     /// For each entry of `deletes`, the documents as read with their ids, holding their shard
     /// key's values (empty for a collection without a key to carry): the delete names them, so
-    /// that it is routed (see [`crate::shard::KeyCarrier`]).
+    /// that it is routed (see [`crate::catalog::KeyCarrier`]).
     pub(super) keyed: Vec<Vec<Document>>,
     /// The documents pull and nullify rules update, and how.
     pub(super) updates: Vec<(Matching, Change)>,
@@ -35,7 +35,7 @@ pub(super) struct Plan {
     pub(super) filter_deletes: Vec<Matching>,
     pub(super) seen: BTreeMap<String, std::collections::HashSet<IdKey>>,
     /// Latest-N arrays to recompute once the deletes are done, with the parents concerned.
-    pub(super) latest: Vec<(crate::denormalize::CopyInfo, Vec<Bson>)>,
+    pub(super) latest: Vec<(crate::catalog::CopyInfo, Vec<Bson>)>,
     /// `restrict` checks, made once the plan is complete so that documents the plan deletes
     /// anyway do not count: (collection deleted from, path, holders, cascade chain).
     pub(super) checks: Vec<(String, String, Matching, Vec<String>)>,
@@ -48,7 +48,7 @@ pub(super) const MAX_TRANSACTION_ID_BYTES: usize = crate::batch::MAX_COMMAND_BYT
 
 impl Plan {
     /// The plan, unless it names more ids than one transaction should hold: then an error that
-    /// [`is_too_large`](crate::denormalize::is_too_large) recognises, so that the delete falls
+    /// [`is_too_large`](crate::transaction::is_too_large) recognises, so that the delete falls
     /// back to batches.
     pub(super) fn fits_one_transaction(self) -> Result<Plan> {
         let lists = self
@@ -223,7 +223,7 @@ pub(super) async fn find_keyed(
     limit_one: bool,
     session: Option<&mut ClientSession>,
 ) -> Result<(Vec<Bson>, Vec<Document>)> {
-    let key = crate::shard::KeyCarrier::of(odm.catalog(), collection);
+    let key = crate::catalog::KeyCarrier::of(odm.catalog(), collection);
     let mut projection = doc! { "_id": 1 };
     key.project(&mut projection);
     let options = FindOptions::builder()
@@ -270,7 +270,7 @@ pub(super) fn plan_level<'a>(
     (ids, keyed): (Vec<Bson>, Vec<Document>),
     chain: Vec<String>,
     mut session: Option<&'a mut ClientSession>,
-) -> crate::populate::BoxFuture<'a, Result<()>> {
+) -> crate::engine::BoxFuture<'a, Result<()>> {
     let depth = chain.len() - 1;
     Box::pin(async move {
         if depth > MAX_DEPTH {
@@ -306,7 +306,7 @@ async fn plan_copies(
     // Summaries of the deleted documents go with them (`parts: [{id, name}]`).
     for copy in odm.catalog().copies_from(collection) {
         match &copy.kind {
-            crate::denormalize::CopyKind::Summary {
+            crate::catalog::CopyKind::Summary {
                 array: true, id, ..
             } => {
                 plan.summaries.push(plan.updates.len());
@@ -317,7 +317,7 @@ async fn plan_copies(
                         ids: ids.to_vec(),
                         dbref: None,
                         kind: copy.dependent_kind,
-                        stamps: crate::catalog::Stamps::NONE,
+                        owner: None,
                     },
                     Change::Pull {
                         path: copy.path.clone(),
@@ -328,7 +328,7 @@ async fn plan_copies(
             }
             // A single summary: cleared when it may be absent, else the delete is refused
             // (a required summary of a document that no longer exists cannot be kept).
-            crate::denormalize::CopyKind::Summary {
+            crate::catalog::CopyKind::Summary {
                 array: false,
                 id,
                 optional,
@@ -339,7 +339,7 @@ async fn plan_copies(
                     ids: ids.to_vec(),
                     dbref: None,
                     kind: copy.dependent_kind,
-                    stamps: crate::catalog::Stamps::NONE,
+                    owner: None,
                 };
                 if *optional {
                     plan.summaries.push(plan.updates.len());
@@ -357,7 +357,7 @@ async fn plan_copies(
                 }
             }
             // A parent's latest-N array loses the deleted ones and takes the next latest.
-            crate::denormalize::CopyKind::Latest { .. } => {
+            crate::catalog::CopyKind::Latest { .. } => {
                 plan_latest(odm, plan, collection, ids, copy, session.as_deref_mut()).await?;
             }
             _ => {}
@@ -373,13 +373,13 @@ async fn plan_latest(
     plan: &mut Plan,
     collection: &str,
     ids: &[Bson],
-    copy: &crate::denormalize::CopyInfo,
+    copy: &crate::catalog::CopyInfo,
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
     let mut parents = Vec::new();
     let mut known = std::collections::HashSet::new();
     // Routed: the key's values read with the ids.
-    let carrier = crate::shard::KeyCarrier::of(odm.catalog(), collection);
+    let carrier = crate::catalog::KeyCarrier::of(odm.catalog(), collection);
     let read: std::collections::HashMap<IdKey, Document> = plan
         .keyed
         .last()
@@ -433,7 +433,7 @@ async fn plan_references(
                 (target, r.kind == RefKind::Many, db)
             }),
             kind: r.from_kind,
-            stamps: r.from_stamps,
+            owner: Some(r.from_type),
         };
         match r.on_delete {
             OnDelete::Restrict => {
@@ -502,7 +502,7 @@ pub(crate) fn deleted_by_reference(
 ) -> bool {
     catalog.references_to(r.from).is_empty()
         && catalog.copies_from(r.from).iter().all(|c| {
-            matches!(&c.kind, crate::denormalize::CopyKind::Latest { via, .. }
+            matches!(&c.kind, crate::catalog::CopyKind::Latest { via, .. }
                 if *via == r.path && c.dependent == collection)
         })
 }
@@ -523,7 +523,7 @@ fn nullify(odm: &Odm, r: &crate::catalog::ReferenceInfo) -> Change {
         .catalog()
         .copies_into(r.from)
         .iter()
-        .filter(|c| matches!(&c.kind, crate::denormalize::CopyKind::Flat { via } if *via == r.path))
+        .filter(|c| matches!(&c.kind, crate::catalog::CopyKind::Flat { via } if *via == r.path))
         .map(|c| (c.path.clone(), Bson::String(String::new())))
         .collect();
     if !cleared.is_empty() {

@@ -230,7 +230,7 @@ pub(super) fn written_by_others(out: &mut Routes<'_>) {
 /// The commands of a background cascade of `what` into `copy`: the intent recorded with the
 /// source's update, the worker's walk over the dependents of a source, and its batches, which
 /// name the dependents' shard key values read by the walk.
-fn background_routes(out: &mut Routes<'_>, what: &str, copy: &crate::denormalize::CopyInfo) {
+fn background_routes(out: &mut Routes<'_>, what: &str, copy: &crate::catalog::CopyInfo) {
     let (dependent, path) = (copy.dependent, &copy.path);
     let by = match &copy.kind {
         CopyKind::Summary { id, .. } => format!("{path}.{id}"),

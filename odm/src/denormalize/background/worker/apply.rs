@@ -97,7 +97,7 @@ impl CascadeWorker {
         // only the copies that still differ, so that it reads and writes only what is left.
         let walk = target.walk(intent.resumed);
         // The dependents' shard key is read with their ids, for the batches' filters.
-        let key = crate::shard::KeyCarrier::of(self.odm.catalog(), copy.dependent);
+        let key = crate::catalog::KeyCarrier::of(self.odm.catalog(), copy.dependent);
         let mut projection = doc! { "_id": 1 };
         key.project(&mut projection);
         let options = FindOptions::builder()
@@ -351,7 +351,7 @@ pub(in crate::denormalize) fn sent(
     key: impl Fn(&str) -> Bson,
 ) -> Sent {
     let target = Target::new(copy, id, values);
-    let carrier = crate::shard::KeyCarrier::of(catalog, copy.dependent);
+    let carrier = crate::catalog::KeyCarrier::of(catalog, copy.dependent);
     let mut fields = Document::new();
     carrier.project(&mut fields);
     let mut read = doc! { "_id": ids };
@@ -395,7 +395,7 @@ fn join(prefix: &str, to: &str) -> String {
 /// The filter of a batch of dependents, as the walk read them: `{_id: {$in: ids}}` first and
 /// alone at the top (see `batch`), then the condition on their shard key values (none for an
 /// unsharded dependent), which routes the batch's writes.
-fn batch_filter(key: &crate::shard::KeyCarrier, read: &[Document]) -> Document {
+fn batch_filter(key: &crate::catalog::KeyCarrier, read: &[Document]) -> Document {
     let ids = read.iter().filter_map(|d| d.get("_id").cloned()).collect();
     let mut filter = crate::literal::is_in("_id", ids);
     key.restrict(&mut filter, read);

@@ -1,9 +1,10 @@
-//! Hashable keys for ids of any BSON type, to deduplicate and match references.
+//! What several features need of a document: a hashable key for an id of any BSON type, and
+//! the value at a dotted path. It names no feature, so that every feature may use it.
 
 use std::any::Any;
 
 use bson::oid::ObjectId;
-use bson::Bson;
+use bson::{Bson, Document};
 use serde::Serialize;
 
 /// An id as a hash key. Integers of either width are one key, as they are one value to
@@ -56,4 +57,26 @@ impl IdKey {
             IdKey::Int(_) | IdKey::String(_) | IdKey::Other(_) => None,
         }
     }
+}
+
+/// The value at a dotted path of a document (`Null` when missing).
+pub(crate) fn value_at(doc: &Document, path: &str) -> bson::Bson {
+    let mut parts = path.split('.');
+    let mut current = parts.next().and_then(|p| doc.get(p));
+    for part in parts {
+        current = current
+            .and_then(|c| c.as_document())
+            .and_then(|d| d.get(part));
+    }
+    current.cloned().unwrap_or(bson::Bson::Null)
+}
+
+/// The value at a dotted path of a document, `None` when missing (see [`value_at`]).
+pub(crate) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
+    let mut parts = path.split('.');
+    let mut current = doc.get(parts.next()?)?;
+    for part in parts {
+        current = current.as_document()?.get(part)?;
+    }
+    Some(current)
 }

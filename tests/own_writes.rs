@@ -1,0 +1,182 @@
+//! The writes odm sends for itself go through one path, which offers each to the maintainers of
+//! the model it writes: a delete rule's pull of DBRefs (a pipeline) moves the holder's version
+//! in the same command, and a write that keeps derived data (a two-way parent's array) leaves
+//! the version alone. Each is read back with the raw driver.
+
+mod common;
+
+use common::stored_one;
+use odm::bson::{Bson, DateTime};
+use odm::prelude::*;
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "own_players")]
+struct Player {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "own_teams")]
+struct Team {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+/// What a board follows: players or teams, stored as DBRefs.
+#[derive(PolyRef, Debug, Clone, PartialEq)]
+enum Followed {
+    Player(Ref<Player>),
+    Team(Ref<Team>),
+}
+
+/// A board keeps a version and `updated_at`; a followed player's delete pulls it.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "own_boards")]
+struct Board {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(poly, many, max = 10, on_delete = "pull")]
+    follows: Vec<Followed>,
+    #[odm(version)]
+    version: u64,
+    #[odm(updated_at)]
+    updated_at: DateTime,
+}
+
+#[tokio::test]
+async fn a_pull_of_dbrefs_moves_the_holder_s_version_in_the_same_command() -> odm::Result<()> {
+    let db = common::db().await?;
+    let odm = db.odm();
+    odm.insert_many(&[Player { id: 1 }, Player { id: 2 }])
+        .await?;
+    odm.insert_one(&Team { id: 1 }).await?;
+    let board = Board {
+        id: 1,
+        follows: vec![
+            Followed::Player(Ref::new(1)),
+            Followed::Team(Ref::new(1)),
+            Followed::Player(Ref::new(2)),
+        ],
+        version: 0,
+        updated_at: DateTime::from_millis(0),
+    };
+    odm.insert_one(&board).await?;
+    let loaded = odm.get::<Board>(1).await?.expect("stored");
+    db.commands().clear();
+    odm.delete_one(Player::id_field().eq(1)).await?;
+    // One update of the boards: a pipeline of one `$set` stage that filters the array and
+    // stamps the board.
+    let update = common::first_statement(&db.commands().take(), "update", "own_boards")
+        .get_array("u")
+        .expect("a pipeline")
+        .clone();
+    assert_eq!(update.len(), 1, "{update:?}");
+    let set = update[0]
+        .as_document()
+        .and_then(|s| s.get_document("$set").ok())
+        .expect("a $set stage");
+    assert!(
+        set.contains_key("follows")
+            && set.contains_key("version")
+            && set.contains_key("updated_at"),
+        "{set}"
+    );
+    let stored = stored_one(&db, "own_boards", 1)
+        .await
+        .expect("the board stays");
+    assert_eq!(stored.get_i64("version").ok(), Some(1), "{stored}");
+    assert!(
+        stored
+            .get_datetime("updated_at")
+            .is_ok_and(|at| at.timestamp_millis() > 0),
+        "{stored}"
+    );
+    let refs: Vec<(String, Bson)> = stored
+        .get_array("follows")
+        .expect("an array")
+        .iter()
+        .filter_map(|f| f.as_document())
+        .map(|f| {
+            (
+                f.get_str("$ref").unwrap_or("").to_owned(),
+                f.get("$id").cloned().unwrap_or(Bson::Null),
+            )
+        })
+        .collect();
+    assert_eq!(
+        refs,
+        vec![
+            ("own_teams".to_owned(), Bson::Int32(1)),
+            ("own_players".to_owned(), Bson::Int32(2)),
+        ]
+    );
+    // The board loaded before is stale: its replacement would bring the pulled player back.
+    let e = odm.replace_one(&loaded).await.expect_err("stale");
+    assert!(
+        matches!(
+            e,
+            odm::Error::VersionConflict {
+                expected: 0,
+                found: 1,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    Ok(())
+}
+
+/// A squad lists its recruits (two-way) and keeps a version; a recruit names its squad.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "own_squads")]
+struct Squad {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(many, max = 10, inverse = "squad", on_delete = "pull")]
+    recruits: Vec<Ref<Recruit>>,
+    #[odm(version)]
+    version: u64,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "own_recruits")]
+struct Recruit {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[parent(inverse = "recruits")]
+    squad: Ref<Squad>,
+}
+
+/// The parent's array of a two-way reference is derived from its children's references: the
+/// write that lists a new child is offered to the parent's maintainers as derived data, and
+/// leaves the parent's version alone, so that a replacement of the parent loaded before is
+/// no conflict.
+#[tokio::test]
+async fn a_two_way_parent_s_array_is_derived_and_leaves_its_version() -> odm::Result<()> {
+    let db = common::db().await?;
+    let odm = db.odm();
+    let squad = Squad {
+        id: 1,
+        recruits: Vec::new(),
+        version: 0,
+    };
+    odm.insert_one(&squad).await?;
+    odm.insert_one(&Recruit {
+        id: 7,
+        squad: Ref::new(1),
+    })
+    .await?;
+    let stored = stored_one(&db, "own_squads", 1).await.expect("stored");
+    assert_eq!(
+        stored.get_array("recruits").ok(),
+        Some(&vec![Bson::Int32(7)])
+    );
+    assert_eq!(stored.get_i64("version").ok(), Some(0), "{stored}");
+    let loaded = odm.get::<Squad>(1).await?.expect("stored");
+    assert_eq!(loaded.recruits.len(), 1);
+    odm.replace_one(&loaded).await?;
+    let stored = stored_one(&db, "own_squads", 1).await.expect("stored");
+    assert_eq!(stored.get_i64("version").ok(), Some(1), "{stored}");
+    Ok(())
+}
