@@ -309,7 +309,6 @@ const LAYERS: &[(usize, &[&str])] = &[
         5,
         &[
             "denormalize",
-            "follower",
             "bounds",
             "relations",
             "populate",
@@ -328,7 +327,10 @@ const LAYERS: &[(usize, &[&str])] = &[
             "diagram",
         ],
     ),
-    (6, &["pipeline", "ops", "paging", "handle", "console"]),
+    (
+        6,
+        &["pipeline", "ops", "paging", "handle", "follower", "console"],
+    ),
     (7, &["testing"]),
 ];
 
@@ -423,26 +425,6 @@ const FEATURE_USES: &[(&str, &str, &str)] = &[
         "aggregate",
         "populate",
         "a `$lookup` stage follows a typed reference path",
-    ),
-    (
-        "follower",
-        "denormalize",
-        "another program's write cascaded to the copies taken from it",
-    ),
-    (
-        "follower",
-        "relations",
-        "another program's delete runs the delete rules, its write keeps two-way arrays",
-    ),
-    (
-        "follower",
-        "subset",
-        "a subset lost while the follower was away is rebuilt",
-    ),
-    (
-        "follower",
-        "tree",
-        "another program's move or delete of a node keeps the tree",
     ),
     (
         "index",

@@ -27,6 +27,7 @@ mod cascade;
 mod claim;
 mod fill;
 mod follow;
+mod follows;
 mod graph;
 pub(crate) mod inverse;
 mod latest;
@@ -47,6 +48,7 @@ pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 pub(crate) use cascade::{cascade_source_write, cascade_update, replace_source};
 pub(crate) use fill::fill_copies;
 pub(crate) use follow::{cascade_sources, refresh_latest_of, touched_paths, Unapplied};
+pub(crate) use follows::{CopiesFollow, LatestFollow};
 pub use graph::{check_copies, check_copies_in};
 pub(crate) use latest::{
     latest_touched, parents_of, push_latest, refresh as refresh_latest, LatestRefresh,

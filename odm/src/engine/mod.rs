@@ -4,6 +4,7 @@
 //! holds, and below the features and operations, which all use it.
 
 mod collections;
+mod follows;
 pub(crate) use collections::Slot;
 mod in_session;
 mod loads;
@@ -15,6 +16,8 @@ mod sending;
 mod state;
 pub(crate) mod write;
 
+pub use follows::BadDocument;
+pub(crate) use follows::{Absent, Applied, Event, Follows, Ids, Interest, Noticed, Op};
 pub use in_session::InSession;
 pub(crate) use loads::Loads;
 pub use loads::{IntoPopulate, Loading};
@@ -23,7 +26,7 @@ pub(crate) use maintainer::{
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
 };
 pub(crate) use own::{Command, Effect, Own};
-pub(crate) use read::{decoded, find_decoded, find_documents, model_filter};
+pub(crate) use read::{decoded, find_decoded, find_documents, missing_in, model_filter};
 pub(crate) use routed::{by_id_routed, routed};
 pub(crate) use sending::{write_future, Deleted, DriverFuture, Known, Same, Sending};
 #[cfg(feature = "testing")]

@@ -1,12 +1,13 @@
 //! Reading documents back: a `find` drained into documents or decoded values, and the filter
 //! of a model (restricted to its kind).
 
-use bson::Document;
+use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 
+use crate::document::IdKey;
 use crate::{Model, Odm, Result};
 
 /// Runs the driver's cursor `action` on the collection of `$model` (a `find`, an
@@ -103,4 +104,22 @@ pub(crate) async fn find_decoded<T: Model, U: DeserializeOwned>(
     let action = coll.find(filter).with_options(options);
     let from = crate::decode::Reading::of::<T>(odm);
     crate::engine::decoded!(action, session, &from, T)
+}
+
+/// Of `ids`, those no document of `collection` has: one `find` projecting `_id` per chunk.
+pub(crate) async fn missing_in(odm: &Odm, collection: &str, ids: Vec<Bson>) -> Result<Vec<Bson>> {
+    let mut found = std::collections::HashSet::new();
+    for chunk in crate::batch::chunks_of(&ids) {
+        let options = FindOptions::builder().projection(doc! { "_id": 1 }).build();
+        let filter = crate::literal::is_in("_id", chunk);
+        for d in find_documents(odm, collection, filter, options, None).await? {
+            if let Some(id) = d.get("_id") {
+                found.insert(IdKey::of(id));
+            }
+        }
+    }
+    Ok(ids
+        .into_iter()
+        .filter(|id| !found.contains(&IdKey::of(id)))
+        .collect())
 }

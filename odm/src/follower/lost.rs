@@ -6,7 +6,7 @@ use bson::{doc, Bson};
 
 use super::watch::Watched;
 use crate::denormalize::CopyReport;
-use crate::relations::DeleteRestricted;
+use crate::error::DeleteRestricted;
 use crate::tree::TreeReport;
 use crate::{Error, Odm, Result};
 
@@ -39,16 +39,25 @@ pub(crate) async fn repair(odm: &Odm, watched: &[Watched], lost: Error) -> Resul
     };
     tracing::warn!(target: "odm", %message, "follower: the stored position is lost; sweeping and following from the present");
     let copies = odm.verify_copies().repair(true).await?;
+    let catalog = odm.catalog();
     let mut trees = Vec::new();
     for w in watched {
-        if let Some(info) = w.tree {
+        let tree = catalog
+            .models()
+            .iter()
+            .filter(|e| e.collection == w.collection)
+            .find_map(|e| e.tree);
+        if let Some(info) = tree {
             let report = crate::tree::sweep(odm, w.collection, info, true).await?;
             trees.push((w.collection.to_owned(), report));
         }
     }
     let mut dangling = 0;
     let mut violations = Vec::new();
-    for w in watched.iter().filter(|w| w.rules) {
+    for w in watched
+        .iter()
+        .filter(|w| crate::relations::has_rules(catalog, w.collection))
+    {
         let missing = missing_targets(odm, w.collection).await?;
         if missing.is_empty() {
             continue;
@@ -59,8 +68,18 @@ pub(crate) async fn repair(odm: &Odm, watched: &[Watched], lost: Error) -> Resul
     }
     let mut subsets = Vec::new();
     for w in watched {
-        for d in &w.details {
-            subsets.push(crate::subset::repair_by_name(odm, w.collection, d).await?);
+        let mains = catalog
+            .models()
+            .iter()
+            .filter(|e| e.collection == w.collection);
+        for main in mains {
+            let details = catalog
+                .models()
+                .iter()
+                .filter(|d| d.subset_of == Some(main.type_name));
+            for d in details {
+                subsets.push(crate::subset::repair_by_name(odm, w.collection, d.collection).await?);
+            }
         }
     }
     Ok(HistoryLost {

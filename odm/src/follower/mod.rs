@@ -61,7 +61,6 @@
 
 mod apply;
 mod lost;
-mod pairs;
 mod state;
 mod status;
 mod watch;
@@ -76,7 +75,7 @@ use mongodb::change_stream::ChangeStream;
 pub use lost::HistoryLost;
 pub use status::{FollowerStatus, COUNTED};
 
-use crate::relations::DeleteRestricted;
+use crate::error::DeleteRestricted;
 use crate::{Odm, Result};
 
 /// The collection holding the follower's position and lease.
@@ -135,63 +134,21 @@ pub struct FollowerReport {
     pub rolled_back: bool,
 }
 
-/// A document the follower could not apply, as its [`Error::Decode`](crate::Error::Decode)
-/// names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BadDocument {
-    /// Its collection.
-    pub collection: String,
-    /// Its `_id` as the shell prints it (`{ _id: 7 }`).
-    pub id: String,
-    /// The offending field.
-    pub path: String,
-    /// Why it could not be applied.
-    pub message: String,
-}
+pub use crate::engine::BadDocument;
 
-impl From<crate::Error> for BadDocument {
-    fn from(e: crate::Error) -> Self {
-        match e {
-            crate::Error::Decode {
-                collection,
-                id,
-                path,
-                message,
-            } => BadDocument {
-                collection,
-                id,
-                path,
-                message,
-            },
-            other => BadDocument {
-                collection: String::new(),
-                id: String::new(),
-                path: String::new(),
-                message: other.to_string(),
-            },
-        }
-    }
-}
-
-impl From<crate::denormalize::Unapplied> for BadDocument {
-    fn from(u: crate::denormalize::Unapplied) -> Self {
-        BadDocument {
-            collection: u.collection,
-            id: u.id,
-            path: u.path,
-            message: u.message,
-        }
-    }
-}
-
-impl std::fmt::Display for BadDocument {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {} at `{}`: {}",
-            self.collection, self.id, self.path, self.message
-        )
+impl FollowerReport {
+    /// Adds what the features applied of a batch.
+    fn add(&mut self, applied: crate::engine::Applied) {
+        self.cascaded += applied.cascaded;
+        self.deleted += applied.deleted;
+        self.latest_parents += applied.latest_parents;
+        self.tree_nodes += applied.tree_nodes;
+        self.tree_deleted += applied.tree_deleted;
+        self.two_way_parents += applied.two_way_parents;
+        self.details_deleted += applied.details_deleted;
+        self.tree_cycles.extend(applied.tree_cycles);
+        self.violations.extend(applied.violations);
+        self.bad_documents.extend(applied.bad_documents);
     }
 }
 

@@ -9,68 +9,33 @@ use bson::{doc, Bson, Document};
 use mongodb::change_stream::event::ResumeToken;
 use mongodb::change_stream::ChangeStream;
 
-use crate::catalog::{Catalog, TreeInfo};
+use crate::catalog::Catalog;
+use crate::engine::Interest;
+use crate::pipeline::following::{FollowList, Followers};
 use crate::{Error, Odm, Result};
 
-/// One watched collection and why.
+/// One watched collection, and which of its writes the features follow.
 #[derive(Debug, Clone)]
 pub(crate) struct Watched {
     pub(crate) collection: &'static str,
-    /// Other models copy from it (copied fields, summaries, latest-N arrays).
-    pub(crate) copied: bool,
-    /// A delete of its documents has rules (references into it, summaries of it).
-    pub(crate) rules: bool,
-    /// Its documents form a tree.
-    pub(crate) tree: Option<TreeInfo>,
-    /// It is the main side of subset pairs: their details' collections.
-    pub(crate) details: Vec<&'static str>,
-    /// Its documents are the children of two-way references: the parents' arrays to keep.
-    pub(crate) two_way: Vec<crate::relations::TwoWay>,
-    /// It is the details side of a subset pair: the main side's collection.
-    pub(crate) main: Option<&'static str>,
+    pub(crate) interest: Interest,
 }
 
-/// The collections of `catalog` whose writes by other programs call for maintenance, by name.
+/// The collections of `catalog` whose writes by other programs call for maintenance, by name:
+/// those some feature follows (see `crate::pipeline`'s `Followers`).
 pub(crate) fn watched(catalog: &Catalog) -> Vec<Watched> {
     let mut out: Vec<Watched> = Vec::new();
     for entry in catalog.models() {
         let collection = entry.collection;
-        let copied = !catalog.copies_from(collection).is_empty();
-        let rules = crate::relations::has_rules(catalog, collection);
-        let tree = entry.tree;
-        let details: Vec<&'static str> = catalog
-            .models()
-            .iter()
-            .filter(|d| d.subset_of == Some(entry.type_name))
-            .map(|d| d.collection)
-            .collect();
-        let two_way = crate::relations::two_way_of(catalog, collection);
-        let main = entry.subset_of.and_then(|m| {
-            catalog
-                .models()
-                .iter()
-                .find(|e| e.type_name == m)
-                .map(|e| e.collection)
-        });
-        let alone = !copied && !rules && tree.is_none() && details.is_empty();
-        if alone && two_way.is_empty() && main.is_none() {
+        if out.iter().any(|w| w.collection == collection) {
             continue;
         }
-        match out.iter_mut().find(|w| w.collection == collection) {
-            Some(w) => {
-                w.tree = w.tree.or(tree);
-                w.main = w.main.or(main);
-                w.details.extend(details);
-            }
-            None => out.push(Watched {
+        let interest = Followers::interest(catalog, collection);
+        if interest != Interest::None {
+            out.push(Watched {
                 collection,
-                copied,
-                rules,
-                tree,
-                details,
-                two_way,
-                main,
-            }),
+                interest,
+            });
         }
     }
     out.sort_by_key(|w| w.collection);
@@ -83,21 +48,25 @@ pub(crate) fn watched(catalog: &Catalog) -> Vec<Watched> {
 pub(crate) fn pipeline(watched: &[Watched]) -> Vec<Document> {
     // A collection watched for its delete rules only is watched for its deletes only; a side
     // of a subset pair for its inserts and deletes.
-    let (all, others): (Vec<&Watched>, Vec<&Watched>) = watched
-        .iter()
-        .partition(|w| w.copied || w.tree.is_some() || !w.two_way.is_empty());
-    let (pairs, deletes): (Vec<&Watched>, Vec<&Watched>) = others
-        .into_iter()
-        .partition(|w| w.main.is_some() || !w.details.is_empty());
-    let names =
-        |ws: Vec<&Watched>| -> Vec<Bson> { ws.iter().map(|w| Bson::from(w.collection)).collect() };
+    let names = |interest: Interest| -> Vec<Bson> {
+        watched
+            .iter()
+            .filter(|w| w.interest == interest)
+            .map(|w| Bson::from(w.collection))
+            .collect()
+    };
+    let (all, deletes, pairs) = (
+        names(Interest::All),
+        names(Interest::Deletes),
+        names(Interest::InsertsAndDeletes),
+    );
     vec![
         doc! { "$match": {
             "operationType": { "$in": ["insert", "update", "replace", "delete"] },
             "$or": [
-                { "ns.coll": { "$in": names(all) } },
-                { "ns.coll": { "$in": names(deletes) }, "operationType": "delete" },
-                { "ns.coll": { "$in": names(pairs) }, "operationType": { "$in": ["insert", "delete"] } },
+                { "ns.coll": { "$in": all } },
+                { "ns.coll": { "$in": deletes }, "operationType": "delete" },
+                { "ns.coll": { "$in": pairs }, "operationType": { "$in": ["insert", "delete"] } },
             ],
         } },
         doc! { "$project": {

@@ -8,6 +8,7 @@
 
 mod delete;
 mod follow;
+mod follows;
 mod reassign;
 mod sides;
 mod two_way_maintain;
@@ -20,6 +21,7 @@ pub(crate) use delete::{
     after_deleted, delete_with_rules, deleted_by_reference, has_rules, DeleteRules,
 };
 pub(crate) use follow::{settle, two_way_of, TwoWay};
+pub(crate) use follows::{RulesFollow, TwoWayFollow};
 pub use reassign::{Reassign, Reassigned};
 pub(crate) use two_way_maintain::TwoWayChildren;
 pub use verify::VerifyInverse;

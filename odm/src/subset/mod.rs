@@ -11,8 +11,10 @@
 //!   documents; a delete removes the main documents first, then the details.
 //!   [`SubsetPair::verify`] finds such orphans and [`SubsetPair::repair`] deletes them.
 
+mod follows;
 mod verify;
 
+pub(crate) use follows::SubsetFollow;
 pub(crate) use verify::repair_by_name;
 pub use verify::SubsetReport;
 

@@ -254,7 +254,7 @@ pub(crate) struct AfterDelete {
     pub(crate) deleted: u64,
     /// The children left under deleted nodes (`restrict`, which cannot refuse a delete that
     /// is done).
-    pub(crate) restricted: Option<crate::relations::DeleteRestricted>,
+    pub(crate) restricted: Option<crate::error::DeleteRestricted>,
     /// Children of deleted nodes (`lift`) whose `ancestors` is not an array, which cannot
     /// tell the nearest ancestor left: left as they are.
     pub(crate) malformed: Vec<Malformed>,

@@ -20,6 +20,7 @@
 
 mod delete;
 mod follow;
+mod follows;
 mod guard;
 mod insert;
 mod maintain;
@@ -37,6 +38,7 @@ use crate::path::Value;
 use crate::{Error, Odm, Result};
 
 pub(crate) use follow::{after_deleted, repair_moved, Malformed};
+pub(crate) use follows::TreeFollow;
 pub(crate) use maintain::TreeRule;
 pub use moves::{MoveNode, Moved};
 pub(crate) use verify::sweep;

@@ -203,9 +203,14 @@ impl Odm {
     /// feature that sends the prepared command itself (a `findAndModify`, which returns the
     /// document it changed).
     pub(crate) fn prepare_own(&self, write: &mut Own<'_>) -> Result<()> {
-        let model = write
-            .entry
-            .or_else(|| self.catalog().entry_of(write.collection, write.model));
+        // The model named, else (a kind the catalog holds through its enum only) the
+        // collection's first.
+        let catalog = self.catalog();
+        let model = write.entry.or_else(|| {
+            catalog
+                .entry_of(write.collection, write.model)
+                .or_else(|| catalog.entry_of(write.collection, None))
+        });
         match model {
             Some(model) => (self.own_stages())(write, model),
             None => Ok(()),

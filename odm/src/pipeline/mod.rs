@@ -11,6 +11,8 @@
 //!
 //! The list is a type (`Link<First, Link<Second, ... End>>`), so dispatch is static.
 
+pub(crate) mod following;
+
 use std::marker::PhantomData;
 
 use bson::RawDocumentBuf;
