@@ -280,6 +280,34 @@ fn the_derive_has_no_import_loop() {
     );
 }
 
+/// The derive resolves, then generates: `derive.rs` makes the one context of errors, the
+/// model parses and `model::check` runs the rules (returning what they resolve), and no module
+/// of `expand/` reports an error or runs a rule.
+#[test]
+fn the_derive_generates_only_from_what_it_resolved() {
+    let (modules, edges) = import_edges_in("odm-derive/src");
+    assert!(modules.contains("derive") && modules.contains("expand::bucket"));
+    let mut found = Vec::new();
+    for (from, tos) in edges.iter().filter(|(m, _)| m.starts_with("expand")) {
+        for to in tos {
+            if to == "ctxt" || to.starts_with("model::check") {
+                found.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "code generation that reports errors or runs rules itself: {found:?}"
+    );
+    assert!(
+        edges
+            .get("derive")
+            .is_some_and(|e| e.contains("ctxt") && e.contains("model::check")),
+        "the test sees the stages: {:?}",
+        edges.get("derive")
+    );
+}
+
 /// The layers of `odm/src`, from the bottom (see the architecture page of the book): a module
 /// uses what is in its layer or below.
 const LAYERS: &[(usize, &[&str])] = &[

@@ -180,3 +180,76 @@ async fn a_two_way_parent_s_array_is_derived_and_leaves_its_version() -> odm::Re
     assert_eq!(stored.get_i64("version").ok(), Some(1), "{stored}");
     Ok(())
 }
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "own_tags")]
+struct Tag {
+    #[serde(rename = "_id")]
+    id: i32,
+}
+
+/// A crate keeps its tag (cleared when the tag is deleted) and a version.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "own_crates")]
+struct Crate {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(on_delete = "nullify")]
+    tag: Option<Ref<Tag>>,
+    #[odm(version)]
+    version: u64,
+}
+
+/// The server stops answering right after a delete rule's `update` reached it, before the
+/// delete: the delete ends with an error saying its outcome is unknown, in about the driver's
+/// timeout. In a transaction nothing it sent lands; without one, the rule's write lands and
+/// the tag stays. Either way the same delete again finishes it: the tag gone, the crate's
+/// reference cleared, and its version moved once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_paused_between_a_rule_s_write_and_the_delete_leaves_it_to_be_finished(
+) -> odm::Result<()> {
+    let db = common::db().await?;
+    let proxy = odm::testing::FaultProxy::start().await?;
+    let uri = format!("{}&{}", proxy.uri(), common::GIVE_UP_SOON);
+    let odm = odm::Odm::connect(&uri, db.name())
+        .await?
+        .with_catalog(common::catalog());
+    odm.insert_one(&Tag { id: 1 }).await?;
+    odm.insert_one(&Crate {
+        id: 1,
+        tag: Some(Ref::new(1)),
+        version: 0,
+    })
+    .await?;
+    let in_transaction = odm.supports_transactions().await?;
+    proxy.pause_after("update", 1);
+    let started = std::time::Instant::now();
+    let err = odm
+        .delete_one(Tag::id_field().eq(1))
+        .await
+        .expect_err("the server stopped answering");
+    assert!(err.is_outcome_unknown(), "{err:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{err}"
+    );
+    proxy.resume();
+    // The held update reaches the server (and, in a transaction, is never committed).
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let held = stored_one(&db, "own_crates", 1).await.expect("stored");
+    assert!(
+        stored_one(&db, "own_tags", 1).await.is_some(),
+        "the delete was never sent"
+    );
+    match in_transaction {
+        true => assert_eq!(held.get("tag"), Some(&Bson::Int32(1)), "{held}"),
+        false => assert_eq!(held.get("tag"), Some(&Bson::Null), "{held}"),
+    }
+    // The same delete again, through the same handle.
+    assert_eq!(odm.delete_one(Tag::id_field().eq(1)).await?, 1);
+    assert!(stored_one(&db, "own_tags", 1).await.is_none());
+    let done = stored_one(&db, "own_crates", 1).await.expect("stored");
+    assert_eq!(done.get("tag"), Some(&Bson::Null), "{done}");
+    assert_eq!(done.get_i64("version").ok(), Some(1), "{done}");
+    Ok(())
+}

@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 mod ctxt;
+mod derive;
 mod expand;
 mod model;
 
@@ -17,7 +18,7 @@ use syn::{parse_macro_input, DeriveInput};
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::model(&input).into()
+    derive::model(&input).into()
 }
 
 /// Derives `odm::Embed`; see the `odm` crate for the attributes.
@@ -27,12 +28,12 @@ pub fn derive_model(input: TokenStream) -> TokenStream {
 )]
 pub fn derive_embed(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::embed(&input).into()
+    derive::embed(&input).into()
 }
 
 /// Derives `odm::PolyRef`; see the `odm` crate.
 #[proc_macro_derive(PolyRef)]
 pub fn derive_poly_ref(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::poly_ref(&input).into()
+    derive::poly_ref(&input).into()
 }

@@ -4,38 +4,28 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::ctxt::Ctxt;
-use crate::model::{bucket, Container};
-
-/// The fields the bucket names; `None` for a model that is no bucket. Only called once the
-/// rules hold (they were reported by `check`), so that nothing is reported twice.
-fn fields<'c, 'a>(cont: &'c Container<'a>) -> Option<bucket::BucketFields<'c, 'a>> {
-    let cx = Ctxt::new();
-    let fields = bucket::check(&cx, cont);
-    let _ = cx.check();
-    fields
-}
+use crate::model::bucket::BucketFields;
+use crate::model::Container;
 
 /// The index of `odm::bucket::BucketSpec::index`, appended to the
 /// declared indexes.
-pub fn index(cont: &Container<'_>) -> Option<TokenStream> {
-    let f = fields(cont)?;
+pub fn index(cont: &Container<'_>, f: &BucketFields<'_, '_>) -> TokenStream {
     let (key, period) = (&f.key.stored, &f.period.stored);
     let last = match cont.bucket.as_ref().and_then(|b| b.max) {
         None => quote!(.unique()),
         Some(_) => quote!(.then("_id", ::odm::__private::IndexKey::Desc)),
     };
-    Some(quote! {
+    quote! {
         ::odm::__private::IndexSpec::on(#key, ::odm::__private::IndexKey::Asc)
             .then(#period, ::odm::__private::IndexKey::Desc)
             #last
-    })
+    }
 }
 
 /// `impl Bucket`, and the checks of the types of the fields it names, each at the type (or,
 /// for the item's time, at the `time` string).
-pub fn bucket_impl(cont: &Container<'_>) -> TokenStream {
-    let Some(f) = fields(cont) else {
+pub fn bucket_impl(cont: &Container<'_>, fields: Option<&BucketFields<'_, '_>>) -> TokenStream {
+    let Some(f) = fields else {
         return quote!();
     };
     let ident = cont.ident;
@@ -68,7 +58,7 @@ pub fn bucket_impl(cont: &Container<'_>) -> TokenStream {
     let period_start = quote_spanned! {period_ty.span()=>
         <#period_ty as ::odm::__private::BucketPeriod>::instant(&self.#period_ident)
     };
-    let checks = bucket_checks(cont, &f, item_ty, &time, &item_id);
+    let checks = bucket_checks(cont, f, item_ty, &time, &item_id);
     quote! {
         #checks
 
@@ -118,7 +108,7 @@ pub fn bucket_impl(cont: &Container<'_>) -> TokenStream {
 /// id fields, each reported at the attribute that names it.
 fn bucket_checks(
     cont: &Container<'_>,
-    f: &bucket::BucketFields<'_, '_>,
+    f: &BucketFields<'_, '_>,
     item_ty: &syn::Type,
     time: &syn::Ident,
     item_id: &syn::Ident,

@@ -13,8 +13,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use super::paths;
+use crate::model::attr::CopyKind;
 use crate::model::attr::{field_ident, sort_key, DenormalizeAttr};
-use crate::model::check::{copy_kind, CopyKind};
 use crate::model::{Container, Field, Shape};
 
 /// The source side, for every model: a hidden type reached as `<Model as CopySource>::fields()`
@@ -193,7 +193,7 @@ pub fn copied_field_checks(cont: &Container<'_>) -> TokenStream {
         let Some((d, (from, from_lit), fields_lit)) = found else {
             return Vec::new();
         };
-        let kind = copy_kind(d);
+        let kind = d.kind();
         d.fields
             .iter()
             .map(|name| {
@@ -227,7 +227,7 @@ pub fn copied_field_checks(cont: &Container<'_>) -> TokenStream {
     // A latest-N copy follows a reference of the source (`via`), which its derive checks.
     let vias = cont.stored_fields().filter_map(|f| {
         let d = f.denormalize.as_ref()?;
-        if copy_kind(d) != CopyKind::Latest {
+        if d.kind() != CopyKind::Latest {
             return None;
         }
         let ((from, from_lit), via) = (d.from.as_ref()?, d.via.as_ref()?);
@@ -258,7 +258,7 @@ fn copy_info(cont: &Container<'_>, f: &Field<'_>, d: &DenormalizeAttr) -> Option
     let stored = &f.stored;
     let (from, from_lit) = d.from.as_ref()?;
     d.fields_lit.as_ref()?; // a copy without its fields was reported
-    let kind = copy_kind(d);
+    let kind = d.kind();
     let background = d.in_background().then(|| quote!(.in_background(true)));
 
     // The generated locals are named at the call site, the same wherever they are used.
@@ -484,7 +484,7 @@ pub fn copy_indexes(cont: &Container<'_>) -> Vec<TokenStream> {
     cont.stored_fields()
         .filter_map(|f| {
             let d = f.denormalize.as_ref()?;
-            if copy_kind(d) != CopyKind::Summary {
+            if d.kind() != CopyKind::Summary {
                 return None;
             }
             let stored = &f.stored;

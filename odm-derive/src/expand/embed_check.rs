@@ -9,7 +9,7 @@ use proc_macro2::TokenStream;
 use quote::quote_spanned;
 use syn::spanned::Spanned;
 
-use crate::model::check::embed_type_problem_of;
+use crate::model::types::embed_type_problem_of;
 use crate::model::{Container, Field};
 
 pub fn embed_attribute_checks(cont: &Container<'_>) -> TokenStream {

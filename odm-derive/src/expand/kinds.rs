@@ -7,7 +7,6 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, LitStr, Type};
 
-use crate::ctxt::Ctxt;
 use crate::model::attr;
 use crate::model::kinds::{EnumOfKinds, Variant};
 use crate::model::{case, Container, Shape};
@@ -120,15 +119,14 @@ pub fn kind_items(cont: &Container<'_>) -> TokenStream {
     }
 }
 
-/// `#[derive(Model)]` on an enum: the base of a polymorphic model.
-pub fn model_enum(input: &DeriveInput) -> TokenStream {
-    let cx = Ctxt::new();
-    let resolved = crate::model::kinds::resolve(&cx, input);
-    // The code is generated around the errors too, so that the kinds are not reported on top.
-    let errors = cx.check().err().map(|e| e.to_compile_error());
-    let Some(resolved) = resolved else {
-        return errors.unwrap_or_default();
-    };
+/// `#[derive(Model)]` on an enum: the base of a polymorphic model, from its resolved
+/// declaration, around the `errors` its resolution reported (generated all the same, so that
+/// the kinds are not reported on top).
+pub fn model_enum(
+    input: &DeriveInput,
+    resolved: &EnumOfKinds<'_>,
+    errors: Option<TokenStream>,
+) -> TokenStream {
     let kinds: Vec<&Variant<'_>> = resolved
         .variants
         .iter()
@@ -142,7 +140,7 @@ pub fn model_enum(input: &DeriveInput) -> TokenStream {
         tag,
         variants,
         common,
-    } = &resolved;
+    } = resolved;
     let ident = &input.ident;
     let collection = collection_name(attrs, ident);
     let first = kinds[0].ty.expect("a kind");

@@ -8,10 +8,10 @@ mod dummy;
 mod embed_check;
 mod indexes;
 mod keys;
-mod kinds;
+pub mod kinds;
 mod model;
 mod paths;
-mod poly;
+pub mod poly;
 mod references;
 mod shard;
 mod soft_delete;
@@ -24,64 +24,60 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::DeriveInput;
 
-use crate::ctxt::Ctxt;
-use crate::model::{check, Container, Derive};
+use crate::model::{Checked, Container, Derive};
 use model::model_impl;
 pub(crate) use model::{registration, EntryParts};
 
-pub fn model(input: &DeriveInput) -> TokenStream {
-    if let syn::Data::Enum(_) = &input.data {
-        return kinds::model_enum(input);
-    }
-    expand(input, Derive::Model)
+/// The code of a struct deriving `Model` or `Embed` whose attributes resolved without an
+/// error: `checked` is what the rules resolved.
+pub fn generate(
+    cont: &Container<'_>,
+    checked: &Checked<'_, '_>,
+    input: &DeriveInput,
+    derive: Derive,
+) -> TokenStream {
+    let validator = validators::items(cont, input);
+    let inner = match derive {
+        Derive::Model => model_impl(cont, checked),
+        Derive::Embed => embed_impl(cont),
+    };
+    let body = wrap(quote! { #inner #validator });
+    let frequently_updated = frequently_updated(Some(cont), input, derive);
+    let checks = (derive == Derive::Model).then(|| name_checks(cont));
+    quote! { #body #frequently_updated #checks }
 }
 
-pub fn poly_ref(input: &DeriveInput) -> TokenStream {
-    poly::expand(input)
+/// What is generated beside the errors of a struct whose attributes did not resolve: a stub
+/// of the impls (so that uses of the type report nothing more), and for a model the fields it
+/// lets others copy, so that its copies are not reported as errors on top of it.
+pub fn around_errors(
+    cont: Option<&Container<'_>>,
+    input: &DeriveInput,
+    derive: Derive,
+) -> TokenStream {
+    let stub = dummy::stub(input, cont, derive);
+    let source = match (cont, derive) {
+        (Some(cont), Derive::Model) if input.generics.params.is_empty() => {
+            Some(wrap(denormalize::source_fields(cont)))
+        }
+        _ => None,
+    };
+    let frequently_updated = frequently_updated(cont, input, derive);
+    quote! { #stub #source #frequently_updated }
 }
 
-pub fn embed(input: &DeriveInput) -> TokenStream {
-    expand(input, Derive::Embed)
-}
-
-fn expand(input: &DeriveInput, derive: Derive) -> TokenStream {
-    let cx = Ctxt::new();
-    let cont = Container::from_ast(&cx, input, derive);
-    if let Some(cont) = &cont {
-        check::check(&cx, cont);
-    }
-    // Outside the `const _` block, so that a deprecation message names `Part::...`.
-    let frequently_updated = match (&cont, derive) {
+/// The constants of `#[frequently_updated]` of a model, outside the `const _` block, so that
+/// a deprecation message names `Part::...`.
+fn frequently_updated(
+    cont: Option<&Container<'_>>,
+    input: &DeriveInput,
+    derive: Derive,
+) -> Option<TokenStream> {
+    match (cont, derive) {
         (Some(cont), Derive::Model) if input.generics.params.is_empty() => {
             Some(denormalize::frequently_updated_consts(cont))
         }
         _ => None,
-    };
-    match (cx.check(), cont) {
-        (Ok(()), Some(cont)) => {
-            let validator = validators::items(&cont, input);
-            let inner = match derive {
-                Derive::Model => model_impl(&cont),
-                Derive::Embed => embed_impl(&cont),
-            };
-            let body = wrap(quote! { #inner #validator });
-            let checks = (derive == Derive::Model).then(|| name_checks(&cont));
-            quote! { #body #frequently_updated #checks }
-        }
-        (Err(errors), cont) => {
-            let errors = errors.to_compile_error();
-            let stub = dummy::stub(input, cont.as_ref(), derive);
-            // A model with a mistake can still be copied from, so that its copies are not
-            // reported as errors on top of it.
-            let source = match (&cont, derive) {
-                (Some(cont), Derive::Model) if input.generics.params.is_empty() => {
-                    Some(wrap(denormalize::source_fields(cont)))
-                }
-                _ => None,
-            };
-            quote! { #errors #stub #source #frequently_updated }
-        }
-        (Ok(()), None) => unreachable!("a container that failed to parse always records an error"),
     }
 }
 

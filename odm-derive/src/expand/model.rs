@@ -7,9 +7,9 @@ use super::{
     bucket, counters, denormalize, embed_check, indexes, kinds, paths, references, shard,
     soft_delete, subset, tree, validators, versioning,
 };
-use crate::model::Container;
+use crate::model::{Checked, Container};
 
-pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
+pub(super) fn model_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> TokenStream {
     let ident = cont.ident;
     let collection = cont.collection_expr();
     let id = cont
@@ -26,7 +26,8 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
     let validator = validators::registered(cont);
     let tree = tree::tree_items(cont, &id_ty);
     let shard = shard::shard_items(cont);
-    let indexes = index_list(cont, tree.as_ref().map(|t| &t.indexes), shard.is_some());
+    let tree_indexes = tree.as_ref().map(|t| &t.indexes);
+    let indexes = index_list(cont, checked, tree_indexes, shard.is_some());
     let (tree_entry, tree_items) = tree.map(|t| (t.entry, t.items)).unzip();
     let shard_items = shard.map(|s| s.items);
     let (stamp_const, stamp_items) = versioning::stamp_items(cont)
@@ -38,7 +39,7 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
     };
     let kind_const = kinds::kind_const(cont);
     let kind_items = kinds::kind_items(cont);
-    let beside = beside_impl(cont);
+    let beside = beside_impl(cont, checked);
 
     let version_item = version_const(cont);
     let (version, version_entry) = validators::version_parts(&version_item);
@@ -111,7 +112,7 @@ pub(super) fn model_impl(cont: &Container<'_>) -> TokenStream {
 /// The items beside the `Model` impl that each feature adds: counters, the subset's pair,
 /// the soft delete's check, the typed paths, the checks of embedded types, inverse references
 /// and copied fields, the bucket.
-fn beside_impl(cont: &Container<'_>) -> TokenStream {
+fn beside_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> TokenStream {
     let counters = counters::counters_impl(cont);
     let subset = subset::subset_items(cont);
     let soft_delete = soft_delete::checks(cont);
@@ -119,7 +120,7 @@ fn beside_impl(cont: &Container<'_>) -> TokenStream {
     let embed_checks = embed_check::embed_attribute_checks(cont);
     let inverse_checks = references::inverse_checks(cont);
     let source_fields = denormalize::source_fields(cont);
-    let bucket = bucket::bucket_impl(cont);
+    let bucket = bucket::bucket_impl(cont, checked.bucket.as_ref());
     quote! {
         #counters
         #subset
@@ -203,11 +204,16 @@ fn every_model_methods(id_ty: &TokenStream, id_expr: &TokenStream) -> TokenStrea
     }
 }
 
-/// The model's index list: those it declares, then its bucket's, its tree's (`tree`) and its
-/// shard key's (when `sharded`).
-fn index_list(cont: &Container<'_>, tree: Option<&TokenStream>, sharded: bool) -> TokenStream {
+/// The model's index list: those it declares, then its bucket's (from the fields its rule
+/// resolved), its tree's (`tree`) and its shard key's (when `sharded`).
+fn index_list(
+    cont: &Container<'_>,
+    checked: &Checked<'_, '_>,
+    tree: Option<&TokenStream>,
+    sharded: bool,
+) -> TokenStream {
     let declared = indexes::index_specs(cont);
-    let indexes = match bucket::index(cont) {
+    let indexes = match checked.bucket.as_ref().map(|f| bucket::index(cont, f)) {
         Some(index) => quote! {{
             let mut specs: ::odm::__private::Vec<::odm::__private::IndexSpec> = #declared;
             specs.push(#index);

@@ -178,9 +178,10 @@ pub fn accessor_parts_from(
 ) -> (TokenStream, TokenStream) {
     let stored = &f.stored;
     // A copy taken through a reference, or a latest-N array, is written by odm only.
-    let copied = f.denormalize.as_ref().is_some_and(|d| {
-        crate::model::check::copy_kind(d) != crate::model::check::CopyKind::Summary
-    });
+    let copied = f
+        .denormalize
+        .as_ref()
+        .is_some_and(|d| d.kind() != crate::model::attr::CopyKind::Summary);
     let mode = if copied {
         quote!(::odm::__private::Copied)
     } else if crate::model::tree::is_tree_field(cont, f) {

@@ -6,16 +6,18 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Type};
 
-use crate::ctxt::Ctxt;
-use crate::model::poly::{parse, Target};
+use crate::model::poly::Target;
 
-pub fn expand(input: &DeriveInput) -> TokenStream {
-    let cx = Ctxt::new();
-    let targets = parse(input, &cx);
-    let errors = cx.check().err().map(|e| e.to_compile_error());
+/// `#[derive(PolyRef)]` from its resolved targets, after the `errors` their resolution
+/// reported; nothing but the errors without a model among the targets.
+pub fn expand(
+    input: &DeriveInput,
+    targets: Option<&[Target<'_>]>,
+    errors: Option<TokenStream>,
+) -> TokenStream {
     match targets {
         Some(targets) if targets.iter().any(|t| matches!(t, Target::Model(..))) => {
-            let impls = generate(&input.ident, &targets);
+            let impls = generate(&input.ident, targets);
             quote!(#errors #impls)
         }
         _ => errors.unwrap_or_default(),

@@ -13,6 +13,7 @@ pub mod soft_delete;
 pub mod subset;
 mod syntax;
 pub mod tree;
+pub mod types;
 pub mod versioning;
 pub mod versions;
 
@@ -21,6 +22,13 @@ use syn::{
 };
 
 use crate::ctxt::Ctxt;
+
+/// What the rules of `check` resolve, for the code generated once they hold: written here by
+/// the rules, read by `expand`, which never runs a rule itself.
+pub struct Checked<'c, 'a> {
+    /// The fields a bucket names (`#[odm(bucket(...))]`).
+    pub bucket: Option<bucket::BucketFields<'c, 'a>>,
+}
 
 /// Which derive is running.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -111,10 +119,10 @@ impl<'a> Field<'a> {
         let summary = self
             .denormalize
             .as_ref()
-            .is_some_and(|d| check::copy_kind(d) != check::CopyKind::Flat);
+            .is_some_and(|d| d.kind() != attr::CopyKind::Flat);
         (self.embed.is_some() || summary)
             && !self.is_id()
-            && check::embed_type_problem(self).is_none()
+            && types::embed_type_problem(self).is_none()
     }
 
     /// The referenced model: `T` in `Ref<T>`, `Option<Ref<T>>` and `Vec<Ref<T>>`.

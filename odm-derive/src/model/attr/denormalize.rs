@@ -215,3 +215,23 @@ impl DenormalizeAttr {
         Ok(())
     }
 }
+
+/// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a
+/// plain field copied through a reference (`via`), or the last N sources (`latest`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CopyKind {
+    Summary,
+    Flat,
+    Latest,
+}
+
+impl DenormalizeAttr {
+    /// The kind of copy the attribute declares.
+    pub fn kind(&self) -> CopyKind {
+        match (self.latest, &self.via) {
+            (Some(_), _) => CopyKind::Latest,
+            (None, Some(_)) => CopyKind::Flat,
+            (None, None) => CopyKind::Summary,
+        }
+    }
+}

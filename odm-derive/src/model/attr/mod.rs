@@ -20,7 +20,7 @@ use crate::ctxt::Ctxt;
 
 pub use bound::Bound;
 use bound::{parse_bound_key, BoundKey};
-pub use denormalize::DenormalizeAttr;
+pub use denormalize::{CopyKind, DenormalizeAttr};
 pub use index::{CompoundIndex, FieldIndex, IndexKeyPath};
 pub use reference::{OnDelete, ReferenceAttr};
 

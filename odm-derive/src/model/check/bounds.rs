@@ -1,7 +1,7 @@
 //! Arrays that do not grow without bound (rule of thumb 3).
 
+use super::super::types::embed_type_problem;
 use super::super::{Container, Shape};
-use super::embed_type_problem;
 use super::references::reference_shape_fits;
 use crate::ctxt::Ctxt;
 

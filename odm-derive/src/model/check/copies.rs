@@ -1,26 +1,10 @@
 //! Rules of copies (`#[denormalize]`) and of `#[frequently_updated]`.
 
-use super::super::attr::DenormalizeAttr;
+use super::super::attr::{CopyKind, DenormalizeAttr};
+use super::super::types::embed_type_problem;
 use super::super::{Container, Field, Shape};
-use super::{embed_type_problem, MAX_EMBEDDED};
+use super::MAX_EMBEDDED;
 use crate::ctxt::Ctxt;
-
-/// What kind of copy a `#[denormalize]` field is: a summary of the source (with its id), a
-/// plain field copied through a reference (`via`), or the last N sources (`latest`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum CopyKind {
-    Summary,
-    Flat,
-    Latest,
-}
-
-pub fn copy_kind(d: &DenormalizeAttr) -> CopyKind {
-    match (d.latest, &d.via) {
-        (Some(_), _) => CopyKind::Latest,
-        (None, Some(_)) => CopyKind::Flat,
-        (None, None) => CopyKind::Summary,
-    }
-}
 
 /// A copy names its source model (`from`) and the fields it copies (`fields`).
 pub(super) fn check_copy_names_source(cx: &Ctxt, cont: &Container<'_>) {
@@ -74,13 +58,13 @@ pub(super) fn check_summary_type(cx: &Ctxt, cont: &Container<'_>) {
     for (f, d) in copies(cont) {
         // `latest` on a field that is not a `Vec` is reported by `check_latest_copy`.
         let latest_not_array = d.latest.is_some() && !matches!(f.shape, Shape::Vec(_));
-        if d.malformed || copy_kind(d) == CopyKind::Flat || f.embed.is_some() || latest_not_array {
+        if d.malformed || d.kind() == CopyKind::Flat || f.embed.is_some() || latest_not_array {
             continue;
         }
         let Some((culprit, _)) = embed_type_problem(f) else {
             continue;
         };
-        let message = if copy_kind(d) == CopyKind::Latest {
+        let message = if d.kind() == CopyKind::Latest {
             "`latest` keeps summaries of the last sources: a `Vec` of a struct that derives `Embed`, e.g. `Vec<LogSummary>`".to_owned()
         } else {
             let ty = quote::quote!(#culprit).to_string().replace(' ', "");
@@ -95,7 +79,7 @@ pub(super) fn check_summary_type(cx: &Ctxt, cont: &Container<'_>) {
 pub(super) fn check_flat_copy(cx: &Ctxt, cont: &Container<'_>) {
     for (f, d) in copies(cont) {
         // A rejected `via` or `latest` makes the kind a guess: the kind's rules wait.
-        if d.malformed || copy_kind(d) != CopyKind::Flat {
+        if d.malformed || d.kind() != CopyKind::Flat {
             continue;
         }
         if matches!(f.shape, Shape::Vec(_)) {
@@ -196,7 +180,7 @@ pub(super) fn check_sort_key_copied(cx: &Ctxt, cont: &Container<'_>) {
 pub(super) fn check_copy_bounds(cx: &Ctxt, cont: &Container<'_>) {
     for (f, d) in copies(cont) {
         // A copy of the wrong shape or type is reported by its own rule.
-        if copy_kind(d) == CopyKind::Flat || f.embed.is_some() || embed_type_problem(f).is_some() {
+        if d.kind() == CopyKind::Flat || f.embed.is_some() || embed_type_problem(f).is_some() {
             continue;
         }
         let is_array = matches!(f.shape, Shape::Vec(_));

@@ -9,14 +9,13 @@ mod indexes;
 mod references;
 
 pub use bounds::MAX_EMBEDDED;
-pub use copies::{copy_kind, CopyKind};
-pub use embeds::{embed_type_problem, embed_type_problem_of};
 
 pub use super::syntax::closest;
-use super::Container;
+use super::{Checked, Container};
 use crate::ctxt::Ctxt;
 
-pub fn check(cx: &Ctxt, cont: &Container<'_>) {
+/// Runs every rule on `cont`, reporting into `cx`; returns what they resolved.
+pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Checked<'c, 'a> {
     identity::check_id(cx, cont);
     super::versions::check(cx, cont);
     identity::check_collection_name(cx, cont);
@@ -49,7 +48,7 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     copies::check_sort_key_copied(cx, cont);
     copies::check_copy_bounds(cx, cont);
     copies::check_frequently_updated(cx, cont);
-    super::bucket::check(cx, cont);
+    let bucket = super::bucket::check(cx, cont);
     super::background::check(cx, cont);
     super::counters::check(cx, cont);
     super::tree::check(cx, cont);
@@ -57,4 +56,5 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
     super::subset::check(cx, cont);
     super::soft_delete::check(cx, cont);
     super::versioning::check(cx, cont);
+    Checked { bucket }
 }

@@ -4,8 +4,8 @@ use syn::ext::IdentExt;
 use syn::Type;
 
 use super::super::attr::{OnDelete, ReferenceAttr};
+use super::super::types::plain_value_type;
 use super::super::{Container, Derive, Field, Shape};
-use super::embeds::plain_value_type;
 use crate::ctxt::Ctxt;
 
 /// Whether a reference field's type fits its attribute: `Ref<T>` or `Option<Ref<T>>` for
