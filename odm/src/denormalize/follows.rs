@@ -29,10 +29,7 @@ impl Follows for CopiesFollow {
     type Batch = ();
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
-        match copied(catalog, collection) {
-            true => Interest::All,
-            false => Interest::None,
-        }
+        Interest::All.when(copied(catalog, collection))
     }
 
     fn note(
@@ -102,10 +99,7 @@ impl Follows for LatestFollow {
             .copies_from(collection)
             .iter()
             .any(|c| matches!(c.kind, CopyKind::Latest { .. }));
-        match latest {
-            true => Interest::All,
-            false => Interest::None,
-        }
+        Interest::All.when(latest)
     }
 
     fn note(

@@ -95,6 +95,22 @@ pub(crate) enum Interest {
     All,
 }
 
+impl Interest {
+    /// This interest when `holds`, else none.
+    pub(crate) fn when(self, holds: bool) -> Interest {
+        if holds {
+            self
+        } else {
+            Interest::None
+        }
+    }
+}
+
+/// A step that does nothing: the default of [`Follows::apply`] and [`Follows::finish`].
+pub(crate) fn done<'a>() -> BoxFuture<'a, Result<()>> {
+    Box::pin(std::future::ready(Ok(())))
+}
+
 /// What noting an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Noticed {
@@ -222,7 +238,7 @@ pub(crate) trait Follows {
         _absent: &'a Absent,
         _out: &'a mut Applied,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(std::future::ready(Ok(())))
+        done()
     }
 
     /// Once every collection's events are applied: what spans them, after `settle` when it
@@ -233,6 +249,6 @@ pub(crate) trait Follows {
         _settle: Duration,
         _out: &'a mut Applied,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(std::future::ready(Ok(())))
+        done()
     }
 }

@@ -17,7 +17,7 @@ mod state;
 pub(crate) mod write;
 
 pub use follows::BadDocument;
-pub(crate) use follows::{Absent, Applied, Event, Follows, Ids, Interest, Noticed, Op};
+pub(crate) use follows::{done, Absent, Applied, Event, Follows, Ids, Interest, Noticed, Op};
 pub use in_session::InSession;
 pub(crate) use loads::Loads;
 pub use loads::{IntoPopulate, Loading};

@@ -42,12 +42,7 @@ pub(crate) async fn repair(odm: &Odm, watched: &[Watched], lost: Error) -> Resul
     let catalog = odm.catalog();
     let mut trees = Vec::new();
     for w in watched {
-        let tree = catalog
-            .models()
-            .iter()
-            .filter(|e| e.collection == w.collection)
-            .find_map(|e| e.tree);
-        if let Some(info) = tree {
+        if let Some(info) = crate::tree::tree_of(catalog, w.collection) {
             let report = crate::tree::sweep(odm, w.collection, info, true).await?;
             trees.push((w.collection.to_owned(), report));
         }

@@ -96,7 +96,7 @@ impl FollowList for End {
         _absent: &'a Absent,
         _out: &'a mut Applied,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(std::future::ready(Ok(())))
+        crate::engine::done()
     }
     fn finish<'a>(
         _odm: &'a Odm,
@@ -104,7 +104,7 @@ impl FollowList for End {
         _settle: Duration,
         _out: &'a mut Applied,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(std::future::ready(Ok(())))
+        crate::engine::done()
     }
 }
 

@@ -29,10 +29,7 @@ impl Follows for RulesFollow {
     type Batch = ();
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
-        match super::has_rules(catalog, collection) {
-            true => Interest::Deletes,
-            false => Interest::None,
-        }
+        Interest::Deletes.when(super::has_rules(catalog, collection))
     }
 
     fn note(
@@ -92,10 +89,7 @@ impl Follows for TwoWayFollow {
     type Batch = ();
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
-        match super::two_way_of(catalog, collection).is_empty() {
-            true => Interest::None,
-            false => Interest::All,
-        }
+        Interest::All.when(!super::two_way_of(catalog, collection).is_empty())
     }
 
     fn note(

@@ -21,7 +21,7 @@ pub(crate) struct Nodes {
 }
 
 /// The tree stored in `collection`, if one of the catalog's models is one.
-fn tree_of(catalog: &Catalog, collection: &str) -> Option<TreeInfo> {
+pub(crate) fn tree_of(catalog: &Catalog, collection: &str) -> Option<TreeInfo> {
     catalog
         .models()
         .iter()
@@ -34,10 +34,7 @@ impl Follows for TreeFollow {
     type Batch = ();
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
-        match tree_of(catalog, collection) {
-            Some(_) => Interest::All,
-            None => Interest::None,
-        }
+        Interest::All.when(tree_of(catalog, collection).is_some())
     }
 
     fn note(
