@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn every_mistake_is_reported_at_once() {
-        let out = super::model(&parse_quote! {
+        let out = crate::derive::model(&parse_quote! {
             #[odm(colection = "books", collection = "")]
             struct Book {
                 #[serde(rename = "_id")]
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn only_frequently_updated_fields_are_deprecated_copy_sources() {
-        let out = super::model(&parse_quote! {
+        let out = crate::derive::model(&parse_quote! {
             struct Part {
                 #[serde(rename = "_id")]
                 id: i32,
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn every_copy_mistake_is_reported_at_once() {
-        let out = super::model(&parse_quote! {
+        let out = crate::derive::model(&parse_quote! {
             struct Host {
                 #[serde(rename = "_id")]
                 id: i32,
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_copy_of_a_keyword_field_uses_a_raw_identifier() {
-        let out = super::model(&parse_quote! {
+        let out = crate::derive::model(&parse_quote! {
             struct Product {
                 #[serde(rename = "_id")]
                 id: i32,
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_keyword_in_a_dotted_key_becomes_a_raw_identifier() {
-        let out = super::model(&parse_quote! {
+        let out = crate::derive::model(&parse_quote! {
             #[odm(index(keys = "publisher.type"))]
             struct Book {
                 #[serde(rename = "_id")]
@@ -246,7 +246,7 @@ mod tests {
             "publisher..name",
             "self",
         ] {
-            let out = super::model(&parse_quote! {
+            let out = crate::derive::model(&parse_quote! {
                 #[odm(index(keys = #keys))]
                 struct Book {
                     #[serde(rename = "_id")]
@@ -270,7 +270,7 @@ mod tests {
             quote::quote!(Option<Vec<Review>>),
             quote::quote!(Vec<Vec<Review>>),
         ] {
-            let out = super::model(&parse_quote! {
+            let out = crate::derive::model(&parse_quote! {
                 struct Book {
                     #[serde(rename = "_id")]
                     id: i32,
@@ -288,7 +288,7 @@ mod tests {
                 quote::quote!(Vec<Review>),
             ),
         ] {
-            let out = super::model(&parse_quote! {
+            let out = crate::derive::model(&parse_quote! {
                 struct Book {
                     #[serde(rename = "_id")]
                     id: i32,
