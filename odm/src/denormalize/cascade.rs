@@ -1,9 +1,7 @@
 //! Cascading an update of a copied source field to every copy.
 
 use bson::{doc, Bson, Document};
-use mongodb::options::{
-    FindOneAndReplaceOptions, FindOneAndUpdateOptions, FindOptions, ReturnDocument,
-};
+use mongodb::options::FindOptions;
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 use std::collections::HashMap;
@@ -13,7 +11,7 @@ use super::values::Failures;
 use super::{CopyInfo, CopyKind};
 use crate::document::value_at;
 use crate::document::IdKey;
-use crate::engine::find_documents;
+use crate::engine::{find_documents, Effect, Own, Returning};
 use crate::transaction::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
@@ -315,17 +313,20 @@ pub(crate) async fn replace_source<T: Model>(
         )
         .await;
     }
-    let coll = odm.database().collection::<Document>(T::COLLECTION);
-    let options = FindOneAndReplaceOptions::builder()
-        .projection(projection(&copies))
-        .return_document(ReturnDocument::Before)
-        .upsert(upsert)
-        .build();
-    let action = coll
-        .find_one_and_replace(filter.clone(), replacement.clone())
-        .with_options(options);
-    let before = crate::engine::send!(action, session.as_deref_mut())
-        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e))?;
+    // The user's replacement, prepared by the maintainers before the cascade; sent as a
+    // `findAndModify`, which returns the values the copies had.
+    let mut write = Own::replace(
+        T::COLLECTION,
+        filter,
+        replacement.clone(),
+        Effect::Relayed,
+        "replace",
+    );
+    write.upsert = upsert;
+    let returning = Returning::before(projection(&copies));
+    let before = odm
+        .modify_own(write.of::<T>(), returning, session.as_deref_mut())
+        .await?;
     let mut result = UpdateResult::default();
     let Some(before) = before else {
         if upsert {
@@ -405,7 +406,6 @@ pub(super) async fn steps_with<T: Model>(
     mut session: Option<&mut ClientSession>,
     cascade: bool,
 ) -> Result<(UpdateResult, Vec<Document>)> {
-    let coll = odm.database().collection::<Document>(T::COLLECTION);
     let mut result = UpdateResult::default();
     let values = if many {
         // The ids, and the shard key to route each chunk's update to the shards holding it.
@@ -441,12 +441,18 @@ pub(super) async fn steps_with<T: Model>(
             let mut filter =
                 doc! { "$and": [filter.clone(), crate::literal::is_in("_id", chunk.clone())] };
             route(&mut filter, &chunk);
-            let action = coll.update_many(filter.clone(), update.clone());
-            let part = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
-                Error::from_write(T::COLLECTION, || crate::error::show_filter(&filter), e)
-            })?;
-            result.matched_count += part.matched_count;
-            result.modified_count += part.modified_count;
+            let write = Own::update(
+                T::COLLECTION,
+                filter,
+                update.clone(),
+                Effect::Relayed,
+                "update",
+            );
+            let part = odm
+                .write_own(write.of::<T>(), session.as_deref_mut())
+                .await?;
+            result.matched_count += part.matched;
+            result.modified_count += part.modified;
         }
         read_values_routed(
             odm,
@@ -461,20 +467,23 @@ pub(super) async fn steps_with<T: Model>(
         // The shard key returned too: the re-read that settles the copies names it.
         let mut fields = projection(copies);
         crate::catalog::KeyCarrier::new(T::entry().shard_key).project(&mut fields);
-        let options = FindOneAndUpdateOptions::builder()
-            .projection(fields)
-            .return_document(ReturnDocument::After)
-            .build();
         // A sharded source's key, read first when the filter lacks it: a cluster before
         // MongoDB 7.1 refuses a `findAndModify` without it.
         let routed =
             crate::engine::routed::<T>(odm, filter.clone(), session.as_deref_mut()).await?;
-        let action = coll
-            .find_one_and_update(routed, update.clone())
-            .with_options(options);
-        let found = crate::engine::send!(action, session.as_deref_mut()).map_err(|e| {
-            Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e)
-        })?;
+        let write = Own::update(
+            T::COLLECTION,
+            routed,
+            update.clone(),
+            Effect::Relayed,
+            "update",
+        )
+        .of::<T>()
+        .one()
+        .showing(crate::error::show_filter(filter));
+        let found = odm
+            .modify_own(write, Returning::after(fields), session.as_deref_mut())
+            .await?;
         match found {
             None => return Ok((result, Vec::new())),
             Some(d) => {

@@ -8,6 +8,7 @@ use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 
 use super::{CopyInfo, CopyKind};
+use crate::engine::{Effect, Own};
 use crate::{Odm, Result};
 
 /// The copies of `copies` (none a latest-N array) that the documents `ids` of `source` give,
@@ -203,36 +204,29 @@ async fn write_one_by_one(
     };
     let mut out = Vec::new();
     for chunk in holders.chunks(ONE_BY_ONE) {
-        let statements: Vec<Document> = chunk
-            .iter()
-            .map(|h| {
-                let q = doc! { "$and": [crate::literal::eq("_id", h.clone()), differs.clone()] };
-                let mut statement = doc! { "q": q, "u": update.clone() };
-                if let Some(filters) = &options.array_filters {
-                    statement.insert("arrayFilters", filters.clone());
-                }
-                statement
-            })
-            .collect();
-        let command = doc! { "update": copy.dependent, "updates": statements, "ordered": false };
-        let reply = odm
-            .database()
-            .run_command(command)
-            .await
-            .map_err(|e| crate::Error::from_write(copy.dependent, || copy.path.clone(), e))?;
-        let Ok(errors) = reply.get_array("writeErrors") else {
-            continue;
-        };
-        for e in errors.iter().filter_map(Bson::as_document) {
-            let Some(holder) = e
-                .get_i32("index")
-                .ok()
-                .and_then(|i| chunk.get(usize::try_from(i).ok()?))
-            else {
+        let writes = chunk.iter().map(|h| {
+            let q = doc! { "$and": [crate::literal::eq("_id", h.clone()), differs.clone()] };
+            let write = Own::update(
+                copy.dependent,
+                q,
+                update.clone(),
+                Effect::Derived,
+                "copy repair",
+            );
+            match &options.array_filters {
+                Some(filters) => write.array_filters(filters.clone()).one(),
+                None => write.one(),
+            }
+        });
+        let written = odm
+            .write_own_all(writes.collect(), false, &copy.path, None)
+            .await?;
+        for refused in written.refused {
+            let Some(holder) = chunk.get(refused.index) else {
                 continue;
             };
-            let code = e.get_i32("code").unwrap_or_default();
-            let message = e.get_str("errmsg").unwrap_or("refused");
+            let code = refused.code;
+            let message = refused.message;
             out.push(Unapplied {
                 collection: copy.dependent.to_owned(),
                 id: crate::error::show_id(Some(holder)),

@@ -7,12 +7,13 @@
 
 use std::collections::HashMap;
 
-use bson::{doc, Bson, Document};
+use bson::{doc, Bson};
 use mongodb::options::FindOptions;
 
 use crate::catalog::{Catalog, RefKind};
 use crate::document::IdKey;
-use crate::{Error, Odm, Result};
+use crate::engine::{Effect, Own};
+use crate::{Odm, Result};
 
 /// One two-way reference: the children's reference and the parents' array listing them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +112,7 @@ pub(crate) async fn settle(odm: &Odm, pair: &TwoWay, ids: &[Bson]) -> Result<Set
                 added.push((parent.clone(), child.clone()));
             }
         }
-        let pulls = |left_out: &[(Bson, Bson)]| -> Vec<Document> {
+        let pulls = |left_out: &[(Bson, Bson)]| -> Vec<Own<'static>> {
             chunk
                 .iter()
                 .filter(|c| !left_out.iter().any(|(_, l)| IdKey::of(l) == IdKey::of(c)))
@@ -122,7 +123,7 @@ pub(crate) async fn settle(odm: &Odm, pair: &TwoWay, ids: &[Bson]) -> Result<Set
         // stays where it is listed). For a bounded array, the children a full parent left out
         // are kept where they are listed too, tried once more after the pulls (which may have
         // made room), and pulled in turn when added.
-        let (modified, refused) = send(odm, pair.parent, adds).await?;
+        let (modified, refused) = send(odm, adds).await?;
         out.parents += modified;
         let mut kept: Vec<(Bson, Bson)> = Vec::new();
         for (index, message) in refused {
@@ -132,7 +133,7 @@ pub(crate) async fn settle(odm: &Odm, pair: &TwoWay, ids: &[Bson]) -> Result<Set
             }
         }
         if pair.max.is_none() {
-            out.parents += send(odm, pair.parent, pulls(&kept)).await?.0;
+            out.parents += send(odm, pulls(&kept)).await?.0;
             continue;
         }
         let left_out: Vec<(Bson, Bson)> = unlisted(odm, pair, added.clone())
@@ -141,19 +142,19 @@ pub(crate) async fn settle(odm: &Odm, pair: &TwoWay, ids: &[Bson]) -> Result<Set
             .filter(|(_, c)| !kept.iter().any(|(_, k)| IdKey::of(k) == IdKey::of(c)))
             .collect();
         kept.extend(left_out.iter().cloned());
-        out.parents += send(odm, pair.parent, pulls(&kept)).await?.0;
+        out.parents += send(odm, pulls(&kept)).await?.0;
         if left_out.is_empty() {
             continue;
         }
         let again = left_out.iter().map(|(p, c)| add(pair, c, p)).collect();
-        out.parents += send(odm, pair.parent, again).await?.0;
+        out.parents += send(odm, again).await?.0;
         let full = unlisted(odm, pair, left_out.clone()).await?;
-        let now_in: Vec<Document> = left_out
+        let now_in: Vec<Own<'static>> = left_out
             .iter()
             .filter(|(_, c)| !full.iter().any(|(_, f)| IdKey::of(f) == IdKey::of(c)))
             .map(|(p, c)| pull(pair, c, Some(p)))
             .collect();
-        out.parents += send(odm, pair.parent, now_in).await?.0;
+        out.parents += send(odm, now_in).await?.0;
         out.full.extend(full);
     }
     Ok(out)
@@ -161,16 +162,19 @@ pub(crate) async fn settle(odm: &Odm, pair: &TwoWay, ids: &[Bson]) -> Result<Set
 
 /// The statement pulling `child` from every parent's array that lists it but `parent`'s: only
 /// arrays that list it are matched, on which a `$pull` cannot fail.
-fn pull(pair: &TwoWay, child: &Bson, parent: Option<&Bson>) -> Document {
+fn pull(pair: &TwoWay, child: &Bson, parent: Option<&Bson>) -> Own<'static> {
     let mut others = doc! { pair.array.as_str(): { "$elemMatch": { "$eq": child.clone() } } };
     if let Some(parent) = parent {
         others.insert("_id", doc! { "$ne": parent.clone() });
     }
-    doc! {
-        "q": others,
-        "u": { "$pull": { pair.array.as_str(): child.clone() } },
-        "multi": true,
-    }
+    let update = doc! { "$pull": { pair.array.as_str(): child.clone() } };
+    Own::update(
+        pair.parent,
+        others,
+        update,
+        Effect::Derived,
+        "two-way repair",
+    )
 }
 
 /// The parent each of the children `ids` names (those that exist and name one): one `find`
@@ -194,7 +198,7 @@ async fn parents_of(odm: &Odm, pair: &TwoWay, ids: Vec<Bson>) -> Result<HashMap<
 }
 
 /// The statement adding `child` to `parent`'s array where it is not, and there is room.
-fn add(pair: &TwoWay, child: &Bson, parent: &Bson) -> Document {
+fn add(pair: &TwoWay, child: &Bson, parent: &Bson) -> Own<'static> {
     let mut q = crate::literal::eq("_id", parent.clone());
     q.insert(pair.array.as_str(), doc! { "$ne": child.clone() });
     if let Some(max) = pair.max {
@@ -203,44 +207,18 @@ fn add(pair: &TwoWay, child: &Bson, parent: &Bson) -> Document {
             doc! { "$exists": false },
         );
     }
-    doc! { "q": q, "u": { "$addToSet": { pair.array.as_str(): child.clone() } } }
+    let update = doc! { "$addToSet": { pair.array.as_str(): child.clone() } };
+    Own::update(pair.parent, q, update, Effect::Derived, "two-way repair").one()
 }
 
-/// One unordered `update` command with `statements`: the documents it modified, and the
-/// statements the server refused (index and message).
-async fn send(
-    odm: &Odm,
-    collection: &str,
-    statements: Vec<Document>,
-) -> Result<(u64, Vec<(usize, String)>)> {
-    if statements.is_empty() {
-        return Ok((0, Vec::new()));
-    }
-    let command = doc! { "update": collection, "updates": statements, "ordered": false };
-    let reply = odm
-        .database()
-        .run_command(command)
-        .await
-        .map_err(|e| Error::from_write(collection, || "two-way arrays".to_owned(), e))?;
-    let refused = reply
-        .get_array("writeErrors")
-        .map(|errors| {
-            errors
-                .iter()
-                .filter_map(Bson::as_document)
-                .map(|e| {
-                    let index = e.get_i32("index").map_or(usize::MAX, |i| i as usize);
-                    (index, e.get_str("errmsg").unwrap_or("refused").to_owned())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let modified = reply
-        .get("nModified")
-        .and_then(|n| n.as_i32().map(i64::from).or(n.as_i64()))
-        .and_then(|n| u64::try_from(n).ok())
-        .unwrap_or(0);
-    Ok((modified, refused))
+/// The statements as unordered `update` commands (one, for a chunk of children): the
+/// documents they modified, and the statements the server refused (index and message).
+async fn send(odm: &Odm, writes: Vec<Own<'static>>) -> Result<(u64, Vec<(usize, String)>)> {
+    let all = odm
+        .write_own_all(writes, false, "two-way arrays", None)
+        .await?;
+    let refused = all.refused.into_iter().map(|r| (r.index, r.message));
+    Ok((all.modified, refused.collect()))
 }
 
 /// Of the `(parent, child)` pairs, those whose parent does not list the child (its array was

@@ -10,6 +10,7 @@ use mongodb::options::FindOptions;
 
 use super::TreeInfo;
 use crate::document::IdKey;
+use crate::engine::{Effect, Own};
 use crate::{Odm, Result};
 
 /// What [`repair_moved`] did.
@@ -104,7 +105,7 @@ pub(crate) async fn repair_moved(
             continue;
         }
         let mut fixes = Vec::new();
-        if let Some(f) = fix(info, &node, &chain) {
+        if let Some(f) = fix(collection, info, &node, &chain) {
             fixes.push(f);
         }
         fixes.extend(subtree_fixes(odm, collection, info, &id, chain).await?);
@@ -171,13 +172,13 @@ const MAX_WALK: usize = 1_000;
 /// The statements rewriting the ancestors of the nodes below `id` (whose ancestors are
 /// `chain`) that differ from their parents' chains: the children of each level read by
 /// `parent`, a node met twice (a cycle below) read once.
-async fn subtree_fixes(
+async fn subtree_fixes<'c>(
     odm: &Odm,
-    collection: &str,
+    collection: &'c str,
     info: TreeInfo,
     id: &Bson,
     chain: Vec<Bson>,
-) -> Result<Vec<Document>> {
+) -> Result<Vec<Own<'c>>> {
     let mut fixes = Vec::new();
     let mut seen: HashSet<IdKey> = HashSet::from([IdKey::of(id)]);
     // The nodes of the level, with the ancestors their children get.
@@ -212,7 +213,7 @@ async fn subtree_fixes(
                 if !seen.insert(IdKey::of(child_id)) {
                     continue;
                 }
-                if let Some(f) = fix(info, &child, chain) {
+                if let Some(f) = fix(collection, info, &child, chain) {
                     fixes.push(f);
                 }
                 let mut below = chain.clone();
@@ -229,7 +230,7 @@ async fn subtree_fixes(
 
 /// The statement rewriting `node`'s ancestors to `new`, conditioned on what was read (a
 /// missing field on its absence); `None` when they are already `new`.
-fn fix(info: TreeInfo, node: &Document, new: &[Bson]) -> Option<Document> {
+fn fix<'c>(collection: &'c str, info: TreeInfo, node: &Document, new: &[Bson]) -> Option<Own<'c>> {
     let id = node.get("_id")?;
     let stored = node.get(info.ancestors);
     if let Some(Bson::Array(old)) = stored {
@@ -242,7 +243,8 @@ fn fix(info: TreeInfo, node: &Document, new: &[Bson]) -> Option<Document> {
         Some(old) => q.insert(info.ancestors, doc! { "$eq": old.clone() }),
         None => q.insert(info.ancestors, doc! { "$exists": false }),
     };
-    Some(doc! { "q": q, "u": { "$set": { info.ancestors: new.to_vec() } } })
+    let set = doc! { "$set": { info.ancestors: new.to_vec() } };
+    Some(Own::update(collection, q, set, Effect::Derived, "tree repair").one())
 }
 
 /// What [`after_deleted`] did.
@@ -300,8 +302,8 @@ pub(crate) async fn after_deleted(
             super::DeleteRule::Lift => lift(odm, collection, info, chunk, &mut out).await?,
             super::DeleteRule::Cascade => {
                 let below = crate::literal::is_in(info.ancestors, chunk);
-                let deleted = coll.delete_many(below.clone()).await;
-                out.deleted += deleted.map_err(|e| error(&below, e))?.deleted_count;
+                let write = Own::delete(collection, below, "tree delete");
+                out.deleted += odm.write_own(write, None).await?.matched;
             }
             super::DeleteRule::Restrict => {
                 let children = crate::literal::is_in(info.parent, chunk);
@@ -358,27 +360,23 @@ async fn lift(
     chunk: Vec<Bson>,
     out: &mut AfterDelete,
 ) -> Result<()> {
-    let coll = odm.database().collection::<Document>(collection);
-    let error = |filter: &Document, e| {
-        let target = crate::error::show_filter(filter);
-        crate::Error::from_write(collection, || target, e)
-    };
     let is_array = doc! { info.ancestors: { "$type": "array" } };
     let below = doc! { "$and": [
         crate::literal::is_in(info.ancestors, chunk.clone()),
         is_array.clone(),
     ] };
+    // The tree's own fields, kept by the ODM: no writer's version moves.
     let pull = crate::literal::pull_all(info.ancestors, chunk.clone());
-    let pulled = coll.update_many(below.clone(), pull).await;
-    out.lifted += pulled.map_err(|e| error(&below, e))?.modified_count;
+    let write = Own::update(collection, below, pull, Effect::Derived, "tree lift");
+    out.lifted += odm.write_own(write, None).await?.modified;
     let last = format!("${}", info.ancestors);
     let reparent = vec![doc! { "$set": {
         info.parent: { "$ifNull": [{ "$arrayElemAt": [last.as_str(), -1] }, Bson::Null] },
     } }];
     let children = crate::literal::is_in(info.parent, chunk);
     let arrays = doc! { "$and": [children.clone(), is_array] };
-    let lifted = coll.update_many(arrays.clone(), reparent).await;
-    lifted.map_err(|e| error(&arrays, e))?;
+    let write = Own::update(collection, arrays, reparent, Effect::Derived, "tree lift");
+    odm.write_own(write, None).await?;
     let options = FindOptions::builder().projection(doc! { "_id": 1 }).build();
     let left = crate::engine::find_documents(odm, collection, children, options, None).await?;
     for d in left {

@@ -2,13 +2,12 @@
 
 use std::fmt;
 
-use bson::{doc, Bson, Document};
-use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
+use bson::{doc, Bson};
 use mongodb::ClientSession;
 
 use super::node;
 use super::TreeModel;
-use crate::engine::{Effect, Own};
+use crate::engine::{Effect, Own, Returning};
 use crate::transaction::TransactionMode;
 use crate::{Error, Odm, Result};
 
@@ -150,7 +149,6 @@ impl Plan<'_> {
         mut session: Option<&mut ClientSession>,
     ) -> Result<Moved<T>> {
         let info = T::INFO;
-        let coll = odm.database().collection::<Document>(T::COLLECTION);
         // The new parent as read (marked in a transaction), to remove its mark by its id and
         // shard key once the move is written.
         let mut marked = None;
@@ -171,21 +169,21 @@ impl Plan<'_> {
                 chain
             }
         };
-        let options = FindOneAndUpdateOptions::builder()
-            .projection(node::projection(info))
-            .return_document(ReturnDocument::Before)
-            .build();
         let set = doc! { "$set": {
             info.parent: self.parent.cloned().unwrap_or(Bson::Null),
             info.ancestors: ancestors.clone(),
         } };
         let filter =
             crate::engine::by_id_routed::<T>(odm, self.node, session.as_deref_mut()).await?;
-        let action = coll.find_one_and_update(filter, set).with_options(options);
-        let before = crate::engine::send!(action, session.as_deref_mut())
-            .map_err(|e| {
-                Error::from_write(T::COLLECTION, || crate::error::show_id(Some(self.node)), e)
-            })?
+        // The node's parent is its writers' to set (a replacement writes it): its version moves.
+        let write = Own::update(T::COLLECTION, filter, set, Effect::Owned, "tree move")
+            .of::<T>()
+            .one()
+            .showing(crate::error::show_id(Some(self.node)));
+        let returning = Returning::before(node::projection(info));
+        let before = odm
+            .modify_own(write, returning, session.as_deref_mut())
+            .await?
             .ok_or_else(|| super::not_found::<T>(self.node, "the node"))?;
         let before = node::parse::<T>(info, &before)?;
         let previous = before

@@ -6,11 +6,12 @@ use std::collections::HashMap;
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use mongodb::options::{FindOneAndUpdateOptions, FindOptions};
+use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::TreeInfo;
 use crate::document::IdKey;
+use crate::engine::{Effect, Own, Returning};
 use crate::model::Model;
 use crate::{Error, Odm, Result};
 
@@ -147,18 +148,25 @@ pub(crate) async fn mark_one<T: Model>(
     id: &Bson,
     session: &mut ClientSession,
 ) -> Result<Option<Node>> {
-    let coll = odm.database().collection::<Document>(T::COLLECTION);
-    let options = FindOneAndUpdateOptions::builder()
-        .projection(projection_keyed::<T>(info))
-        .build();
     let filter = crate::engine::by_id_routed::<T>(odm, id, Some(&mut *session)).await?;
-    let found = coll
-        .find_one_and_update(filter, doc! { "$set": { MARK: true } })
-        .with_options(options)
-        .session(session)
-        .await
-        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_id(Some(id)), e))?;
+    let mark = Own::update(
+        T::COLLECTION,
+        filter,
+        marked(),
+        Effect::Derived,
+        "tree mark",
+    )
+    .of::<T>()
+    .one()
+    .showing(crate::error::show_id(Some(id)));
+    let returning = Returning::before(projection_keyed::<T>(info));
+    let found = odm.modify_own(mark, returning, Some(session)).await?;
     found.as_ref().map(|d| parse::<T>(info, d)).transpose()
+}
+
+/// The update marking a node: a field of the ODM's own, so no writer's version moves.
+fn marked() -> Document {
+    doc! { "$set": { MARK: true } }
 }
 
 /// Removes the marks of the nodes `read` (as [`read_many`] or [`mark_one`] returned them): one
@@ -169,7 +177,6 @@ pub(crate) async fn unmark<T: Model>(
     read: &[&Node],
     session: &mut ClientSession,
 ) -> Result<()> {
-    let coll = odm.database().collection::<Document>(T::COLLECTION);
     let key = crate::catalog::KeyCarrier::new(T::entry().shard_key);
     for chunk in crate::batch::chunks(read.iter().map(|n| n.id.clone()).collect()) {
         let mut filter = match <[Bson; 1]>::try_from(chunk.clone()) {
@@ -183,11 +190,9 @@ pub(crate) async fn unmark<T: Model>(
                 .filter(|n| ids.contains(&IdKey::of(&n.id)))
                 .map(|n| &n.stored),
         );
-        let target = crate::error::show_filter(&filter);
-        coll.update_many(filter, doc! { "$unset": { MARK: "" } })
-            .session(&mut *session)
-            .await
-            .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
+        let unmark = doc! { "$unset": { MARK: "" } };
+        let write = Own::update(T::COLLECTION, filter, unmark, Effect::Derived, "tree mark");
+        odm.write_own(write.of::<T>(), Some(&mut *session)).await?;
     }
     Ok(())
 }
@@ -210,11 +215,14 @@ pub(crate) async fn read_many<T: Model>(
     for chunk in crate::batch::chunks(ids.to_vec()) {
         let filter = crate::literal::is_in("_id", chunk);
         if let (true, Some(s)) = (mark, session.as_deref_mut()) {
-            let target = crate::error::show_filter(&filter);
-            coll.update_many(filter.clone(), doc! { "$set": { MARK: true } })
-                .session(s)
-                .await
-                .map_err(|e| Error::from_write(T::COLLECTION, || target, e))?;
+            let mark = Own::update(
+                T::COLLECTION,
+                filter.clone(),
+                marked(),
+                Effect::Derived,
+                "tree mark",
+            );
+            odm.write_own(mark.of::<T>(), Some(s)).await?;
         }
         let options = FindOptions::builder()
             .projection(projection_keyed::<T>(info))

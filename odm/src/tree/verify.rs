@@ -3,11 +3,12 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use bson::{doc, Bson, Document};
+use bson::{doc, Bson};
 
 use super::node::{self, Node};
 use super::{TreeInfo, TreeModel};
 use crate::document::IdKey;
+use crate::engine::{Effect, Own};
 use crate::{Error, Odm, Result};
 
 /// Something [`VerifyTree`] found.
@@ -172,7 +173,7 @@ pub(crate) async fn sweep(
         })
         .collect();
     let chains = chains_of(&nodes, &parents, &mut report);
-    let mut fixes: Vec<Document> = Vec::new();
+    let mut fixes: Vec<Own<'_>> = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
         let Some(Chain::Known(expected)) = &chains[i] else {
             continue;
@@ -194,13 +195,11 @@ pub(crate) async fn sweep(
             crate::literal::condition(n.parent.clone().unwrap_or(Bson::Null)),
         );
         q.insert(info.ancestors, doc! { "$eq": n.ancestors.clone() });
-        fixes.push(doc! {
-            "q": q,
-            "u": { "$set": {
-                info.parent: parent.unwrap_or(Bson::Null),
-                info.ancestors: expected.clone(),
-            } },
-        });
+        let set = doc! { "$set": {
+            info.parent: parent.unwrap_or(Bson::Null),
+            info.ancestors: expected.clone(),
+        } };
+        fixes.push(Own::update(collection, q, set, Effect::Derived, "tree repair").one());
     }
     if repair && !fixes.is_empty() {
         report.repaired = send_updates(odm, collection, fixes).await?;
@@ -255,49 +254,21 @@ fn chains_of(
     chains
 }
 
-/// Sends update statements, as many per `update` command as fit: at most 100,000 and about
-/// 8 MiB each. Returns how many documents were modified.
-pub(super) async fn send_updates(
-    odm: &Odm,
-    collection: &str,
-    statements: Vec<Document>,
-) -> Result<u64> {
-    let mut modified = 0;
-    let mut batch: Vec<Document> = Vec::new();
-    let mut size = 0;
-    let mut all = statements.into_iter().peekable();
-    while let Some(statement) = all.next() {
-        size += bson::serialize_to_vec(&statement).map_or(0, |v| v.len());
-        batch.push(statement);
-        let full = batch.len() >= crate::batch::MAX_WRITE_BATCH
-            || size >= crate::batch::MAX_IDS_BYTES
-            || all.peek().is_none();
-        if !full {
-            continue;
-        }
-        let command =
-            doc! { "update": collection, "updates": std::mem::take(&mut batch), "ordered": false };
-        size = 0;
-        let reply =
-            odm.database().run_command(command).await.map_err(|e| {
-                Error::from_write(collection, || "the nodes to repair".to_owned(), e)
-            })?;
-        if let Ok(errors) = reply.get_array("writeErrors") {
-            if let Some(Bson::Document(first)) = errors.first() {
-                return Err(Error::Unsupported(format!(
-                    "repairing the tree `{collection}`: {} update(s) refused, the first: {}",
-                    errors.len(),
-                    first
-                )));
-            }
-        }
-        modified += reply
-            .get_i32("nModified")
-            .map(|n| n as u64)
-            .or_else(|_| reply.get_i64("nModified").map(|n| n as u64))
-            .unwrap_or(0);
+/// Sends the repairs of `collection`'s nodes as unordered `update` commands, as many
+/// statements per command as fit. Returns how many documents were modified; the first
+/// statement refused fails the whole repair (after the rest were sent).
+pub(super) async fn send_updates(odm: &Odm, collection: &str, fixes: Vec<Own<'_>>) -> Result<u64> {
+    let all = odm
+        .write_own_all(fixes, false, "the nodes to repair", None)
+        .await?;
+    if let Some(first) = all.refused.first() {
+        return Err(Error::Unsupported(format!(
+            "repairing the tree `{collection}`: {} update(s) refused, the first: {}",
+            all.refused.len(),
+            first.message
+        )));
     }
-    Ok(modified)
+    Ok(all.modified)
 }
 
 impl<'a, T: TreeModel> std::future::IntoFuture for VerifyTree<'a, T> {

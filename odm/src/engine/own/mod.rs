@@ -16,6 +16,10 @@ use mongodb::options::UpdateModifications;
 use mongodb::ClientSession;
 
 mod bounded;
+mod modify;
+mod statements;
+
+pub(crate) use modify::Returning;
 
 use super::Odm;
 use crate::catalog::ModelEntry;
@@ -32,6 +36,10 @@ pub(crate) enum Effect {
     /// reference, a reassigned child's reference, a bucket's or a counter's upsert): the
     /// document's version and `updated_at` move, so that a stale replacement conflicts.
     Owned,
+    /// It is a write of the user's that a maintainer sends in a command of its own (a
+    /// cascade's `findAndModify`, which returns what the cascade reads): the maintainers
+    /// before that one have already prepared it, so nothing is added.
+    Relayed,
 }
 
 /// The command of an own write.
@@ -41,6 +49,8 @@ pub(crate) enum Command {
     Update(UpdateModifications),
     /// `delete`.
     Delete,
+    /// A replacement of the document (sent by [`Odm::modify_own`] only).
+    Replace(Document),
 }
 
 /// One write the ODM sends for itself (see the module's documentation).
@@ -128,6 +138,36 @@ impl<'a> Own<'a> {
         }
     }
 
+    /// A replacement of the document `filter` matches in `collection` (sent with
+    /// [`Odm::modify_own`], which returns the document as it was or as it is).
+    pub(crate) fn replace(
+        collection: &'a str,
+        filter: Document,
+        replacement: Document,
+        effect: Effect,
+        purpose: &'static str,
+    ) -> Self {
+        Own {
+            command: Command::Replace(replacement),
+            many: false,
+            ..Own::delete(collection, filter, purpose)
+        }
+        .effect(effect)
+    }
+
+    /// The same write, doing `effect` to the documents it writes.
+    pub(crate) fn effect(mut self, effect: Effect) -> Self {
+        self.effect = effect;
+        self
+    }
+
+    /// What a failure of this write names: the target given, else the filter.
+    pub(crate) fn shown(&self) -> String {
+        self.target
+            .clone()
+            .unwrap_or_else(|| crate::error::show_filter(&self.filter))
+    }
+
     /// The same write, of the model named `type_name` (one kind of the collection's models).
     pub(crate) fn of_model(mut self, type_name: &'static str) -> Self {
         self.model = Some(type_name);
@@ -203,6 +243,9 @@ impl Odm {
     /// feature that sends the prepared command itself (a `findAndModify`, which returns the
     /// document it changed).
     pub(crate) fn prepare_own(&self, write: &mut Own<'_>) -> Result<()> {
+        if write.effect == Effect::Relayed {
+            return Ok(());
+        }
         // The model named, else (a kind the catalog holds through its enum only) the
         // collection's first.
         let catalog = self.catalog();
@@ -256,6 +299,17 @@ impl Odm {
                 }
                 let sent = super::send!(action, session);
                 let result = sent.map_err(|e| fail(&write.filter, e))?;
+                Ok(Written {
+                    matched: result.matched_count,
+                    modified: result.modified_count,
+                    upserted_id: result.upserted_id,
+                })
+            }
+            Command::Replace(replacement) => {
+                let action = coll
+                    .replace_one(write.filter.clone(), replacement)
+                    .upsert(write.upsert);
+                let result = super::send!(action, session).map_err(|e| fail(&write.filter, e))?;
                 Ok(Written {
                     matched: result.matched_count,
                     modified: result.modified_count,

@@ -1,0 +1,212 @@
+//! Several own updates of one collection, sent as statements of as few `update` commands as
+//! fit (at most [`MAX_WRITE_BATCH`] statements and about [`MAX_IDS_BYTES`] each): a repair of
+//! many documents, each with its own filter and update, or two statements that must run in
+//! order. Each is offered to the maintainers of the model it writes, as one write is.
+//!
+//! [`MAX_WRITE_BATCH`]: crate::batch::MAX_WRITE_BATCH
+//! [`MAX_IDS_BYTES`]: crate::batch::MAX_IDS_BYTES
+
+use bson::{doc, Bson, Document};
+use mongodb::options::UpdateModifications;
+use mongodb::ClientSession;
+
+use super::{Command, Odm, Own};
+use crate::{Error, Result};
+
+/// A statement the server refused (the command itself succeeded).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refused {
+    /// Its place among the writes given.
+    pub index: usize,
+    /// The server's error code.
+    pub code: i32,
+    pub message: String,
+}
+
+/// What several own updates did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct AllWritten {
+    /// Documents the filters matched.
+    pub matched: u64,
+    /// Documents the updates changed.
+    pub modified: u64,
+    /// The statements refused, in order. Ordered writes stop at the first.
+    pub refused: Vec<Refused>,
+}
+
+impl Odm {
+    /// Sends `writes`, updates of one collection, as the statements of `update` commands in
+    /// `session`, each offered first to the maintainers of the model it writes. `ordered`:
+    /// each command is ordered, and none is sent after a refused statement. A failure of a
+    /// whole command names `shown` (what the statements write, as errors say it).
+    ///
+    /// Commands: one `update` per batch (one for up to 100,000 small statements); none when
+    /// `writes` is empty.
+    pub(crate) async fn write_own_all(
+        &self,
+        writes: Vec<Own<'_>>,
+        ordered: bool,
+        shown: &str,
+        session: Option<&mut ClientSession>,
+    ) -> Result<AllWritten> {
+        let Some(collection) = writes.first().map(|w| w.collection.to_owned()) else {
+            return Ok(AllWritten::default());
+        };
+        let mut statements = Vec::with_capacity(writes.len());
+        for mut write in writes {
+            debug_assert_eq!(write.collection, collection, "one collection per command");
+            self.prepare_own(&mut write)?;
+            statements.push(statement(write)?);
+        }
+        let span = tracing::debug_span!("own writes", collection = collection.as_str());
+        let sent = self.send_statements(&collection, statements, ordered, shown, session);
+        tracing::Instrument::instrument(sent, span).await
+    }
+
+    async fn send_statements(
+        &self,
+        collection: &str,
+        statements: Vec<Document>,
+        ordered: bool,
+        shown: &str,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<AllWritten> {
+        let mut all = AllWritten::default();
+        let mut first = 0;
+        for batch in batches(statements) {
+            let count = batch.len();
+            let command = doc! { "update": collection, "updates": batch, "ordered": ordered };
+            let action = self.database().run_command(command);
+            let reply = super::super::send!(action, session.as_deref_mut())
+                .map_err(|e| Error::from_write(collection, || shown.to_owned(), e))?;
+            all.matched += count_of(&reply, "n");
+            all.modified += count_of(&reply, "nModified");
+            all.refused.extend(refused(&reply, first));
+            if ordered && !all.refused.is_empty() {
+                break;
+            }
+            first += count;
+        }
+        Ok(all)
+    }
+}
+
+/// The statement of one prepared update: `{q, u}`, with `multi`, `upsert` and `arrayFilters`
+/// only when they say something.
+fn statement(write: Own<'_>) -> Result<Document> {
+    let u = match write.command {
+        Command::Update(UpdateModifications::Document(update)) => Bson::Document(update),
+        Command::Update(UpdateModifications::Pipeline(stages)) => {
+            Bson::Array(stages.into_iter().map(Bson::Document).collect())
+        }
+        _ => {
+            return Err(Error::Unsupported(format!(
+                "{} of `{}`: only updates are sent as statements",
+                write.purpose, write.collection
+            )))
+        }
+    };
+    let mut statement = doc! { "q": write.filter, "u": u };
+    if write.many {
+        statement.insert("multi", true);
+    }
+    if write.upsert {
+        statement.insert("upsert", true);
+    }
+    if let Some(array_filters) = write.array_filters {
+        statement.insert("arrayFilters", array_filters);
+    }
+    Ok(statement)
+}
+
+/// `statements` in batches of at most [`crate::batch::MAX_WRITE_BATCH`] statements, each
+/// ending at the statement that takes it past [`crate::batch::MAX_IDS_BYTES`].
+fn batches(statements: Vec<Document>) -> Vec<Vec<Document>> {
+    let mut out = Vec::new();
+    let mut batch = Vec::new();
+    let mut size = 0;
+    for statement in statements {
+        size += bson::serialize_to_vec(&statement).map_or(0, |v| v.len());
+        batch.push(statement);
+        if batch.len() >= crate::batch::MAX_WRITE_BATCH || size >= crate::batch::MAX_IDS_BYTES {
+            out.push(std::mem::take(&mut batch));
+            size = 0;
+        }
+    }
+    if !batch.is_empty() {
+        out.push(batch);
+    }
+    out
+}
+
+/// A count of the reply (`n`, `nModified`), as `i32` or `i64`.
+fn count_of(reply: &Document, field: &str) -> u64 {
+    match reply.get(field) {
+        Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The refused statements of a reply, numbered from `first`.
+fn refused(reply: &Document, first: usize) -> Vec<Refused> {
+    let Ok(errors) = reply.get_array("writeErrors") else {
+        return Vec::new();
+    };
+    errors
+        .iter()
+        .filter_map(Bson::as_document)
+        .map(|e| Refused {
+            index: first
+                + e.get_i32("index")
+                    .map_or(0, |i| usize::try_from(i).unwrap_or(0)),
+            code: e.get_i32("code").unwrap_or_default(),
+            message: e.get_str("errmsg").unwrap_or("refused").to_owned(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_ends_at_the_statement_past_the_size() {
+        let big = "x".repeat(crate::batch::MAX_IDS_BYTES / 2);
+        let statements = vec![
+            doc! { "q": { "_id": 1 }, "u": { "$set": { "a": &big } } },
+            doc! { "q": { "_id": 2 }, "u": { "$set": { "a": &big } } },
+            doc! { "q": { "_id": 3 }, "u": { "$set": { "a": 1 } } },
+        ];
+        let sizes: Vec<usize> = batches(statements).iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![2, 1]);
+    }
+
+    #[test]
+    fn a_statement_says_multi_and_upsert_only_when_they_hold() {
+        let one = Own::update(
+            "t",
+            doc! { "_id": 1 },
+            doc! { "$set": { "a": 1 } },
+            super::super::Effect::Derived,
+            "repair",
+        )
+        .one();
+        assert_eq!(
+            statement(one).unwrap(),
+            doc! { "q": { "_id": 1 }, "u": { "$set": { "a": 1 } } }
+        );
+        let many = Own::update(
+            "t",
+            doc! {},
+            doc! { "$set": { "a": 1 } },
+            super::super::Effect::Derived,
+            "repair",
+        )
+        .upsert();
+        assert_eq!(
+            statement(many).unwrap(),
+            doc! { "q": {}, "u": { "$set": { "a": 1 } }, "multi": true, "upsert": true }
+        );
+    }
+}
