@@ -253,3 +253,80 @@ async fn a_server_paused_between_a_rule_s_write_and_the_delete_leaves_it_to_be_f
     assert_eq!(done.get_i64("version").ok(), Some(1), "{done}");
     Ok(())
 }
+
+/// A branch of a tree that keeps a version: its parent is its writers' to set (a replacement
+/// writes it), so a move of the branch is an owned write.
+#[derive(Model, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[odm(collection = "own_branches", tree)]
+struct Branch {
+    #[serde(rename = "_id")]
+    id: i32,
+    parent: Option<i32>,
+    ancestors: Vec<i32>,
+    #[odm(version)]
+    version: u64,
+}
+
+/// A move sets the node's parent in one `findAndModify`, offered to the node's maintainers as
+/// an owned write: the same command moves the node's version, so that a replacement of the
+/// node loaded before the move is a conflict, not a silent move back.
+#[tokio::test]
+async fn a_tree_move_moves_the_node_s_version_in_its_one_find_and_modify() -> odm::Result<()> {
+    let db = common::db().await?;
+    let odm = db.odm();
+    let branch = |id, parent| Branch {
+        id,
+        parent,
+        ancestors: Vec::new(),
+        version: 0,
+    };
+    odm.insert_many(&[branch(1, None), branch(2, None)]).await?;
+    odm.insert_one(&branch(3, Some(1))).await?;
+    let loaded = odm.get::<Branch>(3).await?.expect("stored");
+    db.commands().clear();
+    odm.tree::<Branch>()
+        .move_under(3, 2)
+        .transaction(odm::TransactionMode::Never)
+        .await?;
+    let log = db.commands().take();
+    let writes: Vec<&odm::bson::Document> = log
+        .iter()
+        .filter(|c| c.name == "findAndModify")
+        .filter_map(|c| c.command.as_ref())
+        .filter(|c| {
+            c.get_str("findAndModify")
+                .is_ok_and(|n| n == "own_branches")
+        })
+        .collect();
+    assert_eq!(writes.len(), 1, "{log:?}");
+    let update = writes[0]
+        .get_document("update")
+        .expect("an update document");
+    assert!(update.to_string().contains("version"), "{update}");
+    let stored = stored_one(&db, "own_branches", 3).await.expect("stored");
+    assert_eq!(stored.get_i32("parent").ok(), Some(2), "{stored}");
+    assert_eq!(
+        stored.get_array("ancestors").ok(),
+        Some(&vec![Bson::Int32(2)])
+    );
+    assert_eq!(stored.get_i64("version").ok(), Some(1), "{stored}");
+    let e = odm.replace_one(&loaded).await.expect_err("stale");
+    assert!(
+        matches!(
+            e,
+            odm::Error::VersionConflict {
+                expected: 0,
+                found: 1,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let stored = stored_one(&db, "own_branches", 3).await.expect("stored");
+    assert_eq!(
+        stored.get_i32("parent").ok(),
+        Some(2),
+        "the move stays: {stored}"
+    );
+    Ok(())
+}

@@ -464,27 +464,8 @@ pub(super) async fn steps_with<T: Model>(
         )
         .await?
     } else {
-        // The shard key returned too: the re-read that settles the copies names it.
-        let mut fields = projection(copies);
-        crate::catalog::KeyCarrier::new(T::entry().shard_key).project(&mut fields);
-        // A sharded source's key, read first when the filter lacks it: a cluster before
-        // MongoDB 7.1 refuses a `findAndModify` without it.
-        let routed =
-            crate::engine::routed::<T>(odm, filter.clone(), session.as_deref_mut()).await?;
-        let write = Own::update(
-            T::COLLECTION,
-            routed,
-            update.clone(),
-            Effect::Relayed,
-            "update",
-        )
-        .of::<T>()
-        .one()
-        .showing(crate::error::show_filter(filter));
-        let found = odm
-            .modify_own(write, Returning::after(fields), session.as_deref_mut())
-            .await?;
-        match found {
+        match update_one_returning::<T>(odm, filter, update, copies, session.as_deref_mut()).await?
+        {
             None => return Ok((result, Vec::new())),
             Some(d) => {
                 result.matched_count = 1;
@@ -498,6 +479,34 @@ pub(super) async fn steps_with<T: Model>(
         Box::pin(crate::trace::step!("cascade", T::COLLECTION, follow)).await?;
     }
     Ok((result, values))
+}
+
+/// The update of one source, as one `findAndModify` returning the copied fields (and the shard
+/// key, which the re-read that settles the copies names) as the update left them.
+async fn update_one_returning<T: Model>(
+    odm: &Odm,
+    filter: &Document,
+    update: &Document,
+    copies: &[CopyInfo],
+    mut session: Option<&mut ClientSession>,
+) -> Result<Option<Document>> {
+    let mut fields = projection(copies);
+    crate::catalog::KeyCarrier::new(T::entry().shard_key).project(&mut fields);
+    // A sharded source's key, read first when the filter lacks it: a cluster before
+    // MongoDB 7.1 refuses a `findAndModify` without it.
+    let routed = crate::engine::routed::<T>(odm, filter.clone(), session.as_deref_mut()).await?;
+    let write = Own::update(
+        T::COLLECTION,
+        routed,
+        update.clone(),
+        Effect::Relayed,
+        "update",
+    )
+    .of::<T>()
+    .one()
+    .showing(crate::error::show_filter(filter));
+    odm.modify_own(write, Returning::after(fields), session)
+        .await
 }
 
 /// The update of the sources alone (the first half of [`steps`]): its result and the sources'

@@ -12,6 +12,7 @@
 use bson::{doc, Bson, Document};
 use mongodb::ClientSession;
 
+use crate::engine::{Effect, Own};
 use crate::{Error, Odm, Result};
 
 /// The field set and removed again; never left on a document.
@@ -63,38 +64,29 @@ async fn write_claiming(
     session: &mut ClientSession,
 ) -> Result<()> {
     fields.insert(MARKER, true);
-    let mut set = doc! { "q": filter.clone(), "u": { "$set": fields } };
-    let mut unset = doc! { "q": filter.clone(), "u": { "$unset": { MARKER: "" } } };
-    if multi {
-        set.insert("multi", true);
-        unset.insert("multi", true);
-    }
-    let command = doc! {
-        "update": collection,
-        "updates": [set, unset],
-        "ordered": true,
+    // Fields of the ODM's own (a marker, a recomputed array): no writer's version moves.
+    let set = Own::update(
+        collection,
+        filter.clone(),
+        doc! { "$set": fields },
+        Effect::Derived,
+        "claim",
+    );
+    let unset = doc! { "$unset": { MARKER: "" } };
+    let unset = Own::update(collection, filter.clone(), unset, Effect::Derived, "claim");
+    let both = match multi {
+        true => vec![set, unset],
+        false => vec![set.one(), unset.one()],
     };
     // A write error names the write: a conflict on it queues the ODM's next attempt behind
     // the other writers of this process that met it (see `crate::contention`).
-    let reply = odm
-        .database()
-        .run_command(command)
-        .session(session)
-        .await
-        .map_err(|e| Error::from_write(collection, || crate::error::show_filter(&filter), e))?;
-    refuse_write_errors(collection, &reply)
-}
-
-/// A write error in the reply of a raw `update` (the command itself succeeded).
-fn refuse_write_errors(collection: &str, reply: &Document) -> Result<()> {
-    let Ok(errors) = reply.get_array("writeErrors") else {
-        return Ok(());
-    };
-    let Some(first) = errors.first().and_then(Bson::as_document) else {
-        return Ok(());
-    };
-    Err(Error::Unsupported(format!(
-        "cannot write `{collection}` in this transaction: {}",
-        first.get_str("errmsg").unwrap_or("write error")
-    )))
+    let shown = crate::error::show_filter(&filter);
+    let written = odm.write_own_all(both, true, &shown, Some(session)).await?;
+    match written.refused.first() {
+        None => Ok(()),
+        Some(first) => Err(Error::Unsupported(format!(
+            "cannot write `{collection}` in this transaction: {}",
+            first.message
+        ))),
+    }
 }

@@ -9,7 +9,8 @@ use bson::{doc, Bson, Document};
 use mongodb::options::FindOptions;
 
 use crate::document::IdKey;
-use crate::{Error, Odm, Result};
+use crate::engine::{Effect, Own};
+use crate::{Odm, Result};
 
 /// One disagreement between the two sides of a two-way reference.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,7 +134,6 @@ impl Sweep<'_> {
                 .or_default()
                 .push(id.clone());
         }
-        let parents = self.odm.database().collection::<Document>(self.parent);
         for parent in batch {
             report.parents_checked += 1;
             let Some(pid) = parent.get("_id").cloned() else {
@@ -165,30 +165,32 @@ impl Sweep<'_> {
             }
             if self.repair && !(missing.is_empty() && extra.is_empty()) {
                 if !missing.is_empty() {
-                    parents
-                        .update_one(
-                            crate::literal::eq("_id", pid.clone()),
-                            doc! { "$addToSet": { inverse: { "$each": missing } } },
-                        )
-                        .await
-                        .map_err(|e| {
-                            Error::from_write(self.parent, || crate::error::show_id(Some(&pid)), e)
-                        })?;
+                    let add = doc! { "$addToSet": { inverse: { "$each": missing } } };
+                    self.repair_parent(&pid, add).await?;
                 }
                 if !extra.is_empty() {
-                    parents
-                        .update_one(
-                            crate::literal::eq("_id", pid.clone()),
-                            crate::literal::pull_all(inverse, extra),
-                        )
-                        .await
-                        .map_err(|e| {
-                            Error::from_write(self.parent, || crate::error::show_id(Some(&pid)), e)
-                        })?;
+                    let pull = crate::literal::pull_all(inverse, extra);
+                    self.repair_parent(&pid, pull).await?;
                 }
                 report.parents_repaired += 1;
             }
         }
         Ok(())
+    }
+
+    /// One update of the parent `id`'s array: the array is derived from the children's
+    /// references, so no writer's version moves.
+    async fn repair_parent(&self, id: &Bson, update: Document) -> Result<()> {
+        let by_id = crate::literal::eq("_id", id.clone());
+        let write = Own::update(
+            self.parent,
+            by_id,
+            update,
+            Effect::Derived,
+            "two-way repair",
+        )
+        .one()
+        .showing(crate::error::show_id(Some(id)));
+        self.odm.write_own(write, None).await.map(|_| ())
     }
 }

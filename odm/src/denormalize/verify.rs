@@ -11,7 +11,8 @@ use super::{CopyInfo, CopyKind};
 use crate::document::value_at;
 use crate::document::IdKey;
 use crate::engine::find_documents;
-use crate::{Error, Odm, Result};
+use crate::engine::{Effect, Own};
+use crate::{Odm, Result};
 
 /// One copy that differs from its source.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,7 +227,6 @@ impl<'a> VerifyCopies<'a> {
                 .collect();
             let parents: Vec<Bson> = batch.iter().filter_map(|d| d.get("_id").cloned()).collect();
             let expected = super::latest::expected(self.odm, copy, &parents, None).await?;
-            let coll = self.odm.database().collection::<Document>(copy.dependent);
             for (parent, want) in expected {
                 let found = held.get(&IdKey::of(&parent)).cloned().unwrap_or_default();
                 if found == want {
@@ -242,18 +242,13 @@ impl<'a> VerifyCopies<'a> {
                     source_missing: false,
                 });
                 if self.repair {
-                    coll.update_one(
-                        crate::literal::eq("_id", parent.clone()),
-                        doc! { "$set": { copy.path.as_str(): want } },
-                    )
-                    .await
-                    .map_err(|e| {
-                        Error::from_write(
-                            copy.dependent,
-                            || crate::error::show_id(Some(&parent)),
-                            e,
-                        )
-                    })?;
+                    let by_id = crate::literal::eq("_id", parent.clone());
+                    let set = doc! { "$set": { copy.path.as_str(): want } };
+                    let write =
+                        Own::update(copy.dependent, by_id, set, Effect::Derived, "copy repair")
+                            .one()
+                            .showing(crate::error::show_id(Some(&parent)));
+                    self.odm.write_own(write, None).await?;
                     report.repairs += 1;
                 }
             }
@@ -406,7 +401,6 @@ impl<'a> VerifyCopies<'a> {
         source_exists: bool,
         wrong: Vec<(String, Bson)>,
     ) -> Result<bool> {
-        let coll = self.odm.database().collection::<Document>(copy.dependent);
         let (update, options) = match &copy.kind {
             CopyKind::Summary {
                 array: true, id, ..
@@ -466,12 +460,20 @@ impl<'a> VerifyCopies<'a> {
             }
             CopyKind::Latest { .. } => return Ok(false),
         };
-        coll.update_one(crate::literal::eq("_id", doc_id.clone()), update)
-            .with_options(options)
-            .await
-            .map_err(|e| {
-                Error::from_write(copy.dependent, || crate::error::show_id(Some(doc_id)), e)
-            })?;
+        let by_id = crate::literal::eq("_id", doc_id.clone());
+        let mut write = Own::update(
+            copy.dependent,
+            by_id,
+            update,
+            Effect::Derived,
+            "copy repair",
+        )
+        .one()
+        .showing(crate::error::show_id(Some(doc_id)));
+        if let Some(array_filters) = options.array_filters {
+            write = write.array_filters(array_filters);
+        }
+        self.odm.write_own(write, None).await?;
         Ok(true)
     }
 }

@@ -25,7 +25,7 @@ pub(crate) use maintainer::{
     DeleteCall, Described, InsertCall, Maintainer, ModifyCall, NextDelete, NextInsert, NextModify,
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
 };
-pub(crate) use own::{Command, Effect, Own, Returning};
+pub(crate) use own::{Command, Effect, Own, Returning, Written};
 pub(crate) use read::{decoded, find_decoded, find_documents, missing_in, model_filter};
 pub(crate) use routed::{by_id_routed, routed};
 pub(crate) use sending::{write_future, Deleted, DriverFuture, Known, Same, Sending};

@@ -17,9 +17,9 @@ use std::time::Duration;
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use mongodb::change_stream::event::ResumeToken;
-use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
 
 use super::FOLLOWER;
+use crate::engine::{Effect, Own, Returning};
 use crate::{Error, Odm, Result};
 
 const KEY: &str = "follower";
@@ -134,19 +134,16 @@ pub(crate) async fn acquire(odm: &Odm, owner: ObjectId, lease: Duration) -> Resu
         ],
     };
     let update = vec![doc! { "$set": { "owner": owner, "lease": until(lease) } }];
-    let options = FindOneAndUpdateOptions::builder()
-        .upsert(true)
-        .return_document(ReturnDocument::After)
-        .build();
-    match collection(odm)
-        .find_one_and_update(filter, update)
-        .with_options(options)
-        .await
-    {
+    let write = Own::update(FOLLOWER, filter, update, Effect::Derived, "follower lease");
+    let returning = Returning {
+        projection: None,
+        after: true,
+    };
+    match odm.modify_own(write.one().upsert(), returning, None).await {
         Ok(Some(d)) => read(&d).map(Some),
         Ok(None) => Ok(None),
-        Err(e) if Error::from_driver(FOLLOWER, e.clone()).is_duplicate_key() => Ok(None),
-        Err(e) => Err(Error::from_driver(FOLLOWER, e)),
+        Err(e) if e.is_duplicate_key() => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -202,14 +199,16 @@ pub(crate) async fn advance(
         0 => doc! { "$in": [Bson::Null, 0_i64] },
         n => doc! { "$eq": n },
     };
-    let result = collection(odm)
-        .update_one(
-            doc! { "_id": KEY, "owner": owner, "stores": unchanged },
-            update,
-        )
-        .await
-        .map_err(|e| Error::from_driver(FOLLOWER, e))?;
-    if result.matched_count == 1 {
+    let filter = doc! { "_id": KEY, "owner": owner, "stores": unchanged };
+    let write = Own::update(
+        FOLLOWER,
+        filter,
+        update,
+        Effect::Derived,
+        "follower position",
+    );
+    let result = odm.write_own(write.one(), None).await?;
+    if result.matched == 1 {
         return Ok(Advanced::Stored);
     }
     Ok(match load(odm).await?.owner {
@@ -222,12 +221,8 @@ pub(crate) async fn advance(
 /// end are taken out, so that no follower is named as holding it. One `update`, matching only
 /// while `owner` holds it.
 pub(crate) async fn release(odm: &Odm, owner: ObjectId) -> Result<()> {
-    collection(odm)
-        .update_one(
-            doc! { "_id": KEY, "owner": owner },
-            doc! { "$unset": { "owner": "", "lease": "" } },
-        )
-        .await
-        .map_err(|e| Error::from_driver(FOLLOWER, e))?;
-    Ok(())
+    let filter = doc! { "_id": KEY, "owner": owner };
+    let unset = doc! { "$unset": { "owner": "", "lease": "" } };
+    let write = Own::update(FOLLOWER, filter, unset, Effect::Derived, "follower lease");
+    odm.write_own(write.one(), None).await.map(|_| ())
 }

@@ -77,3 +77,52 @@ impl Changed for mongodb::results::InsertManyResult {
         Some(self.inserted_ids.len() as u64)
     }
 }
+
+/// The records of migrations (`odm_migrations`), read with the driver and written through
+/// the ODM's own writes: each write one command, failures naming the collection and the
+/// record.
+pub(crate) struct Records<'a> {
+    odm: &'a crate::Odm,
+    /// The collection, for reads.
+    pub(crate) read: mongodb::Collection<bson::Document>,
+}
+
+impl<'a> Records<'a> {
+    pub(crate) fn of(odm: &'a crate::Odm) -> Self {
+        Records {
+            odm,
+            read: odm.database().collection(run::MIGRATIONS_COLLECTION),
+        }
+    }
+
+    /// One `update` of the first record `filter` matches.
+    pub(crate) async fn update(
+        &self,
+        filter: bson::Document,
+        update: bson::Document,
+    ) -> crate::Result<crate::engine::Written> {
+        use crate::engine::{Effect, Own};
+        let write = Own::update(
+            run::MIGRATIONS_COLLECTION,
+            filter,
+            update,
+            Effect::Derived,
+            "migration record",
+        );
+        self.odm.write_own(write.one(), None).await
+    }
+
+    /// One `insert` of `record`.
+    pub(crate) async fn insert(&self, record: bson::Document) -> crate::Result<()> {
+        let write =
+            crate::engine::Own::insert(run::MIGRATIONS_COLLECTION, record, "migration record");
+        self.odm.write_own(write, None).await.map(|_| ())
+    }
+
+    /// One `delete` of the first record `filter` matches: whether it deleted one.
+    pub(crate) async fn delete(&self, filter: bson::Document) -> crate::Result<bool> {
+        let write =
+            crate::engine::Own::delete(run::MIGRATIONS_COLLECTION, filter, "migration record");
+        Ok(self.odm.write_own(write.one(), None).await?.matched == 1)
+    }
+}

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
-use mongodb::Collection;
 
 use super::run::{Migration, Migrations, MIGRATIONS_COLLECTION};
 use super::MigrationRun;
@@ -158,7 +157,7 @@ impl Migrations<'_> {
         let Some(down) = m.down.clone() else {
             return Err(fail("declares no down step".to_owned()));
         };
-        let records: Collection<Document> = self.odm.database().collection(MIGRATIONS_COLLECTION);
+        let records = super::Records::of(self.odm);
         let owner = ObjectId::new();
         claim_revert(&records, version, owner, self.lease)
             .await?
@@ -167,12 +166,10 @@ impl Migrations<'_> {
         let started = Instant::now();
         let outcome = down(self.odm.clone()).await;
         let elapsed = started.elapsed();
-        let driver = |e| Error::from_driver(MIGRATIONS_COLLECTION, e);
         let mine = doc! { "_id": i64::from(version), "reverting": owner };
         match outcome {
             Ok(documents) => {
-                let deleted = records.delete_one(mine).await.map_err(driver)?;
-                if deleted.deleted_count != 1 {
+                if !records.delete(mine).await? {
                     return Err(fail(
                         "its lease expired while it was reverted and another process took it over"
                             .to_owned(),
@@ -187,16 +184,11 @@ impl Migrations<'_> {
             }
             Err(e) => {
                 let said = e.one_line();
-                records
-                    .update_one(
-                        mine,
-                        doc! {
-                            "$set": { "revert_error": &said },
-                            "$unset": { "reverting": "", "revert_lease_until": "" },
-                        },
-                    )
-                    .await
-                    .map_err(driver)?;
+                let error = doc! {
+                    "$set": { "revert_error": &said },
+                    "$unset": { "reverting": "", "revert_lease_until": "" },
+                };
+                records.update(mine, error).await?;
                 Err(fail(format!("its down step failed: {said}")))
             }
         }
@@ -206,7 +198,7 @@ impl Migrations<'_> {
 /// Claims the revert of the finished migration `version` for `owner` (one `update`): false
 /// when another process holds an unexpired claim, or the record is gone or not finished.
 async fn claim_revert(
-    records: &Collection<Document>,
+    records: &super::Records<'_>,
     version: u32,
     owner: ObjectId,
     lease: Duration,
@@ -214,22 +206,17 @@ async fn claim_revert(
     let now = DateTime::now();
     let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
     let until = DateTime::from_millis(now.timestamp_millis().saturating_add(lease_ms));
-    let claimed = records
-        .update_one(
-            doc! {
-                "_id": i64::from(version),
-                "finished": { "$exists": true },
-                "$or": [
-                    { "reverting": { "$exists": false } },
-                    { "revert_lease_until": { "$lte": now } },
-                ],
-            },
-            doc! {
-                "$set": { "reverting": owner, "revert_lease_until": until },
-                "$unset": { "revert_error": "" },
-            },
-        )
-        .await
-        .map_err(|e| Error::from_driver(MIGRATIONS_COLLECTION, e))?;
-    Ok(claimed.matched_count == 1)
+    let filter = doc! {
+        "_id": i64::from(version),
+        "finished": { "$exists": true },
+        "$or": [
+            { "reverting": { "$exists": false } },
+            { "revert_lease_until": { "$lte": now } },
+        ],
+    };
+    let claim = doc! {
+        "$set": { "reverting": owner, "revert_lease_until": until },
+        "$unset": { "revert_error": "" },
+    };
+    Ok(records.update(filter, claim).await?.matched == 1)
 }

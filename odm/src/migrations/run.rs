@@ -6,8 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bson::oid::ObjectId;
-use bson::{doc, DateTime, Document};
-use mongodb::Collection;
+use bson::{doc, DateTime};
 
 use super::{Changed, MigrationRun};
 use crate::{Error, Odm, Result};
@@ -217,7 +216,7 @@ impl<'a> Migrations<'a> {
 
     async fn run(mut self) -> Result<MigrationReport> {
         self.ordered()?;
-        let records: Collection<Document> = self.odm.database().collection(MIGRATIONS_COLLECTION);
+        let records = super::Records::of(self.odm);
         let owner = ObjectId::new();
         let mut report = MigrationReport::default();
         let mut progress = self.odm.track(
@@ -266,7 +265,7 @@ impl<'a> Migrations<'a> {
     /// which stops the run.
     async fn settle(
         &self,
-        records: &Collection<Document>,
+        records: &super::Records<'_>,
         owner: ObjectId,
         version: u32,
         name: &str,
@@ -277,7 +276,6 @@ impl<'a> Migrations<'a> {
             name: name.to_owned(),
             message,
         };
-        let driver = |e: mongodb::error::Error| Error::from_driver(MIGRATIONS_COLLECTION, e);
         let mine = doc! { "_id": i64::from(version), "owner": owner };
         match outcome {
             Ok(documents) => {
@@ -285,11 +283,8 @@ impl<'a> Migrations<'a> {
                 if let Some(n) = documents {
                     set.insert("documents", i64::try_from(n).unwrap_or(i64::MAX));
                 }
-                let done = records
-                    .update_one(mine, doc! { "$set": set })
-                    .await
-                    .map_err(driver)?;
-                if done.matched_count != 1 {
+                let done = records.update(mine, doc! { "$set": set }).await?;
+                if done.matched != 1 {
                     return Err(fail(
                         "its lease expired while it ran and another process took it over"
                             .to_owned(),
@@ -304,13 +299,8 @@ impl<'a> Migrations<'a> {
             }
             Err(e) => {
                 let said = e.one_line();
-                records
-                    .update_one(
-                        mine,
-                        doc! { "$set": { "lease_until": DateTime::now(), "error": &said } },
-                    )
-                    .await
-                    .map_err(driver)?;
+                let error = doc! { "$set": { "lease_until": DateTime::now(), "error": &said } };
+                records.update(mine, error).await?;
                 Err(fail(said))
             }
         }
@@ -328,7 +318,7 @@ impl<'a> IntoFuture for Migrations<'a> {
 /// Claims the migration `version` for `owner` (a lease of `lease`), or learns that it is done
 /// (`false`); waits `poll` between looks while another process holds an unexpired lease.
 pub(super) async fn claim(
-    records: &Collection<Document>,
+    records: &super::Records<'_>,
     version: u32,
     name: &str,
     owner: ObjectId,
@@ -346,7 +336,7 @@ pub(super) async fn claim(
         || DateTime::from_millis(DateTime::now().timestamp_millis().saturating_add(lease_ms));
     loop {
         let claim = records
-            .insert_one(doc! {
+            .insert(doc! {
                 "_id": i64::from(version),
                 "name": name,
                 "owner": owner,
@@ -355,12 +345,13 @@ pub(super) async fn claim(
                 "attempts": 1,
             })
             .await;
-        match claim.map_err(driver) {
+        match claim {
             Ok(_) => return Ok(true),
             Err(e) if e.is_duplicate_key() => {}
             Err(e) => return Err(e),
         }
         let Some(record) = records
+            .read
             .find_one(doc! { "_id": i64::from(version) })
             .await
             .map_err(driver)?
@@ -382,18 +373,13 @@ pub(super) async fn claim(
             if let Some(l) = lease {
                 filter.insert("lease_until", l);
             }
-            let taken = records
-                .update_one(
-                    filter,
-                    doc! {
-                        "$set": { "owner": owner, "lease_until": until(), "resumed": DateTime::now() },
-                        "$inc": { "attempts": 1 },
-                        "$unset": { "error": "" },
-                    },
-                )
-                .await
-                .map_err(driver)?;
-            if taken.modified_count == 1 {
+            let resume = doc! {
+                "$set": { "owner": owner, "lease_until": until(), "resumed": DateTime::now() },
+                "$inc": { "attempts": 1 },
+                "$unset": { "error": "" },
+            };
+            let taken = records.update(filter, resume).await?;
+            if taken.modified == 1 {
                 return Ok(true);
             }
             continue;

@@ -3,11 +3,11 @@
 use std::fmt;
 
 use bson::{doc, Bson, Document};
-use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument, UpdateModifications};
+use mongodb::options::UpdateModifications;
 use mongodb::ClientSession;
 
 use super::sides::{Refusal, Sides};
-use crate::engine::{Command, Effect, Own};
+use crate::engine::{Command, Effect, Own, Returning};
 use crate::model::Model;
 use crate::path::Value;
 use crate::populate::{Inverse, RefPath};
@@ -273,12 +273,27 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
             .await
     }
 
-    /// The child's update returns the reference as it was, and nothing else.
-    fn link_before(&self) -> FindOneAndUpdateOptions {
-        FindOneAndUpdateOptions::builder()
-            .projection(doc! { self.link_path.as_str(): 1 })
-            .return_document(ReturnDocument::Before)
-            .build()
+    /// The child's update, prepared already ([`Self::child_update`]), as one `findAndModify`
+    /// of the child `by_id` returning the reference as it was, and nothing else.
+    async fn update_child(
+        &self,
+        by_id: Document,
+        child: &Bson,
+        update: &Document,
+        session: Option<&mut ClientSession>,
+    ) -> Result<Option<Document>> {
+        let write = Own::update(
+            C::COLLECTION,
+            by_id,
+            update.clone(),
+            Effect::Relayed,
+            "reassign",
+        )
+        .of::<C>()
+        .one()
+        .showing(crate::error::show_id(Some(child)));
+        let returning = Returning::before(doc! { self.link_path.as_str(): 1 });
+        self.odm.modify_own(write, returning, session).await
     }
 
     async fn steps_in_transaction(
@@ -289,18 +304,12 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         update: &Document,
         session: &mut ClientSession,
     ) -> Result<Reassigned<P>> {
-        let children = self.odm.database().collection::<Document>(C::COLLECTION);
         // A sharded child's key, read first: a cluster before MongoDB 7.1 refuses a
         // `findAndModify` without it.
         let by_id = crate::engine::by_id_routed::<C>(self.odm, child, Some(&mut *session)).await?;
-        let old = children
-            .find_one_and_update(by_id, update.clone())
-            .with_options(self.link_before())
-            .session(&mut *session)
-            .await
-            .map_err(|e| {
-                Error::from_write(C::COLLECTION, || crate::error::show_id(Some(child)), e)
-            })?;
+        let old = self
+            .update_child(by_id, child, update, Some(&mut *session))
+            .await?;
         let previous = self.previous(old)?;
         self.checkpoint(1)?;
         if previous.as_ref() == Some(to) {
@@ -332,17 +341,10 @@ impl<'a, C: Model, P: Model> Reassign<'a, C, P> {
         to: &Bson,
         update: &Document,
     ) -> Result<Reassigned<P>> {
-        let children = self.odm.database().collection::<Document>(C::COLLECTION);
         self.add_to_new_parent(inverse, child, to, None).await?;
         self.checkpoint(1)?;
         let by_id = crate::engine::by_id_routed::<C>(self.odm, child, None).await?;
-        let old = children
-            .find_one_and_update(by_id, update.clone())
-            .with_options(self.link_before())
-            .await
-            .map_err(|e| {
-                Error::from_write(C::COLLECTION, || crate::error::show_id(Some(child)), e)
-            })?;
+        let old = self.update_child(by_id, child, update, None).await?;
         let previous = match self.previous(old) {
             Ok(p) => p,
             Err(e) => {

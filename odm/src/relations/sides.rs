@@ -35,10 +35,6 @@ pub(crate) struct Refusal<'r> {
 }
 
 impl Sides<'_> {
-    fn parents(&self) -> mongodb::Collection<Document> {
-        self.odm.database().collection::<Document>(self.parent)
-    }
-
     /// Adds `children` to the array of the parent `to`, all of them or none: refused when the
     /// array has no room for those it does not list yet ([`Error::BoundExceeded`]) or when
     /// there is no such parent ([`Error::NotFound`]), with nothing written.
@@ -213,7 +209,6 @@ impl Sides<'_> {
         previous: Option<&Bson>,
     ) -> Result<()> {
         let children = self.odm.database().collection::<Document>(self.child);
-        let parents = self.parents();
         let touched: Vec<&Bson> = std::iter::once(to).chain(previous).collect();
         // What this move last wrote for each parent: listed in `to`, pulled from `previous`.
         let mut listed: Vec<bool> = touched.iter().map(|p| *p == to).collect();
@@ -226,16 +221,11 @@ impl Sides<'_> {
                 } else {
                     crate::literal::pull_all(self.array, vec![child.clone()])
                 };
-                parents
-                    .update_one(crate::literal::eq("_id", touched[i].clone()), update)
-                    .await
-                    .map_err(|e| {
-                        Error::from_write(
-                            self.parent,
-                            || crate::error::show_id(Some(touched[i])),
-                            e,
-                        )
-                    })?;
+                let by_id = crate::literal::eq("_id", touched[i].clone());
+                let write = Own::update(self.parent, by_id, update, Effect::Derived, "reassign")
+                    .one()
+                    .showing(crate::error::show_id(Some(touched[i])));
+                self.odm.write_own(write, None).await?;
             }
             let now = children
                 .find_one(crate::literal::eq("_id", child.clone()))

@@ -169,14 +169,11 @@ pub(crate) async fn repair_by_name(
 ) -> Result<SubsetReport> {
     let details_without_main = unmatched(odm, details, main, None).await?;
     let main_without_details = unmatched(odm, main, details, None).await?;
-    let coll = odm.database().collection::<Document>(details);
     let mut deleted = 0;
     for chunk in crate::batch::chunks_of(&details_without_main) {
-        deleted += coll
-            .delete_many(crate::literal::is_in("_id", chunk))
-            .await
-            .map_err(|e| Error::from_driver(details, e))?
-            .deleted_count;
+        let orphans = crate::literal::is_in("_id", chunk);
+        let write = crate::engine::Own::delete(details, orphans, "subset repair");
+        deleted += odm.write_own(write, None).await?.matched;
     }
     Ok(SubsetReport {
         main,

@@ -1,13 +1,13 @@
 //! Recording the intent of a background cascade with the source write.
 
 use bson::{doc, Bson, Document};
-use mongodb::options::{FindOneAndReplaceOptions, ReturnDocument};
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
 use super::super::cascade::{cascade_then_converge, copied_values, projection, steps_with};
 use super::super::CopyInfo;
 use super::{name_of, INTENTS};
+use crate::engine::{Effect, Own, Returning};
 use crate::transaction::TransactionMode;
 use crate::{Error, Model, Odm, Result};
 
@@ -51,46 +51,44 @@ pub(super) async fn record(
     let now = bson::DateTime::now();
     let chunks = crate::batch::chunks_within(ids, crate::batch::MAX_IDS_BYTES / 2, STATEMENTS);
     for chunk in chunks {
-        let updates: Vec<Document> = chunk
+        let intents = chunk
             .into_iter()
-            .map(|id| statement(source, id, names.clone(), now.into()))
+            .map(|id| intent(source, id, names.clone(), now.into()))
             .collect();
-        let command = doc! { "update": INTENTS, "updates": updates, "ordered": true };
-        let reply = odm
-            .database()
-            .run_command(command)
-            .session(&mut *session)
-            .await
-            .map_err(|e| Error::from_driver(INTENTS, e))?;
-        if let Some(first) = reply
-            .get_array("writeErrors")
-            .ok()
-            .and_then(|e| e.first())
-            .and_then(Bson::as_document)
-        {
+        let written = odm
+            .write_own_all(intents, true, INTENTS, Some(&mut *session))
+            .await?;
+        if let Some(first) = written.refused.first() {
             return Err(Error::Unsupported(format!(
                 "cannot record the background cascade of `{source}` in `{INTENTS}`: {}",
-                first.get_str("errmsg").unwrap_or("write error")
+                first.message
             )));
         }
     }
     Ok(())
 }
 
-/// The statement of the `update` recording the intent of the source `id` for the copies
-/// `names` at the time `now`: an upsert bumping `seq`. Also what the cascade plan shows.
+/// The write recording the intent of the source `id` for the copies `names` at the time
+/// `now`: an upsert bumping `seq`, of the ODM's own collection of intents.
+pub(super) fn intent(source: &str, id: Bson, names: Vec<Bson>, now: Bson) -> Own<'static> {
+    // A document of two plain keys: matched as a value, whatever `id` holds.
+    let q = doc! { "_id": { "source": source, "id": id } };
+    let u = doc! {
+        "$inc": { "seq": 1_i64 },
+        "$set": { "at": now.clone() },
+        "$setOnInsert": { "since": now },
+        "$addToSet": { "copies": { "$each": names } },
+    };
+    Own::update(INTENTS, q, u, Effect::Derived, "background intent")
+        .one()
+        .upsert()
+}
+
+/// The statement of [`intent`], as the cascade plan shows it.
 pub(super) fn statement(source: &str, id: Bson, names: Vec<Bson>, now: Bson) -> Document {
-    doc! {
-        // A document of two plain keys: matched as a value, whatever `id` holds.
-        "q": { "_id": { "source": source, "id": id } },
-        "u": {
-            "$inc": { "seq": 1_i64 },
-            "$set": { "at": now.clone() },
-            "$setOnInsert": { "since": now },
-            "$addToSet": { "copies": { "$each": names } },
-        },
-        "upsert": true,
-    }
+    intent(source, id, names, now)
+        .into_statement()
+        .unwrap_or_default()
 }
 
 /// An update of sources with copies cascaded in the background (and perhaps others cascaded
@@ -208,18 +206,19 @@ async fn replace_step<T: Model>(
     upsert: bool,
     copies: &[CopyInfo],
 ) -> Result<(Option<Document>, Vec<CopyInfo>)> {
-    let coll = odm.database().collection::<Document>(T::COLLECTION);
-    let options = FindOneAndReplaceOptions::builder()
-        .projection(projection(copies))
-        .return_document(ReturnDocument::Before)
-        .upsert(upsert)
-        .build();
-    let before = coll
-        .find_one_and_replace(filter.clone(), replacement.clone())
-        .with_options(options)
-        .session(&mut *s)
-        .await
-        .map_err(|e| Error::from_write(T::COLLECTION, || crate::error::show_filter(filter), e))?;
+    // The user's replacement, prepared by the maintainers before the cascade.
+    let mut write = Own::replace(
+        T::COLLECTION,
+        filter.clone(),
+        replacement.clone(),
+        Effect::Relayed,
+        "replace",
+    );
+    write.upsert = upsert;
+    let returning = Returning::before(projection(copies));
+    let before = odm
+        .modify_own(write.of::<T>(), returning, Some(&mut *s))
+        .await?;
     let Some(before) = before else {
         return Ok((None, Vec::new()));
     };

@@ -36,9 +36,10 @@ pub(crate) enum Effect {
     /// reference, a reassigned child's reference, a bucket's or a counter's upsert): the
     /// document's version and `updated_at` move, so that a stale replacement conflicts.
     Owned,
-    /// It is a write of the user's that a maintainer sends in a command of its own (a
-    /// cascade's `findAndModify`, which returns what the cascade reads): the maintainers
-    /// before that one have already prepared it, so nothing is added.
+    /// It was prepared already, and is sent as it is: a write of the user's that a
+    /// maintainer sends in a command of its own (a cascade's `findAndModify`, which returns
+    /// what the cascade reads; the maintainers before that one prepared it), or an own write
+    /// whose prepared update the feature read first (a reassign's).
     Relayed,
 }
 
@@ -49,8 +50,10 @@ pub(crate) enum Command {
     Update(UpdateModifications),
     /// `delete`.
     Delete,
-    /// A replacement of the document (sent by [`Odm::modify_own`] only).
+    /// A replacement of the document.
     Replace(Document),
+    /// `insert` of this document (the filter is not sent).
+    Insert(Document),
 }
 
 /// One write the ODM sends for itself (see the module's documentation).
@@ -153,6 +156,15 @@ impl<'a> Own<'a> {
             ..Own::delete(collection, filter, purpose)
         }
         .effect(effect)
+    }
+
+    /// An insert of `document` into `collection`.
+    pub(crate) fn insert(collection: &'a str, document: Document, purpose: &'static str) -> Self {
+        Own {
+            command: Command::Insert(document),
+            many: false,
+            ..Own::delete(collection, Document::new(), purpose)
+        }
     }
 
     /// The same write, doing `effect` to the documents it writes.
@@ -314,6 +326,16 @@ impl Odm {
                     matched: result.matched_count,
                     modified: result.modified_count,
                     upserted_id: result.upserted_id,
+                })
+            }
+            Command::Insert(document) => {
+                let id = document.get("_id").cloned();
+                let sent = super::send!(coll.insert_one(document), session);
+                let result = sent.map_err(|e| fail(&write.filter, e))?;
+                Ok(Written {
+                    matched: 1,
+                    upserted_id: id.or(Some(result.inserted_id)),
+                    ..Written::default()
                 })
             }
             Command::Delete => {

@@ -101,6 +101,10 @@ impl Odm {
                 }
                 super::super::send!(action, session).map_err(fail)
             }
+            Command::Insert(_) => Err(Error::Unsupported(format!(
+                "{} of `{}`: an insert returns no document it found",
+                write.purpose, write.collection
+            ))),
             Command::Delete => {
                 let mut action = coll.find_one_and_delete(filter);
                 if let Some(projection) = returning.projection {

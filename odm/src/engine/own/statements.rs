@@ -91,8 +91,15 @@ impl Odm {
     }
 }
 
-/// The statement of one prepared update: `{q, u}`, with `multi`, `upsert` and `arrayFilters`
-/// only when they say something.
+impl Own<'_> {
+    /// The statement of this update in an `update` command: `{q, u}`, with `multi`, `upsert`
+    /// and `arrayFilters` only when they say something. As it is: sent by
+    /// [`Odm::write_own_all`] once prepared, shown as it is by a plan.
+    pub(crate) fn into_statement(self) -> Result<Document> {
+        statement(self)
+    }
+}
+
 fn statement(write: Own<'_>) -> Result<Document> {
     let u = match write.command {
         Command::Update(UpdateModifications::Document(update)) => Bson::Document(update),

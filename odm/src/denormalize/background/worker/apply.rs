@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use mongodb::options::UpdateOptions;
 use mongodb::options::{FindOneOptions, FindOptions};
 use mongodb::ClientSession;
 
 use super::super::super::{CopyInfo, CopyKind};
 use super::super::intent::Intent;
 use super::super::INTENTS;
+use crate::engine::{Effect, Own};
 use crate::{Error, Odm, Result};
 
 use super::{commit, intents, CascadeWorker, Claimed, Pass, WorkerReport};
@@ -60,11 +60,13 @@ impl CascadeWorker {
                 }
             }
         }
-        let deleted = intents(&self.odm)
-            .delete_one(claimed.filter(Some(intent.seq)))
-            .await
-            .map_err(|e| Error::from_driver(INTENTS, e))?;
-        if deleted.deleted_count == 0 {
+        let done = Own::delete(
+            INTENTS,
+            claimed.filter(Some(intent.seq)),
+            "background intent",
+        );
+        let deleted = self.odm.write_own(done.one(), None).await?;
+        if deleted.matched == 0 {
             // A newer write (or another worker): read the intent again.
             return Ok(Pass::Stale);
         }
@@ -194,30 +196,27 @@ impl CascadeWorker {
         target: &Target,
         batch: &Document,
     ) -> Result<Option<u64>> {
-        let held = intents(odm)
-            .update_one(
-                claimed.filter(Some(intent.seq)),
-                doc! { "$set": { "lease": self.lease_end() }, "$inc": { "batches": 1_i64 } },
-            )
-            .session(&mut *s)
-            .await
-            .map_err(|e| Error::from_driver(INTENTS, e))?;
-        if held.matched_count == 0 {
+        let lease = doc! { "$set": { "lease": self.lease_end() }, "$inc": { "batches": 1_i64 } };
+        let filter = claimed.filter(Some(intent.seq));
+        let hold = Own::update(INTENTS, filter, lease, Effect::Derived, "background intent");
+        let held = odm.write_own(hold.one(), Some(&mut *s)).await?;
+        if held.matched == 0 {
             return Ok(None);
         }
         let filter = target.batch(batch);
-        let options = UpdateOptions::builder()
-            .array_filters(target.array_filters.clone())
-            .build();
+        // Copies are derived data: no holder's version moves.
         let dependent = target.copy.dependent;
-        let result = odm
-            .database()
-            .collection::<Document>(dependent)
-            .update_many(filter.clone(), target.update.clone())
-            .with_options(options)
-            .session(&mut *s)
-            .await
-            .map_err(|e| Error::from_write(dependent, || crate::error::show_filter(&filter), e))?;
+        let mut write = Own::update(
+            dependent,
+            filter,
+            target.update.clone(),
+            Effect::Derived,
+            "background cascade",
+        );
+        if let Some(array_filters) = target.array_filters.clone() {
+            write = write.array_filters(array_filters);
+        }
+        let result = odm.write_own(write, Some(&mut *s)).await?;
         // The copies of this copy follow in the same transaction, from the values the batch
         // wrote (one `find` of the batch and their updates per level; nothing when nothing
         // copies it): a worker's write is a cascade like any other.
@@ -227,7 +226,7 @@ impl CascadeWorker {
             values: vec![(target.source.clone(), target.values.clone())],
         };
         super::super::super::transitive::follow(odm, level, Some(&mut *s)).await?;
-        Ok(Some(result.modified_count))
+        Ok(Some(result.modified))
     }
 }
 

@@ -12,6 +12,7 @@ use mongodb::options::IndexOptions;
 use mongodb::{ClientSession, IndexModel};
 
 use super::INTENTS;
+use crate::engine::{Effect, Own, Returning};
 use crate::{Error, Odm, Result};
 
 /// Applies the intents of background cascades (see the module): build one with
@@ -293,18 +294,15 @@ impl CascadeWorker {
                 }
             }
             let token = ObjectId::new();
-            let found = intents(&self.odm)
-                .find_one_and_update(
-                    doc! { "$and": [crate::literal::eq("_id", key.clone()), ready] },
-                    doc! { "$set": {
-                        "claim": token,
-                        "lease": self.lease_end(),
-                        "session": session.clone(),
-                    } },
-                )
-                .projection(doc! { "_id": 1 })
-                .await
-                .map_err(|e| Error::from_driver(INTENTS, e))?;
+            let filter = doc! { "$and": [crate::literal::eq("_id", key.clone()), ready] };
+            let claim = doc! { "$set": {
+                "claim": token,
+                "lease": self.lease_end(),
+                "session": session.clone(),
+            } };
+            let claim = Own::update(INTENTS, filter, claim, Effect::Derived, "background claim");
+            let returning = Returning::before(doc! { "_id": 1 });
+            let found = self.odm.modify_own(claim.one(), returning, None).await?;
             if found.is_some() {
                 return Ok(Some(Claimed { key, token }));
             }
@@ -324,14 +322,15 @@ impl CascadeWorker {
         let until = bson::DateTime::from_millis(
             bson::DateTime::now().timestamp_millis().saturating_add(ms),
         );
-        intents(&self.odm)
-            .update_one(
-                claimed.filter(None),
-                doc! { "$set": { "error": e.to_string(), "lease": until } },
-            )
-            .await
-            .map_err(|e| Error::from_driver(INTENTS, e))?;
-        Ok(())
+        let error = doc! { "$set": { "error": e.to_string(), "lease": until } };
+        let write = Own::update(
+            INTENTS,
+            claimed.filter(None),
+            error,
+            Effect::Derived,
+            "background intent",
+        );
+        self.odm.write_own(write.one(), None).await.map(|_| ())
     }
 
     /// Creates the index the claims sort on (`since`), when missing. One `createIndexes`.
