@@ -704,3 +704,84 @@ fn one_public_path_per_item() {
         "items re-exported at the root from a public module, so reachable by two paths: {twice:?}"
     );
 }
+
+/// The driver's writes a module outside `engine/` still sends itself, `(module, call)`, each
+/// with its reason; none may join. Every other write of the ODM's, for the user or for itself,
+/// is sent by the engine: the user's through the maintainers (`pipeline`), the ODM's own as an
+/// `engine::Own` (one write, several as statements, or one that returns what it found), which
+/// the maintainers of the model written prepare first.
+const RAW_WRITES: &[(&str, &str)] = &[
+    // A user's `find_one_and_update` of a source with copies cascaded in the background, in
+    // the transaction that records its intent: the user's options (sort, hint, collation,
+    // what is returned) go as the user gave them.
+    ("denormalize::background::record", "find_one_and_update"),
+];
+
+#[test]
+fn the_engine_sends_every_write_but_those_listed() {
+    const CALLS: &[&str] = &[
+        "insert_one",
+        "insert_many",
+        "update_one",
+        "update_many",
+        "replace_one",
+        "delete_one",
+        "delete_many",
+        "find_one_and_update",
+        "find_one_and_replace",
+        "find_one_and_delete",
+        "bulk_write",
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../odm/src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let mut found = BTreeSet::new();
+    for file in &files {
+        let module = module_of(&root, file);
+        if module == "engine" || module.starts_with("engine::") || module.starts_with("testing") {
+            continue;
+        }
+        let code = code(&std::fs::read_to_string(file).expect("read"));
+        // A driver call is a method call on a collection: `.update_one(` after a line break or
+        // a name (the ODM's own `odm.update_one(..)` goes through the maintainers).
+        let mut previous = "";
+        for line in code.lines() {
+            let line = line.trim_start();
+            for call in CALLS {
+                let method = format!(".{call}(");
+                let Some(at) = line.find(&method) else {
+                    continue;
+                };
+                // What the call is on: the line's start, or the line before (a chain).
+                let before = match &line[..at] {
+                    "" => previous.trim_end(),
+                    before => before,
+                };
+                let on_odm = before.ends_with("odm") || before.ends_with("self");
+                if !on_odm {
+                    found.insert((module.clone(), (*call).to_owned()));
+                }
+            }
+            if !line.is_empty() {
+                previous = line;
+            }
+        }
+        // And the raw `update`/`delete`/`insert` commands (`run_command`).
+        for command in ["\"update\": ", "\"delete\": ", "\"insert\": "] {
+            // An `explain` of a write runs nothing.
+            let runs = code.contains("run_command") && !code.contains("\"explain\"");
+            if code.contains(command) && runs {
+                found.insert((
+                    module.clone(),
+                    command.trim_matches([' ', ':', '"']).to_owned(),
+                ));
+            }
+        }
+    }
+    ratchet(
+        &found,
+        RAW_WRITES,
+        "driver writes sent outside the engine",
+        "RAW_WRITES",
+    );
+}

@@ -137,7 +137,7 @@ pub(crate) async fn acquire(odm: &Odm, owner: ObjectId, lease: Duration) -> Resu
     let write = Own::update(FOLLOWER, filter, update, Effect::Derived, "follower lease");
     let returning = Returning {
         projection: None,
-        after: true,
+        which: Some(mongodb::options::ReturnDocument::After),
     };
     match odm.modify_own(write.one().upsert(), returning, None).await {
         Ok(Some(d)) => read(&d).map(Some),

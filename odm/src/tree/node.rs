@@ -159,7 +159,7 @@ pub(crate) async fn mark_one<T: Model>(
     .of::<T>()
     .one()
     .showing(crate::error::show_id(Some(id)));
-    let returning = Returning::before(projection_keyed::<T>(info));
+    let returning = Returning::as_found(projection_keyed::<T>(info));
     let found = odm.modify_own(mark, returning, Some(session)).await?;
     found.as_ref().map(|d| parse::<T>(info, d)).transpose()
 }

@@ -14,8 +14,9 @@ use crate::{Error, Result};
 pub(crate) struct Returning {
     /// The fields returned; every field when `None`.
     pub projection: Option<Document>,
-    /// The document as the write left it, else as it was.
-    pub after: bool,
+    /// The document as the write left it (`After`), or as it was (`Before`); `None` leaves
+    /// it to the server's default (as it was) without saying so in the command.
+    pub which: Option<ReturnDocument>,
 }
 
 impl Returning {
@@ -23,7 +24,15 @@ impl Returning {
     pub(crate) fn before(projection: Document) -> Self {
         Returning {
             projection: Some(projection),
-            after: false,
+            which: Some(ReturnDocument::Before),
+        }
+    }
+
+    /// The document as it was, with these fields, the command saying nothing of which.
+    pub(crate) fn as_found(projection: Document) -> Self {
+        Returning {
+            projection: Some(projection),
+            which: None,
         }
     }
 
@@ -31,14 +40,7 @@ impl Returning {
     pub(crate) fn after(projection: Document) -> Self {
         Returning {
             projection: Some(projection),
-            after: true,
-        }
-    }
-
-    fn which(&self) -> ReturnDocument {
-        match self.after {
-            true => ReturnDocument::After,
-            false => ReturnDocument::Before,
+            which: Some(ReturnDocument::After),
         }
     }
 }
@@ -72,12 +74,13 @@ impl Odm {
         let shown = write.shown();
         let fail = |e| Error::from_write(write.collection, || shown, e);
         let filter = write.filter.clone();
-        let which = returning.which();
+        let which = returning.which;
         match write.command {
             Command::Update(update) => {
-                let mut action = coll
-                    .find_one_and_update(filter, update)
-                    .return_document(which);
+                let mut action = coll.find_one_and_update(filter, update);
+                if let Some(which) = which {
+                    action = action.return_document(which);
+                }
                 if let Some(projection) = returning.projection {
                     action = action.projection(projection);
                 }
@@ -94,8 +97,10 @@ impl Odm {
                 // `upsert` is always said (`upsert: false` too), as odm's replacements are.
                 let mut action = coll
                     .find_one_and_replace(filter, replacement)
-                    .return_document(which)
                     .upsert(write.upsert);
+                if let Some(which) = which {
+                    action = action.return_document(which);
+                }
                 if let Some(projection) = returning.projection {
                     action = action.projection(projection);
                 }

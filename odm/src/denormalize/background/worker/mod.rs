@@ -301,7 +301,7 @@ impl CascadeWorker {
                 "session": session.clone(),
             } };
             let claim = Own::update(INTENTS, filter, claim, Effect::Derived, "background claim");
-            let returning = Returning::before(doc! { "_id": 1 });
+            let returning = Returning::as_found(doc! { "_id": 1 });
             let found = self.odm.modify_own(claim.one(), returning, None).await?;
             if found.is_some() {
                 return Ok(Some(Claimed { key, token }));
