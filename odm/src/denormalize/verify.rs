@@ -134,7 +134,7 @@ impl fmt::Display for CopyReport {
 /// pulled, an optional single summary of one is set to `null`, a required one is only reported;
 /// a latest-N array is set to what it should hold). A copy of a copy is compared with the copy
 /// it takes from, swept after it, so that one repairing sweep leaves every level equal to the
-/// level above; copies forming a cycle are refused ([`Error::CopyCycle`]).
+/// level above; copies forming a cycle are refused ([`Error::CopyCycle`](crate::Error::CopyCycle)).
 #[must_use = "the sweep runs when awaited"]
 #[derive(Debug)]
 pub struct VerifyCopies<'a> {
