@@ -72,13 +72,7 @@ pub(super) async fn send(
         let e = mongodb::error::Error::from(ErrorKind::Write(WriteFailure::WriteError(failure)));
         return Err(fail(e));
     }
-    let count = |field: &str| {
-        reply
-            .get_i32(field)
-            .map(|n| n as u64)
-            .or_else(|_| reply.get_i64(field).map(|n| n as u64))
-            .unwrap_or(0)
-    };
+    let count = |field| super::statements::count_of(&reply, field);
     Ok(Written {
         matched: count("n"),
         modified: count("nModified"),

@@ -173,11 +173,15 @@ impl<'a> Own<'a> {
         self
     }
 
-    /// What a failure of this write names: the target given, else the filter.
-    pub(crate) fn shown(&self) -> String {
-        self.target
-            .clone()
-            .unwrap_or_else(|| crate::error::show_filter(&self.filter))
+    /// The error of this write failing with `e`, naming the target given, else the filter
+    /// (formatted only then: it costs more than building the command).
+    pub(crate) fn failed(&self, e: mongodb::error::Error) -> Error {
+        let shown = || {
+            self.target
+                .clone()
+                .unwrap_or_else(|| crate::error::show_filter(&self.filter))
+        };
+        Error::from_write(self.collection, shown, e)
     }
 
     /// The same write, of the model named `type_name` (one kind of the collection's models).
@@ -275,27 +279,23 @@ impl Odm {
     /// The one command of a prepared own write.
     async fn send_own(
         &self,
-        write: Own<'_>,
+        mut write: Own<'_>,
         session: Option<&mut ClientSession>,
     ) -> Result<Written> {
         let coll = self.database().collection::<Document>(write.collection);
         let collection = write.collection;
-        let target = write.target;
-        let fail = |filter: &Document, e| {
-            let target = target
-                .clone()
-                .unwrap_or_else(|| crate::error::show_filter(filter));
-            Error::from_write(collection, || target, e)
-        };
-        match write.command {
+        // The command and its array filters taken out: what is left names the write's failure.
+        let command = std::mem::replace(&mut write.command, Command::Delete);
+        let array_filters = write.array_filters.take();
+        match command {
             Command::Update(UpdateModifications::Document(update))
                 if write.max_time_ms.is_some() && session.is_none() =>
             {
                 let ms = write.max_time_ms.unwrap_or_default();
-                let array_filters = write.array_filters.as_ref();
+                let array_filters = array_filters.as_ref();
                 let statements =
                     bounded::statements(&write.filter, &update, array_filters, write.many);
-                bounded::send(self, collection, statements, ms, |e| fail(&write.filter, e)).await
+                bounded::send(self, collection, statements, ms, |e| write.failed(e)).await
             }
             Command::Update(update) => {
                 let mut action = match write.many {
@@ -306,11 +306,11 @@ impl Odm {
                 if write.upsert {
                     action = action.upsert(true);
                 }
-                if let Some(array_filters) = write.array_filters {
+                if let Some(array_filters) = array_filters {
                     action = action.array_filters(array_filters);
                 }
                 let sent = super::send!(action, session);
-                let result = sent.map_err(|e| fail(&write.filter, e))?;
+                let result = sent.map_err(|e| write.failed(e))?;
                 Ok(Written {
                     matched: result.matched_count,
                     modified: result.modified_count,
@@ -321,7 +321,7 @@ impl Odm {
                 let action = coll
                     .replace_one(write.filter.clone(), replacement)
                     .upsert(write.upsert);
-                let result = super::send!(action, session).map_err(|e| fail(&write.filter, e))?;
+                let result = super::send!(action, session).map_err(|e| write.failed(e))?;
                 Ok(Written {
                     matched: result.matched_count,
                     modified: result.modified_count,
@@ -331,7 +331,7 @@ impl Odm {
             Command::Insert(document) => {
                 let id = document.get("_id").cloned();
                 let sent = super::send!(coll.insert_one(document), session);
-                let result = sent.map_err(|e| fail(&write.filter, e))?;
+                let result = sent.map_err(|e| write.failed(e))?;
                 Ok(Written {
                     matched: 1,
                     upserted_id: id.or(Some(result.inserted_id)),
@@ -343,7 +343,7 @@ impl Odm {
                     true => super::send!(coll.delete_many(write.filter.clone()), session),
                     false => super::send!(coll.delete_one(write.filter.clone()), session),
                 };
-                let result = sent.map_err(|e| fail(&write.filter, e))?;
+                let result = sent.map_err(|e| write.failed(e))?;
                 Ok(Written {
                     matched: result.deleted_count,
                     ..Written::default()

@@ -66,16 +66,18 @@ impl Odm {
 
     async fn send_modify(
         &self,
-        write: Own<'_>,
+        mut write: Own<'_>,
         returning: Returning,
         session: Option<&mut ClientSession>,
     ) -> Result<Option<Document>> {
         let coll = self.database().collection::<Document>(write.collection);
-        let shown = write.shown();
-        let fail = |e| Error::from_write(write.collection, || shown, e);
         let filter = write.filter.clone();
+        // The command and its array filters taken out: what is left names the write's failure.
+        let command = std::mem::replace(&mut write.command, Command::Delete);
+        let array_filters = write.array_filters.take();
+        let fail = |e| write.failed(e);
         let which = returning.which;
-        match write.command {
+        match command {
             Command::Update(update) => {
                 let mut action = coll.find_one_and_update(filter, update);
                 if let Some(which) = which {
@@ -88,7 +90,7 @@ impl Odm {
                 if write.upsert {
                     action = action.upsert(true);
                 }
-                if let Some(array_filters) = write.array_filters {
+                if let Some(array_filters) = array_filters {
                     action = action.array_filters(array_filters);
                 }
                 super::super::send!(action, session).map_err(fail)

@@ -147,7 +147,7 @@ fn batches(statements: Vec<Document>) -> Vec<Vec<Document>> {
 }
 
 /// A count of the reply (`n`, `nModified`), as `i32` or `i64`.
-fn count_of(reply: &Document, field: &str) -> u64 {
+pub(super) fn count_of(reply: &Document, field: &str) -> u64 {
     match reply.get(field) {
         Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
         Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
