@@ -41,7 +41,7 @@ pub(super) const MAX_ATTEMPTS: usize = 50;
 /// `Auto`, a cascade too large for one transaction falls back to the default. In the caller's
 /// session: the same commands, nothing retried (the caller commits, and retries on
 /// [`Error::is_transient`]).
-pub(crate) async fn cascade_update<T: Model>(
+pub(super) async fn update_now<T: Model>(
     odm: &Odm,
     filter: Document,
     update: Document,
@@ -50,13 +50,6 @@ pub(crate) async fn cascade_update<T: Model>(
     mode: TransactionMode,
     session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
-    super::graph::refuse_cycles(odm.catalog(), &copies)?;
-    if super::background::any(&copies) {
-        return super::background::update_and_record::<T>(
-            odm, filter, update, copies, many, mode, session,
-        )
-        .await;
-    }
     if let Some(s) = session {
         return steps::<T>(odm, &filter, &update, &copies, many, Some(s))
             .await
@@ -224,7 +217,7 @@ pub(super) async fn forget(
 /// `find` re-reading the source (more only when a concurrent update changed it).
 ///
 /// Traced as the step `cascade` of the operation: the source's own write is not in it.
-pub(crate) async fn cascade_source_write(
+pub(super) async fn after_write_now(
     odm: &Odm,
     source: &'static str,
     id: Bson,
@@ -235,11 +228,13 @@ pub(crate) async fn cascade_source_write(
     if copies.is_empty() {
         return Ok(());
     }
-    let follow = source_write_follow_ups(odm, source, id, after, copies, session);
+    let follow = follow_ups(odm, source, id, after, copies, session);
     Box::pin(crate::trace::step!("cascade", source, follow)).await
 }
 
-async fn source_write_follow_ups(
+/// The copies' writes after one source document was written (untraced): the values, then the
+/// copies, converging outside a session.
+pub(super) async fn follow_ups(
     odm: &Odm,
     source: &'static str,
     id: Bson,
@@ -247,18 +242,9 @@ async fn source_write_follow_ups(
     copies: Vec<CopyInfo>,
     mut session: Option<&mut ClientSession>,
 ) -> Result<()> {
-    super::graph::refuse_cycles(odm.catalog(), &copies)?;
-    let copies = if super::background::any(&copies) {
-        super::background::record_after_write(odm, source, &id, &copies, session.as_deref_mut())
-            .await?;
-        let now: Vec<CopyInfo> = copies.into_iter().filter(|c| !c.background).collect();
-        if now.is_empty() {
-            return Ok(());
-        }
-        now
-    } else {
-        copies
-    };
+    if copies.is_empty() {
+        return Ok(());
+    }
     let values = match after {
         Some(after) => vec![after],
         None => read_values(odm, source, &[id], &copies, session.as_deref_mut()).await?,
@@ -293,7 +279,7 @@ pub(super) async fn cascade_then_converge(
 /// Commands: one `findAndModify` (the replacement, returning the copied fields as they were),
 /// one `update` per copy whose fields changed, then, outside a session and when something was
 /// cascaded, one `find` re-reading the source.
-pub(crate) async fn replace_source<T: Model>(
+pub(super) async fn replace_now<T: Model>(
     odm: &Odm,
     filter: Document,
     replacement: Document,
@@ -301,18 +287,6 @@ pub(crate) async fn replace_source<T: Model>(
     copies: Vec<CopyInfo>,
     mut session: Option<&mut ClientSession>,
 ) -> Result<UpdateResult> {
-    super::graph::refuse_cycles(odm.catalog(), &copies)?;
-    if super::background::any(&copies) {
-        return super::background::replace_and_record::<T>(
-            odm,
-            filter,
-            replacement,
-            upsert,
-            copies,
-            session,
-        )
-        .await;
-    }
     // The user's replacement, prepared by the maintainers before the cascade; sent as a
     // `findAndModify`, which returns the values the copies had.
     let mut write = Own::replace(
@@ -344,7 +318,7 @@ pub(crate) async fn replace_source<T: Model>(
         })
         .collect();
     let id = replacement.get("_id").cloned().unwrap_or(Bson::Null);
-    cascade_source_write(odm, T::COLLECTION, id, Some(replacement), changed, session).await?;
+    after_write_now(odm, T::COLLECTION, id, Some(replacement), changed, session).await?;
     Ok(result)
 }
 

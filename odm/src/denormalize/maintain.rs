@@ -9,29 +9,20 @@
 //! Every follow-up is boxed and only built when there is some: a write of a model without
 //! copies awaits a future the size of the driver's.
 
-use bson::{Bson, Document, RawDocumentBuf};
-use mongodb::options::ReturnDocument;
+use bson::{Document, RawDocumentBuf};
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
+use super::source_write::{cascade_update, encode_error, modify_with_cascade, replace_source};
 use super::{
-    background, cascade_source_write, cascade_update, fill_copies, fill_update, latest_touched,
-    push_latest, refresh_latest, replace_source, touched_by, written_by, CopyKind, LatestRefresh,
-    Taken, Writes,
+    fill_copies, fill_update, latest_touched, push_latest, refresh_latest, touched_by, written_by,
+    CopyKind, LatestRefresh, Taken, Writes,
 };
 use crate::engine::{
     BoxFuture, InsertCall, Maintainer, ModifyCall, NextInsert, NextModify, NextReplace, NextUpdate,
     ReplaceCall, Step, Stepped, UpdateCall,
 };
 use crate::{Error, Model, Odm, Result};
-
-fn encode_error<T: Model>(e: bson::error::Error) -> Error {
-    Error::Encode {
-        collection: T::COLLECTION.to_owned(),
-        what: "document".to_owned(),
-        message: e.to_string(),
-    }
-}
 
 /// Whether `T` holds copies or gives them (latest-N arrays included): one lookup each.
 fn holds_or_gives<T: Model>(odm: &Odm) -> bool {
@@ -529,47 +520,4 @@ impl Maintainer for Cascade {
             call, touched, next,
         ))))
     }
-}
-
-/// A `findAndModify` of fields other models copy, and the copies' updates after it: a
-/// background copy's intent commits with the write, both in one transaction of their own (in
-/// the caller's session, its transaction holds both); the other copies follow from the document
-/// as returned when it is the new one, else read back.
-async fn modify_with_cascade<T: Model>(
-    call: ModifyCall<'_>,
-    touched: Vec<super::CopyInfo>,
-    next: NextModify,
-) -> Result<Option<RawDocumentBuf>> {
-    let mut call = call;
-    let odm = call.odm;
-    let mut session = call.session.take();
-    let return_new = matches!(call.options.return_document, Some(ReturnDocument::After));
-    let background = session.is_none() && background::any(&touched);
-    let found = if background {
-        let filter = crate::positional::filter_for_update(call.filter, &call.update);
-        background::find_and_modify_and_record::<T>(
-            odm,
-            filter,
-            call.update,
-            call.options,
-            &touched,
-        )
-        .await?
-    } else {
-        next(call.with_session(session.as_deref_mut())).await?
-    };
-    // Recorded with the write: what is left to cascade now is the other copies.
-    let touched: Vec<_> = match background {
-        true => touched.into_iter().filter(|c| !c.background).collect(),
-        false => touched,
-    };
-    if let (Some(raw), false) = (&found, touched.is_empty()) {
-        let id = crate::decode::id_of(raw).unwrap_or(Bson::Null);
-        let after = match return_new {
-            true => Some(Document::try_from(raw.as_ref()).map_err(encode_error::<T>)?),
-            false => None,
-        };
-        cascade_source_write(odm, T::COLLECTION, id, after, touched, session).await?;
-    }
-    Ok(found)
 }

@@ -34,6 +34,7 @@ mod latest;
 mod maintain;
 mod plan;
 mod settle;
+mod source_write;
 mod transitive;
 mod update;
 mod values;
@@ -45,7 +46,6 @@ pub use background::{CascadeStatus, CascadeWorker, WorkerReport, INTENTS};
 pub(crate) use inverse::{InverseReport, Sweep};
 pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
-pub(crate) use cascade::{cascade_source_write, cascade_update, replace_source};
 pub(crate) use fill::fill_copies;
 pub(crate) use follow::{cascade_sources, refresh_latest_of, touched_paths, Unapplied};
 pub(crate) use follows::{CopiesFollow, LatestFollow};

@@ -4,7 +4,9 @@ use bson::{doc, Bson, Document};
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
-use super::super::cascade::{cascade_then_converge, copied_values, projection, steps_with};
+use super::super::cascade::{
+    after_write_now, cascade_then_converge, copied_values, projection, steps_with,
+};
 use super::super::CopyInfo;
 use super::{name_of, INTENTS};
 use crate::engine::{Effect, Own, Returning};
@@ -94,9 +96,9 @@ pub(super) fn statement(source: &str, id: Bson, names: Vec<Bson>, now: Bson) -> 
 /// An update of sources with copies cascaded in the background (and perhaps others cascaded
 /// at once): the update and the intents in one transaction.
 ///
-/// Commands: the update as [`cascade_update`](super::super::cascade_update) sends it (one
-/// `findAndModify` for one source; one `find`, one `update` and one `find` for several), one
-/// `update` recording the intents (per 10,000 sources), `commitTransaction`. Copies cascaded at
+/// Commands: the update as `cascade::update_now` sends it (one `findAndModify` for one source;
+/// one `find`, one `update` and one `find` for several), one `update` recording the intents
+/// (per 10,000 sources), `commitTransaction`. Copies cascaded at
 /// once follow inside the transaction with [`TransactionMode::Auto`]/`Always`, after it (and
 /// converged) with `Never`. In the caller's session: the same, nothing committed.
 pub(crate) async fn update_and_record<T: Model>(
@@ -190,8 +192,7 @@ pub(crate) async fn replace_and_record<T: Model>(
     let now: Vec<CopyInfo> = changed.into_iter().filter(|c| !c.background).collect();
     if !now.is_empty() {
         let id = replacement.get("_id").cloned().unwrap_or(Bson::Null);
-        super::super::cascade_source_write(odm, T::COLLECTION, id, Some(replacement), now, None)
-            .await?;
+        after_write_now(odm, T::COLLECTION, id, Some(replacement), now, None).await?;
     }
     Ok(result)
 }

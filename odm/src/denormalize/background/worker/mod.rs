@@ -244,7 +244,12 @@ impl CascadeWorker {
                     return Ok(report);
                 }
                 Err(e) if is_own(&e) => {
-                    self.fail(&claimed, &e).await?;
+                    if let Err(lost) = self.fail(&claimed, &e).await {
+                        // The record of the error did not land: the claim is still this
+                        // worker's, and the next call applies the intent again.
+                        self.current = Some(claimed);
+                        return Err(lost);
+                    }
                     one.failed.push(e);
                 }
                 Err(e) => {
@@ -375,13 +380,38 @@ fn intents(odm: &Odm) -> mongodb::Collection<Document> {
 }
 
 /// Whether `e` belongs to one intent (recorded in it, the worker goes on) rather than to the
-/// worker (returned).
+/// worker (returned). A write that failed because the server was lost (its outcome unknown, or
+/// no server to select) is the worker's: the intent is not at fault, and recording the error
+/// in it would need the server that was just lost.
 fn is_own(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Decode { .. }
-            | Error::Write { .. }
-            | Error::Unsupported(_)
-            | Error::DuplicateKey { .. }
-    )
+    let lost = e.is_outcome_unknown() || e.is_unreachable();
+    !lost
+        && matches!(
+            e,
+            Error::Decode { .. }
+                | Error::Write { .. }
+                | Error::Unsupported(_)
+                | Error::DuplicateKey { .. }
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_failing_with(kind: mongodb::error::ErrorKind) -> Error {
+        Error::from_write(INTENTS, || "{_id: 1}".to_owned(), kind.into())
+    }
+
+    #[test]
+    fn a_write_the_server_was_lost_in_is_the_worker_s_error() {
+        let cut = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "cut");
+        let cut = write_failing_with(mongodb::error::ErrorKind::Io(std::sync::Arc::new(cut)));
+        assert!(matches!(cut, Error::Write { .. }));
+        assert!(!is_own(&cut), "a cut connection was recorded in the intent");
+        let reply = doc! { "code": 2, "codeName": "BadValue", "errmsg": "refused" };
+        let refused: mongodb::error::CommandError = bson::deserialize_from_document(reply).unwrap();
+        let refused = write_failing_with(mongodb::error::ErrorKind::Command(refused));
+        assert!(is_own(&refused), "a refused batch is the intent's error");
+    }
 }
