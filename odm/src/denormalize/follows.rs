@@ -27,6 +27,7 @@ fn copied(catalog: &Catalog, collection: &str) -> bool {
 impl Follows for CopiesFollow {
     type Noted = Cascades;
     type Batch = ();
+    type Swept = super::CopyReport;
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
         Interest::All.when(copied(catalog, collection))
@@ -81,6 +82,15 @@ impl Follows for CopiesFollow {
             Ok(())
         })
     }
+
+    /// Every copy swept and repaired (`verify_copies` with repair: copied fields, summaries,
+    /// latest-N arrays, two-way references), whichever collections are watched.
+    fn lost<'a>(
+        odm: &'a Odm,
+        _watched: &'a [&'static str],
+    ) -> BoxFuture<'a, Result<super::CopyReport>> {
+        Box::pin(async move { odm.verify_copies().repair(true).await })
+    }
 }
 
 /// The latest-N arrays of sources other programs wrote.
@@ -93,6 +103,7 @@ pub(crate) struct Arrays(Vec<(CopyInfo, Ids)>);
 impl Follows for LatestFollow {
     type Noted = Arrays;
     type Batch = ();
+    type Swept = ();
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
         let latest = catalog

@@ -213,6 +213,8 @@ pub(crate) trait Follows {
     type Noted: Default + Send + Sync;
     /// What it keeps of a whole batch, for [`finish`](Follows::finish).
     type Batch: Default + Send + Sync;
+    /// What its sweep after a lost history found and repaired, for [`lost`](Follows::lost).
+    type Swept: Default + Send + 'static;
 
     /// Which writes of `collection` it follows, from the catalog alone.
     fn interest(_catalog: &Catalog, _collection: &'static str) -> Interest {
@@ -250,5 +252,13 @@ pub(crate) trait Follows {
         _out: &'a mut Applied,
     ) -> BoxFuture<'a, Result<()>> {
         done()
+    }
+
+    /// When the follower's stored position is no longer in the server's history (the events
+    /// it missed are gone): repairs what it maintains of the `watched` collections from what
+    /// they hold now. Run once the stream is open at the present, so that nothing written
+    /// during the sweep is missed.
+    fn lost<'a>(_odm: &'a Odm, _watched: &'a [&'static str]) -> BoxFuture<'a, Result<Self::Swept>> {
+        Box::pin(std::future::ready(Ok(Self::Swept::default())))
     }
 }

@@ -49,6 +49,8 @@ pub(crate) trait FollowList {
     type Noted: Default + Send + Sync;
     /// What the list notes of a whole batch.
     type Batch: Default + Send + Sync;
+    /// What the list's sweeps after a lost history found.
+    type Swept: Default + Send + 'static;
     /// The most any follower follows of `collection`.
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest;
     /// Whether any follower noted something, and whether any noted a delete.
@@ -72,11 +74,14 @@ pub(crate) trait FollowList {
         settle: Duration,
         out: &'a mut Applied,
     ) -> BoxFuture<'a, Result<()>>;
+    /// Each follower's sweep after a lost history, in the list's order.
+    fn lost<'a>(odm: &'a Odm, watched: &'a [&'static str]) -> BoxFuture<'a, Result<Self::Swept>>;
 }
 
 impl FollowList for End {
     type Noted = ();
     type Batch = ();
+    type Swept = ();
     fn interest(_catalog: &Catalog, _collection: &'static str) -> Interest {
         Interest::None
     }
@@ -106,6 +111,9 @@ impl FollowList for End {
     ) -> BoxFuture<'a, Result<()>> {
         crate::engine::done()
     }
+    fn lost<'a>(_odm: &'a Odm, _watched: &'a [&'static str]) -> BoxFuture<'a, Result<()>> {
+        crate::engine::done()
+    }
 }
 
 impl<F: Follows, N: FollowList> FollowList for Link<F, N>
@@ -117,6 +125,7 @@ where
 {
     type Noted = (F::Noted, N::Noted);
     type Batch = (F::Batch, N::Batch);
+    type Swept = (F::Swept, N::Swept);
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
         F::interest(catalog, collection).max(N::interest(catalog, collection))
@@ -161,4 +170,47 @@ where
             N::finish(odm, batch.1, settle, out).await
         })
     }
+
+    fn lost<'a>(odm: &'a Odm, watched: &'a [&'static str]) -> BoxFuture<'a, Result<Self::Swept>> {
+        Box::pin(async move { Ok((F::lost(odm, watched).await?, N::lost(odm, watched).await?)) })
+    }
+}
+
+/// What the follower did when its stored position was lost (see
+/// [`FollowerReport`](crate::follower::FollowerReport)): each sweep of the list, in its order.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HistoryLost {
+    /// What the server said.
+    pub message: String,
+    /// The repair of each subset pair: details without their main document deleted, main
+    /// documents without details reported.
+    pub subsets: Vec<crate::subset::SubsetReport>,
+    /// The sweep of every copy (`verify_copies` with repair): what it found and repaired.
+    pub copies: crate::denormalize::CopyReport,
+    /// Documents referenced but missing (deleted meanwhile), whose delete rules were applied.
+    pub dangling: u64,
+    /// `restrict` rules those deletes broke.
+    pub violations: Vec<crate::error::DeleteRestricted>,
+    /// The sweep of each tree, by collection.
+    pub trees: Vec<(String, crate::tree::TreeReport)>,
+}
+
+/// The sweeps of every follower of the list over the `watched` collections, after the loss the
+/// server told as `message`.
+pub(crate) async fn sweep_lost(
+    odm: &Odm,
+    watched: &[&'static str],
+    message: String,
+) -> Result<HistoryLost> {
+    let (subsets, (copies, ((dangling, violations), ((), (trees, ((), ())))))) =
+        Followers::lost(odm, watched).await?;
+    Ok(HistoryLost {
+        message,
+        subsets,
+        copies,
+        dangling,
+        violations,
+        trees,
+    })
 }

@@ -5,13 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use bson::Document;
+use bson::{doc, Bson, Document};
 
 use super::TwoWay;
 use crate::catalog::Catalog;
 use crate::engine::{
     Absent, Applied, BadDocument, BoxFuture, Event, Follows, Ids, Interest, Noticed, Op,
 };
+use crate::error::DeleteRestricted;
 use crate::{Odm, Result};
 
 /// The delete rules of documents other programs deleted.
@@ -27,6 +28,8 @@ pub(crate) struct Deleted {
 impl Follows for RulesFollow {
     type Noted = Deleted;
     type Batch = ();
+    /// The documents referenced but missing, and the `restrict` rules their deletes broke.
+    type Swept = (u64, Vec<DeleteRestricted>);
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
         Interest::Deletes.when(super::has_rules(catalog, collection))
@@ -71,6 +74,27 @@ impl Follows for RulesFollow {
             Ok(())
         })
     }
+
+    /// The delete rules of the documents other documents reference that are gone.
+    fn lost<'a>(odm: &'a Odm, watched: &'a [&'static str]) -> BoxFuture<'a, Result<Self::Swept>> {
+        Box::pin(async move {
+            let mut dangling = 0;
+            let mut violations = Vec::new();
+            for &collection in watched {
+                if !super::has_rules(odm.catalog(), collection) {
+                    continue;
+                }
+                let missing = missing_targets(odm, collection).await?;
+                if missing.is_empty() {
+                    continue;
+                }
+                dangling += missing.len() as u64;
+                let keys = missing.into_iter().map(|id| doc! { "_id": id }).collect();
+                violations.extend(super::after_deleted(odm, collection, keys).await?);
+            }
+            Ok((dangling, violations))
+        })
+    }
 }
 
 /// The parents' arrays of two-way references whose children other programs wrote.
@@ -87,6 +111,7 @@ pub(crate) struct Children {
 impl Follows for TwoWayFollow {
     type Noted = Children;
     type Batch = ();
+    type Swept = ();
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
         Interest::All.when(!super::two_way_of(catalog, collection).is_empty())
@@ -151,4 +176,54 @@ impl Follows for TwoWayFollow {
             Ok(())
         })
     }
+}
+
+/// The ids other documents reference in `collection` (through plain references; DBRefs are
+/// left to the copies' sweep) that no document of it has. Per reference field one `distinct`,
+/// then one `find` of the ids per [chunk](crate::batch).
+async fn missing_targets(odm: &Odm, collection: &str) -> Result<Vec<Bson>> {
+    let mut referenced: Vec<Bson> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in odm.catalog().references_to(collection) {
+        if r.dbref.is_some() {
+            continue;
+        }
+        let values = odm
+            .database()
+            .collection::<bson::Document>(r.from)
+            .distinct(
+                r.path.as_str(),
+                doc! { r.path.as_str(): { "$ne": Bson::Null } },
+            )
+            .await
+            .map_err(|e| crate::Error::from_driver(r.from, e))?;
+        for v in values {
+            if seen.insert(crate::document::IdKey::of(&v)) {
+                referenced.push(v);
+            }
+        }
+    }
+    let mut found = std::collections::HashSet::new();
+    for chunk in crate::batch::chunks_of(&referenced) {
+        let options = mongodb::options::FindOptions::builder()
+            .projection(doc! { "_id": 1 })
+            .build();
+        let docs = crate::engine::find_documents(
+            odm,
+            collection,
+            crate::literal::is_in("_id", chunk),
+            options,
+            None,
+        )
+        .await?;
+        for d in docs {
+            if let Some(id) = d.get("_id") {
+                found.insert(crate::document::IdKey::of(id));
+            }
+        }
+    }
+    Ok(referenced
+        .into_iter()
+        .filter(|id| !found.contains(&crate::document::IdKey::of(id)))
+        .collect())
 }

@@ -65,6 +65,7 @@ fn sides_of(catalog: &Catalog, collection: &str) -> (Vec<&'static str>, Option<&
 impl Follows for SubsetFollow {
     type Noted = Sides;
     type Batch = Alone;
+    type Swept = Vec<super::SubsetReport>;
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
         match sides_of(catalog, collection) {
@@ -135,6 +136,20 @@ impl Follows for SubsetFollow {
         out: &'a mut Applied,
     ) -> BoxFuture<'a, Result<()>> {
         Box::pin(alone.finish(odm, settle, out))
+    }
+
+    /// Each pair whose main side is watched repaired: details without their main document
+    /// deleted, main documents without details reported.
+    fn lost<'a>(odm: &'a Odm, watched: &'a [&'static str]) -> BoxFuture<'a, Result<Self::Swept>> {
+        Box::pin(async move {
+            let mut reports = Vec::new();
+            for &collection in watched {
+                for details in sides_of(odm.catalog(), collection).0 {
+                    reports.push(super::repair_by_name(odm, collection, details).await?);
+                }
+            }
+            Ok(reports)
+        })
     }
 }
 

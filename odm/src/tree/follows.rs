@@ -32,6 +32,8 @@ pub(crate) fn tree_of(catalog: &Catalog, collection: &str) -> Option<TreeInfo> {
 impl Follows for TreeFollow {
     type Noted = Nodes;
     type Batch = ();
+    /// The sweep of each tree, by collection.
+    type Swept = Vec<(String, super::TreeReport)>;
 
     fn interest(catalog: &Catalog, collection: &'static str) -> Interest {
         Interest::All.when(tree_of(catalog, collection).is_some())
@@ -85,6 +87,20 @@ impl Follows for TreeFollow {
                 malformed(collection, done.malformed, out);
             }
             Ok(())
+        })
+    }
+
+    /// Each watched tree swept and repaired.
+    fn lost<'a>(odm: &'a Odm, watched: &'a [&'static str]) -> BoxFuture<'a, Result<Self::Swept>> {
+        Box::pin(async move {
+            let mut trees = Vec::new();
+            for &collection in watched {
+                if let Some(info) = tree_of(odm.catalog(), collection) {
+                    let report = super::sweep(odm, collection, info, true).await?;
+                    trees.push((collection.to_owned(), report));
+                }
+            }
+            Ok(trees)
         })
     }
 }

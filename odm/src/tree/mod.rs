@@ -38,7 +38,7 @@ use crate::path::Value;
 use crate::{Error, Odm, Result};
 
 pub(crate) use follow::{after_deleted, repair_moved, Malformed};
-pub(crate) use follows::{tree_of, TreeFollow};
+pub(crate) use follows::TreeFollow;
 pub(crate) use maintain::TreeRule;
 pub use moves::{MoveNode, Moved};
 pub(crate) use verify::sweep;
