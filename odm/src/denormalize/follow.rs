@@ -314,29 +314,34 @@ pub(crate) async fn refresh_latest_of(
     Ok((n, refused))
 }
 
-/// The copies taken from `source` that a change of `paths` touches (`None`: the whole document
-/// was written, every copy): the cascaded ones and the latest-N ones apart.
-pub(crate) fn touched_paths(
+/// The cascaded copies (not latest-N arrays) taken from `source` that a change of `paths`
+/// touches (`None`: the whole document was written, every copy).
+pub(crate) fn cascaded_touched(odm: &Odm, source: &str, paths: Option<&[String]>) -> Vec<CopyInfo> {
+    odm.catalog()
+        .copies_from(source)
+        .iter()
+        .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
+        .filter(|c| paths.is_none_or(|paths| paths.iter().any(|p| c.is_touched_by(p))))
+        .cloned()
+        .collect()
+}
+
+/// The latest-N arrays taken from `source` that a change of `paths` may enter, move or leave
+/// (`None`: the whole document was written, every one).
+pub(crate) fn latest_touched_by(
     odm: &Odm,
     source: &str,
     paths: Option<&[String]>,
-) -> (Vec<CopyInfo>, Vec<CopyInfo>) {
-    let all = odm.catalog().copies_from(source);
-    let (latest, cascaded): (Vec<&CopyInfo>, Vec<&CopyInfo>) = all
-        .iter()
-        .partition(|c| matches!(c.kind, CopyKind::Latest { .. }));
+) -> Vec<CopyInfo> {
     let Some(paths) = paths else {
-        return (
-            cascaded.into_iter().cloned().collect(),
-            latest.into_iter().cloned().collect(),
-        );
+        return odm
+            .catalog()
+            .copies_from(source)
+            .iter()
+            .filter(|c| matches!(c.kind, CopyKind::Latest { .. }))
+            .cloned()
+            .collect();
     };
     let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let cascaded = cascaded
-        .into_iter()
-        .filter(|c| refs.iter().any(|p| c.is_touched_by(p)))
-        .cloned()
-        .collect();
-    let latest = super::latest_touched(odm.catalog(), source, &refs);
-    (cascaded, latest)
+    super::latest_touched(odm.catalog(), source, &refs)
 }

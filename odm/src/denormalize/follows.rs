@@ -44,7 +44,7 @@ impl Follows for CopiesFollow {
         if !matches!(event.op, Op::Update | Op::Replace) || !copied(odm.catalog(), collection) {
             return Noticed::Nothing;
         }
-        let (cascaded, _) = super::touched_paths(odm, collection, event.paths);
+        let cascaded = super::follow::cascaded_touched(odm, collection, event.paths);
         if cascaded.is_empty() {
             return Noticed::Nothing;
         }
@@ -123,7 +123,7 @@ impl Follows for LatestFollow {
         if !copied(odm.catalog(), collection) {
             return Noticed::Nothing;
         }
-        let (_, latest) = super::touched_paths(odm, collection, event.paths);
+        let latest = super::follow::latest_touched_by(odm, collection, event.paths);
         let mut any = Noticed::Nothing;
         for copy in latest {
             let at = noted

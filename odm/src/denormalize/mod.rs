@@ -47,7 +47,7 @@ pub(crate) use inverse::{InverseReport, Sweep};
 pub use verify::{BadDocument, CopyIssue, CopyReport, VerifyCopies};
 
 pub(crate) use fill::fill_copies;
-pub(crate) use follow::{cascade_sources, refresh_latest_of, touched_paths, Unapplied};
+pub(crate) use follow::{cascade_sources, refresh_latest_of, Unapplied};
 pub(crate) use follows::{CopiesFollow, LatestFollow};
 pub use graph::{check_copies, check_copies_in};
 pub(crate) use latest::{
