@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::model::counters::Granularity;
+use crate::model::attr::Granularity;
 use crate::model::{Container, Field};
 
 /// The field an option names (checked before expanding).

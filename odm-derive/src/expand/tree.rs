@@ -5,7 +5,8 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::model::tree::{tree_fields, TreeDelete};
+use crate::model::attr::TreeDelete;
+use crate::model::tree::tree_fields;
 use crate::model::{ref_inner, Container, Shape};
 
 /// What a tree adds to the model's code.

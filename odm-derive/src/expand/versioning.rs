@@ -6,7 +6,8 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::model::versioning::{field_of, Stamp};
+use crate::model::attr::Stamp;
+use crate::model::versioning::field_of;
 use crate::model::Container;
 
 /// What kept fields add to the model's code.

@@ -5,12 +5,10 @@ pub mod background;
 pub mod bucket;
 pub mod case;
 pub mod check;
-pub mod counters;
 pub mod kinds;
 pub mod poly;
 pub mod shard;
 pub mod soft_delete;
-pub mod subset;
 mod syntax;
 pub mod tree;
 pub mod types;
@@ -54,22 +52,22 @@ pub struct Container<'a> {
     /// `#[odm(kind_of = "Book")]`: the base enum and the attribute's string.
     pub kind_of: Option<(Type, LitStr)>,
     pub compound_indexes: Vec<attr::CompoundIndex>,
-    pub bucket: Option<bucket::BucketAttr>,
+    pub bucket: Option<attr::BucketAttr>,
     pub fields: Vec<Field<'a>>,
     /// `#[allow(deprecated)]` on the struct: its copies may take `#[frequently_updated]` fields.
     pub allow_deprecated: bool,
-    pub counters: Option<counters::CountersAttr>,
-    pub time_series: Option<counters::TimeSeriesAttr>,
+    pub counters: Option<attr::CountersAttr>,
+    pub time_series: Option<attr::TimeSeriesAttr>,
     /// `#[odm(tree(...))]`: the model is a tree of documents.
-    pub tree: Option<tree::TreeAttr>,
+    pub tree: Option<attr::TreeAttr>,
     /// `#[odm(shard_key(...))]`: the collection is sharded.
-    pub shard_key: Option<shard::ShardAttr>,
+    pub shard_key: Option<attr::ShardAttr>,
     /// `#[odm(subset_of = "Movie")]`: the main model whose details this one holds.
     pub subset_of: Option<(Type, LitStr)>,
     /// `#[odm(schema_version = N, upgrade = "...")]`.
     pub versions: versions::VersionAttrs,
     /// `#[odm(soft_delete)]`.
-    pub soft_delete: Option<soft_delete::SoftDeleteAttr>,
+    pub soft_delete: Option<attr::SoftDeleteAttr>,
     /// `#[serde(into)]` or `#[serde(remote)]`: the document's keys are another type's.
     pub serde_opaque: bool,
 }
@@ -105,7 +103,7 @@ pub struct Field<'a> {
     /// application.
     pub custom_serde: bool,
     /// `#[odm(version)]`, `#[odm(created_at)]` or `#[odm(updated_at)]`, at its key.
-    pub stamp: Option<(versioning::Stamp, proc_macro2::Span)>,
+    pub stamp: Option<(attr::Stamp, proc_macro2::Span)>,
 }
 
 impl<'a> Field<'a> {

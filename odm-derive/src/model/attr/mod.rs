@@ -2,9 +2,16 @@
 //! context and parsing goes on, so the user sees all of them at once.
 
 mod bound;
+mod bucket;
+mod counters;
 mod denormalize;
 mod index;
 mod reference;
+mod shard;
+mod soft_delete;
+mod subset;
+mod tree;
+mod versioning;
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -20,9 +27,15 @@ use crate::ctxt::Ctxt;
 
 pub use bound::Bound;
 use bound::{parse_bound_key, BoundKey};
+pub use bucket::BucketAttr;
+pub use counters::{CountersAttr, Granularity, TimeSeriesAttr};
 pub use denormalize::{CopyKind, DenormalizeAttr};
 pub use index::{CompoundIndex, FieldIndex, IndexKeyPath};
 pub use reference::{OnDelete, ReferenceAttr};
+pub use shard::ShardAttr;
+pub use soft_delete::SoftDeleteAttr;
+pub use tree::{TreeAttr, TreeDelete};
+pub use versioning::Stamp;
 
 const CONTAINER_KEYS: &str =
     "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`, `soft_delete`";
@@ -47,23 +60,23 @@ pub struct ContainerAttrs {
     pub serde_opaque: bool,
     pub indexes: Vec<CompoundIndex>,
     /// `bucket(...)`: the documents are buckets of a key's items, one per period.
-    pub bucket: Option<super::bucket::BucketAttr>,
+    pub bucket: Option<BucketAttr>,
     pub rename_all: Option<RenameRule>,
     /// `#[allow(deprecated)]` on the struct: copying a `#[frequently_updated]` field is
     /// accepted without a warning.
     pub allow_deprecated: bool,
-    pub counters: Option<super::counters::CountersAttr>,
-    pub time_series: Option<super::counters::TimeSeriesAttr>,
+    pub counters: Option<CountersAttr>,
+    pub time_series: Option<TimeSeriesAttr>,
     /// `tree(...)`: the model is a tree of documents.
-    pub tree: Option<super::tree::TreeAttr>,
+    pub tree: Option<TreeAttr>,
     /// `shard_key(...)`: the collection is sharded by these fields.
-    pub shard_key: Option<super::shard::ShardAttr>,
+    pub shard_key: Option<ShardAttr>,
     /// `subset_of = "Movie"`: the model holds the details of `Movie` (the subset pattern).
     pub subset_of: Option<(syn::Type, LitStr)>,
     /// `schema_version = N`, `upgrade = "..."`.
     pub versions: super::versions::VersionAttrs,
     /// `soft_delete` (`= "field"`): deletes set the field instead of removing the document.
-    pub soft_delete: Option<super::soft_delete::SoftDeleteAttr>,
+    pub soft_delete: Option<SoftDeleteAttr>,
 }
 
 /// `#[embed]` or `#[embed(max = N, allow_large = "reason")]` on a field.
@@ -98,7 +111,7 @@ pub struct FieldAttrs {
     /// `#[allow(deprecated)]` on the field (see [`ContainerAttrs::allow_deprecated`]).
     pub allow_deprecated: bool,
     /// `#[odm(version)]`, `#[odm(created_at)]`, `#[odm(updated_at)]`: a field the ODM keeps.
-    pub stamp: Option<(super::versioning::Stamp, Span)>,
+    pub stamp: Option<(Stamp, Span)>,
 }
 
 /// Sets a flag, reporting a repeated one at its second occurrence.
@@ -157,23 +170,23 @@ impl ContainerAttrs {
                             }
                         }
                     } else if meta.path.is_ident("bucket") {
-                        let bucket = super::bucket::BucketAttr::parse(cx, &meta)?;
+                        let bucket = BucketAttr::parse(cx, &meta)?;
                         if out.bucket.is_some() {
                             cx.error_spanned_by(&meta.path, "duplicate odm attribute `bucket`");
                         }
                         out.bucket.get_or_insert(bucket);
                     } else if meta.path.is_ident("tree") {
-                        super::tree::TreeAttr::parse(cx, &meta, &mut out.tree)?;
+                        TreeAttr::parse(cx, &meta, &mut out.tree)?;
                     } else if meta.path.is_ident("shard_key") {
-                        super::shard::ShardAttr::parse(cx, &meta, &mut out.shard_key)?;
+                        ShardAttr::parse(cx, &meta, &mut out.shard_key)?;
                     } else if meta.path.is_ident("schema_version") {
                         out.versions.parse_version(cx, &meta)?;
                     } else if meta.path.is_ident("upgrade") {
                         out.versions.parse_upgrade(cx, &meta)?;
                     } else if meta.path.is_ident("subset_of") {
-                        super::subset::parse(cx, &meta, &mut out.subset_of)?;
+                        subset::parse(cx, &meta, &mut out.subset_of)?;
                     } else if meta.path.is_ident("soft_delete") {
-                        super::soft_delete::parse(cx, &meta, &mut out.soft_delete)?;
+                        soft_delete::parse(cx, &meta, &mut out.soft_delete)?;
                     } else if meta.path.is_ident("common") {
                         if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
                             if out.common.is_some() {
@@ -182,13 +195,13 @@ impl ContainerAttrs {
                             out.common = Some(lit);
                         }
                     } else if meta.path.is_ident("counters") {
-                        let parsed = super::counters::CountersAttr::parse(cx, &meta)?;
+                        let parsed = CountersAttr::parse(cx, &meta)?;
                         match out.counters {
                             Some(_) => cx.error_spanned_by(&meta.path, "duplicate odm attribute `counters`"),
                             None => out.counters = Some(parsed),
                         }
                     } else if meta.path.is_ident("time_series") {
-                        let parsed = super::counters::TimeSeriesAttr::parse(cx, &meta)?;
+                        let parsed = TimeSeriesAttr::parse(cx, &meta)?;
                         match out.time_series {
                             Some(_) => cx.error_spanned_by(&meta.path, "duplicate odm attribute `time_series`"),
                             None => out.time_series = Some(parsed),
@@ -318,7 +331,7 @@ impl FieldAttrs {
                     out.index = Some(index);
                 }
             } else if path.is_ident("odm") {
-                super::versioning::parse_field(cx, attr, derive, &mut out.stamp);
+                versioning::parse_field(cx, attr, derive, &mut out.stamp);
             }
         }
         out

@@ -2,11 +2,18 @@
 //! function per rule, each stating it.
 
 mod bounds;
+mod bucket;
 mod copies;
+mod counters;
 mod embeds;
 mod identity;
 mod indexes;
 mod references;
+mod shard;
+mod soft_delete;
+mod subset;
+mod tree;
+mod versioning;
 
 pub use bounds::MAX_EMBEDDED;
 
@@ -48,13 +55,13 @@ pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Checked<'c, 'a> {
     copies::check_sort_key_copied(cx, cont);
     copies::check_copy_bounds(cx, cont);
     copies::check_frequently_updated(cx, cont);
-    let bucket = super::bucket::check(cx, cont);
+    let bucket = bucket::check(cx, cont);
     super::background::check(cx, cont);
-    super::counters::check(cx, cont);
-    super::tree::check(cx, cont);
-    super::shard::check(cx, cont);
-    super::subset::check(cx, cont);
-    super::soft_delete::check(cx, cont);
-    super::versioning::check(cx, cont);
+    counters::check(cx, cont);
+    tree::check(cx, cont);
+    shard::check(cx, cont);
+    subset::check(cx, cont);
+    soft_delete::check(cx, cont);
+    versioning::check(cx, cont);
     Checked { bucket }
 }
