@@ -146,7 +146,7 @@ pub fn registered(cont: &Container<'_>) -> TokenStream {
 
 /// `const SCHEMA_VERSION` in the `Model` impl, when the model (or the enum of kinds) declares
 /// one.
-pub fn version_const(versions: &crate::model::versions::VersionAttrs) -> TokenStream {
+pub fn version_const(versions: &crate::model::attr::VersionAttrs) -> TokenStream {
     let Some((n, _)) = versions.schema_version else {
         return TokenStream::new();
     };

@@ -1,7 +1,6 @@
 //! The parsed input: a struct, its fields, and what their attributes ask for.
 
 pub mod attr;
-pub mod background;
 pub mod bucket;
 pub mod case;
 pub mod check;
@@ -13,35 +12,19 @@ mod syntax;
 pub mod tree;
 pub mod types;
 pub mod versioning;
-pub mod versions;
 
 use syn::{
     Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility,
 };
 
 use crate::ctxt::Ctxt;
+pub use attr::Derive;
 
 /// What the rules of `check` resolve, for the code generated once they hold: written here by
 /// the rules, read by `expand`, which never runs a rule itself.
 pub struct Checked<'c, 'a> {
     /// The fields a bucket names (`#[odm(bucket(...))]`).
     pub bucket: Option<bucket::BucketFields<'c, 'a>>,
-}
-
-/// Which derive is running.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Derive {
-    Model,
-    Embed,
-}
-
-impl Derive {
-    pub fn name(self) -> &'static str {
-        match self {
-            Derive::Model => "Model",
-            Derive::Embed => "Embed",
-        }
-    }
 }
 
 pub struct Container<'a> {
@@ -65,7 +48,7 @@ pub struct Container<'a> {
     /// `#[odm(subset_of = "Movie")]`: the main model whose details this one holds.
     pub subset_of: Option<(Type, LitStr)>,
     /// `#[odm(schema_version = N, upgrade = "...")]`.
-    pub versions: versions::VersionAttrs,
+    pub versions: attr::VersionAttrs,
     /// `#[odm(soft_delete)]`.
     pub soft_delete: Option<attr::SoftDeleteAttr>,
     /// `#[serde(into)]` or `#[serde(remote)]`: the document's keys are another type's.

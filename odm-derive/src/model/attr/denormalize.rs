@@ -33,7 +33,7 @@ pub struct DenormalizeAttr {
     pub sort: Option<LitStr>,
     pub bound: Bound,
     /// `cascade = "background"`: the mode and the span of the key.
-    pub cascade: Option<(super::super::background::Cascade, Span)>,
+    pub cascade: Option<(super::Cascade, Span)>,
     /// An option was already reported as wrong (unknown key, bad value): the rules about what
     /// the attribute lacks are not checked, since the user meant something else.
     pub malformed: bool,
@@ -45,10 +45,7 @@ pub(super) const DENORMALIZE_KEYS: &str =
 impl DenormalizeAttr {
     /// Whether the copies are cascaded in the background.
     pub fn in_background(&self) -> bool {
-        matches!(
-            self.cascade,
-            Some((super::super::background::Cascade::Background, _))
-        )
+        matches!(self.cascade, Some((super::Cascade::Background, _)))
     }
 
     pub(super) fn parse(cx: &Ctxt, attr: &Attribute) -> Self {
@@ -77,7 +74,7 @@ impl DenormalizeAttr {
             } else if meta.path.is_ident("sort") {
                 out.parse_sort(cx, &meta)
             } else if meta.path.is_ident("cascade") {
-                if !super::super::background::parse(cx, &meta, &mut out.cascade)? {
+                if !super::background::parse(cx, &meta, &mut out.cascade)? {
                     out.malformed = true;
                 }
                 Ok(())

@@ -1,6 +1,7 @@
 //! Attribute parsing. Parsing never stops at the first problem: every error goes into the
 //! context and parsing goes on, so the user sees all of them at once.
 
+mod background;
 mod bound;
 mod bucket;
 mod counters;
@@ -12,6 +13,7 @@ mod soft_delete;
 mod subset;
 mod tree;
 mod versioning;
+mod versions;
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -22,9 +24,9 @@ use syn::{Attribute, LitStr, Token};
 use super::case::RenameRule;
 pub use super::syntax::is_field_name;
 pub(super) use super::syntax::{key_name, skip_value, string_value};
-use super::Derive;
 use crate::ctxt::Ctxt;
 
+pub use background::Cascade;
 pub use bound::Bound;
 use bound::{parse_bound_key, BoundKey};
 pub use bucket::BucketAttr;
@@ -36,6 +38,23 @@ pub use shard::ShardAttr;
 pub use soft_delete::SoftDeleteAttr;
 pub use tree::{TreeAttr, TreeDelete};
 pub use versioning::Stamp;
+pub use versions::{VersionAttrs, UPGRADE_WITHOUT_VERSION, VERSION_FIELD};
+
+/// Which derive is running.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Derive {
+    Model,
+    Embed,
+}
+
+impl Derive {
+    pub fn name(self) -> &'static str {
+        match self {
+            Derive::Model => "Model",
+            Derive::Embed => "Embed",
+        }
+    }
+}
 
 const CONTAINER_KEYS: &str =
     "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`, `soft_delete`";
@@ -74,7 +93,7 @@ pub struct ContainerAttrs {
     /// `subset_of = "Movie"`: the model holds the details of `Movie` (the subset pattern).
     pub subset_of: Option<(syn::Type, LitStr)>,
     /// `schema_version = N`, `upgrade = "..."`.
-    pub versions: super::versions::VersionAttrs,
+    pub versions: VersionAttrs,
     /// `soft_delete` (`= "field"`): deletes set the field instead of removing the document.
     pub soft_delete: Option<SoftDeleteAttr>,
 }

@@ -1,6 +1,7 @@
 //! Rules that involve more than one attribute, or an attribute and a field's type. One
 //! function per rule, each stating it.
 
+mod background;
 mod bounds;
 mod bucket;
 mod copies;
@@ -14,6 +15,7 @@ mod soft_delete;
 mod subset;
 mod tree;
 mod versioning;
+mod versions;
 
 pub use bounds::MAX_EMBEDDED;
 
@@ -24,7 +26,7 @@ use crate::ctxt::Ctxt;
 /// Runs every rule on `cont`, reporting into `cx`; returns what they resolved.
 pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Checked<'c, 'a> {
     identity::check_id(cx, cont);
-    super::versions::check(cx, cont);
+    versions::check(cx, cont);
     identity::check_collection_name(cx, cont);
     indexes::check_index_not_on_id(cx, cont);
     indexes::check_index_options(cx, cont);
@@ -56,7 +58,7 @@ pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Checked<'c, 'a> {
     copies::check_copy_bounds(cx, cont);
     copies::check_frequently_updated(cx, cont);
     let bucket = bucket::check(cx, cont);
-    super::background::check(cx, cont);
+    background::check(cx, cont);
     counters::check(cx, cont);
     tree::check(cx, cont);
     shard::check(cx, cont);

@@ -1,12 +1,12 @@
-//! `#[odm(schema_version = N, upgrade = "path")]`: the version a model's documents are
-//! written with (`_v`), and the function that upgrades older ones on read.
+//! Parsing `#[odm(schema_version = N, upgrade = "path")]`: the version a model's documents are
+//! written with (`_v`), and the function that upgrades older ones on read (the rules are in
+//! `check::versions`).
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::{Lit, LitStr};
 
-use super::syntax::string_value;
-use super::Container;
+use super::string_value;
 use crate::ctxt::Ctxt;
 
 /// The stored field of the version, which the struct itself may not have.
@@ -70,42 +70,5 @@ impl VersionAttrs {
 }
 
 /// The error for `upgrade` without `schema_version`.
-const UPGRADE_WITHOUT_VERSION: &str =
+pub const UPGRADE_WITHOUT_VERSION: &str =
     "`upgrade` brings old documents to the current schema version: declare it with `schema_version = N`";
-
-pub fn check(cx: &Ctxt, cont: &Container<'_>) {
-    let v = &cont.versions;
-    if let (None, Some((_, lit))) = (v.schema_version, &v.upgrade) {
-        cx.error_spanned_by(lit, UPGRADE_WITHOUT_VERSION);
-    }
-    let Some((_, span)) = v.schema_version else {
-        return;
-    };
-    if cont.kind_of.is_some() {
-        cx.error_at(
-            span,
-            "a kind's documents are versioned by its enum of kinds: declare `schema_version` (and `upgrade`) on the enum",
-        );
-    }
-    let upserted = [
-        cont.bucket.as_ref().map(|_| "bucket"),
-        cont.counters.as_ref().map(|_| "counters"),
-        cont.time_series.as_ref().map(|_| "time_series"),
-    ];
-    if let Some(what) = upserted.into_iter().flatten().next() {
-        cx.error_at(
-            span,
-            format!("`schema_version` is for documents the ODM inserts and replaces whole; the documents of `{what}` are written by upserts, which would not store `_v`"),
-        );
-    }
-    for f in cont
-        .fields
-        .iter()
-        .filter(|f| f.stored == VERSION_FIELD && !f.skipped)
-    {
-        cx.error_at(
-            f.ident.span(),
-            "the ODM stores the schema version in `_v`: the struct cannot have a field stored as `_v` as well",
-        );
-    }
-}

@@ -1,11 +1,11 @@
-//! `cascade = "background"` on a `#[denormalize]` field: the copy is cascaded by a worker the
-//! application runs, from an intent the source update records in its own transaction.
+//! Parsing `cascade = "background"` on a `#[denormalize]` field: the copy is cascaded by a
+//! worker the application runs, from an intent the source update records in its own
+//! transaction (the rule is in `check::background`).
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 
-use super::Container;
 use crate::ctxt::Ctxt;
 
 /// How the copies of a `#[denormalize]` field follow their source.
@@ -25,7 +25,7 @@ pub fn parse(
     slot: &mut Option<(Cascade, Span)>,
 ) -> syn::Result<bool> {
     let key = meta.path.span();
-    let Some(lit) = super::syntax::string_value(cx, meta, "cascade", "background")? else {
+    let Some(lit) = super::string_value(cx, meta, "cascade", "background")? else {
         return Ok(false);
     };
     if slot.is_some() {
@@ -44,18 +44,4 @@ pub fn parse(
     };
     *slot = Some((mode, key));
     Ok(true)
-}
-
-/// A `latest = N` array is written when a source is inserted, not cascaded: there is no
-/// background to run it in.
-pub fn check(cx: &Ctxt, cont: &Container<'_>) {
-    for f in &cont.fields {
-        let Some(d) = &f.denormalize else { continue };
-        if let (Some((Cascade::Background, key)), Some(_)) = (d.cascade, d.latest) {
-            cx.error_at(
-                key,
-                "`cascade = \"background\"` is for copies of source fields; the last N sources (`latest`) are pushed by the insert itself",
-            );
-        }
-    }
 }
