@@ -36,7 +36,7 @@ pub fn generate(
     input: &DeriveInput,
     derive: Derive,
 ) -> TokenStream {
-    let validator = validators::items(cont, input);
+    let validator = validators::items(cont);
     let inner = match derive {
         Derive::Model => model_impl(cont, checked),
         Derive::Embed => embed_impl(cont),

@@ -5,43 +5,16 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
-use syn::DeriveInput;
 
 use crate::model::{Container, Derive, Shape};
-
-/// Whether serde may leave the field out of a stored document: `skip_serializing_if`, or
-/// `skip_serializing` alone.
-fn maybe_absent(input: &DeriveInput, field: &syn::Ident) -> bool {
-    let syn::Data::Struct(s) = &input.data else {
-        return false;
-    };
-    let Some(f) = s.fields.iter().find(|f| f.ident.as_ref() == Some(field)) else {
-        return false;
-    };
-    let mut absent = false;
-    for attr in f.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("skip_serializing_if") || meta.path.is_ident("skip_serializing") {
-                absent = true;
-            }
-            if meta.input.peek(syn::Token![=]) {
-                meta.value()?.parse::<syn::Expr>()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                meta.parse_nested_meta(|_| Ok(()))?;
-            }
-            Ok(())
-        });
-    }
-    absent
-}
 
 /// The struct's schema as a constant expression (a `Schema::Object`): its stored fields, each
 /// `required` unless serde may leave it out, typed by its Rust type where that has a schema,
 /// bounded by its `max`.
-fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
+fn object_schema(cont: &Container<'_>) -> TokenStream {
     let fields = cont.fields.iter().filter(|f| !f.skipped).map(|f| {
         let name = &f.stored;
-        let required = !matches!(f.shape, Shape::Option(_)) && !maybe_absent(input, f.ident);
+        let required = !matches!(f.shape, Shape::Option(_)) && !f.maybe_absent;
         // A reference's schema is its target's id's, named without `Ref<T>`'s bound.
         let ty = match f.ref_target() {
             Some(target) => {
@@ -93,9 +66,9 @@ fn object_schema(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
 
 /// The validator items of a struct deriving `Model` or `Embed`: its schema as a constant (the
 /// trait that names "no schema" imported for `SchemaOf`'s fallback).
-pub fn items(cont: &Container<'_>, input: &DeriveInput) -> TokenStream {
+pub fn items(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
-    let schema = object_schema(cont, input);
+    let schema = object_schema(cont);
     let fallback = quote! {
         #[allow(unused_imports)]
         use ::odm::__private::UnknownSchema as _;

@@ -85,6 +85,9 @@ pub struct Field<'a> {
     /// `#[serde(with)]` or `#[serde(serialize_with)]`: written by a function of the
     /// application.
     pub custom_serde: bool,
+    /// `#[serde(skip_serializing_if = ...)]`: serde may leave the field out of a stored
+    /// document, so a validator does not require it.
+    pub maybe_absent: bool,
     /// `#[odm(version)]`, `#[odm(created_at)]` or `#[odm(updated_at)]`, at its key.
     pub stamp: Option<(attr::Stamp, proc_macro2::Span)>,
 }
@@ -307,6 +310,7 @@ impl<'a> Field<'a> {
             allow_deprecated: attrs.allow_deprecated,
             dbref: attrs.serde_dbref,
             custom_serde: attrs.serde_custom,
+            maybe_absent: attrs.serde_maybe_absent,
             stamp: attrs.stamp,
         }
     }

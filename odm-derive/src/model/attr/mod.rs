@@ -115,6 +115,9 @@ const EMBED_KEYS: &str = "`max`, `allow_large`";
 pub struct FieldAttrs {
     pub serde_rename: Option<String>,
     pub serde_skip: bool,
+    /// `#[serde(skip_serializing_if = ...)]` (or `skip_serializing`): serde may leave the field
+    /// out of a stored document.
+    pub serde_maybe_absent: bool,
     pub serde_flatten: Option<Span>,
     /// `#[serde(with = "odm::dbref")]`: a reference stored as DBRefs.
     pub serde_dbref: Option<Span>,
@@ -425,6 +428,10 @@ fn parse_serde_field(attr: &Attribute, out: &mut FieldAttrs) {
             }
         } else if meta.path.is_ident("skip") || meta.path.is_ident("skip_serializing") {
             out.serde_skip = true;
+            out.serde_maybe_absent |= meta.path.is_ident("skip_serializing");
+            skip_value(&meta)?;
+        } else if meta.path.is_ident("skip_serializing_if") {
+            out.serde_maybe_absent = true;
             skip_value(&meta)?;
         } else if meta.path.is_ident("flatten") {
             out.serde_flatten = Some(meta.path.span());
