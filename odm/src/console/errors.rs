@@ -66,9 +66,13 @@ impl Failure {
                 ErrorKind::Command(_) | ErrorKind::Write(_) => Kind::Refused,
                 _ => Kind::Other,
             },
-            Error::Write { .. } | Error::DocumentInvalid { .. } | Error::DuplicateKey { .. } => {
-                Kind::Refused
-            }
+            // A write whose connection was cut, or whose server stopped answering, was not
+            // refused: what happened to it is unknown.
+            Error::Write { source, .. } => match &*source.kind {
+                ErrorKind::Command(_) | ErrorKind::Write(_) => Kind::Refused,
+                _ => Kind::Other,
+            },
+            Error::DocumentInvalid { .. } | Error::DuplicateKey { .. } => Kind::Refused,
             _ => Kind::Other,
         };
         Failure {
@@ -84,5 +88,26 @@ impl Failure {
             let document = json!({ "error": self.message, "kind": self.kind.name() });
             stdout(&format!("{document}\n"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_failing_with(kind: mongodb::error::ErrorKind) -> Error {
+        Error::from_write("odm_migrations", || "{_id: 1}".to_owned(), kind.into())
+    }
+
+    #[test]
+    fn a_write_is_refused_only_when_the_server_refused_it() {
+        let reply = bson::doc! { "code": 2, "codeName": "BadValue", "errmsg": "refused" };
+        let refused: mongodb::error::CommandError = bson::deserialize_from_document(reply).unwrap();
+        let refused = write_failing_with(mongodb::error::ErrorKind::Command(refused));
+        assert_eq!(Failure::of(&refused).kind, Kind::Refused);
+        let cut = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "cut");
+        let cut = write_failing_with(mongodb::error::ErrorKind::Io(std::sync::Arc::new(cut)));
+        assert!(matches!(cut, Error::Write { .. }));
+        assert_eq!(Failure::of(&cut).kind, Kind::Other);
     }
 }
