@@ -50,7 +50,12 @@ fn structure(input: &DeriveInput, derive: Derive) -> TokenStream {
 
 fn enum_of_kinds(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
-    let resolved = crate::model::kinds::resolve(&cx, input);
+    let attrs = crate::model::kinds::attributes(&cx, input);
+    let resolved = crate::model::check::check_enum_attributes(&cx, input, &attrs).then(|| {
+        let resolved = crate::model::kinds::resolve(&cx, input, attrs);
+        crate::model::check::check_kinds(&cx, input, &resolved);
+        resolved
+    });
     let errors = cx.check().err().map(|e| e.to_compile_error());
     match resolved {
         Some(resolved) => expand::kinds::model_enum(input, &resolved, errors),

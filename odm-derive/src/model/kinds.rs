@@ -1,6 +1,6 @@
-//! An enum of kinds (`#[derive(Model)]` on `enum Book { Single(SingleBook), .. }`), resolved
-//! and checked: its discriminator field, its kinds and their values, its common fields. The
-//! expansion (`expand::kinds`) reads it and reports nothing.
+//! An enum of kinds (`#[derive(Model)]` on `enum Book { Single(SingleBook), .. }`), resolved:
+//! its discriminator field, its kinds and their values, its common fields. Its rules are
+//! `check::kinds`; the expansion (`expand::kinds`) reads it and reports nothing.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
@@ -31,95 +31,31 @@ pub struct EnumOfKinds<'a> {
     pub common: Vec<(String, Span)>,
 }
 
-/// Resolves and checks the enum, reporting every problem into `cx`; `None` when nothing can
-/// be generated (a generic enum).
-pub fn resolve<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<EnumOfKinds<'a>> {
-    let attrs = ContainerAttrs::parse(cx, &input.attrs, Derive::Model);
-    attrs.versions.check_on_enum(cx);
+/// The enum's own attributes (`#[odm(...)]`, `#[serde(tag = ...)]`), parsed.
+pub fn attributes(cx: &Ctxt, input: &DeriveInput) -> ContainerAttrs {
+    ContainerAttrs::parse(cx, &input.attrs, Derive::Model)
+}
+
+/// Resolves the enum whose attributes `attrs` passed their rules, reporting into `cx` what
+/// keeps a part of it from resolving (a variant of another shape, a discriminator value given
+/// twice, a malformed `common`). Its rules are `check::kinds`.
+pub fn resolve<'a>(cx: &Ctxt, input: &'a DeriveInput, attrs: ContainerAttrs) -> EnumOfKinds<'a> {
     let Data::Enum(data) = &input.data else {
         unreachable!("called for enums")
     };
-    if !input.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &input.generics,
-            "`Model` cannot be derived for a generic enum: the stored shape must be known at compile time",
-        );
-        // Nothing is generated: impls without the parameters would only add errors.
-        return None;
-    }
-    if let Some((_, lit)) = &attrs.kind_of {
-        cx.error_spanned_by(
-            lit,
-            "an enum of kinds is a base, not a kind: `kind_of` goes on the struct of each kind",
-        );
-    }
-    if let Some(bucket) = &attrs.bucket {
-        cx.error_at(
-            bucket.span,
-            "an enum of kinds cannot be a bucket: declare `bucket(...)` on a struct with a collection of its own",
-        );
-    }
-    if let Some(tree) = &attrs.tree {
-        cx.error_at(
-            tree.span,
-            "a tree is declared on a struct stored in its own collection, not on an enum of kinds",
-        );
-    }
-    if let Some((_, lit)) = &attrs.subset_of {
-        cx.error_spanned_by(
-            lit,
-            "`subset_of` goes on a struct stored in its own collection, not on an enum of kinds",
-        );
-    }
-    if let Some(span) = attrs.serde_not_internal {
-        cx.error_at(
-            span,
-            "an enum of kinds is stored in one collection with a discriminator field: use serde's internally tagged representation, `#[serde(tag = \"type\")]` alone",
-        );
-    }
-    let tag = match &attrs.serde_tag {
-        Some(tag) => {
-            if !attr::is_field_name(&tag.value()) {
-                cx.error_spanned_by(
-                    tag,
-                    "the discriminator is a stored field name: not empty, without `.`, `$` or NUL",
-                );
-            }
-            tag.value()
-        }
-        None => {
-            if attrs.serde_not_internal.is_none() {
-                cx.error_spanned_by(
-                    &input.ident,
-                    format!(
-                        "`{}` needs a discriminator field: add `#[serde(tag = \"type\")]` (every kind is stored in one collection, told apart by that field)",
-                        input.ident
-                    ),
-                );
-            }
-            String::new()
-        }
-    };
+    let tag = attrs
+        .serde_tag
+        .as_ref()
+        .map(LitStr::value)
+        .unwrap_or_default();
     let variants = resolve_variants(cx, input, data, &attrs);
-    if !variants.iter().any(|v| v.ty.is_some())
-        && data
-            .variants
-            .iter()
-            .all(|v| matches!(v.fields, Fields::Unit))
-    {
-        cx.error_spanned_by(
-            &input.ident,
-            "an enum of kinds has at least one kind: a variant holding a struct that derives `Model`",
-        );
-    }
     let common = parse_common(cx, attrs.common.as_ref());
-    check_base_indexes(cx, input, &attrs, &common);
-    Some(EnumOfKinds {
+    EnumOfKinds {
         attrs,
         tag,
         variants,
         common,
-    })
+    }
 }
 
 /// The variants: each kind with its discriminator value, and the catch-all; a variant of
@@ -184,36 +120,6 @@ fn resolve_variants<'a>(
         });
     }
     variants
-}
-
-/// An index on the base covers every kind: its keys are common fields.
-fn check_base_indexes(
-    cx: &Ctxt,
-    input: &DeriveInput,
-    attrs: &ContainerAttrs,
-    common: &[(String, Span)],
-) {
-    for index in &attrs.indexes {
-        let (Some(lit), Some(key)) = (
-            &index.keys_lit,
-            index
-                .keys
-                .iter()
-                .find(|k| !common.iter().any(|(n, _)| *n == k.segments[0])),
-        ) else {
-            continue;
-        };
-        let listed: Vec<String> = common.iter().map(|(n, _)| format!("`{n}`")).collect();
-        cx.error_spanned_by(
-            lit,
-            format!(
-                "`{}` is not a common field of `{}`, so an index on the base cannot cover it ({}): list it in `common`, or index it on the kind that stores it (where it is partial on the kind)",
-                key.segments[0],
-                input.ident,
-                if listed.is_empty() { "`common` lists none".to_owned() } else { format!("common: {}", listed.join(", ")) }
-            ),
-        );
-    }
 }
 
 /// serde's `rename` (serialize name) and `other` on a variant.

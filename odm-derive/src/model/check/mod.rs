@@ -9,6 +9,7 @@ mod counters;
 mod embeds;
 mod identity;
 mod indexes;
+mod kinds;
 mod references;
 mod shard;
 mod soft_delete;
@@ -18,6 +19,7 @@ mod versioning;
 mod versions;
 
 pub use bounds::MAX_EMBEDDED;
+pub use kinds::{check_attributes as check_enum_attributes, check_kinds};
 
 pub use super::syntax::closest;
 use super::{Checked, Container};
