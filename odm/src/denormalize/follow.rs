@@ -317,31 +317,21 @@ pub(crate) async fn refresh_latest_of(
 /// The cascaded copies (not latest-N arrays) taken from `source` that a change of `paths`
 /// touches (`None`: the whole document was written, every copy).
 pub(crate) fn cascaded_touched(odm: &Odm, source: &str, paths: Option<&[String]>) -> Vec<CopyInfo> {
-    odm.catalog()
-        .copies_from(source)
-        .iter()
-        .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
-        .filter(|c| paths.is_none_or(|paths| paths.iter().any(|p| c.is_touched_by(p))))
-        .cloned()
-        .collect()
+    let paths: Option<Vec<&str>> = paths.map(|p| p.iter().map(String::as_str).collect());
+    super::touched_by_paths(odm.catalog(), source, None, paths.as_deref())
 }
 
 /// The latest-N arrays taken from `source` that a change of `paths` may enter, move or leave
-/// (`None`: the whole document was written, every one).
+/// (`None`: the whole document was written, every one: the empty path, as `latest_touched`
+/// takes a replacement).
 pub(crate) fn latest_touched_by(
     odm: &Odm,
     source: &str,
     paths: Option<&[String]>,
 ) -> Vec<CopyInfo> {
-    let Some(paths) = paths else {
-        return odm
-            .catalog()
-            .copies_from(source)
-            .iter()
-            .filter(|c| matches!(c.kind, CopyKind::Latest { .. }))
-            .cloned()
-            .collect();
+    let paths: Vec<&str> = match paths {
+        Some(paths) => paths.iter().map(String::as_str).collect(),
+        None => vec![""],
     };
-    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-    super::latest_touched(odm.catalog(), source, &refs)
+    super::latest_touched(odm.catalog(), source, &paths)
 }

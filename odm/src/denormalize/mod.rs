@@ -156,7 +156,18 @@ pub(crate) fn touched_by(
     kind: Option<crate::kind::Kind>,
     update: &Document,
 ) -> Vec<CopyInfo> {
-    let paths = written_by(update);
+    touched_by_paths(catalog, source, kind, Some(&written_by(update)))
+}
+
+/// The copies taken from `source` (not the latest-N summaries), of a source of the kind `kind`
+/// when given, that a write of `paths` touches (`None`: the whole document was written, every
+/// copy).
+pub(crate) fn touched_by_paths(
+    catalog: &Catalog,
+    source: &str,
+    kind: Option<crate::kind::Kind>,
+    paths: Option<&[&str]>,
+) -> Vec<CopyInfo> {
     catalog
         .copies_from(source)
         .iter()
@@ -166,7 +177,7 @@ pub(crate) fn touched_by(
             _ => true,
         })
         .filter(|c| !matches!(c.kind, CopyKind::Latest { .. }))
-        .filter(|c| paths.iter().any(|p| c.is_touched_by(p)))
+        .filter(|c| paths.is_none_or(|paths| paths.iter().any(|p| c.is_touched_by(p))))
         .cloned()
         .collect()
 }

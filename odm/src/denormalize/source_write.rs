@@ -1,6 +1,7 @@
 //! A write of a source of copies, and the one place that chooses how its copies follow: those
 //! cascaded in the background are recorded with the write (see `background`), the others are
-//! cascaded now (see `cascade`). A cycle of copies is refused here, before anything is sent.
+//! cascaded now (see `cascade`). A cycle of copies is refused here, before the copies are
+//! written.
 
 use bson::{Bson, Document, RawDocumentBuf};
 use mongodb::options::ReturnDocument;
@@ -34,8 +35,10 @@ pub(crate) async fn cascade_update<T: Model>(
 ) -> Result<UpdateResult> {
     super::graph::refuse_cycles(odm.catalog(), &copies)?;
     if background::any(&copies) {
-        let record = background::update_and_record::<T>;
-        return record(odm, filter, update, copies, many, mode, session).await;
+        return background::update_and_record::<T>(
+            odm, filter, update, copies, many, mode, session,
+        )
+        .await;
     }
     cascade::update_now::<T>(odm, filter, update, copies, many, mode, session).await
 }
@@ -53,8 +56,15 @@ pub(crate) async fn replace_source<T: Model>(
 ) -> Result<UpdateResult> {
     super::graph::refuse_cycles(odm.catalog(), &copies)?;
     if background::any(&copies) {
-        let record = background::replace_and_record::<T>;
-        return record(odm, filter, replacement, upsert, copies, session).await;
+        return background::replace_and_record::<T>(
+            odm,
+            filter,
+            replacement,
+            upsert,
+            copies,
+            session,
+        )
+        .await;
     }
     cascade::replace_now::<T>(odm, filter, replacement, upsert, copies, session).await
 }

@@ -180,7 +180,7 @@ impl Follows for TwoWayFollow {
 
 /// The ids other documents reference in `collection` (through plain references; DBRefs are
 /// left to the copies' sweep) that no document of it has. Per reference field one `distinct`,
-/// then one `find` of the ids per [chunk](crate::batch).
+/// then one `find` of the ids per [chunk](crate::batch) (`engine::missing_in`).
 async fn missing_targets(odm: &Odm, collection: &str) -> Result<Vec<Bson>> {
     let mut referenced: Vec<Bson> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -203,27 +203,5 @@ async fn missing_targets(odm: &Odm, collection: &str) -> Result<Vec<Bson>> {
             }
         }
     }
-    let mut found = std::collections::HashSet::new();
-    for chunk in crate::batch::chunks_of(&referenced) {
-        let options = mongodb::options::FindOptions::builder()
-            .projection(doc! { "_id": 1 })
-            .build();
-        let docs = crate::engine::find_documents(
-            odm,
-            collection,
-            crate::literal::is_in("_id", chunk),
-            options,
-            None,
-        )
-        .await?;
-        for d in docs {
-            if let Some(id) = d.get("_id") {
-                found.insert(crate::document::IdKey::of(id));
-            }
-        }
-    }
-    Ok(referenced
-        .into_iter()
-        .filter(|id| !found.contains(&crate::document::IdKey::of(id)))
-        .collect())
+    crate::engine::missing_in(odm, collection, referenced).await
 }

@@ -170,7 +170,7 @@ impl CascadeWorker {
         loop {
             match self.run_until_idle().await {
                 Ok(_) => {}
-                Err(e) if e.is_outcome_unknown() || e.is_unreachable() => {
+                Err(e) if server_lost(&e) => {
                     tracing::warn!(target: "odm", error = %e, "cascade worker: the server was lost; going on when it answers");
                 }
                 Err(e) => return Err(e),
@@ -379,13 +379,18 @@ fn intents(odm: &Odm) -> mongodb::Collection<Document> {
     odm.database().collection::<Document>(INTENTS)
 }
 
+/// Whether `e` says the server was lost (a connection cut, a server that stopped answering, no
+/// server to select): the worker keeps its claim and goes on when it answers.
+fn server_lost(e: &Error) -> bool {
+    e.is_outcome_unknown() || e.is_unreachable()
+}
+
 /// Whether `e` belongs to one intent (recorded in it, the worker goes on) rather than to the
 /// worker (returned). A write that failed because the server was lost (its outcome unknown, or
 /// no server to select) is the worker's: the intent is not at fault, and recording the error
 /// in it would need the server that was just lost.
 fn is_own(e: &Error) -> bool {
-    let lost = e.is_outcome_unknown() || e.is_unreachable();
-    !lost
+    !server_lost(e)
         && matches!(
             e,
             Error::Decode { .. }
