@@ -189,9 +189,19 @@ async fn follow(db: &TestDb) -> odm::Result<FollowerReport> {
     Ok(report)
 }
 
-/// A follower started (its position stored) before the other program writes.
+/// A follower started (its position stored) before the other program writes. The first run
+/// stores the present as its position; on a busy machine the development server may place a
+/// new stream's start just before the test's setup writes of a moment ago, which that run then
+/// reads and applies (each again harmlessly). The position is known to be past the setup once
+/// a run finds no event.
 async fn started(db: &TestDb) -> odm::Result<()> {
-    let report = follow(db).await?;
+    let mut report = follow(db).await?;
+    for _ in 0..5 {
+        if report.events == 0 {
+            break;
+        }
+        report = follow(db).await?;
+    }
     assert_eq!(report.events, 0);
     assert!(db.odm().follower_status().await?.started);
     Ok(())
