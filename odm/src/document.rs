@@ -1,5 +1,5 @@
 //! What several features need of a document: a hashable key for an id of any BSON type, and
-//! the value at a dotted path. It names no feature, so that every feature may use it.
+//! the value at a dotted path, and how two dotted paths relate. It names no feature, so that every feature may use it.
 
 use std::any::Any;
 
@@ -79,4 +79,15 @@ pub(crate) fn get_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
         current = current.as_document()?.get(part)?;
     }
     Some(current)
+}
+
+/// Whether `key` is `path` or a path inside it (`a.b` is under `a`, `ab` is not).
+pub(crate) fn under(key: &str, path: &str) -> bool {
+    key.strip_prefix(path)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// Whether a write of one path changes the other: they are equal, or one is inside the other.
+pub(crate) fn overlaps(a: &str, b: &str) -> bool {
+    under(a, b) || under(b, a)
 }

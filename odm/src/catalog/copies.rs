@@ -192,11 +192,9 @@ impl CopyInfo {
 
     /// Whether an update writing `path` changes a copied source field.
     pub(crate) fn is_touched_by(&self, path: &str) -> bool {
-        self.fields.iter().any(|(source, _)| {
-            source == path
-                || source.starts_with(&format!("{path}."))
-                || path.starts_with(&format!("{source}."))
-        })
+        self.fields
+            .iter()
+            .any(|(source, _)| crate::document::overlaps(source, path))
     }
 }
 

@@ -3,12 +3,8 @@
 
 use super::{CopyInfo, CopyKind};
 use crate::catalog::Catalog;
+pub(super) use crate::document::overlaps;
 use crate::{Error, Result};
-
-/// Whether one of two stored paths is the other or lies below it.
-pub(super) fn overlaps(a: &str, b: &str) -> bool {
-    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
-}
 
 /// The paths of its dependent that writing `copy` changes: the copied fields of a single
 /// summary, else the copy field itself.

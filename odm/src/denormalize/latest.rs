@@ -18,7 +18,7 @@ use mongodb::options::FindOptions;
 use mongodb::ClientSession;
 
 use super::{CopyInfo, CopyKind};
-use crate::document::{get_path, IdKey};
+use crate::document::{get_path, overlaps, IdKey};
 use crate::engine::{Effect, Own};
 use crate::{Error, Odm, Result};
 
@@ -87,9 +87,6 @@ pub(crate) fn latest_touched(
         .iter()
         .filter(|c| match &c.kind {
             CopyKind::Latest { via, sort, .. } => {
-                let overlaps = |a: &str, b: &str| {
-                    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
-                };
                 // The empty path stands for a whole replacement.
                 paths.iter().any(|p| {
                     p.is_empty()

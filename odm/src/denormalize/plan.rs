@@ -7,6 +7,7 @@ use bson::{Bson, Document};
 
 use super::{CopyInfo, CopyKind};
 use crate::catalog::Catalog;
+use crate::document::overlaps;
 use crate::model::Model;
 
 /// What changing one source field does to one copy.
@@ -401,10 +402,6 @@ fn deeper(
         }
         deeper(catalog, &next, root, level + 1, steps);
     }
-}
-
-fn overlaps(a: &str, b: &str) -> bool {
-    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
 }
 
 impl fmt::Display for CascadePlan {

@@ -47,11 +47,8 @@ pub(crate) struct Event<'a> {
 impl Event<'_> {
     /// Whether the write may have changed the field at `path` (or a field inside or above it).
     pub(crate) fn touches(&self, path: &str) -> bool {
-        let overlaps = |a: &str| {
-            a == path || a.starts_with(&format!("{path}.")) || path.starts_with(&format!("{a}."))
-        };
         self.paths
-            .is_none_or(|paths| paths.iter().any(|p| overlaps(p)))
+            .is_none_or(|paths| paths.iter().any(|p| crate::document::overlaps(p, path)))
     }
 }
 

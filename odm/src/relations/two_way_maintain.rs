@@ -9,7 +9,7 @@ use mongodb::ClientSession;
 
 use super::sides::{raw_path, sides, Refusal};
 use super::{two_way_of, TwoWay};
-use crate::document::IdKey;
+use crate::document::{under, IdKey};
 use crate::engine::{
     InsertCall, Maintainer, ModifyCall, NextInsert, NextReplace, NextUpdate, ReplaceCall, Step,
     Stepped, UpdateCall,
@@ -99,13 +99,6 @@ impl Maintainer for TwoWayChildren {
 }
 
 /// Whether `key` is `path` or below it.
-fn under(key: &str, path: &str) -> bool {
-    key == path
-        || key
-            .strip_prefix(path)
-            .is_some_and(|rest| rest.starts_with('.'))
-}
-
 /// Refuses an update that writes a two-way child's reference (any operator naming it, inside
 /// it or a document holding it, and the new name of a `$rename`), and an upsert whose filter
 /// (`upsert_filter`) names it, which the server would copy into the document it inserts.

@@ -5,17 +5,11 @@ use bson::{Bson, Document, RawDocument};
 use mongodb::ClientSession;
 
 use super::{node, TreeInfo};
+use crate::document::under;
 use crate::model::Model;
 use crate::{Error, Odm, Result};
 
 /// Whether `key` is `path` or below it.
-fn under(key: &str, path: &str) -> bool {
-    key == path
-        || key
-            .strip_prefix(path)
-            .is_some_and(|rest| rest.starts_with('.'))
-}
-
 /// Refuses an update that writes a tree's `parent` or `ancestors` (or anything inside them, or
 /// a whole document holding them): every path an operator names is a write, and so is the
 /// new name of a `$rename`. Typed updates of the two fields do not compile; this catches raw
