@@ -18,7 +18,7 @@ use syn::{parse_macro_input, DeriveInput};
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    derive::model(&input).into()
+    derive::derive(&input, derive::Macro::Model).into()
 }
 
 /// Derives `odm::Embed`; see the `odm` crate for the attributes.
@@ -28,12 +28,12 @@ pub fn derive_model(input: TokenStream) -> TokenStream {
 )]
 pub fn derive_embed(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    derive::embed(&input).into()
+    derive::derive(&input, derive::Macro::Embed).into()
 }
 
 /// Derives `odm::PolyRef`; see the `odm` crate.
 #[proc_macro_derive(PolyRef)]
 pub fn derive_poly_ref(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    derive::poly_ref(&input).into()
+    derive::derive(&input, derive::Macro::PolyRef).into()
 }

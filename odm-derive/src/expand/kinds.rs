@@ -140,6 +140,7 @@ pub fn model_enum(
         tag,
         variants,
         common,
+        ..
     } = resolved;
     let ident = &input.ident;
     let collection = collection_name(attrs, ident);

@@ -8,10 +8,10 @@ mod dummy;
 mod embed_check;
 mod indexes;
 mod keys;
-pub mod kinds;
+mod kinds;
 mod model;
 mod paths;
-pub mod poly;
+mod poly;
 mod references;
 mod shard;
 mod soft_delete;
@@ -24,13 +24,48 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::DeriveInput;
 
-use crate::model::{Checked, Container, Derive};
+use crate::model::resolved::Checked;
+use crate::model::{Container, Declaration, Derive, Macro};
 use model::model_impl;
 pub(crate) use model::{registration, EntryParts};
 
+/// The code of the derive `which` from the declaration it read (`None` when nothing could be
+/// read), what its rules resolved (`checked`) and the `errors` they reported: the whole
+/// expansion when there are none, else the errors and what keeps uses of the type from
+/// adding more.
+pub fn generate(
+    input: &DeriveInput,
+    which: Macro,
+    decl: Option<&Declaration<'_>>,
+    checked: Option<&Checked<'_, '_>>,
+    errors: Option<syn::Error>,
+) -> TokenStream {
+    let errors = errors.map(|e| e.to_compile_error());
+    let derive = match which {
+        Macro::Embed => Derive::Embed,
+        Macro::Model | Macro::PolyRef => Derive::Model,
+    };
+    match decl {
+        Some(Declaration::Struct(cont)) => match (errors, checked) {
+            (None, Some(checked)) => structure(cont, checked, input, derive),
+            (errors, _) => {
+                let around = around_errors(Some(cont), input, derive);
+                quote! { #errors #around }
+            }
+        },
+        None => {
+            let around = around_errors(None, input, derive);
+            quote! { #errors #around }
+        }
+        Some(Declaration::Kinds(kinds)) if kinds.generics.is_some() => errors.unwrap_or_default(),
+        Some(Declaration::Kinds(kinds)) => kinds::model_enum(input, kinds, errors),
+        Some(Declaration::Poly(poly)) => poly::expand(input, poly.targets().as_deref(), errors),
+    }
+}
+
 /// The code of a struct deriving `Model` or `Embed` whose attributes resolved without an
 /// error: `checked` is what the rules resolved.
-pub fn generate(
+fn structure(
     cont: &Container<'_>,
     checked: &Checked<'_, '_>,
     input: &DeriveInput,
@@ -50,11 +85,7 @@ pub fn generate(
 /// What is generated beside the errors of a struct whose attributes did not resolve: a stub
 /// of the impls (so that uses of the type report nothing more), and for a model the fields it
 /// lets others copy, so that its copies are not reported as errors on top of it.
-pub fn around_errors(
-    cont: Option<&Container<'_>>,
-    input: &DeriveInput,
-    derive: Derive,
-) -> TokenStream {
+fn around_errors(cont: Option<&Container<'_>>, input: &DeriveInput, derive: Derive) -> TokenStream {
     let stub = dummy::stub(input, cont, derive);
     let source = match (cont, derive) {
         (Some(cont), Derive::Model) if input.generics.params.is_empty() => {

@@ -7,7 +7,8 @@ use super::{
     bucket, counters, denormalize, embed_check, indexes, kinds, paths, references, shard,
     soft_delete, subset, tree, validators, versioning,
 };
-use crate::model::{Checked, Container};
+use crate::model::resolved::Checked;
+use crate::model::Container;
 
 pub(super) fn model_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> TokenStream {
     let ident = cont.ident;

@@ -6,11 +6,11 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type};
 
+use super::attr::Derive;
 use super::attr::{self, ContainerAttrs};
-use super::Derive;
 use crate::ctxt::Ctxt;
 
-/// One variant of the enum.
+/// One kind of the enum (or its catch-all): a variant that resolved.
 pub struct Variant<'a> {
     pub ident: &'a Ident,
     /// The kind's struct; `None` for the catch-all.
@@ -20,26 +20,62 @@ pub struct Variant<'a> {
     pub span: Span,
 }
 
+/// How a variant is written, as read: its rules (`check::kinds`) report the shapes that are no
+/// kind.
+pub enum VariantShape<'a> {
+    /// `Single(SingleBook)`: a kind.
+    Kind(&'a Type),
+    /// `#[serde(other)] Other`: the catch-all.
+    CatchAll,
+    /// `#[serde(other)]` on a variant holding a value: refused, and still a kind for the code
+    /// generated around the error, so that its struct is not reported on top of it.
+    CatchAllHolding(&'a Type),
+    /// `#[serde(other)]` on a variant of another shape: refused, and left out.
+    CatchAllOther,
+    /// Any other shape: refused, and left out.
+    Other,
+}
+
+/// One variant, as written.
+pub struct ReadVariant<'a> {
+    pub ident: &'a Ident,
+    pub shape: VariantShape<'a>,
+    /// Its discriminator value and where it comes from.
+    pub value: String,
+    pub span: Span,
+}
+
+/// One name of `common = "title, isbn"`, as read.
+pub enum CommonName<'s> {
+    /// A field name listed once so far.
+    Listed(&'s str),
+    /// Not a field name.
+    Invalid(&'s str),
+    /// Listed before.
+    Twice(&'s str),
+}
+
 /// The enum of kinds as the expansion reads it.
 pub struct EnumOfKinds<'a> {
     pub attrs: ContainerAttrs,
+    /// Its generics, when it has any: nothing is resolved or generated (impls without the
+    /// parameters would only add errors), and its rule reports them.
+    pub generics: Option<&'a syn::Generics>,
     /// The discriminator field (`#[serde(tag = "...")]`); empty when missing (reported).
     pub tag: String,
-    /// Every variant: the kinds, and the catch-all (`ty: None`).
+    /// Every variant as written, which the rules read.
+    pub read: Vec<ReadVariant<'a>>,
+    /// The kinds, and the catch-all (`ty: None`): the variants that resolved.
     pub variants: Vec<Variant<'a>>,
     /// `common = "title, isbn"`: the fields every kind has.
     pub common: Vec<(String, Span)>,
 }
 
-/// The enum's own attributes (`#[odm(...)]`, `#[serde(tag = ...)]`), parsed.
-pub fn attributes(cx: &Ctxt, input: &DeriveInput) -> ContainerAttrs {
-    ContainerAttrs::parse(cx, &input.attrs, Derive::Model)
-}
-
-/// Resolves the enum whose attributes `attrs` passed their rules, reporting into `cx` what
-/// keeps a part of it from resolving (a variant of another shape, a discriminator value given
-/// twice, a malformed `common`). Its rules are `check::kinds`.
-pub fn resolve<'a>(cx: &Ctxt, input: &'a DeriveInput, attrs: ContainerAttrs) -> EnumOfKinds<'a> {
+/// Reads the enum of kinds `input` (its attributes parsed into `cx`, the one report of
+/// reading); its rules, `check::kinds`, report what keeps a part of it from resolving (a
+/// variant of another shape, a discriminator value given twice, a malformed `common`).
+pub fn resolve<'a>(cx: &Ctxt, input: &'a DeriveInput) -> EnumOfKinds<'a> {
+    let attrs = ContainerAttrs::parse(cx, &input.attrs, Derive::Model);
     let Data::Enum(data) = &input.data else {
         unreachable!("called for enums")
     };
@@ -48,78 +84,77 @@ pub fn resolve<'a>(cx: &Ctxt, input: &'a DeriveInput, attrs: ContainerAttrs) -> 
         .as_ref()
         .map(LitStr::value)
         .unwrap_or_default();
-    let variants = resolve_variants(cx, input, data, &attrs);
-    let common = parse_common(cx, attrs.common.as_ref());
+    let read: Vec<ReadVariant<'a>> = data
+        .variants
+        .iter()
+        .map(|v| read_variant(v, &attrs))
+        .collect();
+    let variants = read
+        .iter()
+        .filter_map(|v| {
+            let ty = match v.shape {
+                VariantShape::Kind(ty) | VariantShape::CatchAllHolding(ty) => Some(ty),
+                VariantShape::CatchAll => None,
+                VariantShape::CatchAllOther | VariantShape::Other => return None,
+            };
+            Some(Variant {
+                ident: v.ident,
+                ty,
+                value: v.value.clone(),
+                span: v.span,
+            })
+        })
+        .collect();
+    let common = match &attrs.common {
+        Some(lit) => common_names(&lit.value())
+            .into_iter()
+            .filter_map(|n| match n {
+                CommonName::Listed(name) => Some((name.to_owned(), lit.span())),
+                CommonName::Invalid(_) | CommonName::Twice(_) => None,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let generics = (!input.generics.params.is_empty()).then_some(&input.generics);
     EnumOfKinds {
         attrs,
+        generics,
         tag,
+        read,
         variants,
         common,
     }
 }
 
-/// The variants: each kind with its discriminator value, and the catch-all; a variant of
-/// another shape, or a value given twice, is reported.
-fn resolve_variants<'a>(
-    cx: &Ctxt,
-    input: &'a DeriveInput,
-    data: &'a syn::DataEnum,
-    attrs: &ContainerAttrs,
-) -> Vec<Variant<'a>> {
-    let mut variants: Vec<Variant<'_>> = Vec::new();
-    for v in &data.variants {
-        let (rename, other) = variant_serde(v);
-        let value = rename.as_ref().map_or_else(
-            || match attrs.rename_all {
-                Some(rule) => rule.apply_to_variant(&v.ident.unraw().to_string()),
-                None => v.ident.unraw().to_string(),
-            },
-            LitStr::value,
-        );
-        let span = rename.as_ref().map_or(v.ident.span(), LitStr::span);
-        let ty = match (&v.fields, other) {
-            (Fields::Unit, true) => None,
-            (_, true) => {
-                cx.error_spanned_by(
-                    &v.ident,
-                    "the catch-all kind (`#[serde(other)]`) is a unit variant: serde keeps nothing of a document it takes",
-                );
-                // Still a kind for the code generated around the error, so that its struct
-                // is not reported on top of it.
-                match &v.fields {
-                    Fields::Unnamed(f) if f.unnamed.len() == 1 => Some(&f.unnamed[0].ty),
-                    _ => continue,
-                }
-            }
-            (Fields::Unnamed(f), false) if f.unnamed.len() == 1 => Some(&f.unnamed[0].ty),
-            _ => {
-                cx.error_spanned_by(
-                    &v.ident,
-                    format!(
-                        "each kind is a variant holding the kind's struct, `{0}({0}{1})`, whose struct derives `Model` with `#[odm(kind_of = \"{1}\")]`",
-                        v.ident, input.ident
-                    ),
-                );
-                continue;
-            }
-        };
-        if let Some(first) = variants.iter().find(|o| o.value == value) {
-            cx.error_at(
-                span,
-                format!(
-                    "two kinds with the discriminator value \"{value}\": `{}` and `{}`; each kind needs its own (`#[serde(rename = \"...\")]`)",
-                    first.ident, v.ident
-                ),
-            );
-        }
-        variants.push(Variant {
-            ident: &v.ident,
-            ty,
-            value,
-            span,
-        });
+/// One variant: its shape, and its discriminator value (serde's `rename`, else its name under
+/// the enum's `rename_all`).
+fn read_variant<'a>(v: &'a syn::Variant, attrs: &ContainerAttrs) -> ReadVariant<'a> {
+    let (rename, other) = variant_serde(v);
+    let value = rename.as_ref().map_or_else(
+        || match attrs.rename_all {
+            Some(rule) => rule.apply_to_variant(&v.ident.unraw().to_string()),
+            None => v.ident.unraw().to_string(),
+        },
+        LitStr::value,
+    );
+    let span = rename.as_ref().map_or(v.ident.span(), LitStr::span);
+    let one = match &v.fields {
+        Fields::Unnamed(f) if f.unnamed.len() == 1 => Some(&f.unnamed[0].ty),
+        _ => None,
+    };
+    let shape = match (&v.fields, other, one) {
+        (Fields::Unit, true, _) => VariantShape::CatchAll,
+        (_, true, Some(ty)) => VariantShape::CatchAllHolding(ty),
+        (_, true, None) => VariantShape::CatchAllOther,
+        (_, false, Some(ty)) => VariantShape::Kind(ty),
+        (_, false, None) => VariantShape::Other,
+    };
+    ReadVariant {
+        ident: &v.ident,
+        shape,
+        value,
+        span,
     }
-    variants
 }
 
 /// serde's `rename` (serialize name) and `other` on a variant.
@@ -152,22 +187,17 @@ fn variant_serde(v: &syn::Variant) -> (Option<LitStr>, bool) {
     (rename, other)
 }
 
-/// `common = "title, isbn"`: the names, each with the span of the string.
-fn parse_common(cx: &Ctxt, lit: Option<&LitStr>) -> Vec<(String, Span)> {
-    let Some(lit) = lit else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, Span)> = Vec::new();
-    for name in lit.value().split(',').map(str::trim) {
+/// `common = "title, isbn"`: each name as read, in order.
+pub fn common_names(text: &str) -> Vec<CommonName<'_>> {
+    let mut out: Vec<CommonName<'_>> = Vec::new();
+    for name in text.split(',').map(str::trim) {
+        let listed = |n: &CommonName<'_>| matches!(n, CommonName::Listed(l) if *l == name);
         if !attr::is_field_name(name) || syn::parse_str::<Ident>(name).is_err() {
-            cx.error_spanned_by(
-                lit,
-                format!("`common` lists field names separated by commas; `{name}` is not one"),
-            );
-        } else if out.iter().any(|(n, _)| n == name) {
-            cx.error_spanned_by(lit, format!("`{name}` is listed twice in `common`"));
+            out.push(CommonName::Invalid(name));
+        } else if out.iter().any(listed) {
+            out.push(CommonName::Twice(name));
         } else {
-            out.push((name.to_owned(), lit.span()));
+            out.push(CommonName::Listed(name));
         }
     }
     out

@@ -1,4 +1,6 @@
-//! The parsed input: a struct, its fields, and what their attributes ask for.
+//! The declaration a derive reads ([`Declaration`]): a struct and its fields, an enum of kinds,
+//! or a polymorphic reference, and what their attributes ask for. Reading reports the problems
+//! of reading only (a malformed attribute); the rules are `check`'s.
 
 pub mod attr;
 pub mod bucket;
@@ -6,25 +8,60 @@ pub mod case;
 pub mod check;
 pub mod kinds;
 pub mod poly;
+pub mod resolved;
+mod shape;
 pub mod shard;
 pub mod soft_delete;
 mod syntax;
+pub use shape::{ref_inner, shape_of, Shape};
 pub mod tree;
 pub mod types;
 pub mod versioning;
 
-use syn::{
-    Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type, Visibility,
-};
+use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type, Visibility};
+
+use syn::ext::IdentExt;
 
 use crate::ctxt::Ctxt;
 pub use attr::Derive;
 
-/// What the rules of `check` resolve, for the code generated once they hold: written here by
-/// the rules, read by `expand`, which never runs a rule itself.
-pub struct Checked<'c, 'a> {
-    /// The fields a bucket names (`#[odm(bucket(...))]`).
-    pub bucket: Option<bucket::BucketFields<'c, 'a>>,
+/// Which derive runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Macro {
+    /// `#[derive(Model)]`, on a struct or an enum of kinds.
+    Model,
+    /// `#[derive(Embed)]`.
+    Embed,
+    /// `#[derive(PolyRef)]`.
+    PolyRef,
+}
+
+/// What a derive was given, read: the one model every derive's rules check and its
+/// expansion generates from (as serde's `ast::Container` is for its derives).
+pub enum Declaration<'a> {
+    /// A struct deriving `Model` or `Embed`.
+    Struct(Container<'a>),
+    /// An enum deriving `Model`: the base of a polymorphic model.
+    Kinds(kinds::EnumOfKinds<'a>),
+    /// An enum deriving `PolyRef`: a reference to one of several models.
+    Poly(poly::PolyRef<'a>),
+}
+
+impl<'a> Declaration<'a> {
+    /// Reads `input` for `which`, recording every problem of reading in `cx`; `None` only when
+    /// nothing sensible can be generated (a struct without named fields).
+    pub fn from_ast(cx: &Ctxt, input: &'a DeriveInput, which: Macro) -> Option<Self> {
+        Some(match (which, &input.data) {
+            (Macro::Model, Data::Enum(_)) => Declaration::Kinds(kinds::resolve(cx, input)),
+            (Macro::Model, _) => {
+                Declaration::Struct(Container::from_ast(cx, input, Derive::Model)?)
+            }
+            (Macro::Embed, _) => {
+                Declaration::Struct(Container::from_ast(cx, input, Derive::Embed)?)
+            }
+            (Macro::PolyRef, _) => Declaration::Poly(poly::PolyRef::from_ast(input)),
+        })
+    }
 }
 
 pub struct Container<'a> {
@@ -53,14 +90,6 @@ pub struct Container<'a> {
     pub soft_delete: Option<attr::SoftDeleteAttr>,
     /// `#[serde(into)]` or `#[serde(remote)]`: the document's keys are another type's.
     pub serde_opaque: bool,
-}
-
-/// How a field holds its value.
-#[derive(Clone, Copy)]
-pub enum Shape<'a> {
-    Plain,
-    Option(&'a Type),
-    Vec(&'a Type),
 }
 
 pub struct Field<'a> {
@@ -106,7 +135,7 @@ impl<'a> Field<'a> {
             .is_some_and(|d| d.kind() != attr::CopyKind::Flat);
         (self.embed.is_some() || summary)
             && !self.is_id()
-            && types::embed_type_problem(self).is_none()
+            && types::embed_type_problem(self.ty).is_none()
     }
 
     /// The referenced model: `T` in `Ref<T>`, `Option<Ref<T>>` and `Vec<Ref<T>>`.
@@ -314,61 +343,4 @@ impl<'a> Field<'a> {
             stamp: attrs.stamp,
         }
     }
-}
-
-use syn::ext::IdentExt;
-
-/// `T` in `Ref<T>` (by the last path segment).
-pub fn ref_inner(ty: &Type) -> Option<&Type> {
-    match generic_arg(ty) {
-        Some(("Ref", inner)) => Some(inner),
-        _ => None,
-    }
-}
-
-/// The last path segment's name and its single type argument: `("Vec", T)` for `Vec<T>`.
-fn generic_arg(ty: &Type) -> Option<(&'static str, &Type)> {
-    let Type::Path(tp) = ty else { return None };
-    if tp.qself.is_some() {
-        return None;
-    }
-    let last = tp.path.segments.last()?;
-    let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    if args.args.len() != 1 {
-        return None;
-    }
-    let Some(GenericArgument::Type(inner)) = args.args.first() else {
-        return None;
-    };
-    for name in ["Option", "Vec", "Ref"] {
-        if last.ident == name {
-            return Some((name, inner));
-        }
-    }
-    None
-}
-
-/// `Option<T>` and `Vec<T>` by their last path segment (also `std::option::Option<T>`).
-pub fn shape_of(ty: &Type) -> Shape<'_> {
-    if let Type::Path(tp) = ty {
-        if tp.qself.is_none() {
-            if let Some(last) = tp.path.segments.last() {
-                if let PathArguments::AngleBracketed(args) = &last.arguments {
-                    if args.args.len() == 1 {
-                        if let Some(GenericArgument::Type(inner)) = args.args.first() {
-                            if last.ident == "Option" {
-                                return Shape::Option(inner);
-                            }
-                            if last.ident == "Vec" {
-                                return Shape::Vec(inner);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Shape::Plain
 }

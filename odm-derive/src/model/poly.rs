@@ -1,12 +1,12 @@
 //! `#[derive(PolyRef)]` read: an enum of references to several models, each variant holding a
-//! `Ref` to one model or the catch-all `DbRef`; its misuses reported at their tokens.
+//! `Ref` to one model or the catch-all `DbRef`. Reading reports nothing: its rules are
+//! `check::poly`, which report each misuse at its token.
 
-use syn::{Data, DeriveInput, Fields, Ident, Type};
+use syn::{Data, DeriveInput, Fields, Generics, Ident, Type};
 
-use super::ref_inner;
-use crate::ctxt::Ctxt;
+use super::shape::ref_inner;
 
-/// One variant of a polymorphic reference.
+/// One target of a polymorphic reference.
 pub enum Target<'a> {
     /// `Book(Ref<Book>)`
     Model(&'a Ident, &'a Type),
@@ -14,64 +14,90 @@ pub enum Target<'a> {
     Other(&'a Ident),
 }
 
-/// The enum's targets, its misuses reported to `cx`; `None` when nothing can be generated (not
-/// an enum, or a generic one).
-pub fn parse<'a>(input: &'a DeriveInput, cx: &Ctxt) -> Option<Vec<Target<'a>>> {
-    let ident = &input.ident;
-    let Data::Enum(data) = &input.data else {
-        cx.error_spanned_by(
-            ident,
-            "`PolyRef` is derived for an enum whose variants each hold a `Ref` to one model: `enum Subject { Book(Ref<Book>), Author(Ref<Author>) }`",
-        );
-        return None;
-    };
-    if !input.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &input.generics,
-            "`PolyRef` cannot be derived for a generic enum: its targets must be known",
-        );
-        // Nothing is generated: impls without the parameters would only add errors.
-        return None;
-    }
-    let mut targets = Vec::new();
-    for v in &data.variants {
-        let ty = match &v.fields {
-            Fields::Unnamed(f) if f.unnamed.len() == 1 => &f.unnamed[0].ty,
-            _ => {
-                cx.error_spanned_by(
-                    &v.ident,
-                    format!(
-                        "each variant of a polymorphic reference holds a reference to one model, `{0}(Ref<{0}>)`, or is the catch-all `Other(DbRef)`",
-                        v.ident
-                    ),
-                );
-                continue;
-            }
+/// What one variant holds, as written.
+pub enum Holds<'a> {
+    /// `Ref<Book>`: the model `Book`.
+    Ref(&'a Type),
+    /// `DbRef`, the catch-all.
+    DbRef,
+    /// One value of another type.
+    Other(&'a Type),
+    /// No value, several, or named fields.
+    NotOne,
+}
+
+/// One variant, as written.
+pub struct Variant<'a> {
+    pub ident: &'a Ident,
+    pub holds: Holds<'a>,
+}
+
+/// What the derive was given.
+pub enum Shape<'a> {
+    /// A struct or a union.
+    NotEnum,
+    /// A generic enum, whose targets cannot be known.
+    Generic(&'a Generics),
+    /// An enum: its variants in order.
+    Enum(Vec<Variant<'a>>),
+}
+
+/// A polymorphic reference, resolved.
+pub struct PolyRef<'a> {
+    pub ident: &'a Ident,
+    pub shape: Shape<'a>,
+}
+
+impl<'a> PolyRef<'a> {
+    /// Reads `input`.
+    pub fn from_ast(input: &'a DeriveInput) -> Self {
+        let shape = match &input.data {
+            Data::Enum(_) if !input.generics.params.is_empty() => Shape::Generic(&input.generics),
+            Data::Enum(data) => Shape::Enum(
+                data.variants
+                    .iter()
+                    .map(|v| Variant {
+                        ident: &v.ident,
+                        holds: holds(&v.fields),
+                    })
+                    .collect(),
+            ),
+            _ => Shape::NotEnum,
         };
-        if let Some(model) = ref_inner(ty) {
-            targets.push(Target::Model(&v.ident, model));
-        } else if is_dbref(ty) {
-            if targets.iter().any(|t| matches!(t, Target::Other(_))) {
-                cx.error_spanned_by(
-                    &v.ident,
-                    "a polymorphic reference has at most one catch-all variant holding `DbRef`",
-                );
-            }
-            targets.push(Target::Other(&v.ident));
-        } else {
-            cx.error_spanned_by(
-                ty,
-                "a variant of a polymorphic reference holds `Ref<Model>` (or `DbRef`, the catch-all for DBRefs to other collections)",
-            );
+        PolyRef {
+            ident: &input.ident,
+            shape,
         }
     }
-    if data.variants.is_empty() {
-        cx.error_spanned_by(
-            ident,
-            "a polymorphic reference has at least one target: a variant holding `Ref<Model>`",
-        );
+
+    /// Its targets, in order (a second catch-all included, which its rule refuses); `None`
+    /// when nothing can be generated (not an enum, or a generic one).
+    pub fn targets(&self) -> Option<Vec<Target<'a>>> {
+        let Shape::Enum(variants) = &self.shape else {
+            return None;
+        };
+        let targets = variants.iter().filter_map(|v| match v.holds {
+            Holds::Ref(model) => Some(Target::Model(v.ident, model)),
+            Holds::DbRef => Some(Target::Other(v.ident)),
+            Holds::Other(_) | Holds::NotOne => None,
+        });
+        Some(targets.collect())
     }
-    Some(targets)
+}
+
+/// What the fields of a variant hold.
+fn holds(fields: &Fields) -> Holds<'_> {
+    let ty = match fields {
+        Fields::Unnamed(f) if f.unnamed.len() == 1 => &f.unnamed[0].ty,
+        _ => return Holds::NotOne,
+    };
+    if let Some(model) = ref_inner(ty) {
+        Holds::Ref(model)
+    } else if is_dbref(ty) {
+        Holds::DbRef
+    } else {
+        Holds::Other(ty)
+    }
 }
 
 /// `DbRef` by its last path segment.

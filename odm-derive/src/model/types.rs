@@ -3,16 +3,19 @@
 
 use syn::Type;
 
-use super::{shape_of, Field, Shape};
+use super::shape::{shape_of, Shape};
 
-/// Why the type of a field cannot hold an embedded document, when that is certain from the
+/// Why the type `ty` of a field cannot hold an embedded document, when that is certain from the
 /// syntax: the type to point at and the message. Also used by the stub, which gives such a
 /// field a plain accessor so that the error is not repeated by the compiler.
-pub fn embed_type_problem<'a>(f: &Field<'a>) -> Option<(&'a Type, String)> {
-    let inner = f.inner_ty();
+pub fn embed_type_problem(ty: &Type) -> Option<(&Type, String)> {
+    let inner = match shape_of(ty) {
+        Shape::Plain => ty,
+        Shape::Option(t) | Shape::Vec(t) => t,
+    };
     if !matches!(shape_of(inner), Shape::Plain) {
         return Some((
-            f.ty,
+            ty,
             "`#[embed]` supports `T`, `Option<T>` and `Vec<T>` where `T` derives `Embed`, not a wrapper inside another; remove `#[embed]` to store the field without typed paths below it".to_owned(),
         ));
     }

@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::Attribute;
 
-use super::super::Derive;
+use super::Derive;
 use super::{key_name, skip_value};
 use crate::ctxt::Ctxt;
 

@@ -22,7 +22,7 @@ pub(super) fn check_bounded_arrays(cx: &Ctxt, cont: &Container<'_>) {
             continue;
         }
         let (tokens, bound, limit, kind, embedded) = match (&f.embed, &f.reference) {
-            (Some(e), _) if e.malformed || embed_type_problem(f).is_some() => continue,
+            (Some(e), _) if e.malformed || embed_type_problem(f.ty).is_some() => continue,
             (Some(e), _) => (
                 &e.tokens,
                 &e.bound,

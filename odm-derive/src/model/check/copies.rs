@@ -61,7 +61,7 @@ pub(super) fn check_summary_type(cx: &Ctxt, cont: &Container<'_>) {
         if d.malformed || d.kind() == CopyKind::Flat || f.embed.is_some() || latest_not_array {
             continue;
         }
-        let Some((culprit, _)) = embed_type_problem(f) else {
+        let Some((culprit, _)) = embed_type_problem(f.ty) else {
             continue;
         };
         let message = if d.kind() == CopyKind::Latest {
@@ -180,7 +180,7 @@ pub(super) fn check_sort_key_copied(cx: &Ctxt, cont: &Container<'_>) {
 pub(super) fn check_copy_bounds(cx: &Ctxt, cont: &Container<'_>) {
     for (f, d) in copies(cont) {
         // A copy of the wrong shape or type is reported by its own rule.
-        if d.kind() == CopyKind::Flat || f.embed.is_some() || embed_type_problem(f).is_some() {
+        if d.kind() == CopyKind::Flat || f.embed.is_some() || embed_type_problem(f.ty).is_some() {
             continue;
         }
         let is_array = matches!(f.shape, Shape::Vec(_));

@@ -32,7 +32,7 @@ pub(super) fn check_embed_type(cx: &Ctxt, cont: &Container<'_>) {
         .iter()
         .filter(|f| f.embed.is_some() && f.denormalize.is_none())
     {
-        if let Some((culprit, message)) = embed_type_problem(f) {
+        if let Some((culprit, message)) = embed_type_problem(f.ty) {
             cx.error_spanned_by(culprit, message);
         }
     }

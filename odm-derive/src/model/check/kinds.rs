@@ -6,30 +6,80 @@ use proc_macro2::Span;
 use syn::{Data, DeriveInput, Fields};
 
 use super::super::attr::{self, ContainerAttrs};
-use super::super::kinds::EnumOfKinds;
+use super::super::kinds::{common_names, CommonName, EnumOfKinds, ReadVariant, VariantShape};
 use crate::ctxt::Ctxt;
 
-/// The rules of the enum's own attributes, before its kinds are resolved; false when the enum
-/// is generic (nothing is resolved or generated: impls without the parameters would only add
-/// errors).
-pub fn check_attributes(cx: &Ctxt, input: &DeriveInput, attrs: &ContainerAttrs) -> bool {
-    attrs.versions.check_on_enum(cx);
-    if !input.generics.params.is_empty() {
+/// Every rule of the enum of kinds `e`, read from `input`, in the order its tokens are read.
+/// A generic enum is reported alone: nothing is generated for it.
+pub fn check(cx: &Ctxt, input: &DeriveInput, e: &EnumOfKinds<'_>) {
+    e.attrs.versions.check_on_enum(cx);
+    if let Some(generics) = e.generics {
         cx.error_spanned_by(
-            &input.generics,
+            generics,
             "`Model` cannot be derived for a generic enum: the stored shape must be known at compile time",
         );
-        return false;
+        return;
     }
-    check_struct_attributes(cx, attrs);
-    check_tag(cx, input, attrs);
-    true
-}
-
-/// The rules of the kinds the enum `e` (resolved from `input`) holds.
-pub fn check_kinds(cx: &Ctxt, input: &DeriveInput, e: &EnumOfKinds<'_>) {
+    check_struct_attributes(cx, &e.attrs);
+    check_tag(cx, input, &e.attrs);
+    check_variants(cx, input, e);
+    check_common(cx, &e.attrs);
     check_some_kind(cx, input, e);
     check_base_indexes(cx, input, &e.attrs, &e.common);
+}
+
+/// Each variant is a kind holding its struct, or the unit catch-all, and no two kinds share a
+/// discriminator value.
+fn check_variants(cx: &Ctxt, input: &DeriveInput, e: &EnumOfKinds<'_>) {
+    let mut kinds: Vec<&ReadVariant<'_>> = Vec::new();
+    for v in &e.read {
+        match v.shape {
+            VariantShape::Kind(_) | VariantShape::CatchAll => {}
+            VariantShape::CatchAllHolding(_) | VariantShape::CatchAllOther => cx.error_spanned_by(
+                v.ident,
+                "the catch-all kind (`#[serde(other)]`) is a unit variant: serde keeps nothing of a document it takes",
+            ),
+            VariantShape::Other => cx.error_spanned_by(
+                v.ident,
+                format!(
+                    "each kind is a variant holding the kind's struct, `{0}({0}{1})`, whose struct derives `Model` with `#[odm(kind_of = \"{1}\")]`",
+                    v.ident, input.ident
+                ),
+            ),
+        }
+        if matches!(v.shape, VariantShape::CatchAllOther | VariantShape::Other) {
+            continue;
+        }
+        if let Some(first) = kinds.iter().find(|o| o.value == v.value) {
+            cx.error_at(
+                v.span,
+                format!(
+                    "two kinds with the discriminator value \"{}\": `{}` and `{}`; each kind needs its own (`#[serde(rename = \"...\")]`)",
+                    v.value, first.ident, v.ident
+                ),
+            );
+        }
+        kinds.push(v);
+    }
+}
+
+/// `common` lists field names, each once.
+fn check_common(cx: &Ctxt, attrs: &ContainerAttrs) {
+    let Some(lit) = &attrs.common else {
+        return;
+    };
+    for name in common_names(&lit.value()) {
+        match name {
+            CommonName::Listed(_) => {}
+            CommonName::Invalid(name) => cx.error_spanned_by(
+                lit,
+                format!("`common` lists field names separated by commas; `{name}` is not one"),
+            ),
+            CommonName::Twice(name) => {
+                cx.error_spanned_by(lit, format!("`{name}` is listed twice in `common`"))
+            }
+        }
+    }
 }
 
 /// `kind_of`, `bucket`, `tree` and `subset_of` belong on structs, and the enum is internally

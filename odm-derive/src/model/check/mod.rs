@@ -10,6 +10,7 @@ mod embeds;
 mod identity;
 mod indexes;
 mod kinds;
+mod poly;
 mod references;
 mod shard;
 mod soft_delete;
@@ -19,14 +20,32 @@ mod versioning;
 mod versions;
 
 pub use bounds::MAX_EMBEDDED;
-pub use kinds::{check_attributes as check_enum_attributes, check_kinds};
 
 pub use super::syntax::closest;
-use super::{Checked, Container};
+use syn::DeriveInput;
+
+use super::resolved::Checked;
+use super::{Container, Declaration};
 use crate::ctxt::Ctxt;
 
-/// Runs every rule on `cont`, reporting into `cx`; returns what they resolved.
-pub fn check<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Checked<'c, 'a> {
+/// Runs every rule on the declaration `decl` (read from `input`), reporting into `cx`;
+/// returns what they resolved.
+pub fn check<'c, 'a>(cx: &Ctxt, input: &DeriveInput, decl: &'c Declaration<'a>) -> Checked<'c, 'a> {
+    match decl {
+        Declaration::Struct(cont) => check_struct(cx, cont),
+        Declaration::Kinds(kinds) => {
+            kinds::check(cx, input, kinds);
+            Checked::default()
+        }
+        Declaration::Poly(poly) => {
+            poly::check(cx, poly);
+            Checked::default()
+        }
+    }
+}
+
+/// The rules of a struct deriving `Model` or `Embed`.
+fn check_struct<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Checked<'c, 'a> {
     identity::check_id(cx, cont);
     versions::check(cx, cont);
     identity::check_collection_name(cx, cont);

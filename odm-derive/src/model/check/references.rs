@@ -4,6 +4,7 @@ use syn::ext::IdentExt;
 use syn::Type;
 
 use super::super::attr::{OnDelete, ReferenceAttr};
+use super::super::shape::ref_inner;
 use super::super::types::plain_value_type;
 use super::super::{Container, Derive, Field, Shape};
 use crate::ctxt::Ctxt;
@@ -13,17 +14,15 @@ use crate::ctxt::Ctxt;
 pub(super) fn reference_shape_fits(f: &Field<'_>, r: &ReferenceAttr) -> bool {
     if r.poly.is_some() {
         return match (r.many.is_some(), f.shape) {
-            (false, Shape::Plain) => super::super::ref_inner(f.ty).is_none(),
-            (false, Shape::Option(inner)) | (true, Shape::Vec(inner)) => {
-                super::super::ref_inner(inner).is_none()
-            }
+            (false, Shape::Plain) => ref_inner(f.ty).is_none(),
+            (false, Shape::Option(inner)) | (true, Shape::Vec(inner)) => ref_inner(inner).is_none(),
             _ => false,
         };
     }
     match (r.parent, r.many.is_some(), f.shape) {
-        (_, false, Shape::Plain) => super::super::ref_inner(f.ty).is_some(),
-        (_, false, Shape::Option(inner)) => super::super::ref_inner(inner).is_some(),
-        (false, true, Shape::Vec(inner)) => super::super::ref_inner(inner).is_some(),
+        (_, false, Shape::Plain) => ref_inner(f.ty).is_some(),
+        (_, false, Shape::Option(inner)) => ref_inner(inner).is_some(),
+        (false, true, Shape::Vec(inner)) => ref_inner(inner).is_some(),
         _ => false,
     }
 }
