@@ -7,6 +7,11 @@
 //! interleaved, and the ratios, of the wall-clock time and (on Linux) of the CPU time the
 //! compiler used, which a busy or shared machine disturbs less.
 //!
+//! `cargo xtask derive-time --instructions` counts instead the instructions of one `rustc` check
+//! of each crate under valgrind's cachegrind (a few minutes): a count that stays within 0.01%
+//! from run to run where the clock moves by 10% on a busy or virtual machine, so that a change
+//! to the derive is judged by one run of each version.
+//!
 //! The crates live under `target/derive-time/` with their own workspace and target directory.
 
 use std::path::{Path, PathBuf};
@@ -256,5 +261,64 @@ pub(crate) fn run() -> Result {
             );
         }
     }
+    Ok(())
+}
+
+/// The instructions of one `rustc` check of each crate, counted by cachegrind (the compiler
+/// runs as cargo's wrapper of the workspace's crates, the generated two alone).
+pub(crate) fn instructions() -> Result {
+    let dir = generate()?;
+    eprintln!("xtask: building the dependencies of the generated crates once");
+    for name in ["with_odm", "serde_only"] {
+        cargo(&dir, &["check", "-p", name], false)?;
+    }
+    let wrapper = dir.join("cachegrind.sh");
+    // Only the generated crate's compilation runs under valgrind (cargo asks the compiler
+    // other things through the wrapper too).
+    write(
+        &wrapper,
+        "#!/bin/sh\ncase \"$*\" in\n  *\"--crate-name $ODM_CACHEGRIND_CRATE \"*) exec valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=\"$ODM_CACHEGRIND_OUT\" \"$@\" ;;\n  *) exec \"$@\" ;;\nesac\n",
+    )?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("{}: {e}", wrapper.display()))?;
+    }
+    let mut counts = Vec::new();
+    for name in ["with_odm", "serde_only"] {
+        touch(&dir.join(name).join("src/lib.rs"))?;
+        let out_file = dir.join(format!("cachegrind.{name}.out"));
+        let out = Command::new("cargo")
+            .args(["check", "--offline", "-p", name])
+            .current_dir(&dir)
+            .env("CARGO_INCREMENTAL", "0")
+            .env("CARGO_TARGET_DIR", dir.join("target"))
+            .env("RUSTC_WORKSPACE_WRAPPER", &wrapper)
+            .env("ODM_CACHEGRIND_CRATE", name)
+            .env("ODM_CACHEGRIND_OUT", &out_file)
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "`cargo check -p {name}` under cachegrind failed (is valgrind installed?):\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let text = std::fs::read_to_string(&out_file)
+            .map_err(|e| format!("{}: {e}", out_file.display()))?;
+        let count: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("summary:"))
+            .and_then(|n| n.trim().parse().ok())
+            .ok_or_else(|| format!("{}: no summary line", out_file.display()))?;
+        counts.push(count);
+    }
+    println!(
+        "full cargo check, instructions: with_odm {:.2} G   serde_only {:.2} G   ratio {:.3} (target <= 1.3)",
+        counts[0] as f64 / 1e9,
+        counts[1] as f64 / 1e9,
+        counts[0] as f64 / counts[1] as f64
+    );
     Ok(())
 }

@@ -17,7 +17,8 @@
 //! - `bench [name]`: runs the benchmarks (release build) against the dev server, or the server
 //!   named by `MONGODB_URI`; each prints its medians, ratios and command counts.
 //! - `derive-time`: compile time of 100 generated models deriving `Model` with relations
-//!   against the same structs deriving serde's traits only (see `derive_time.rs`).
+//!   against the same structs deriving serde's traits only (see `derive_time.rs`);
+//!   `--instructions` counts the compiler's instructions instead (valgrind's cachegrind).
 //! - `server [PORT]`: installs the pinned dev server if missing and runs it in the foreground
 //!   on 127.0.0.1 (port 27017 unless given), keeping its data in the cache directory, until
 //!   Ctrl-C: a database for an application of one's own (`mongodb://127.0.0.1:27017`).
@@ -52,10 +53,13 @@ fn main() -> ExitCode {
         Some("server") => install_server().and_then(|server| run_server(&server, args.get(1))),
         Some("diagrams") if args.get(1).is_some_and(|a| a == "--check") => diagrams::check(),
         Some("diagrams") => diagrams::write(),
+        Some("derive-time") if args.get(1).is_some_and(|a| a == "--instructions") => {
+            derive_time::instructions()
+        }
         Some("derive-time") => derive_time::run(),
         Some("bench") => install_server().and_then(|server| run_benches(&server, args.get(1))),
         _ => Err(
-            "usage: cargo xtask <examples|diagrams [--check]|test|suite|package|bench [name]|derive-time|server [port]|install>"
+            "usage: cargo xtask <examples|diagrams [--check]|test|suite|package|bench [name]|derive-time [--instructions]|server [port]|install>"
                 .to_owned(),
         ),
     };

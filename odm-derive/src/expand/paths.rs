@@ -213,7 +213,6 @@ pub fn model_accessors(cont: &Container<'_>) -> TokenStream {
         let (ret, body) = model_accessor_parts(cont, f);
         quote! {
             #[doc = #doc]
-            #[allow(dead_code)]
             #[inline]
             #vis fn #name() -> #ret {
                 #body
@@ -222,6 +221,7 @@ pub fn model_accessors(cont: &Container<'_>) -> TokenStream {
     });
     quote! {
         #[automatically_derived]
+        #[allow(dead_code)]
         impl #ident {
             #(#fns)*
         }
@@ -261,7 +261,6 @@ pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
         let (ret, body) = accessor_parts(f, &root, &below, quote!(self.field.child(#stored)));
         quote! {
             #[doc = #doc]
-            #[allow(dead_code)]
             #[inline]
             #vis fn #name(&self) -> #ret {
                 #body
@@ -303,6 +302,7 @@ pub fn embed_paths(cont: &Container<'_>) -> (TokenStream, Ident) {
             }
         }
 
+        #[allow(dead_code)]
         impl<__Root, __W, __M, __S> #paths_ident<__Root, __W, __M, __S> {
             #(#fns)*
         }
