@@ -96,6 +96,8 @@ mod progress;
 mod quotas_and_queues;
 #[path = "races.rs"]
 mod races;
+#[path = "read_options.rs"]
+mod read_options;
 #[path = "reference_ring.rs"]
 mod reference_ring;
 #[path = "shard.rs"]

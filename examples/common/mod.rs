@@ -141,6 +141,9 @@ impl Steps {
     fn summary(&self, command: &Document) -> String {
         let mut parts = Vec::new();
         let mut target = String::new();
+        // Inside a transaction the driver adds the transaction's concerns to its commands;
+        // elsewhere a concern is there because the program set it, and it is shown.
+        let in_transaction = command.contains_key("autocommit");
         for (i, (key, value)) in command.iter().enumerate() {
             match (i, key.as_str(), value) {
                 (0, _, Bson::String(collection)) => target = format!(" {collection}"),
@@ -157,12 +160,8 @@ impl Steps {
                     parts.push(format!("indexes [{}]", names.join(", ")));
                 }
                 (_, "cursor", Bson::Document(d)) if d.is_empty() => {}
-                (
-                    _,
-                    "lsid" | "txnNumber" | "ordered" | "autocommit" | "startTransaction"
-                    | "readConcern" | "writeConcern",
-                    _,
-                ) => {}
+                (_, "lsid" | "txnNumber" | "ordered" | "autocommit" | "startTransaction", _) => {}
+                (_, "readConcern" | "writeConcern", _) if in_transaction => {}
                 (_, key, _) if key.starts_with('$') => {}
                 (_, key, value) => parts.push(format!("{key} {}", self.show(value))),
             }

@@ -354,6 +354,17 @@ pub use bson;
 pub use mongodb;
 pub use serde;
 
+/// The driver's option types that odm's builders take, under the driver's names
+/// ([`Find::collation`](crate::ops::Find::collation), [`Find::hint`](crate::ops::Find::hint),
+/// [`Find::read_preference`](crate::ops::Find::read_preference), ...).
+pub mod options {
+    pub use mongodb::options::{
+        Collation, CollationAlternate, CollationCaseFirst, CollationMaxVariable, CollationStrength,
+        Hint, ReadConcern, ReadConcernLevel, ReadPreference, ReadPreferenceOptions,
+        SelectionCriteria, TagSet,
+    };
+}
+
 // ANCHOR: prelude
 /// The names most programs need: `use odm::prelude::*;`.
 pub mod prelude {

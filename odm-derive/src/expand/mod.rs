@@ -177,13 +177,18 @@ fn embed_impl(cont: &Container<'_>) -> TokenStream {
 mod tests {
     use syn::parse_quote;
 
+    /// `#[derive(Model)]` on `input`.
+    fn model(input: &syn::DeriveInput) -> proc_macro2::TokenStream {
+        crate::derive::derive(input, crate::derive::Macro::Model)
+    }
+
     fn errors_in(out: &proc_macro2::TokenStream) -> usize {
         out.to_string().matches("compile_error").count()
     }
 
     #[test]
     fn every_mistake_is_reported_at_once() {
-        let out = crate::derive::model(&parse_quote! {
+        let out = model(&parse_quote! {
             #[odm(colection = "books", collection = "")]
             struct Book {
                 #[serde(rename = "_id")]
@@ -198,7 +203,7 @@ mod tests {
 
     #[test]
     fn only_frequently_updated_fields_are_deprecated_copy_sources() {
-        let out = crate::derive::model(&parse_quote! {
+        let out = model(&parse_quote! {
             struct Part {
                 #[serde(rename = "_id")]
                 id: i32,
@@ -218,7 +223,7 @@ mod tests {
 
     #[test]
     fn every_copy_mistake_is_reported_at_once() {
-        let out = crate::derive::model(&parse_quote! {
+        let out = model(&parse_quote! {
             struct Host {
                 #[serde(rename = "_id")]
                 id: i32,
@@ -240,7 +245,7 @@ mod tests {
 
     #[test]
     fn a_copy_of_a_keyword_field_uses_a_raw_identifier() {
-        let out = crate::derive::model(&parse_quote! {
+        let out = model(&parse_quote! {
             struct Product {
                 #[serde(rename = "_id")]
                 id: i32,
@@ -254,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_keyword_in_a_dotted_key_becomes_a_raw_identifier() {
-        let out = crate::derive::model(&parse_quote! {
+        let out = model(&parse_quote! {
             #[odm(index(keys = "publisher.type"))]
             struct Book {
                 #[serde(rename = "_id")]
@@ -277,7 +282,7 @@ mod tests {
             "publisher..name",
             "self",
         ] {
-            let out = crate::derive::model(&parse_quote! {
+            let out = model(&parse_quote! {
                 #[odm(index(keys = #keys))]
                 struct Book {
                     #[serde(rename = "_id")]
@@ -301,7 +306,7 @@ mod tests {
             quote::quote!(Option<Vec<Review>>),
             quote::quote!(Vec<Vec<Review>>),
         ] {
-            let out = crate::derive::model(&parse_quote! {
+            let out = model(&parse_quote! {
                 struct Book {
                     #[serde(rename = "_id")]
                     id: i32,
@@ -319,7 +324,7 @@ mod tests {
                 quote::quote!(Vec<Review>),
             ),
         ] {
-            let out = crate::derive::model(&parse_quote! {
+            let out = model(&parse_quote! {
                 struct Book {
                     #[serde(rename = "_id")]
                     id: i32,

@@ -146,7 +146,7 @@ impl Error {
 
     /// True when the server ended the command at its time limit (`maxTimeMS`,
     /// `MaxTimeMSExpired`): nothing was written, and the same command may run again.
-    pub(crate) fn is_time_limit(&self) -> bool {
+    pub fn is_time_limit(&self) -> bool {
         self.server_code() == Some(MAX_TIME_MS_EXPIRED)
     }
 

@@ -1,5 +1,6 @@
 //! Counting documents.
 
+use mongodb::options::CountOptions;
 use mongodb::ClientSession;
 
 use super::into_future;
@@ -11,6 +12,7 @@ use crate::{Model, Odm, Result};
 pub struct Count<'a, T> {
     odm: &'a Odm,
     filter: Filter<T>,
+    options: CountOptions,
     session: Option<&'a mut ClientSession>,
 }
 
@@ -18,6 +20,7 @@ impl<T> std::fmt::Debug for Count<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Count")
             .field("filter", &self.filter)
+            .field("options", &self.options)
             .finish()
     }
 }
@@ -27,6 +30,7 @@ impl<'a, T: Model> Count<'a, T> {
         Count {
             odm,
             filter,
+            options: CountOptions::default(),
             session: None,
         }
     }
@@ -40,9 +44,10 @@ impl<'a, T: Model> Count<'a, T> {
     async fn run(self) -> Result<u64> {
         let filter = crate::engine::model_filter(self.filter)?;
         let coll = self.odm.raw_collection::<T>();
-        let action = coll.count_documents(filter);
+        let action = coll.count_documents(filter).with_options(self.options);
         crate::engine::send!(action, self.session).map_err(Odm::driver_error::<T>)
     }
 }
 
 into_future!(Count => u64, "count", |n: &u64| Some(*n));
+super::read_options!(Count, options);

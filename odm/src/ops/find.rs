@@ -21,7 +21,7 @@ pub struct Find<'a, T> {
     odm: &'a Odm,
     filter: Filter<T>,
     /// Boxed: the driver's options are large, and the builder moves into its future.
-    options: Box<FindOptions>,
+    pub(super) options: Box<FindOptions>,
     session: Option<&'a mut ClientSession>,
     loading: Loading<T>,
 }
@@ -75,6 +75,12 @@ impl<'a, T: Model> Find<'a, T> {
     /// [`Find::into_type`].
     pub fn projection(mut self, projection: Projection<T>) -> Self {
         self.options.projection = Some(projection.into_document());
+        self
+    }
+
+    /// Lets the server write temporary files for a large sort (`allowDiskUse`).
+    pub fn allow_disk_use(mut self, allow: bool) -> Self {
+        self.options.allow_disk_use = Some(allow);
         self
     }
 
@@ -198,6 +204,7 @@ impl<'a, T: Model> Find<'a, T> {
 }
 
 into_future!(Find => Vec<T>, "find", |v: &Vec<T>| Some(v.len() as u64));
+super::read_options!(Find, options);
 
 /// What a [`Find`] was built with: the query, its options, the caller's session and what it
 /// loads after its documents.

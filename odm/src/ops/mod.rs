@@ -8,6 +8,7 @@ mod find_one;
 mod find_one_and_update;
 mod futures;
 mod insert;
+mod options;
 mod replace;
 mod stream;
 mod update;
@@ -70,3 +71,4 @@ macro_rules! into_future {
     };
 }
 pub(crate) use into_future;
+use options::read_options;

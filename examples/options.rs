@@ -1,0 +1,120 @@
+//! The driver's options on odm's reads: a members directory where emails are looked up
+//! without case (a collation), a report query with a comment for the profiler, a time bound
+//! and a majority read, and an index named by a hint.
+//!
+//! Run it with `cargo run -p odm-examples --example options`: it uses `MONGODB_URI` when set,
+//! else starts the local development server (`cargo xtask examples` installs it).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+use common::say;
+use odm::options::{Collation, CollationStrength, Hint, ReadConcern};
+use odm::prelude::*;
+
+// ANCHOR: model
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "members")]
+struct Member {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[index]
+    email: String,
+    name: String,
+    team: String,
+}
+// ANCHOR_END: model
+
+// ANCHOR: collation
+/// Strings compared without case: `strength: 2` tells letters apart, not their case.
+fn without_case() -> Collation {
+    Collation::builder()
+        .locale("en")
+        .strength(CollationStrength::Secondary)
+        .build()
+}
+
+/// The member whose email is `email`, whatever its case.
+async fn by_email(odm: &Odm, email: &str) -> odm::Result<Option<Member>> {
+    odm.find_one(Member::email().eq(email))
+        .collation(without_case())
+        .await
+}
+// ANCHOR_END: collation
+
+// ANCHOR: report
+/// A team's members for a nightly report: named in the profiler and in `currentOp`, bounded
+/// to two seconds of the server's time, and reading only what a majority acknowledged.
+async fn team_report(odm: &Odm, team: &str) -> odm::Result<Vec<Member>> {
+    odm.find(Member::team().eq(team))
+        .sort(Member::name().asc())
+        .comment("nightly team report")
+        .max_time(Duration::from_secs(2))
+        .read_concern(ReadConcern::majority())
+        .await
+}
+// ANCHOR_END: report
+
+// ANCHOR: hint
+/// How many members have an email of the team's domain, counted along the email index.
+async fn count_by_email_index(odm: &Odm, email: &str) -> odm::Result<u64> {
+    odm.count(Member::email().eq(email))
+        .hint(Hint::Name("email_1".to_owned()))
+        .await
+}
+// ANCHOR_END: hint
+
+#[tokio::main]
+async fn main() {
+    let result = run().await;
+    common::shutdown().await;
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> odm::Result<()> {
+    let (odm, steps) = common::connect("options").await?;
+
+    steps.start("Insert three members and create the email index");
+    let members = [
+        (1, "Ann@Example.org", "Ann", "core"),
+        (2, "bob@example.org", "Bob", "core"),
+        (3, "cy@example.org", "Cy", "web"),
+    ]
+    .map(|(id, email, name, team)| Member {
+        id,
+        email: email.to_owned(),
+        name: name.to_owned(),
+        team: team.to_owned(),
+    });
+    odm.insert_many(&members).await?;
+    odm.sync_indexes().await?;
+    steps.sent();
+
+    steps.start("Look up ann@example.org without case: the find carries the collation");
+    let ann = by_email(&odm, "ann@example.org").await?;
+    say(format_args!(
+        "found: {}",
+        ann.map_or("nobody".to_owned(), |m| m.name)
+    ));
+    steps.sent();
+
+    steps.start("The core team's report: comment, maxTimeMS and a majority read concern");
+    let names: Vec<String> = team_report(&odm, "core")
+        .await?
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    say(format_args!("core: {}", names.join(", ")));
+    steps.sent();
+
+    steps.start("Count along the email index, named by a hint");
+    let n = count_by_email_index(&odm, "bob@example.org").await?;
+    say(format_args!("members with bob@example.org: {n}"));
+    steps.sent();
+    Ok(())
+}
