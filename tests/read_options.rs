@@ -178,3 +178,35 @@ async fn without_options_the_commands_are_unchanged() -> odm::Result<()> {
     assert!(!aggregate.contains_key("collation") && !aggregate.contains_key("comment"));
     Ok(())
 }
+
+#[tokio::test]
+async fn an_aggregate_takes_the_same_options() -> odm::Result<()> {
+    let db = members().await?;
+    let found: Vec<Member> = db
+        .odm()
+        .aggregate::<Member>()
+        .filter(Member::email().eq("ann@x.org"))
+        .collation(case_insensitive())
+        .comment("pipeline report")
+        .max_time(Duration::from_secs(3))
+        .allow_disk_use(true)
+        .let_vars(doc! { "limit": 10 })
+        .await?;
+    assert_eq!(found, [member(1, "Ann@X.org", "Ann")]);
+    let aggregate = last_command(&db, "aggregate");
+    assert_eq!(aggregate.get_str("comment").unwrap(), "pipeline report");
+    assert!(aggregate.get_bool("allowDiskUse").unwrap());
+    assert_eq!(
+        aggregate.get_document("let").unwrap(),
+        &doc! { "limit": 10 }
+    );
+    assert_eq!(
+        aggregate
+            .get_document("collation")
+            .unwrap()
+            .get_i32("strength")
+            .unwrap(),
+        2
+    );
+    Ok(())
+}

@@ -255,6 +255,19 @@ impl<'a, T: Model, C> Aggregate<'a, T, C> {
         self
     }
 
+    /// Lets the server write temporary files for large stages (`allowDiskUse`).
+    pub fn allow_disk_use(mut self, allow: bool) -> Self {
+        self.options.allow_disk_use = Some(allow);
+        self
+    }
+
+    /// Variables the pipeline's expressions read as `$$name` (`let`): values, never
+    /// operators of the pipeline.
+    pub fn let_vars(mut self, vars: bson::Document) -> Self {
+        self.options.let_vars = Some(vars);
+        self
+    }
+
     /// Runs inside the caller's session (and its transaction, if one is started).
     pub fn session(mut self, session: &'a mut ClientSession) -> Self {
         self.session = Some(session);
@@ -357,3 +370,5 @@ impl<'a, T: Model, C: DeserializeOwned + Send + 'a> std::future::IntoFuture
         Box::pin(self.run())
     }
 }
+
+crate::engine::read_options!(Aggregate<C>, options);

@@ -26,7 +26,9 @@ pub(crate) use maintainer::{
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
 };
 pub(crate) use own::{Command, Effect, Own, Returning, Written};
-pub(crate) use read::{decoded, find_decoded, find_documents, missing_in, model_filter};
+pub(crate) use read::{
+    decoded, find_decoded, find_documents, missing_in, model_filter, read_options,
+};
 pub(crate) use routed::{by_id_routed, routed};
 pub(crate) use sending::{write_future, Deleted, DriverFuture, Known, Same, Sending};
 #[cfg(feature = "testing")]

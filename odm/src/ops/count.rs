@@ -50,4 +50,4 @@ impl<'a, T: Model> Count<'a, T> {
 }
 
 into_future!(Count => u64, "count", |n: &u64| Some(*n));
-super::read_options!(Count, options);
+crate::engine::read_options!(Count, options);

@@ -204,7 +204,7 @@ impl<'a, T: Model> Find<'a, T> {
 }
 
 into_future!(Find => Vec<T>, "find", |v: &Vec<T>| Some(v.len() as u64));
-super::read_options!(Find, options);
+crate::engine::read_options!(Find, options);
 
 /// What a [`Find`] was built with: the query, its options, the caller's session and what it
 /// loads after its documents.

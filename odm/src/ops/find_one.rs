@@ -86,7 +86,7 @@ impl<'a, T: Model> FindOne<'a, T> {
 }
 
 into_future!(FindOne => Option<T>, "find_one", |v: &Option<T>| Some(v.is_some().into()));
-super::read_options!(FindOne, inner.options);
+crate::engine::read_options!(FindOne, inner.options);
 
 /// Builder returned by [`FindOne::into_type`]; `.await` it for an `Option<U>`.
 #[must_use = "the query runs when awaited"]

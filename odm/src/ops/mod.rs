@@ -8,7 +8,6 @@ mod find_one;
 mod find_one_and_update;
 mod futures;
 mod insert;
-mod options;
 mod replace;
 mod stream;
 mod update;
@@ -71,4 +70,3 @@ macro_rules! into_future {
     };
 }
 pub(crate) use into_future;
-use options::read_options;
