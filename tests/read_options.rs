@@ -210,3 +210,46 @@ async fn an_aggregate_takes_the_same_options() -> odm::Result<()> {
     );
     Ok(())
 }
+
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "archived_members", soft_delete)]
+struct Archived {
+    #[serde(rename = "_id")]
+    id: i32,
+    deleted_at: Option<odm::bson::DateTime>,
+}
+
+#[tokio::test]
+async fn an_estimated_count_reads_the_collections_metadata() -> odm::Result<()> {
+    let db = members().await?;
+    let n = db
+        .odm()
+        .estimated_count::<Member>()
+        .comment("how many, roughly")
+        .max_time(Duration::from_secs(1))
+        .await?;
+    assert_eq!(n, 3);
+    let count = last_command(&db, "count");
+    assert_eq!(count.get_str("count").unwrap(), "members");
+    assert!(!count.contains_key("query"), "no filter: {count}");
+    assert_eq!(count.get_str("comment").unwrap(), "how many, roughly");
+
+    // A collection that holds more than the model's live documents is refused, unsent.
+    db.odm()
+        .insert_one(&Archived {
+            id: 1,
+            deleted_at: None,
+        })
+        .await?;
+    db.odm().delete_one(Archived::id().eq(1)).await?;
+    db.commands().take();
+    let err = db
+        .odm()
+        .estimated_count::<Archived>()
+        .await
+        .expect_err("the marked document would be counted");
+    assert!(err.to_string().contains("soft-deleted"), "{err}");
+    assert!(db.commands().take().is_empty(), "nothing is sent");
+    assert_eq!(db.odm().count(Filter::<Archived>::all()).await?, 0);
+    Ok(())
+}

@@ -15,7 +15,8 @@ use crate::{Model, Odm, Result};
 /// the driver's names and types (re-exported in [`crate::options`]), forwarded unchanged.
 /// `Builder<C>` names the builder's parameters after `'a, T`.
 macro_rules! read_options {
-    ($ty:ident $(<$($p:ident),*>)?, $($field:ident).+) => {
+    // Every read's: the comment, the time bound, the read concern and preference.
+    (@every $ty:ident $(<$($p:ident),*>)?, $($field:ident).+) => {
         impl<'a, T: $crate::Model $($(, $p)*)?> $ty<'a, T $($(, $p)*)?> {
             /// Attaches `comment` to the command, where the profiler, the server's log and
             /// `currentOp` show it.
@@ -24,24 +25,10 @@ macro_rules! read_options {
                 self
             }
 
-            /// The index the server uses (`hint`), by its name or its keys: the command fails
-            /// when there is no such index.
-            pub fn hint(mut self, hint: $crate::options::Hint) -> Self {
-                self.$($field).+.hint = Some(hint);
-                self
-            }
-
             /// Bounds the time the server spends on the command (`maxTimeMS`); past it the
             /// command fails ([`Error::is_time_limit`](crate::Error::is_time_limit)).
             pub fn max_time(mut self, max: ::std::time::Duration) -> Self {
                 self.$($field).+.max_time = Some(max);
-                self
-            }
-
-            /// Compares strings by `collation`: with `strength: 2`, `"ann@x.org"` matches
-            /// `"Ann@X.org"` (an index is used only when it has the same collation).
-            pub fn collation(mut self, collation: $crate::options::Collation) -> Self {
-                self.$($field).+.collation = Some(collation);
                 self
             }
 
@@ -58,6 +45,26 @@ macro_rules! read_options {
             pub fn read_preference(mut self, preference: $crate::options::ReadPreference) -> Self {
                 self.$($field).+.selection_criteria =
                     Some($crate::options::SelectionCriteria::ReadPreference(preference));
+                self
+            }
+        }
+    };
+    // A query's, besides: the index it uses and how it compares strings.
+    ($ty:ident $(<$($p:ident),*>)?, $($field:ident).+) => {
+        $crate::engine::read_options!(@every $ty $(<$($p),*>)?, $($field).+);
+
+        impl<'a, T: $crate::Model $($(, $p)*)?> $ty<'a, T $($(, $p)*)?> {
+            /// The index the server uses (`hint`), by its name or its keys: the command fails
+            /// when there is no such index.
+            pub fn hint(mut self, hint: $crate::options::Hint) -> Self {
+                self.$($field).+.hint = Some(hint);
+                self
+            }
+
+            /// Compares strings by `collation`: with `strength: 2`, `"ann@x.org"` matches
+            /// `"Ann@X.org"` (an index is used only when it has the same collation).
+            pub fn collation(mut self, collation: $crate::options::Collation) -> Self {
+                self.$($field).+.collation = Some(collation);
                 self
             }
         }

@@ -157,6 +157,15 @@ impl Odm {
         Count::new(self, filter)
     }
 
+    /// The number of documents of `T`'s collection, from its metadata rather than by reading
+    /// them: one `count` without a filter, fast on any size, and possibly off after an
+    /// unclean shutdown or during a chunk migration. Refused, nothing sent, for a model whose
+    /// collection holds other documents too (a kind of an enum of kinds, a model with soft
+    /// deletes): the estimate would count them. Not in a transaction.
+    pub fn estimated_count<T: Model>(&self) -> crate::ops::EstimatedCount<'_, T> {
+        crate::ops::EstimatedCount::new(self)
+    }
+
     /// Updates the first document matching `filter`. Sends one `update`; a push onto a bounded
     /// array that matches nothing adds one `aggregate` (a count) to tell a full array from a
     /// missing document. Denormalized copies add commands: see [`UpdateOp`].

@@ -13,7 +13,7 @@ mod stream;
 mod update;
 
 pub use crate::engine::InSession;
-pub use count::Count;
+pub use count::{Count, EstimatedCount};
 pub use delete::Delete;
 #[cfg(feature = "testing")]
 pub(crate) use encode::encode_document;
