@@ -36,6 +36,14 @@ fn case_insensitive() -> Collation {
         .build()
 }
 
+/// The strength of the collation a command carries.
+fn strength(command: &odm::bson::Document) -> i32 {
+    command
+        .get_document("collation")
+        .and_then(|c| c.get_i32("strength"))
+        .unwrap_or_else(|_| panic!("no collation strength in {command}"))
+}
+
 async fn members() -> odm::Result<odm::testing::TestDb> {
     let db = common::db().await?;
     db.odm()
@@ -94,9 +102,14 @@ async fn a_collation_matches_without_case() -> odm::Result<()> {
         .await?;
     assert_eq!(found, [member(1, "Ann@X.org", "Ann")]);
     let find = last_command(&db, "find");
-    let collation = find.get_document("collation").unwrap();
-    assert_eq!(collation.get_str("locale").unwrap(), "en");
-    assert_eq!(collation.get_i32("strength").unwrap(), 2);
+    assert_eq!(
+        find.get_document("collation")
+            .unwrap()
+            .get_str("locale")
+            .unwrap(),
+        "en"
+    );
+    assert_eq!(strength(&find), 2);
 
     // find_one and count take the same options.
     let one = db
@@ -119,14 +132,7 @@ async fn a_collation_matches_without_case() -> odm::Result<()> {
     assert_eq!(n, 1);
     let aggregate = last_command(&db, "aggregate");
     assert_eq!(aggregate.get_str("comment").unwrap(), "how many");
-    assert_eq!(
-        aggregate
-            .get_document("collation")
-            .unwrap()
-            .get_i32("strength")
-            .unwrap(),
-        2
-    );
+    assert_eq!(strength(&aggregate), 2);
     let raw = db
         .raw()
         .collection::<odm::bson::Document>("members")
@@ -200,14 +206,7 @@ async fn an_aggregate_takes_the_same_options() -> odm::Result<()> {
         aggregate.get_document("let").unwrap(),
         &doc! { "limit": 10 }
     );
-    assert_eq!(
-        aggregate
-            .get_document("collation")
-            .unwrap()
-            .get_i32("strength")
-            .unwrap(),
-        2
-    );
+    assert_eq!(strength(&aggregate), 2);
     Ok(())
 }
 

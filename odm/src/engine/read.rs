@@ -33,13 +33,13 @@ macro_rules! read_options {
             }
 
             /// The read concern of the command (`majority`: only what a majority of the
-            /// replica set acknowledged); the handle's otherwise.
+            /// replica set acknowledged); the client's otherwise.
             pub fn read_concern(mut self, concern: $crate::options::ReadConcern) -> Self {
                 self.$($field).+.read_concern = Some(concern);
                 self
             }
 
-            /// Where the command is sent (`secondaryPreferred` for a report); the handle's
+            /// Where the command is sent (`secondaryPreferred` for a report); the client's
             /// otherwise. odm's own reads for a write never follow it (see the guide's
             /// "Options, collation and search").
             pub fn read_preference(mut self, preference: $crate::options::ReadPreference) -> Self {
