@@ -1,6 +1,7 @@
-//! The driver's options on odm's reads: a members directory where emails are looked up
+//! The driver's options on odm's operations: a members directory where emails are looked up
 //! without case (a collation), a report query with a comment for the profiler, a time bound
-//! and a majority read, and an index named by a hint.
+//! and a majority read, an index named by a hint, a handle for reports on a secondary, and
+//! writes a majority acknowledges (declared on a model, or given to one write).
 //!
 //! Run it with `cargo run -p odm-examples --example options`: it uses `MONGODB_URI` when set,
 //! else starts the local development server (`cargo xtask examples` installs it).
@@ -11,7 +12,7 @@ mod common;
 use std::time::Duration;
 
 use common::say;
-use odm::options::{Collation, CollationStrength, Hint, ReadConcern};
+use odm::options::{Collation, CollationStrength, Hint, ReadConcern, ReadPreference, WriteConcern};
 use odm::prelude::*;
 
 // ANCHOR: model
@@ -26,6 +27,21 @@ struct Member {
     team: String,
 }
 // ANCHOR_END: model
+
+// ANCHOR: defaults
+/// Every change to a member's role is kept in the audit log, which a majority of the replica
+/// set must acknowledge: declared once on the model, for each of its writes and everything odm
+/// writes for them.
+#[derive(Model, Serialize, Deserialize, Debug, Clone)]
+#[odm(collection = "audit", write_concern = "majority")]
+struct AuditEntry {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference]
+    member: Ref<Member>,
+    change: String,
+}
+// ANCHOR_END: defaults
 
 // ANCHOR: collation
 /// Strings compared without case: `strength: 2` tells letters apart, not their case.
@@ -65,6 +81,27 @@ async fn count_by_email_index(odm: &Odm, email: &str) -> odm::Result<u64> {
         .await
 }
 // ANCHOR_END: hint
+
+// ANCHOR: handle
+/// A handle for reports: its queries prefer a secondary, sharing the pool of `odm`. The reads
+/// odm sends for a write made on it still go to the primary.
+fn reports(odm: &Odm) -> Odm {
+    odm.clone()
+        .with_read_preference(ReadPreference::SecondaryPreferred {
+            options: Default::default(),
+        })
+}
+// ANCHOR_END: handle
+
+// ANCHOR: write
+/// Renames a member, acknowledged by a majority: this write's own concern, over the handle's.
+async fn rename(odm: &Odm, id: i32, name: &str) -> odm::Result<()> {
+    odm.update_by_id::<Member>(id, Member::name().set(name.to_owned()))
+        .write_concern(WriteConcern::majority())
+        .await?;
+    Ok(())
+}
+// ANCHOR_END: write
 
 #[tokio::main]
 async fn main() {
@@ -115,6 +152,24 @@ async fn run() -> odm::Result<()> {
     steps.start("Count along the email index, named by a hint");
     let n = count_by_email_index(&odm, "bob@example.org").await?;
     say(format_args!("members with bob@example.org: {n}"));
+    steps.sent();
+
+    steps.start("The web team from the reports handle: the find prefers a secondary");
+    let web: Vec<Member> = reports(&odm).find(Member::team().eq("web")).await?;
+    say(format_args!("web: {}", web.len()));
+    steps.sent();
+
+    steps.start("Rename Cy with a majority write concern");
+    rename(&odm, 3, "Cyrus").await?;
+    steps.sent();
+
+    steps.start("Audit the rename: the model's write concern, with nothing said at the call");
+    odm.insert_one(&AuditEntry {
+        id: 1,
+        member: Ref::new(3),
+        change: "renamed Cy to Cyrus".to_owned(),
+    })
+    .await?;
     steps.sent();
     Ok(())
 }

@@ -252,3 +252,36 @@ async fn an_estimated_count_reads_the_collections_metadata() -> odm::Result<()> 
     assert_eq!(db.odm().count(Filter::<Archived>::all()).await?, 0);
     Ok(())
 }
+
+#[tokio::test]
+async fn distinct_sends_the_options_it_was_given() -> odm::Result<()> {
+    let db = members().await?;
+    db.odm()
+        .insert_one(&member(4, "ann@x.org", "ann"))
+        .await?;
+    db.commands().take();
+    let names: Vec<String> = db
+        .odm()
+        .distinct(&Member::name())
+        .filter(Member::id_field().lte(4))
+        .collation(case_insensitive())
+        .comment("names")
+        .max_time(Duration::from_secs(5))
+        .read_concern(ReadConcern::majority())
+        .await?;
+    // Ann and ann are one name without case.
+    assert_eq!(names.len(), 3, "{names:?}");
+    let distinct = last_command(&db, "distinct");
+    assert_eq!(strength(&distinct), 2);
+    assert_eq!(distinct.get_str("comment").unwrap(), "names");
+    assert!(distinct.get("maxTimeMS").is_some(), "{distinct}");
+    assert_eq!(
+        distinct
+            .get_document("readConcern")
+            .unwrap()
+            .get_str("level")
+            .unwrap(),
+        "majority"
+    );
+    Ok(())
+}

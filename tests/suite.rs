@@ -56,6 +56,8 @@ mod explain_kinds;
 mod explain_shapes;
 #[path = "follower.rs"]
 mod follower;
+#[path = "handle_options.rs"]
+mod handle_options;
 #[path = "harness.rs"]
 mod harness;
 #[path = "hostile.rs"]

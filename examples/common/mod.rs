@@ -162,6 +162,13 @@ impl Steps {
                 (_, "cursor", Bson::Document(d)) if d.is_empty() => {}
                 (_, "lsid" | "txnNumber" | "ordered" | "autocommit" | "startTransaction", _) => {}
                 (_, "readConcern" | "writeConcern", _) if in_transaction => {}
+                // The driver says `primaryPreferred` to a server it is told to talk to
+                // directly; any other mode is there because the program chose it.
+                (_, "$readPreference", Bson::Document(p))
+                    if !matches!(p.get_str("mode"), Ok("primary" | "primaryPreferred")) =>
+                {
+                    parts.push(format!("$readPreference {}", self.show(value)));
+                }
                 (_, key, _) if key.starts_with('$') => {}
                 (_, key, value) => parts.push(format!("{key} {}", self.show(value))),
             }

@@ -135,7 +135,7 @@ pub(crate) mod guards {
         filter: Document,
         session: Option<&mut ClientSession>,
     ) -> Result<u64> {
-        let coll = odm.raw_collection::<T>();
+        let coll = odm.own_collection::<T>();
         let action = coll.count_documents(filter);
         crate::engine::send!(action, session).map_err(Odm::driver_error::<T>)
     }
@@ -149,7 +149,7 @@ pub(crate) mod guards {
         guards: &[Guard],
         mut session: Option<&mut ClientSession>,
     ) -> Result<()> {
-        let coll = odm.raw_collection::<T>();
+        let coll = odm.own_collection::<T>();
         for g in guards {
             let full = doc! { "$and": [filter.clone(), { "$nor": [g.filter()] }] };
             let action = coll.count_documents(full);

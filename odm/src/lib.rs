@@ -359,9 +359,9 @@ pub use serde;
 /// [`Find::read_preference`](crate::ops::Find::read_preference), ...).
 pub mod options {
     pub use mongodb::options::{
-        Collation, CollationAlternate, CollationCaseFirst, CollationMaxVariable, CollationStrength,
-        Hint, ReadConcern, ReadConcernLevel, ReadPreference, ReadPreferenceOptions,
-        SelectionCriteria, TagSet,
+        Acknowledgment, Collation, CollationAlternate, CollationCaseFirst, CollationMaxVariable,
+        CollationStrength, Hint, ReadConcern, ReadConcernLevel, ReadPreference,
+        ReadPreferenceOptions, SelectionCriteria, TagSet, WriteConcern,
     };
 }
 
@@ -385,6 +385,7 @@ pub mod __private {
     pub use crate::catalog::Stamps;
     pub use crate::catalog::{sub_path, CopyInfo, CopyKind};
     pub use crate::catalog::{unregistered_entry, ModelEntry};
+    pub use crate::catalog::{Acknowledged, Defaults, ReadMode};
     pub use crate::catalog::{IndexKey, IndexSpec};
     pub use crate::catalog::{OnDelete, RefKind, ReferenceInfo};
     pub use crate::catalog::{Segment, ShardKey, ShardOrder, TimeSeriesEntry};

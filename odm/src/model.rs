@@ -31,6 +31,10 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + 'static {
     /// in the model's [entry](Model::entry), with everything else the derive describes.
     #[doc(hidden)]
     const STAMPS: crate::catalog::Stamps = crate::catalog::Stamps::NONE;
+    /// The model's defaults for its operations (`#[odm(read_preference = ...,
+    /// write_concern = ...)]`; a kind's are its enum of kinds'), also in its entry.
+    #[doc(hidden)]
+    const DEFAULTS: crate::catalog::Defaults = crate::catalog::Defaults::NONE;
     /// For a model with `#[odm(schema_version = N)]`: the version its documents are written
     /// with (`_v`), and the upgrade of older ones on read.
     const SCHEMA_VERSION: Option<crate::catalog::SchemaVersion> = None;

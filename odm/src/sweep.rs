@@ -54,7 +54,7 @@ impl<'c> Batches<'c> {
         size: usize,
         work: Work<impl FnOnce() -> String>,
     ) -> Result<Batches<'c>> {
-        let coll = odm.database().collection::<Document>(collection);
+        let coll = odm.own_database().collection::<Document>(collection);
         // The total, for the progress reports only: the collection's count from its metadata
         // when the sweep reads all of it (no scan), the matching documents' otherwise.
         let total = match odm.progress() {

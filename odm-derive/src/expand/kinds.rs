@@ -166,6 +166,7 @@ pub fn model_enum(
         (version, version_impl),
         &kind_types,
         variants,
+        attrs.defaults.entry(),
     );
     let schema = quote!(&<#ident as ::odm::__private::Validated>::SCHEMA);
     let mut parts = super::EntryParts::plain(quote!(::odm::__private::Option::Some(#schema)));
@@ -179,6 +180,7 @@ pub fn model_enum(
         })
     };
     parts.bounds = quote!(bounded_arrays);
+    parts.defaults = attrs.defaults.entry();
     let registration = super::registration(&type_name, &collection, parts);
     let body = quote! {
         impl ::odm::__private::KindBase for #ident {}
@@ -246,6 +248,7 @@ fn base_model_impl(
     version: (TokenStream, TokenStream),
     kind_types: &[&Type],
     variants: &[Variant<'_>],
+    defaults: TokenStream,
 ) -> TokenStream {
     let arm = |body: TokenStream, none: TokenStream| per_kind(ident, variants, &body, &none);
     // Through `kind_id`, so that kinds with different ids are one error, `same_kind_id`'s.
@@ -281,6 +284,7 @@ fn base_model_impl(
         const COLLECTION: &'static str = #collection;
         #version_impl
         const STAMPS: ::odm::__private::Stamps = __ODM_STAMPS;
+        const DEFAULTS: ::odm::__private::Defaults = #defaults;
 
         fn document_version(&self) -> ::odm::__private::Option<i64> {
             #document_version

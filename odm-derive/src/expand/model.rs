@@ -42,6 +42,7 @@ pub(super) fn model_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> Tok
     let kind_items = kinds::kind_items(cont);
     let beside = beside_impl(cont, checked);
 
+    let (defaults_item, defaults_const) = defaults_items(cont).unzip();
     let version_item = version_const(cont);
     let (version, version_entry) = validators::version_parts(&version_item);
     let (kind, indexes, copies, references) =
@@ -85,6 +86,7 @@ pub(super) fn model_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> Tok
         #shard_items
         #stamp_items
         #version_item
+        #defaults_item
 
         #[automatically_derived]
         impl ::odm::__private::Model for #ident {
@@ -93,6 +95,7 @@ pub(super) fn model_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> Tok
             #stamp_const
             #version
             #plain_keys
+            #defaults_const
 
             #every_model
 
@@ -151,6 +154,7 @@ pub(crate) struct EntryParts {
     pub(crate) kinds: TokenStream,
     pub(crate) tree: TokenStream,
     pub(crate) subset_of: TokenStream,
+    pub(crate) defaults: TokenStream,
 }
 
 impl EntryParts {
@@ -171,6 +175,7 @@ impl EntryParts {
             kinds: none.clone(),
             tree: none.clone(),
             subset_of: none,
+            defaults: quote!(::odm::__private::Defaults::NONE),
         }
     }
 }
@@ -237,6 +242,22 @@ fn index_list(
     } else {
         indexes
     }
+}
+
+/// `__ODM_DEFAULTS`, the defaults the `Model` impl and the entry both name, and the impl's
+/// constant: a kind's are its enum of kinds'; a model that declares none has neither.
+fn defaults_items(cont: &Container<'_>) -> Option<(TokenStream, TokenStream)> {
+    let value = match &cont.kind_of {
+        Some((base, _)) => quote!(<#base as ::odm::__private::Model>::DEFAULTS),
+        None if cont.defaults.declared() => cont.defaults.entry(),
+        None => return None,
+    };
+    Some((
+        quote!(const __ODM_DEFAULTS: ::odm::__private::Defaults = #value;),
+        quote!(
+            const DEFAULTS: ::odm::__private::Defaults = __ODM_DEFAULTS;
+        ),
+    ))
 }
 
 /// `__ODM_SCHEMA_VERSION`, the schema version the `Model` impl and the entry both name: a
@@ -311,6 +332,7 @@ pub(crate) fn registration(
         kinds,
         tree,
         subset_of,
+        defaults,
     } = parts;
     quote! {
         const __ODM_ENTRY: ::odm::__private::ModelEntry = ::odm::__private::ModelEntry {
@@ -331,6 +353,7 @@ pub(crate) fn registration(
             stamps: #stamps,
             schema_version: #schema_version,
             bounds: #bounds,
+            defaults: #defaults,
         };
 
         ::odm::__private::inventory::submit! { __ODM_ENTRY }
@@ -352,6 +375,9 @@ fn model_registration(
     }
     parts.time_series = counters::time_series(cont);
     parts.soft_delete = soft_delete::entry(cont);
+    if cont.kind_of.is_some() || cont.defaults.declared() {
+        parts.defaults = quote!(__ODM_DEFAULTS);
+    }
     if let Some(tree) = tree {
         parts.tree = tree;
     }

@@ -88,6 +88,8 @@ pub struct Container<'a> {
     pub versions: attr::VersionAttrs,
     /// `#[odm(soft_delete)]`.
     pub soft_delete: Option<attr::SoftDeleteAttr>,
+    /// `#[odm(read_preference = ..., write_concern = ...)]`.
+    pub defaults: attr::DefaultsAttr,
     /// `#[serde(into)]` or `#[serde(remote)]`: the document's keys are another type's.
     pub serde_opaque: bool,
 }
@@ -211,6 +213,7 @@ impl<'a> Container<'a> {
             subset_of: container_attrs.subset_of,
             versions: container_attrs.versions,
             soft_delete: container_attrs.soft_delete,
+            defaults: container_attrs.defaults,
             serde_opaque: container_attrs.serde_opaque,
         })
     }

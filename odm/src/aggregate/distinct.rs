@@ -2,7 +2,8 @@
 
 use std::marker::PhantomData;
 
-use bson::{doc, Bson};
+use bson::Bson;
+use mongodb::options::DistinctOptions;
 use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 
@@ -13,12 +14,15 @@ use crate::{Error, Model, Odm, Result};
 /// Builder returned by [`Odm::distinct`] and [`Odm::distinct_elements`]. Sends one
 /// `distinct` (`{distinct: collection, key: path, query: filter}`); `.await` it for a
 /// `Vec<X>` in the server's order. A value that does not decode as `X` is
-/// [`Error::Decode`] naming the collection and the field.
+/// [`Error::Decode`] naming the collection and the field. Takes the options of every query
+/// (`comment`, `max_time`, `read_concern`, `read_preference`, `hint`, `collation`), sent with
+/// the command.
 #[must_use = "the command runs when awaited"]
 pub struct Distinct<'a, T, X> {
     odm: &'a Odm,
     path: String,
     filter: Filter<T>,
+    options: DistinctOptions,
     session: Option<&'a mut ClientSession>,
     _value: PhantomData<fn() -> X>,
 }
@@ -38,6 +42,7 @@ impl<'a, T: Model, X> Distinct<'a, T, X> {
             odm,
             path,
             filter: Filter::all(),
+            options: DistinctOptions::default(),
             session: None,
             _value: PhantomData,
         }
@@ -59,13 +64,10 @@ impl<'a, T: Model, X> Distinct<'a, T, X> {
 impl<'a, T: Model, X: DeserializeOwned + Send + 'a> Distinct<'a, T, X> {
     async fn run(self) -> Result<Vec<X>> {
         let query = crate::engine::model_filter(self.filter)?;
-        let command = doc! { "distinct": T::COLLECTION, "key": &self.path, "query": query };
-        let action = self.odm.database().run_command(command);
-        let reply = crate::engine::send!(action, self.session).map_err(Odm::driver_error::<T>)?;
-        let values = match reply.get("values") {
-            Some(Bson::Array(values)) => values.clone(),
-            _ => Vec::new(),
-        };
+        let coll = self.odm.raw_collection::<T>();
+        let action = coll.distinct(&self.path, query).with_options(self.options);
+        let values: Vec<Bson> =
+            crate::engine::send!(action, self.session).map_err(Odm::driver_error::<T>)?;
         values
             .into_iter()
             .map(|v| {
@@ -79,6 +81,8 @@ impl<'a, T: Model, X: DeserializeOwned + Send + 'a> Distinct<'a, T, X> {
             .collect()
     }
 }
+
+crate::engine::read_options!(Distinct<X>, options);
 
 impl<'a, T: Model, X: DeserializeOwned + Send + 'a> std::future::IntoFuture for Distinct<'a, T, X> {
     type Output = Result<Vec<X>>;

@@ -5,6 +5,7 @@
 //! of them.
 
 mod copies;
+mod defaults;
 mod index;
 mod references;
 mod routing;
@@ -18,6 +19,7 @@ mod tree;
 mod version;
 
 pub use copies::{sub_path, CopyInfo, CopyKind, ValueCheck};
+pub use defaults::{Acknowledged, Defaults, ReadMode};
 pub(crate) use index::default_index_name;
 pub use index::{IndexKey, IndexSpec};
 pub use references::{OnDelete, RefKind, ReferenceInfo};
@@ -70,6 +72,8 @@ pub struct ModelEntry {
     /// For the details of a subset pair (`#[odm(subset_of = "Movie")]`): the main model's type
     /// name, whose entry has it as its `type_name`.
     pub subset_of: Option<&'static str>,
+    /// Its defaults for its operations (`#[odm(read_preference = ..., write_concern = ...)]`).
+    pub defaults: Defaults,
 }
 
 impl ModelEntry {
@@ -96,6 +100,7 @@ impl ModelEntry {
         schema_version: None,
         bounds: ModelEntry::NO_BOUNDS,
         subset_of: None,
+        defaults: Defaults::NONE,
     };
 }
 

@@ -52,7 +52,7 @@ pub(super) async fn dry_run(odm: &Odm) -> Result<Report> {
 /// The collection as listed by `listCollections`, if it exists.
 async fn listed(odm: &Odm, collection: &str) -> Result<Option<Document>> {
     let reply = odm
-        .database()
+        .own_database()
         .run_command(doc! { "listCollections": 1, "filter": { "name": collection } })
         .await
         .map_err(|e| Error::from_driver(collection, e))?;
@@ -96,7 +96,7 @@ async fn plan_sharding(
         return Ok(Vec::new());
     }
     let hello = odm
-        .database()
+        .own_database()
         .run_command(doc! { "hello": 1 })
         .await
         .map_err(|e| Error::from_driver("admin", e))?;

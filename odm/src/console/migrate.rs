@@ -157,7 +157,7 @@ fn version_of(record: &Document) -> Option<u32> {
 
 async fn status(odm: &Odm, steps: &[Step], check: bool) -> Result<Report> {
     let records: Vec<Document> = odm
-        .database()
+        .own_database()
         .collection::<Document>(MIGRATIONS_COLLECTION)
         .find(doc! {})
         .sort(doc! { "_id": 1 })

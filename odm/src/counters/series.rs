@@ -28,7 +28,7 @@ pub(crate) async fn ensure(odm: &Odm, collection: &str) -> Result<bool> {
         message,
     };
     let listed = odm
-        .database()
+        .own_database()
         .run_command(doc! { "listCollections": 1, "filter": { "name": collection } })
         .await
         .map_err(|e| Error::from_driver(collection, e))?;
@@ -54,7 +54,7 @@ pub(crate) async fn ensure(odm: &Odm, collection: &str) -> Result<bool> {
             ))),
         };
     }
-    odm.database()
+    odm.own_database()
         .run_command(doc! { "create": collection, "timeseries": wanted })
         .await
         .map_err(|e| {

@@ -223,7 +223,7 @@ async fn computed(
     for (from, to) in &copy.fields {
         output.insert(to.clone(), format!("${from}"));
     }
-    let coll = odm.database().collection::<Document>(copy.source);
+    let coll = odm.own_database().collection::<Document>(copy.source);
     let error = |e| Error::from_driver(copy.source, e);
     let mut session = session;
     let mut groups: Vec<Document> = Vec::new();

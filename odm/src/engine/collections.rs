@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use bson::RawDocumentBuf;
 use mongodb::{Collection, Database};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Defaults};
 
 /// One model's collection: made on first use, then shared by every write of the handle (and
 /// of its clones).
@@ -30,6 +30,12 @@ pub(crate) struct Slot {
     /// Its documents are the children of a two-way reference
     /// ([`Catalog::holds_two_way_child`]).
     pub two_way: bool,
+    /// The defaults its model declares (`#[odm(read_preference = ...)]`), which the collection
+    /// is made with.
+    defaults: Defaults,
+    /// The handle with the write concern its model declares, for the model's writes (made on
+    /// the first of them; see [`Odm::writing`](crate::Odm::writing)).
+    concerned: OnceLock<crate::Odm>,
 }
 
 /// The slots of a catalog's collections, by name.
@@ -41,19 +47,21 @@ pub(crate) struct Collections {
 impl Collections {
     /// A slot per collection of `catalog`'s models; nothing is made yet.
     pub fn of(catalog: &Catalog) -> Self {
-        let slots = catalog
-            .models()
-            .iter()
-            .map(|m| {
-                let slot = Slot {
-                    collection: OnceLock::new(),
-                    typed: OnceLock::new(),
-                    related: catalog.is_related(m.collection),
-                    two_way: catalog.holds_two_way_child(m.collection),
-                };
-                (m.collection, slot)
-            })
-            .collect();
+        let mut slots: HashMap<&'static str, Slot, _> = HashMap::default();
+        for m in catalog.models() {
+            let slot = slots.entry(m.collection).or_insert_with(|| Slot {
+                collection: OnceLock::new(),
+                typed: OnceLock::new(),
+                related: catalog.is_related(m.collection),
+                two_way: catalog.holds_two_way_child(m.collection),
+                defaults: Defaults::NONE,
+                concerned: OnceLock::new(),
+            });
+            // The defaults of the collection's model (a kind's are its enum's).
+            if m.defaults.any() {
+                slot.defaults = m.defaults;
+            }
+        }
         Collections { slots }
     }
 
@@ -66,7 +74,13 @@ impl Collections {
 impl Slot {
     /// The collection named `name` in `db`, made on the first call.
     pub fn collection(&self, db: &Database, name: &str) -> &Collection<RawDocumentBuf> {
-        self.collection.get_or_init(|| db.collection(name))
+        self.collection
+            .get_or_init(|| made(db, name, &self.defaults))
+    }
+
+    /// The handle its model's writes run on, made by `make` on the first call.
+    pub fn concerned(&self, make: impl FnOnce() -> crate::Odm) -> &crate::Odm {
+        self.concerned.get_or_init(make)
     }
 
     /// The collection named `name` in `db` typed with `T`, made on the first call; `None` when
@@ -78,8 +92,20 @@ impl Slot {
         name: &str,
     ) -> Option<&Collection<T>> {
         self.typed
-            .get_or_init(|| Box::new(db.collection::<T>(name)))
+            .get_or_init(|| Box::new(made::<T>(db, name, &self.defaults)))
             .downcast_ref()
+    }
+}
+
+/// The collection `name` of `db`, with the `defaults` of its model when it declares any.
+pub(crate) fn made<T: Send + Sync>(
+    db: &Database,
+    name: &str,
+    defaults: &Defaults,
+) -> Collection<T> {
+    match defaults.any() {
+        false => db.collection(name),
+        true => db.collection_with_options(name, defaults.collection_options()),
     }
 }
 

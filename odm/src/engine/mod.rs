@@ -4,6 +4,8 @@
 //! holds, and below the features and operations, which all use it.
 
 mod collections;
+mod concern;
+pub(crate) use concern::{concerned, write_options};
 mod follows;
 pub(crate) use collections::Slot;
 mod in_session;
@@ -34,6 +36,7 @@ pub(crate) use sending::{write_future, Deleted, DriverFuture, Known, Same, Sendi
 #[cfg(feature = "testing")]
 pub(crate) use state::watch_mongos;
 pub use state::Odm;
+pub(crate) use state::Writing;
 
 /// A boxed future that can be sent to another thread (the futures crate's).
 pub(crate) use futures_util::future::BoxFuture;

@@ -139,7 +139,7 @@ pub(crate) async fn find_documents(
     options: FindOptions,
     session: Option<&mut ClientSession>,
 ) -> Result<Vec<Document>> {
-    let coll = odm.database().collection::<Document>(collection);
+    let coll = odm.own_database().collection::<Document>(collection);
     let action = coll.find(filter).with_options(options);
     let error = |e| crate::Error::from_driver(collection, e);
     match session {

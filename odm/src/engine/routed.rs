@@ -40,7 +40,7 @@ pub(crate) async fn routed<T: crate::Model>(
         .iter()
         .map(|(f, _)| ((*f).to_owned(), Bson::Int32(1)))
         .collect();
-    let coll = odm.raw_collection::<T>();
+    let coll = odm.own_collection::<T>();
     let action = coll.find_one(filter.clone()).projection(projection);
     let found = crate::engine::send!(action, session).map_err(crate::Odm::driver_error::<T>)?;
     if let Some(found) = found {

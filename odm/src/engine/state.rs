@@ -42,7 +42,14 @@ use crate::{Error, Result};
 /// ```
 #[derive(Debug, Clone)]
 pub struct Odm {
+    /// The database of the caller's operations, with the handle's defaults
+    /// ([`Odm::with_read_preference`] and the like).
     db: Database,
+    /// The database of the ODM's own reads and writes for a write (see [`pinned`]).
+    own_db: Database,
+    /// A handle made for one write's concern, or for its model's ([`Odm::writing`]): the
+    /// writes on it keep its concern.
+    settled: bool,
     transactions: Arc<OnceCell<bool>>,
     retry_deadline: Duration,
     /// The key sealing page tokens (`Odm::with_page_key`); `None`: the built-in one.
@@ -100,6 +107,8 @@ impl Odm {
     pub(crate) fn assemble(db: Database, own: super::own::OwnStages) -> Self {
         Odm {
             database_name: crate::decode::DbName::of(db.name()),
+            own_db: pinned(&db),
+            settled: false,
             db,
             transactions: Arc::default(),
             retry_deadline: default_deadline(None),
@@ -198,6 +207,103 @@ impl Odm {
         total: Option<u64>,
     ) -> crate::progress::Tracker {
         crate::progress::Tracker::start(self.progress.as_ref(), task, unit, phase, total)
+    }
+
+    /// The same handle, its queries sent by `preference` unless they say otherwise (a
+    /// query's own [`read_preference`](crate::ops::Find::read_preference) wins): a handle for
+    /// reports on `secondaryPreferred`, sharing the connection pool with the one it is made
+    /// from. The ODM's own reads for a write (a cascade's source read, a delete plan, a fill,
+    /// the follower's checks) still go to the primary. Sends nothing.
+    ///
+    /// ```no_run
+    /// use odm::options::ReadPreference;
+    /// # fn run(odm: odm::Odm) {
+    /// let reports = odm.with_read_preference(ReadPreference::SecondaryPreferred {
+    ///     options: Default::default(),
+    /// });
+    /// # let _ = reports;
+    /// # }
+    /// ```
+    pub fn with_read_preference(self, preference: crate::options::ReadPreference) -> Self {
+        let criteria = crate::options::SelectionCriteria::ReadPreference(preference);
+        let options = mongodb::options::DatabaseOptions::builder()
+            .selection_criteria(criteria)
+            .read_concern(self.db.read_concern().cloned())
+            .write_concern(self.db.write_concern().cloned())
+            .build();
+        self.on_options(options, false)
+    }
+
+    /// The same handle, its queries read with `concern` unless they say otherwise (`majority`:
+    /// only what a majority of the replica set acknowledged), sharing the pool. The ODM's own
+    /// reads for a write keep the client's read concern, so as never to read a state older
+    /// than the write they feed. Sends nothing.
+    pub fn with_read_concern(self, concern: crate::options::ReadConcern) -> Self {
+        let options = mongodb::options::DatabaseOptions::builder()
+            .selection_criteria(self.db.selection_criteria().cloned())
+            .read_concern(concern)
+            .write_concern(self.db.write_concern().cloned())
+            .build();
+        self.on_options(options, false)
+    }
+
+    /// The same handle, its writes acknowledged by `concern` (`w: "majority"`, a `wtimeout`)
+    /// unless an operation says otherwise: the caller's writes, the ODM's own writes for them
+    /// (copies, counts, two-way arrays, delete rules), and the commit of the transactions the
+    /// ODM runs (a write inside a transaction takes no write concern of its own: the commit
+    /// carries it). Shares the pool. Sends nothing.
+    ///
+    /// ```no_run
+    /// use odm::options::WriteConcern;
+    /// # fn run(odm: odm::Odm) {
+    /// let durable = odm.with_write_concern(WriteConcern::majority());
+    /// # let _ = durable;
+    /// # }
+    /// ```
+    pub fn with_write_concern(self, concern: crate::options::WriteConcern) -> Self {
+        let options = mongodb::options::DatabaseOptions::builder()
+            .selection_criteria(self.db.selection_criteria().cloned())
+            .read_concern(self.db.read_concern().cloned())
+            .write_concern(concern)
+            .build();
+        self.on_options(options, true)
+    }
+
+    /// The handle on its database made again with `options` (and the ODM's own database too
+    /// when `own`, for a write concern): the collections made so far are made again.
+    fn on_options(mut self, options: mongodb::options::DatabaseOptions, own: bool) -> Self {
+        self.db = self
+            .db
+            .client()
+            .database_with_options(self.db.name(), options);
+        if own {
+            self.own_db = pinned(&self.db);
+        }
+        self.collections = Arc::default();
+        self
+    }
+
+    /// `command` (a write the ODM builds itself, sent outside any transaction) with the
+    /// handle's write concern, when it has one: the driver adds a database's concern to its own
+    /// write commands but not to a command run as it is.
+    pub(crate) fn with_own_concern(&self, mut command: bson::Document) -> bson::Document {
+        if let Some(concern) = self.own_db.write_concern() {
+            if let Ok(concern) = bson::serialize_to_bson(concern) {
+                command.insert("writeConcern", concern);
+            }
+        }
+        command
+    }
+
+    /// The write concern of the ODM's own transactions' commits: the handle's
+    /// ([`Odm::with_write_concern`]), `None` for the client's.
+    pub(crate) fn transaction_options(&self) -> Option<mongodb::options::TransactionOptions> {
+        let concern = self.own_db.write_concern()?;
+        Some(
+            mongodb::options::TransactionOptions::builder()
+                .write_concern(concern.clone())
+                .build(),
+        )
     }
 
     /// The same handle with another default [populate plan](super::Plan) for its
@@ -306,9 +412,22 @@ impl Odm {
         odm
     }
 
-    /// The driver database, for anything `odm` does not cover.
+    /// The driver database, for anything `odm` does not cover, with the handle's defaults
+    /// ([`Odm::with_read_preference`], [`Odm::with_read_concern`], [`Odm::with_write_concern`]).
     pub fn database(&self) -> &Database {
         &self.db
+    }
+
+    /// The database of the ODM's own reads and writes for a write (a cascade's source read, a
+    /// delete plan, a fill, the follower's checks): on the primary whatever the handle's read
+    /// preference, with the handle's write concern.
+    pub(crate) fn own_database(&self) -> &Database {
+        &self.own_db
+    }
+
+    /// `T`'s collection in [`Odm::own_database`], for a read that feeds a write.
+    pub(crate) fn own_collection<T: Model>(&self) -> Collection<bson::RawDocumentBuf> {
+        self.own_db.collection(T::COLLECTION)
     }
 
     /// The driver client.
@@ -330,8 +449,34 @@ impl Odm {
     pub(crate) fn raw_collection<T: Model>(&self) -> Collection<bson::RawDocumentBuf> {
         match self.slot(T::COLLECTION) {
             Some(slot) => slot.collection(&self.db, T::COLLECTION).clone(),
-            None => self.db.collection(T::COLLECTION),
+            None => super::collections::made(&self.db, T::COLLECTION, &T::entry().defaults),
         }
+    }
+
+    /// The handle a write of `T` runs on, for the write concern `T` declares
+    /// (`#[odm(write_concern = "majority")]`, or its enum of kinds for a kind) to reach everything the write sends: this one
+    /// when `T` declares none or this handle has it already; else the handle with it, made
+    /// once per handle and model ([`Writing::Cached`]), or for a model outside the catalog
+    /// the concern to make one with.
+    pub(crate) fn writing<T: Model>(&self) -> Writing<'_> {
+        if self.settled {
+            return Writing::This;
+        }
+        let Some(concern) = T::DEFAULTS.write_concern() else {
+            return Writing::This;
+        };
+        match self.slot(T::COLLECTION) {
+            Some(slot) => Writing::Cached(slot.concerned(|| self.for_write(concern))),
+            None => Writing::Make(concern),
+        }
+    }
+
+    /// The handle of a write whose concern is `concern` (its own or its model's): the writes
+    /// sent on it keep that concern, whatever their models declare.
+    pub(crate) fn for_write(&self, concern: crate::options::WriteConcern) -> Odm {
+        let mut odm = self.clone().with_write_concern(concern);
+        odm.settled = true;
+        odm
     }
 
     /// The handle's own collection of `T`, made once, when `T` is one of its catalog's models.
@@ -368,6 +513,28 @@ impl Odm {
     pub(crate) fn driver_error<T: Model>(e: mongodb::error::Error) -> Error {
         Error::from_driver(T::COLLECTION, e)
     }
+}
+
+/// The handle a write runs on (see [`Odm::writing`]).
+pub(crate) enum Writing<'a> {
+    This,
+    Cached(&'a Odm),
+    Make(mongodb::options::WriteConcern),
+}
+
+/// The database of the ODM's own work beside `db` (same client, same name): reads on the primary,
+/// whatever `db`'s read preference says (a copy filled from a secondary's lagging source, a
+/// delete plan missing the children inserted a moment ago, would be wrong for good), with
+/// `db`'s write concern, and the client's read concern (a majority read concern would read a
+/// state older than the write it feeds).
+fn pinned(db: &Database) -> Database {
+    let options = mongodb::options::DatabaseOptions::builder()
+        .selection_criteria(mongodb::options::SelectionCriteria::ReadPreference(
+            mongodb::options::ReadPreference::Primary,
+        ))
+        .write_concern(db.write_concern().cloned())
+        .build();
+    db.client().database_with_options(db.name(), options)
 }
 
 /// The default of [`Odm::retry_deadline`]: the driver's server selection timeout (30 s unless

@@ -25,7 +25,7 @@ use crate::{Error, Odm, Result};
 const KEY: &str = "follower";
 
 fn collection(odm: &Odm) -> mongodb::Collection<Document> {
-    odm.database().collection::<Document>(FOLLOWER)
+    odm.own_database().collection::<Document>(FOLLOWER)
 }
 
 /// The lease's end, as an expression of the server's clock: `$$NOW` plus `lease` (in

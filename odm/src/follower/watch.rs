@@ -91,7 +91,7 @@ pub(crate) async fn open(
     wait: Duration,
 ) -> Result<ChangeStream<Document>> {
     let action = odm
-        .database()
+        .own_database()
         .watch()
         .pipeline(pipeline(watched))
         .resume_after(token)
@@ -129,7 +129,7 @@ pub(crate) fn refusal(odm: &Odm, e: mongodb::error::Error) -> Error {
         Some(286) | Some(280) | Some(260) => Error::ChangeStreamHistoryLost {
             message: message(&e),
         },
-        _ => Error::from_driver(odm.database().name(), e),
+        _ => Error::from_driver(odm.own_database().name(), e),
     }
 }
 

@@ -282,7 +282,7 @@ const NAMESPACE_NOT_FOUND: i32 = 26;
 /// reply without its batch is an error, not an empty list.
 pub(crate) async fn list_indexes(odm: &Odm, collection: &str) -> Result<Vec<Document>> {
     let reply = odm
-        .database()
+        .own_database()
         .run_command(doc! { "listIndexes": collection })
         .await;
     let reply = match reply {
@@ -383,7 +383,7 @@ async fn sync_collection(
         }
     }
     for name in &to_drop {
-        odm.database()
+        odm.own_database()
             .run_command(doc! { "dropIndexes": collection, "index": name.as_str() })
             .await
             .map_err(|e| Error::from_driver(collection, e))?;
@@ -421,7 +421,7 @@ async fn sync_collection(
 }
 
 async fn create_indexes(odm: &Odm, collection: &str, indexes: Vec<Document>) -> Result<(), String> {
-    odm.database()
+    odm.own_database()
         .run_command(doc! { "createIndexes": collection, "indexes": indexes })
         .await
         .map(|_| ())

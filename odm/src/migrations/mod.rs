@@ -91,7 +91,7 @@ impl<'a> Records<'a> {
     pub(crate) fn of(odm: &'a crate::Odm) -> Self {
         Records {
             odm,
-            read: odm.database().collection(run::MIGRATIONS_COLLECTION),
+            read: odm.own_database().collection(run::MIGRATIONS_COLLECTION),
         }
     }
 

@@ -41,7 +41,7 @@ fn version_of(record: &Document) -> Option<u32> {
 /// Every record, in version order (one `find`).
 async fn records(odm: &Odm) -> Result<Vec<Document>> {
     let driver = |e| Error::from_driver(MIGRATIONS_COLLECTION, e);
-    odm.database()
+    odm.own_database()
         .collection::<Document>(MIGRATIONS_COLLECTION)
         .find(doc! {})
         .sort(doc! { "_id": 1 })

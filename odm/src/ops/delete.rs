@@ -1,5 +1,6 @@
 //! Deleting documents: `delete_one`, `delete_many` and `delete_document`.
 
+use mongodb::options::WriteConcern;
 use mongodb::ClientSession;
 
 use super::into_future;
@@ -27,6 +28,7 @@ pub struct Delete<'a, T> {
     filter: Filter<T>,
     many: bool,
     session: Option<&'a mut ClientSession>,
+    concern: Option<Box<WriteConcern>>,
 }
 
 impl<'a, T: Model> Delete<'a, T> {
@@ -36,6 +38,7 @@ impl<'a, T: Model> Delete<'a, T> {
             filter,
             many,
             session: None,
+            concern: None,
         }
     }
 
@@ -46,7 +49,8 @@ impl<'a, T: Model> Delete<'a, T> {
     }
 
     /// The delete as one future: offered to the maintainers, else the plain `delete`.
-    fn start(self) -> DeleteSending<'a> {
+    fn start(mut self) -> DeleteSending<'a> {
+        crate::engine::concerned!(return Sending::Boxed, self: Delete.start);
         match crate::engine::model_filter(self.filter) {
             Ok(filter) => crate::pipeline::delete::<T>(DeleteCall {
                 odm: self.odm,
@@ -58,6 +62,8 @@ impl<'a, T: Model> Delete<'a, T> {
         }
     }
 }
+
+crate::engine::write_options!(Delete);
 
 into_future!(Delete => u64, "delete", |n: &u64| Some(*n), start -> DeleteFuture<'a>);
 

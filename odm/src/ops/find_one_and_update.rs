@@ -1,6 +1,6 @@
 //! `find_one_and_update`: one document updated and returned, with the copies it writes.
 
-use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument};
+use mongodb::options::{FindOneAndUpdateOptions, ReturnDocument, WriteConcern};
 use mongodb::ClientSession;
 
 use super::encode::checked_update;
@@ -28,6 +28,7 @@ pub struct FindOneAndUpdate<'a, T> {
     update: Update<T>,
     options: FindOneAndUpdateOptions,
     session: Option<&'a mut ClientSession>,
+    concern: Option<Box<WriteConcern>>,
 }
 
 impl<T> std::fmt::Debug for FindOneAndUpdate<'_, T> {
@@ -47,6 +48,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             update,
             options: FindOneAndUpdateOptions::default(),
             session: None,
+            concern: None,
         }
     }
 
@@ -75,7 +77,13 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         self
     }
 
-    async fn run(self) -> Result<Option<T>> {
+    async fn run(mut self) -> Result<Option<T>> {
+        crate::engine::concerned!(return await, self: FindOneAndUpdate.sent);
+        self.sent().await
+    }
+
+    /// The write, on this builder's handle.
+    async fn sent(self) -> Result<Option<T>> {
         let filter = crate::engine::model_filter(self.filter)?;
         let guards = self.update.guards().to_vec();
         let mut options = self.options;
@@ -98,5 +106,7 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
             .transpose()
     }
 }
+
+crate::engine::write_options!(FindOneAndUpdate);
 
 into_future!(FindOneAndUpdate => Option<T>, "find_one_and_update", |v: &Option<T>| Some(v.is_some().into()));

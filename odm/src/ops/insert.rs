@@ -2,6 +2,7 @@
 //! latest-N arrays they feed.
 
 use bson::RawDocumentBuf;
+use mongodb::options::WriteConcern;
 use mongodb::ClientSession;
 
 use super::encode::{as_serialized, encode_document};
@@ -46,6 +47,7 @@ pub struct InsertOne<'a, T> {
     odm: &'a Odm,
     doc: &'a T,
     session: Option<&'a mut ClientSession>,
+    concern: Option<Box<WriteConcern>>,
 }
 
 impl<'a, T: Model> InsertOne<'a, T> {
@@ -54,6 +56,7 @@ impl<'a, T: Model> InsertOne<'a, T> {
             odm,
             doc,
             session: None,
+            concern: None,
         }
     }
 
@@ -65,7 +68,8 @@ impl<'a, T: Model> InsertOne<'a, T> {
 
     /// The insert as one future. For a model no maintainer concerns, the plain `insert`, built
     /// here; otherwise offered to the maintainers, which read the typed document.
-    fn start(self) -> InsertOneSending<'a, T::Id> {
+    fn start(mut self) -> InsertOneSending<'a, T::Id> {
+        crate::engine::concerned!(return Sending::Boxed, self: InsertOne.start);
         let odm = self.odm;
         let slot = match crate::pipeline::route::<T>(odm) {
             Route::Maintained => return Sending::Boxed(Box::pin(self.run())),
@@ -105,6 +109,9 @@ impl<'a, T: Model> InsertOne<'a, T> {
     }
 }
 
+crate::engine::write_options!(InsertOne);
+crate::engine::write_options!(InsertMany);
+
 into_future!(InsertOne => T::Id, "insert_one", |_: &T::Id| Some(1), start -> InsertOneFuture<'a, T>);
 
 /// Builder returned by [`Odm::insert_many`]; resolves to the ids, in order.
@@ -122,6 +129,7 @@ pub struct InsertMany<'a, T> {
     docs: Vec<&'a T>,
     ordered: bool,
     session: Option<&'a mut ClientSession>,
+    concern: Option<Box<WriteConcern>>,
 }
 
 impl<'a, T: Model> InsertMany<'a, T> {
@@ -131,6 +139,7 @@ impl<'a, T: Model> InsertMany<'a, T> {
             docs,
             ordered: true,
             session: None,
+            concern: None,
         }
     }
 
@@ -146,7 +155,13 @@ impl<'a, T: Model> InsertMany<'a, T> {
         self
     }
 
-    async fn run(self) -> Result<Vec<T::Id>> {
+    async fn run(mut self) -> Result<Vec<T::Id>> {
+        crate::engine::concerned!(return await, self: InsertMany.sent);
+        self.sent().await
+    }
+
+    /// The write, on this builder's handle.
+    async fn sent(self) -> Result<Vec<T::Id>> {
         if self.docs.is_empty() {
             return Ok(Vec::new());
         }

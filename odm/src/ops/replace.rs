@@ -1,6 +1,7 @@
 //! Replacing a loaded document (`replace_one`, the save of a loaded document).
 
 use bson::Bson;
+use mongodb::options::WriteConcern;
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
@@ -43,6 +44,7 @@ pub struct Replace<'a, T> {
     doc: &'a T,
     upsert: bool,
     session: Option<&'a mut ClientSession>,
+    concern: Option<Box<WriteConcern>>,
 }
 
 impl<'a, T: Model> Replace<'a, T> {
@@ -52,6 +54,7 @@ impl<'a, T: Model> Replace<'a, T> {
             doc,
             upsert: false,
             session: None,
+            concern: None,
         }
     }
 
@@ -68,7 +71,8 @@ impl<'a, T: Model> Replace<'a, T> {
     }
 
     /// The replacement as one future: offered to the maintainers, else the plain `update`.
-    fn start(self) -> ReplaceSending<'a> {
+    fn start(mut self) -> ReplaceSending<'a> {
+        crate::engine::concerned!(return Sending::Boxed, self: Replace.start);
         // Sent as serde writes it, to a model no maintainer concerns: the driver serializes the
         // struct itself, once.
         if let Some(id) = as_serialized(self.doc) {
@@ -115,5 +119,7 @@ impl<'a, T: Model> Replace<'a, T> {
         })
     }
 }
+
+crate::engine::write_options!(Replace);
 
 into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.modified_count), start -> ReplaceFuture<'a>);

@@ -1,6 +1,7 @@
 //! Updating documents: `update_one`, `update_many`, `update_by_id` and `update_document`.
 
 use bson::Bson;
+use mongodb::options::WriteConcern;
 use mongodb::results::UpdateResult;
 use mongodb::ClientSession;
 
@@ -58,6 +59,7 @@ pub struct UpdateOp<'a, T> {
     /// `update_document` of a versioned model: the document's `_id` and the version it was
     /// loaded at, required in the filter.
     loaded: Option<Box<(Bson, i64)>>,
+    concern: Option<Box<WriteConcern>>,
 }
 
 impl<'a, T: Model> UpdateOp<'a, T> {
@@ -71,6 +73,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             mode: TransactionMode::Never,
             session: None,
             loaded: None,
+            concern: None,
         }
     }
 
@@ -102,7 +105,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     }
 
     /// The update as one future: offered to the maintainers, else the plain `update`.
-    fn start(self) -> UpdateSending<'a> {
+    fn start(mut self) -> UpdateSending<'a> {
+        crate::engine::concerned!(return Sending::Boxed, self: UpdateOp.start);
         match self.call() {
             Ok(call) => crate::pipeline::update::<T>(call),
             Err(e) => Sending::failed(e),
@@ -126,6 +130,8 @@ impl<'a, T: Model> UpdateOp<'a, T> {
         })
     }
 }
+
+crate::engine::write_options!(UpdateOp);
 
 into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modified_count), start -> UpdateFuture<'a>);
 

@@ -189,7 +189,7 @@ async fn missing_targets(odm: &Odm, collection: &str) -> Result<Vec<Bson>> {
             continue;
         }
         let values = odm
-            .database()
+            .own_database()
             .collection::<bson::Document>(r.from)
             .distinct(
                 r.path.as_str(),

@@ -208,7 +208,7 @@ impl Sides<'_> {
         to: &Bson,
         previous: Option<&Bson>,
     ) -> Result<()> {
-        let children = self.odm.database().collection::<Document>(self.child);
+        let children = self.odm.own_database().collection::<Document>(self.child);
         let touched: Vec<&Bson> = std::iter::once(to).chain(previous).collect();
         // What this move last wrote for each parent: listed in `to`, pulled from `previous`.
         let mut listed: Vec<bool> = touched.iter().map(|p| *p == to).collect();

@@ -42,7 +42,7 @@ pub(crate) async fn shard_collections(odm: &Odm, collections: &[String]) -> Resu
         return Ok(Vec::new());
     }
     let hello = odm
-        .database()
+        .own_database()
         .run_command(doc! { "hello": 1 })
         .await
         .map_err(|e| Error::from_driver(targets[0].collection, e))?;
@@ -62,7 +62,7 @@ pub(crate) async fn shard_collections(odm: &Odm, collections: &[String]) -> Resu
             })
             .collect());
     }
-    let db = odm.database().name().to_owned();
+    let db = odm.own_database().name().to_owned();
     let admin = odm.client().database("admin");
     match admin.run_command(doc! { "enableSharding": &db }).await {
         Ok(_) => {}

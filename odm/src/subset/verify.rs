@@ -63,7 +63,7 @@ async fn unmatched(
         doc! { "$match": { "other": { "$size": 0 } } },
         doc! { "$project": { "_id": 1 } },
     ];
-    let coll = pair_odm.database().collection::<Document>(from);
+    let coll = pair_odm.own_database().collection::<Document>(from);
     let error = |e| Error::from_driver(from, e);
     let docs: Vec<Document> = match session {
         None => coll

@@ -150,7 +150,11 @@ impl Tx {
     pub(crate) async fn begin(odm: &Odm, operation: &str, attempt: u32) -> Result<Tx> {
         end_cut_off(odm);
         let mut session = odm.client().start_session().await?;
-        match session.start_transaction().await {
+        let started = match odm.transaction_options() {
+            None => session.start_transaction().await,
+            Some(options) => session.start_transaction().with_options(options).await,
+        };
+        match started {
             Ok(()) => Ok(Tx { session, attempt }),
             Err(e) => Err(unsupported(operation, Error::from(e))),
         }

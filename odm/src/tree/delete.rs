@@ -70,7 +70,7 @@ impl Job {
         mut session: Option<&mut ClientSession>,
     ) -> Result<u64> {
         let info = self.info;
-        let coll = odm.database().collection::<Document>(T::COLLECTION);
+        let coll = odm.own_database().collection::<Document>(T::COLLECTION);
         let mut options = FindOptions::builder().projection(doc! { "_id": 1 }).build();
         if !self.many {
             options.limit = Some(1);

@@ -286,7 +286,7 @@ pub(crate) async fn after_deleted(
     ids: &[Bson],
 ) -> Result<AfterDelete> {
     use crate::Error;
-    let coll = odm.database().collection::<Document>(collection);
+    let coll = odm.own_database().collection::<Document>(collection);
     let error = |filter: &Document, e| {
         let target = crate::error::show_filter(filter);
         Error::from_write(collection, || target, e)

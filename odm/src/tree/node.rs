@@ -133,7 +133,7 @@ pub(crate) async fn read<T: Model>(
     id: &Bson,
     session: Option<&mut ClientSession>,
 ) -> Result<Option<Node>> {
-    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let coll = odm.own_database().collection::<Document>(T::COLLECTION);
     let action = coll
         .find_one(crate::literal::eq("_id", id.clone()))
         .projection(projection_keyed::<T>(info));
@@ -210,7 +210,7 @@ pub(crate) async fn read_many<T: Model>(
         let node = mark_one::<T>(odm, info, id, s).await?;
         return Ok(node.map(|n| (IdKey::of(&n.id), n)).into_iter().collect());
     }
-    let coll = odm.database().collection::<Document>(T::COLLECTION);
+    let coll = odm.own_database().collection::<Document>(T::COLLECTION);
     let mut out = HashMap::new();
     for chunk in crate::batch::chunks(ids.to_vec()) {
         let filter = crate::literal::is_in("_id", chunk);

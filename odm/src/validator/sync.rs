@@ -152,7 +152,7 @@ async fn sync_one(
     level: Option<ValidationLevel>,
     replace: bool,
 ) -> Result<ValidatorOutcome> {
-    let db = odm.database();
+    let db = odm.own_database();
     let reply = db
         .run_command(doc! { "listCollections": 1, "filter": { "name": collection } })
         .await
@@ -216,7 +216,7 @@ async fn coll_mod(
     if let Some(level) = level {
         command.insert("validationLevel", level.name());
     }
-    odm.database()
+    odm.own_database()
         .run_command(command)
         .await
         .map(|_| ())

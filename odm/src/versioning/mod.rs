@@ -199,7 +199,7 @@ pub(crate) async fn check_missed_replace<T: Model>(
     if let Some((at, _)) = &replacing.created {
         projection.insert(*at, 1);
     }
-    let coll = odm.raw_collection::<T>();
+    let coll = odm.own_collection::<T>();
     let action = coll
         .find_one(crate::literal::eq("_id", id.clone()))
         .projection(projection);

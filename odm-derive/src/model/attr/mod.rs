@@ -5,6 +5,7 @@ mod background;
 mod bound;
 mod bucket;
 mod counters;
+mod defaults;
 mod denormalize;
 mod index;
 mod reference;
@@ -31,6 +32,7 @@ pub use bound::Bound;
 use bound::{parse_bound_key, BoundKey};
 pub use bucket::BucketAttr;
 pub use counters::{CountersAttr, Granularity, TimeSeriesAttr};
+pub use defaults::DefaultsAttr;
 pub use denormalize::{CopyKind, DenormalizeAttr};
 pub use index::{CompoundIndex, FieldIndex, IndexKeyPath};
 pub use reference::{OnDelete, ReferenceAttr};
@@ -57,7 +59,7 @@ impl Derive {
 }
 
 const CONTAINER_KEYS: &str =
-    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`, `soft_delete`";
+    "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`, `soft_delete`, `read_preference`, `write_concern`";
 const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
 const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
 
@@ -96,6 +98,8 @@ pub struct ContainerAttrs {
     pub versions: VersionAttrs,
     /// `soft_delete` (`= "field"`): deletes set the field instead of removing the document.
     pub soft_delete: Option<SoftDeleteAttr>,
+    /// `read_preference = "..."`, `write_concern = ...`: the model's defaults.
+    pub defaults: DefaultsAttr,
 }
 
 /// `#[embed]` or `#[embed(max = N, allow_large = "reason")]` on a field.
@@ -209,6 +213,10 @@ impl ContainerAttrs {
                         subset::parse(cx, &meta, &mut out.subset_of)?;
                     } else if meta.path.is_ident("soft_delete") {
                         soft_delete::parse(cx, &meta, &mut out.soft_delete)?;
+                    } else if meta.path.is_ident("read_preference") {
+                        out.defaults.parse_read_preference(cx, &meta)?;
+                    } else if meta.path.is_ident("write_concern") {
+                        out.defaults.parse_write_concern(cx, &meta)?;
                     } else if meta.path.is_ident("common") {
                         if let Some(lit) = string_value(cx, &meta, "common", "title, isbn")? {
                             if out.common.is_some() {

@@ -6,6 +6,7 @@ mod bounds;
 mod bucket;
 mod copies;
 mod counters;
+mod defaults;
 mod embeds;
 mod identity;
 mod indexes;
@@ -85,6 +86,7 @@ fn check_struct<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Checked<'c, 'a> {
     shard::check(cx, cont);
     subset::check(cx, cont);
     soft_delete::check(cx, cont);
+    defaults::check(cx, cont);
     versioning::check(cx, cont);
     Checked { bucket }
 }

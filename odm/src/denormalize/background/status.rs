@@ -38,7 +38,7 @@ impl Odm {
             "failing": { "$sum": { "$cond": [{ "$gt": ["$error", Bson::Null] }, 1, 0] } },
             "oldest": { "$min": "$since" },
         } }];
-        let coll = self.database().collection::<Document>(INTENTS);
+        let coll = self.own_database().collection::<Document>(INTENTS);
         let rows: Vec<Document> = coll
             .aggregate(pipeline)
             .await

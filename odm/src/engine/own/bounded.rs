@@ -58,7 +58,12 @@ pub(super) async fn send(
     fail: impl Fn(mongodb::error::Error) -> Error,
 ) -> Result<Written> {
     let command = doc! { "update": collection, "updates": statements, "maxTimeMS": ms };
-    let reply = odm.database().run_command(command).await.map_err(&fail)?;
+    let command = odm.with_own_concern(command);
+    let reply = odm
+        .own_database()
+        .run_command(command)
+        .await
+        .map_err(&fail)?;
     let first = reply
         .get_array("writeErrors")
         .ok()

@@ -282,7 +282,7 @@ impl Odm {
         mut write: Own<'_>,
         session: Option<&mut ClientSession>,
     ) -> Result<Written> {
-        let coll = self.database().collection::<Document>(write.collection);
+        let coll = self.own_database().collection::<Document>(write.collection);
         let collection = write.collection;
         // The command and its array filters taken out: what is left names the write's failure.
         let command = std::mem::replace(&mut write.command, Command::Delete);

@@ -70,7 +70,7 @@ impl Odm {
         returning: Returning,
         session: Option<&mut ClientSession>,
     ) -> Result<Option<Document>> {
-        let coll = self.database().collection::<Document>(write.collection);
+        let coll = self.own_database().collection::<Document>(write.collection);
         let filter = write.filter.clone();
         // The command and its array filters taken out: what is left names the write's failure.
         let command = std::mem::replace(&mut write.command, Command::Delete);

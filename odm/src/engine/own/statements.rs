@@ -76,7 +76,13 @@ impl Odm {
         for batch in batches(statements) {
             let count = batch.len();
             let command = doc! { "update": collection, "updates": batch, "ordered": ordered };
-            let action = self.database().run_command(command);
+            // In a session, the write may be in a transaction, which takes no concern of its
+            // own: the commit carries it.
+            let command = match session {
+                None => self.with_own_concern(command),
+                Some(_) => command,
+            };
+            let action = self.own_database().run_command(command);
             let reply = super::super::send!(action, session.as_deref_mut())
                 .map_err(|e| Error::from_write(collection, || shown.to_owned(), e))?;
             all.matched += count_of(&reply, "n");

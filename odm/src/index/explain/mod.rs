@@ -299,7 +299,7 @@ impl ExplainShapes<'_> {
     async fn run(self) -> Result<ShapeReport> {
         let catalog = self.odm.catalog();
         let wanted = wanted_collections(catalog, &self.models)?;
-        let db = self.odm.database();
+        let db = self.odm.own_database();
         let mut report = ShapeReport::default();
         let mut specs = Vec::new();
         for shape in query_shapes(catalog, db.name()) {

@@ -241,7 +241,7 @@ pub(super) async fn count(
     filter: Document,
     session: Option<&mut ClientSession>,
 ) -> Result<u64> {
-    let coll = odm.database().collection::<Document>(collection);
+    let coll = odm.own_database().collection::<Document>(collection);
     let action = coll.count_documents(filter);
     crate::engine::send!(action, session).map_err(|e| Error::from_driver(collection, e))
 }
@@ -429,7 +429,7 @@ async fn plan_references(
             key: r.path.clone(),
             ids: ids.to_vec(),
             dbref: r.dbref.map(|target| {
-                let db = odm.database().name().to_owned();
+                let db = odm.own_database().name().to_owned();
                 (target, r.kind == RefKind::Many, db)
             }),
             kind: r.from_kind,
@@ -477,7 +477,7 @@ async fn plan_references(
                 let change = Change::Pull {
                     path: r.path.clone(),
                     field: None,
-                    dbref: r.dbref.map(|t| (t, odm.database().name().to_owned())),
+                    dbref: r.dbref.map(|t| (t, odm.own_database().name().to_owned())),
                 };
                 plan.updates.push((holders, change));
             }
@@ -514,7 +514,7 @@ fn nullify(odm: &Odm, r: &crate::catalog::ReferenceInfo) -> Change {
         return Change::Pull {
             path: r.path.clone(),
             field: None,
-            dbref: r.dbref.map(|t| (t, odm.database().name().to_owned())),
+            dbref: r.dbref.map(|t| (t, odm.own_database().name().to_owned())),
         };
     }
     let mut update = doc! { "$set": { r.path.as_str(): Bson::Null } };

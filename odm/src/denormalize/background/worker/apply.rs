@@ -41,7 +41,7 @@ impl CascadeWorker {
         projection.insert("_id", 1);
         let source = self
             .odm
-            .database()
+            .own_database()
             .collection::<Document>(intent.source)
             .find_one(crate::literal::eq("_id", intent.id.clone()))
             .with_options(FindOneOptions::builder().projection(projection).build())
@@ -106,7 +106,10 @@ impl CascadeWorker {
             .projection(projection)
             .batch_size(u32::try_from(self.batch).unwrap_or(u32::MAX))
             .build();
-        let coll = self.odm.database().collection::<Document>(copy.dependent);
+        let coll = self
+            .odm
+            .own_database()
+            .collection::<Document>(copy.dependent);
         let error = |e| Error::from_driver(copy.dependent, e);
         let mut cursor = coll
             .find(walk.clone())
@@ -163,7 +166,10 @@ impl CascadeWorker {
         let mut attempt: u64 = 0;
         loop {
             attempt += 1;
-            s.start_transaction().await?;
+            match self.odm.transaction_options() {
+                None => s.start_transaction().await?,
+                Some(options) => s.start_transaction().with_options(options).await?,
+            }
             let e = match self
                 .batch(&self.odm, s, claimed, intent, target, batch)
                 .await

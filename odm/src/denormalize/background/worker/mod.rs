@@ -376,7 +376,7 @@ async fn commit(
 }
 
 fn intents(odm: &Odm) -> mongodb::Collection<Document> {
-    odm.database().collection::<Document>(INTENTS)
+    odm.own_database().collection::<Document>(INTENTS)
 }
 
 /// Whether `e` says the server was lost (a connection cut, a server that stopped answering, no
