@@ -256,9 +256,7 @@ async fn an_estimated_count_reads_the_collections_metadata() -> odm::Result<()> 
 #[tokio::test]
 async fn distinct_sends_the_options_it_was_given() -> odm::Result<()> {
     let db = members().await?;
-    db.odm()
-        .insert_one(&member(4, "ann@x.org", "ann"))
-        .await?;
+    db.odm().insert_one(&member(4, "ann@x.org", "ann")).await?;
     db.commands().take();
     let names: Vec<String> = db
         .odm()

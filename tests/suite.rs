@@ -64,6 +64,8 @@ mod harness;
 mod hostile;
 #[path = "hygiene.rs"]
 mod hygiene;
+#[path = "index_options.rs"]
+mod index_options;
 #[path = "index_use.rs"]
 mod index_use;
 #[path = "indexes.rs"]

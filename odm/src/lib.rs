@@ -420,6 +420,12 @@ pub mod __private {
         Vec::from(items)
     }
 
+    /// The `partialFilterExpression` of an index's `partial(field = value, ...)`, from the
+    /// filter the model's accessors built (its values are literals: none is refused).
+    pub fn partial_filter<T: crate::Model>(filter: crate::Filter<T>) -> bson::Document {
+        filter.into_document(T::COLLECTION).unwrap_or_default()
+    }
+
     /// The entry of a model that declares none of a kind of item (copies, references).
     pub fn empty_vec<T>() -> Vec<T> {
         Vec::new()

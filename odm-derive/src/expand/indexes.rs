@@ -6,14 +6,14 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Ident;
 
-use crate::model::attr::{CompoundIndex, IndexKeyPath};
+use crate::model::attr::{CompoundIndex, IndexKeyPath, IndexKind, IndexOptions};
 use crate::model::{Container, Field, Shape};
 
 pub fn index_specs(cont: &Container<'_>) -> TokenStream {
     let mut specs = Vec::new();
     for f in cont.stored_fields() {
         specs.extend(reference_index(cont, f));
-        specs.extend(field_index(f));
+        specs.extend(field_index(cont, f));
     }
     specs.extend(super::denormalize::copy_indexes(cont));
     specs.extend(super::counters::indexes(cont));
@@ -56,10 +56,16 @@ fn reference_index(cont: &Container<'_>, f: &Field<'_>) -> Option<TokenStream> {
 }
 
 /// The index a field declares with `#[index(...)]`.
-fn field_index(f: &Field<'_>) -> Option<TokenStream> {
+fn field_index(cont: &Container<'_>, f: &Field<'_>) -> Option<TokenStream> {
     let index = f.index.as_ref()?;
     let stored = &f.stored;
-    let key = if index.text.is_some() {
+    let key = if let Some((kind, _)) = index.kind {
+        match kind {
+            IndexKind::Sphere => quote!(::odm::__private::IndexKey::Sphere),
+            IndexKind::Hashed => quote!(::odm::__private::IndexKey::Hashed),
+            IndexKind::Wildcard => quote!(::odm::__private::IndexKey::Wildcard),
+        }
+    } else if index.text.is_some() {
         quote!(::odm::__private::IndexKey::Text)
     } else if index.desc.is_some() {
         quote!(::odm::__private::IndexKey::Desc)
@@ -82,11 +88,46 @@ fn field_index(f: &Field<'_>) -> Option<TokenStream> {
     if let Some(name) = &index.name {
         spec = quote!(#spec.named(#name));
     }
-    Some(spec)
+    Some(with_options(cont, &index.more, spec))
+}
+
+/// `spec` with the options a field's index and a compound one share: its collation, hidden,
+/// and its partial filter, built with the model's accessors so that a field it does not have,
+/// or a value of another type than the field's, is a compile error at the attribute.
+fn with_options(cont: &Container<'_>, more: &IndexOptions, mut spec: TokenStream) -> TokenStream {
+    if let Some((locale, strength)) = &more.collation {
+        spec = quote!(#spec.collation(#locale, #strength));
+    }
+    if more.hidden.is_some() {
+        spec = quote!(#spec.hidden());
+    }
+    let conditions = more.partial.iter().map(|(field, value)| {
+        // At the field: a field the model lacks is an error there, not at the whole struct.
+        let mut model = cont.ident.clone();
+        model.set_span(field.span());
+        quote_spanned!(value.span()=> #model::#field().eq(#value))
+    });
+    let mut filter: Option<TokenStream> = None;
+    for condition in conditions {
+        filter = Some(match filter {
+            None => condition,
+            Some(f) => quote!(#f.and(#condition)),
+        });
+    }
+    if let Some(filter) = filter {
+        spec = quote!(#spec.partial(::odm::__private::partial_filter(#filter)));
+    }
+    spec
 }
 
 /// A compound index the model declares (`#[odm(index(keys = "..."))]`).
 fn compound_index(cont: &Container<'_>, idx: &CompoundIndex) -> Option<TokenStream> {
+    let spec = compound_keys(cont, idx)?;
+    Some(with_options(cont, &idx.more, spec))
+}
+
+/// The keys and flags of a compound index.
+fn compound_keys(cont: &Container<'_>, idx: &CompoundIndex) -> Option<TokenStream> {
     let lit = idx.keys_lit.as_ref()?;
     let mut spec: Option<TokenStream> = None;
     for key in &idx.keys {

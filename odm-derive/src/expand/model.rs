@@ -85,8 +85,7 @@ pub(super) fn model_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> Tok
         #tree_items
         #shard_items
         #stamp_items
-        #version_item
-        #defaults_item
+        #version_item #defaults_item
 
         #[automatically_derived]
         impl ::odm::__private::Model for #ident {
@@ -94,8 +93,7 @@ pub(super) fn model_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> Tok
             const COLLECTION: &'static str = #collection;
             #stamp_const
             #version
-            #plain_keys
-            #defaults_const
+            #plain_keys #defaults_const
 
             #every_model
 

@@ -12,8 +12,12 @@ pub enum IndexKey {
     Desc,
     /// `"text"`
     Text,
-    /// `"hashed"` (a hashed shard key's index)
+    /// `"hashed"` (a hashed shard key's index, or `#[index(kind = "hashed")]`)
     Hashed,
+    /// `"2dsphere"`: GeoJSON points, lines and polygons on a sphere (`#[index(kind = "2dsphere")]`)
+    Sphere,
+    /// `path.$**: 1`: every field below `path` (`#[index(kind = "wildcard")]`)
+    Wildcard,
 }
 
 /// One declared index.
@@ -25,6 +29,10 @@ pub struct IndexSpec {
     pub(crate) sparse: bool,
     pub(crate) partial: Option<Document>,
     pub(crate) expire_after_secs: Option<u64>,
+    /// `{locale, strength}`: how its strings compare (`#[index(collation(...))]`).
+    pub(crate) collation: Option<Document>,
+    /// Kept up to date but not used by the planner (`#[index(hidden)]`).
+    pub(crate) hidden: bool,
 }
 
 /// The BSON types an index must hold to count a field as present: every type but `null`, so that
@@ -57,7 +65,24 @@ impl IndexSpec {
             sparse: false,
             partial: None,
             expire_after_secs: None,
+            collation: None,
+            hidden: false,
         }
+    }
+
+    /// Compares its strings by the collation of `locale` at `strength` (1: base letters, 2:
+    /// and accents, 3: and case): a unique index at strength 2 refuses `Ann@x.org` beside
+    /// `ann@x.org`. Only a query with the same collation uses it.
+    pub fn collation(mut self, locale: &str, strength: i32) -> Self {
+        self.collation = Some(doc! { "locale": locale, "strength": strength });
+        self
+    }
+
+    /// Kept up to date by every write but not used by the query planner: how an index is
+    /// tried out before it is dropped.
+    pub fn hidden(mut self) -> Self {
+        self.hidden = true;
+        self
     }
 
     /// Adds a key (compound index).
@@ -142,6 +167,9 @@ impl IndexSpec {
                 IndexKey::Desc => "-1",
                 IndexKey::Text => "text",
                 IndexKey::Hashed => "hashed",
+                IndexKey::Sphere => "2dsphere",
+                // The server names `{"attrs.$**": 1}` `attrs.$**_1`.
+                IndexKey::Wildcard => return (p.as_str(), "WILDCARD".to_owned()),
             };
             (p.as_str(), kind.to_owned())
         }))
@@ -165,6 +193,8 @@ impl IndexSpec {
                 IndexKey::Desc => key.insert(p, -1),
                 IndexKey::Text => key.insert(p, "text"),
                 IndexKey::Hashed => key.insert(p, "hashed"),
+                IndexKey::Sphere => key.insert(p, "2dsphere"),
+                IndexKey::Wildcard => key.insert(format!("{p}.$**"), 1),
             };
         }
         key
@@ -185,6 +215,12 @@ impl IndexSpec {
         if let Some(s) = self.expire_after_secs {
             d.insert("expireAfterSeconds", s as i64);
         }
+        if let Some(c) = &self.collation {
+            d.insert("collation", c.clone());
+        }
+        if self.hidden {
+            d.insert("hidden", true);
+        }
         d
     }
 }
@@ -193,7 +229,10 @@ impl IndexSpec {
 /// kind (`1`, `-1`, `text`, `hashed`), joined by `_` (`publisher.name_1_title_-1`).
 pub(crate) fn default_index_name<'a>(keys: impl IntoIterator<Item = (&'a str, String)>) -> String {
     keys.into_iter()
-        .map(|(path, kind)| format!("{path}_{kind}"))
+        .map(|(path, kind)| match kind.as_str() {
+            "WILDCARD" => format!("{path}.$**_1"),
+            _ => format!("{path}_{kind}"),
+        })
         .collect::<Vec<_>>()
         .join("_")
 }

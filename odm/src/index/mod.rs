@@ -65,6 +65,28 @@ impl IndexSpec {
                 show(partial)
             ));
         }
+        if let Some(declared) = &self.collation {
+            let found = existing.get_document("collation").ok();
+            // The server lists every field of a collation; what was declared must match.
+            let same = found.is_some_and(|found| {
+                declared
+                    .iter()
+                    .all(|(k, v)| found.get(k).is_some_and(|f| same_value(f, v)))
+            });
+            if !same {
+                out.push(format!(
+                    "collation: declared {declared}, found {}",
+                    show(found)
+                ));
+            }
+        } else if let Ok(found) = existing.get_document("collation") {
+            out.push(format!("collation: declared none, found {found}"));
+        }
+        // An index hidden by the database's operator (`collMod`) is their choice, reported as
+        // it is by `explain`; one declared hidden and found visible differs.
+        if self.hidden && !flag("hidden") {
+            out.push("hidden: declared true, found false".to_owned());
+        }
         let ttl = existing
             .get("expireAfterSeconds")
             .and_then(as_f64)
@@ -76,6 +98,14 @@ impl IndexSpec {
             ));
         }
         out
+    }
+}
+
+/// Two values equal, a number whatever its BSON type.
+fn same_value(a: &Bson, b: &Bson) -> bool {
+    match (as_f64(a), as_f64(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
     }
 }
 

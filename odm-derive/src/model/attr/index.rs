@@ -24,6 +24,110 @@ pub struct CompoundIndex {
     pub sparse: Option<Span>,
     pub text: Option<Span>,
     pub name: Option<LitStr>,
+    pub more: IndexOptions,
+}
+
+/// The options a field's index and a compound one share beyond the flags: `collation(...)`,
+/// `hidden`, `partial(field = value, ...)`.
+#[derive(Default)]
+pub struct IndexOptions {
+    /// `collation(locale = "en", strength = 2)`: the locale and the strength.
+    pub collation: Option<(String, i32)>,
+    pub hidden: Option<Span>,
+    /// `partial(field = value, ...)`: the documents indexed, each field equal to its value.
+    pub partial: Vec<(syn::Ident, Lit)>,
+}
+
+impl IndexOptions {
+    /// Parses `meta` when it is one of these options: `Ok(true)`.
+    fn parse(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
+        if meta.path.is_ident("hidden") {
+            set_flag(cx, &mut self.hidden, meta, "hidden")?;
+        } else if meta.path.is_ident("collation") {
+            self.parse_collation(cx, meta)?;
+        } else if meta.path.is_ident("partial") {
+            if !meta.input.peek(syn::token::Paren) {
+                cx.error_spanned_by(&meta.path, "expected `partial(field = value, ...)`: the documents whose fields have these values");
+                skip_value(meta)?;
+                return Ok(true);
+            }
+            meta.parse_nested_meta(|inner| {
+                let Some(field) = inner.path.get_ident().cloned() else {
+                    cx.error_spanned_by(
+                        &inner.path,
+                        "expected a field of the model: `partial(status = \"active\")`",
+                    );
+                    return skip_value(&inner);
+                };
+                let value: Lit = inner.value()?.parse()?;
+                self.partial.push((field, value));
+                Ok(())
+            })?;
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn parse_collation(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let (mut locale, mut strength) = (None, None);
+        if !meta.input.peek(syn::token::Paren) {
+            cx.error_spanned_by(
+                &meta.path,
+                "expected `collation(locale = \"en\", strength = 2)`",
+            );
+            return skip_value(meta);
+        }
+        meta.parse_nested_meta(|inner| {
+            if inner.path.is_ident("locale") {
+                locale = string_value(cx, &inner, "locale", "en")?.map(|l| l.value());
+            } else if inner.path.is_ident("strength") {
+                let lit: Lit = inner.value()?.parse()?;
+                match &lit {
+                    Lit::Int(i) => match i.base10_parse::<i32>() {
+                        Ok(n @ 1..=5) => strength = Some(n),
+                        _ => cx.error_spanned_by(
+                            &lit,
+                            "`strength` is from 1 (base letters) to 5; 2 ignores case",
+                        ),
+                    },
+                    _ => cx.error_spanned_by(
+                        &lit,
+                        "`strength` is from 1 (base letters) to 5; 2 ignores case",
+                    ),
+                }
+            } else {
+                cx.error_spanned_by(
+                    &inner.path,
+                    format!(
+                        "unknown collation option `{}`, expected `locale`, `strength`",
+                        key_name(&inner)
+                    ),
+                );
+                skip_value(&inner)?;
+            }
+            Ok(())
+        })?;
+        match (locale, strength) {
+            (Some(locale), strength) if self.collation.is_none() => {
+                self.collation = Some((locale, strength.unwrap_or(3)));
+            }
+            (Some(_), _) => cx.error_spanned_by(&meta.path, "duplicate `collation`"),
+            (None, _) => cx.error_spanned_by(
+                &meta.path,
+                "a collation needs its `locale`: `collation(locale = \"en\", strength = 2)`",
+            ),
+        }
+        Ok(())
+    }
+}
+
+/// `kind = "..."` on a field's index: what its key is, other than ascending.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum IndexKind {
+    Sphere,
+    Hashed,
+    Wildcard,
 }
 
 /// `#[index(...)]` on a field.
@@ -36,6 +140,9 @@ pub struct FieldIndex {
     pub text: Option<Span>,
     pub name: Option<LitStr>,
     pub expire_after_secs: Option<(u64, Span)>,
+    /// `kind = "2dsphere" | "hashed" | "wildcard"`, and where it is written.
+    pub kind: Option<(IndexKind, Span)>,
+    pub more: IndexOptions,
 }
 
 impl CompoundIndex {
@@ -48,6 +155,7 @@ impl CompoundIndex {
             sparse: None,
             text: None,
             name: None,
+            more: IndexOptions::default(),
         };
         if !meta.input.peek(syn::token::Paren) {
             cx.error_spanned_by(
@@ -78,6 +186,7 @@ impl CompoundIndex {
                     cx.error_spanned_by(&inner.path, "duplicate `name`");
                 }
                 out.name = lit;
+            } else if out.more.parse(cx, &inner)? {
             } else {
                 cx.error_spanned_by(
                     &inner.path,
@@ -143,6 +252,8 @@ impl FieldIndex {
             text: None,
             name: None,
             expire_after_secs: None,
+            kind: None,
+            more: IndexOptions::default(),
         };
         if matches!(attr.meta, syn::Meta::Path(_)) {
             return out;
@@ -183,6 +294,26 @@ impl FieldIndex {
                         "expected a whole number of seconds: `expire_after_secs = 3600`",
                     ),
                 }
+            } else if meta.path.is_ident("kind") {
+                if let Some(lit) = string_value(cx, &meta, "kind", "2dsphere")? {
+                    let kind = match lit.value().as_str() {
+                        "2dsphere" => Some(IndexKind::Sphere),
+                        "hashed" => Some(IndexKind::Hashed),
+                        "wildcard" => Some(IndexKind::Wildcard),
+                        _ => None,
+                    };
+                    match kind {
+                        _ if out.kind.is_some() => {
+                            cx.error_spanned_by(&meta.path, "duplicate `kind`")
+                        }
+                        Some(kind) => out.kind = Some((kind, lit.span())),
+                        None => cx.error_spanned_by(
+                            &lit,
+                            "an index's `kind` is \"2dsphere\", \"hashed\" or \"wildcard\"",
+                        ),
+                    }
+                }
+            } else if out.more.parse(cx, &meta)? {
             } else {
                 cx.error_spanned_by(
                     &meta.path,

@@ -35,6 +35,7 @@ pub use counters::{CountersAttr, Granularity, TimeSeriesAttr};
 pub use defaults::DefaultsAttr;
 pub use denormalize::{CopyKind, DenormalizeAttr};
 pub use index::{CompoundIndex, FieldIndex, IndexKeyPath};
+pub use index::{IndexKind, IndexOptions};
 pub use reference::{OnDelete, ReferenceAttr};
 pub use shard::ShardAttr;
 pub use soft_delete::SoftDeleteAttr;
@@ -60,8 +61,9 @@ impl Derive {
 
 const CONTAINER_KEYS: &str =
     "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`, `soft_delete`, `read_preference`, `write_concern`";
-const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`";
-const COMPOUND_INDEX_KEYS: &str = "`keys`, `unique`, `sparse`, `text`, `name`";
+const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`, `kind`, `collation`, `hidden`, `partial`";
+const COMPOUND_INDEX_KEYS: &str =
+    "`keys`, `unique`, `sparse`, `text`, `name`, `collation`, `hidden`, `partial`";
 
 /// `#[odm(...)]` on the struct, plus the serde container attributes that change paths.
 #[derive(Default)]

@@ -9,6 +9,7 @@ mod counters;
 mod defaults;
 mod embeds;
 mod identity;
+mod index_options;
 mod indexes;
 mod kinds;
 mod poly;
@@ -86,6 +87,7 @@ fn check_struct<'c, 'a>(cx: &Ctxt, cont: &'c Container<'a>) -> Checked<'c, 'a> {
     shard::check(cx, cont);
     subset::check(cx, cont);
     soft_delete::check(cx, cont);
+    index_options::check(cx, cont);
     defaults::check(cx, cont);
     versioning::check(cx, cont);
     Checked { bucket }
