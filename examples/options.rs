@@ -82,6 +82,22 @@ async fn count_by_email_index(odm: &Odm, email: &str) -> odm::Result<u64> {
 }
 // ANCHOR_END: hint
 
+// ANCHOR: search
+/// The members whose name starts with what the user typed, matched literally (`.*` finds only
+/// a name that starts with `.*`): an anchored prefix, which the index on `name` serves.
+async fn names_starting(odm: &Odm, typed: &str) -> odm::Result<Vec<Member>> {
+    odm.find(Member::name().starts_with(typed)).await
+}
+
+/// The members whose email holds what the user typed, whatever its case.
+async fn emails_containing(odm: &Odm, typed: &str) -> odm::Result<Vec<Member>> {
+    odm.find(Member::email().contains_text(typed, true)).await
+}
+
+/// The program's own pattern: a `&'static str`, never the user's text.
+const CORE_DOMAIN: odm::Pattern = odm::Pattern::new(r"@example\.org$");
+// ANCHOR_END: search
+
 // ANCHOR: handle
 /// A handle for reports: its queries prefer a secondary, sharing the pool of `odm`. The reads
 /// odm sends for a write made on it still go to the primary.
@@ -152,6 +168,16 @@ async fn run() -> odm::Result<()> {
     steps.start("Count along the email index, named by a hint");
     let n = count_by_email_index(&odm, "bob@example.org").await?;
     say(format_args!("members with bob@example.org: {n}"));
+    steps.sent();
+
+    steps.start("Search: a literal prefix, literal text without case, the program's pattern");
+    let an = names_starting(&odm, "An").await?.len();
+    let dots = names_starting(&odm, ".*").await?.len();
+    let example = emails_containing(&odm, "EXAMPLE").await?.len();
+    let core = odm.count(Member::email().matches(&CORE_DOMAIN)).await?;
+    say(format_args!(
+        "\"An\": {an}, \".*\": {dots}, \"EXAMPLE\": {example}, @example.org: {core}"
+    ));
     steps.sent();
 
     steps.start("The web team from the reports handle: the find prefers a secondary");

@@ -316,6 +316,7 @@ const LAYERS: &[(usize, &[&str])] = &[
         1,
         &[
             "path",
+            "pattern",
             "query",
             "update",
             "positional",

@@ -86,6 +86,8 @@ mod own_writes;
 mod paging;
 #[path = "paths.rs"]
 mod paths;
+#[path = "patterns.rs"]
+mod patterns;
 #[path = "plain_keys.rs"]
 mod plain_keys;
 #[path = "poly.rs"]
