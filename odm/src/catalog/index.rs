@@ -162,16 +162,16 @@ impl IndexSpec {
             return n.clone();
         }
         default_index_name(self.keys.iter().map(|(p, k)| {
-            let kind = match k {
-                IndexKey::Asc => "1",
-                IndexKey::Desc => "-1",
-                IndexKey::Text => "text",
-                IndexKey::Hashed => "hashed",
-                IndexKey::Sphere => "2dsphere",
+            let (path, kind) = match k {
+                IndexKey::Asc => (p.clone(), "1"),
+                IndexKey::Desc => (p.clone(), "-1"),
+                IndexKey::Text => (p.clone(), "text"),
+                IndexKey::Hashed => (p.clone(), "hashed"),
+                IndexKey::Sphere => (p.clone(), "2dsphere"),
                 // The server names `{"attrs.$**": 1}` `attrs.$**_1`.
-                IndexKey::Wildcard => return (p.as_str(), "WILDCARD".to_owned()),
+                IndexKey::Wildcard => (format!("{p}.$**"), "1"),
             };
-            (p.as_str(), kind.to_owned())
+            (path, kind.to_owned())
         }))
     }
 
@@ -227,12 +227,9 @@ impl IndexSpec {
 
 /// The name the server gives an index of these keys when none is given: each path and its
 /// kind (`1`, `-1`, `text`, `hashed`), joined by `_` (`publisher.name_1_title_-1`).
-pub(crate) fn default_index_name<'a>(keys: impl IntoIterator<Item = (&'a str, String)>) -> String {
+pub(crate) fn default_index_name(keys: impl IntoIterator<Item = (String, String)>) -> String {
     keys.into_iter()
-        .map(|(path, kind)| match kind.as_str() {
-            "WILDCARD" => format!("{path}.$**_1"),
-            _ => format!("{path}_{kind}"),
-        })
+        .map(|(path, kind)| format!("{path}_{kind}"))
         .collect::<Vec<_>>()
         .join("_")
 }

@@ -226,12 +226,8 @@ impl Odm {
     /// ```
     pub fn with_read_preference(self, preference: crate::options::ReadPreference) -> Self {
         let criteria = crate::options::SelectionCriteria::ReadPreference(preference);
-        let options = mongodb::options::DatabaseOptions::builder()
-            .selection_criteria(criteria)
-            .read_concern(self.db.read_concern().cloned())
-            .write_concern(self.db.write_concern().cloned())
-            .build();
-        self.on_options(options, false)
+        let (_, concern, write) = self.database_options();
+        self.on_options((Some(criteria), concern, write), false)
     }
 
     /// The same handle, its queries read with `concern` unless they say otherwise (`majority`:
@@ -239,12 +235,8 @@ impl Odm {
     /// reads for a write keep the client's read concern, so as never to read a state older
     /// than the write they feed. Sends nothing.
     pub fn with_read_concern(self, concern: crate::options::ReadConcern) -> Self {
-        let options = mongodb::options::DatabaseOptions::builder()
-            .selection_criteria(self.db.selection_criteria().cloned())
-            .read_concern(concern)
-            .write_concern(self.db.write_concern().cloned())
-            .build();
-        self.on_options(options, false)
+        let (criteria, _, write) = self.database_options();
+        self.on_options((criteria, Some(concern), write), false)
     }
 
     /// The same handle, its writes acknowledged by `concern` (`w: "majority"`, a `wtimeout`)
@@ -261,17 +253,27 @@ impl Odm {
     /// # }
     /// ```
     pub fn with_write_concern(self, concern: crate::options::WriteConcern) -> Self {
-        let options = mongodb::options::DatabaseOptions::builder()
-            .selection_criteria(self.db.selection_criteria().cloned())
-            .read_concern(self.db.read_concern().cloned())
-            .write_concern(concern)
-            .build();
-        self.on_options(options, true)
+        let (criteria, read, _) = self.database_options();
+        self.on_options((criteria, read, Some(concern)), true)
+    }
+
+    /// The handle's read preference, read concern and write concern, as its database has them.
+    fn database_options(&self) -> DbOptions {
+        (
+            self.db.selection_criteria().cloned(),
+            self.db.read_concern().cloned(),
+            self.db.write_concern().cloned(),
+        )
     }
 
     /// The handle on its database made again with `options` (and the ODM's own database too
     /// when `own`, for a write concern): the collections made so far are made again.
-    fn on_options(mut self, options: mongodb::options::DatabaseOptions, own: bool) -> Self {
+    fn on_options(mut self, (criteria, read, write): DbOptions, own: bool) -> Self {
+        let options = mongodb::options::DatabaseOptions::builder()
+            .selection_criteria(criteria)
+            .read_concern(read)
+            .write_concern(write)
+            .build();
         self.db = self
             .db
             .client()
@@ -514,6 +516,13 @@ impl Odm {
         Error::from_driver(T::COLLECTION, e)
     }
 }
+
+/// A database's read preference, read concern and write concern (`None`: the client's).
+type DbOptions = (
+    Option<crate::options::SelectionCriteria>,
+    Option<crate::options::ReadConcern>,
+    Option<crate::options::WriteConcern>,
+);
 
 /// The handle a write runs on (see [`Odm::writing`]).
 pub(crate) enum Writing<'a> {

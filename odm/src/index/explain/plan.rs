@@ -133,7 +133,7 @@ fn key_name(key: &Document) -> String {
             Bson::String(s) => s.clone(),
             other => other.to_string(),
         };
-        (k.as_str(), kind)
+        (k.clone(), kind)
     }))
 }
 
