@@ -267,6 +267,20 @@ async fn run() -> odm::Result<()> {
     say(format_args!("notes stored, read with the driver: {stored}"));
     assert_eq!((marked, live, stored), (1, 1, 2));
 
+    steps.start("List the deleted notes, restore the note, then delete and purge it");
+    // ANCHOR: restore
+    let bin = odm.find(Filter::<Note>::all().only_deleted()).await?;
+    let restored = odm.restore(Note::id_field().eq(1)).await?;
+    odm.delete_one(Note::id_field().eq(1)).await?;
+    let purged = odm.purge(Note::id_field().eq(1)).await?;
+    // ANCHOR_END: restore
+    say(format_args!(
+        "deleted notes listed: {}; restored: {restored}; purged: {purged}",
+        bin.len()
+    ));
+    steps.sent();
+    assert_eq!((bin.len(), restored, purged), (1, 1, 1));
+
     let final_bob = odm
         .get::<Person>(bob.id)
         .populate(Person::tasks().populate().sort(Task::due_date().asc()))

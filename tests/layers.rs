@@ -316,6 +316,7 @@ const LAYERS: &[(usize, &[&str])] = &[
         1,
         &[
             "path",
+            "operators",
             "pattern",
             "query",
             "update",
@@ -500,6 +501,11 @@ const FEATURE_USES: &[(&str, &str, &str)] = &[
         "shard",
         "relations",
         "the routing report lists the delete rules' writes",
+    ),
+    (
+        "shard",
+        "soft_delete",
+        "the routing report lists the holders a soft delete marks",
     ),
     (
         "tree",

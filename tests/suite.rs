@@ -80,6 +80,8 @@ mod latest_ids;
 mod layers;
 #[path = "migrations.rs"]
 mod migrations;
+#[path = "operators.rs"]
+mod operators;
 #[path = "own_writes.rs"]
 mod own_writes;
 #[path = "paging.rs"]
@@ -106,6 +108,8 @@ mod races;
 mod read_options;
 #[path = "reference_ring.rs"]
 mod reference_ring;
+#[path = "restore_and_purge.rs"]
+mod restore_and_purge;
 #[path = "shard.rs"]
 mod shard;
 #[path = "shard_hashed.rs"]

@@ -67,6 +67,7 @@ mod literal;
 pub mod migrations;
 mod model;
 pub mod monitor;
+pub mod operators;
 pub mod ops;
 pub mod paging;
 mod path;
@@ -409,7 +410,7 @@ pub mod __private {
     };
     pub use crate::reference::{DbRef, PolyHas, PolyRef, Ref};
     pub use crate::rules::*;
-    pub use crate::soft_delete::DeletedAt;
+    pub use crate::soft_delete::{DeletedAt, SoftDeleting};
     pub use crate::validator::{kinds_schema, BsonSchema, Validated};
     pub use crate::validator::{FieldSchema, RefIdOf, Schema, SchemaOf, UnknownSchema};
     pub use crate::versioning::{StampDate, VersionNumber};

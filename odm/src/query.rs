@@ -80,7 +80,21 @@ fn deferred(
 pub struct Filter<Root> {
     doc: Document,
     error: Option<Deferred>,
+    scope: Scope,
     _root: PhantomData<fn() -> Root>,
+}
+
+/// Which documents of a model with [soft deletes](crate::soft_delete) a filter reaches: the
+/// live ones unless it says otherwise (`Filter::with_deleted`, `Filter::only_deleted`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// The documents no soft delete has marked.
+    #[default]
+    Live,
+    /// Every document, marked or not.
+    All,
+    /// The marked documents only.
+    Deleted,
 }
 
 impl<Root> Filter<Root> {
@@ -107,8 +121,20 @@ impl<Root> Filter<Root> {
         Filter {
             doc,
             error,
+            scope: Scope::Live,
             _root: PhantomData,
         }
+    }
+
+    /// The filter reaching the documents of `scope` (see [`Scope`]).
+    pub(crate) fn scoped(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Which documents of a soft-deleting model the filter reaches.
+    pub(crate) fn scope(&self) -> Scope {
+        self.scope
     }
 
     /// Both filters must match.
@@ -131,12 +157,18 @@ impl<Root> Filter<Root> {
         Filter::combine("$or", filters)
     }
 
+    /// The filters joined by `op`. The scope of the whole is the first one a part sets (see
+    /// [`Scope`]): a scope applies to the whole query, not to one condition in it.
     fn combine(op: &str, filters: impl IntoIterator<Item = Filter<Root>>) -> Self {
         let mut error = None;
+        let mut scope = Scope::Live;
         let mut parts = Vec::new();
         for f in filters {
             if error.is_none() {
                 error = f.error;
+            }
+            if scope == Scope::Live {
+                scope = f.scope;
             }
             if !(op == "$and" && f.doc.is_empty()) {
                 parts.push(Bson::Document(f.doc));
@@ -150,7 +182,7 @@ impl<Root> Filter<Root> {
             },
             _ => doc! { op: parts },
         };
-        Filter::from_parts(doc, error)
+        Filter::from_parts(doc, error).scoped(scope)
     }
 
     /// The filter document as it will be sent.
@@ -179,7 +211,7 @@ impl<Root> Default for Filter<Root> {
 
 impl<Root> Clone for Filter<Root> {
     fn clone(&self) -> Self {
-        Filter::from_parts(self.doc.clone(), self.error.clone())
+        Filter::from_parts(self.doc.clone(), self.error.clone()).scoped(self.scope)
     }
 }
 
@@ -206,7 +238,7 @@ impl<Root> BitOr for Filter<Root> {
 impl<Root> Not for Filter<Root> {
     type Output = Filter<Root>;
     fn not(self) -> Self {
-        Filter::from_parts(doc! { "$nor": [self.doc] }, self.error)
+        Filter::from_parts(doc! { "$nor": [self.doc] }, self.error).scoped(self.scope)
     }
 }
 

@@ -82,6 +82,9 @@ fn field_index(cont: &Container<'_>, f: &Field<'_>) -> Option<TokenStream> {
     if index.sparse.is_some() {
         spec = quote!(#spec.sparse());
     }
+    if let Some(soft) = live_only(cont, index.unique.is_some(), &index.more, &[stored]) {
+        spec = quote!(#spec.then(#soft, ::odm::__private::IndexKey::Asc));
+    }
     if let Some((secs, _)) = index.expire_after_secs {
         spec = quote!(#spec.expire_after_secs(#secs));
     }
@@ -120,9 +123,36 @@ fn with_options(cont: &Container<'_>, more: &IndexOptions, mut spec: TokenStream
     spec
 }
 
+/// The stored field of the model's soft delete, as the last key of a unique index that
+/// applies to live documents only (every live document has it `null`, a deleted one the time
+/// of its delete): `None` for an index that is not unique, says `forever`, or has the field
+/// among its `keys` already.
+fn live_only(
+    cont: &Container<'_>,
+    unique: bool,
+    more: &IndexOptions,
+    keys: &[&String],
+) -> Option<String> {
+    let field = crate::model::soft_delete::field(cont)?;
+    let free = keys.iter().all(|k| **k != field.stored);
+    (unique && more.forever.is_none() && free).then(|| field.stored.clone())
+}
+
 /// A compound index the model declares (`#[odm(index(keys = "..."))]`).
 fn compound_index(cont: &Container<'_>, idx: &CompoundIndex) -> Option<TokenStream> {
-    let spec = compound_keys(cont, idx)?;
+    let mut spec = compound_keys(cont, idx)?;
+    let keys: Vec<&String> = idx
+        .keys
+        .iter()
+        .filter_map(|k| {
+            cont.field_named(&k.segments[0])
+                .filter(|_| k.segments.len() == 1)
+        })
+        .map(|f| &f.stored)
+        .collect();
+    if let Some(soft) = live_only(cont, idx.unique.is_some(), &idx.more, &keys) {
+        spec = quote!(#spec.then(#soft, ::odm::__private::IndexKey::Asc));
+    }
     Some(with_options(cont, &idx.more, spec))
 }
 

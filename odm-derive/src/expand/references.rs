@@ -67,6 +67,8 @@ pub fn reference_infos(cont: &Container<'_>) -> Option<TokenStream> {
         // At the target, through the rule that names what a reference targets: a `Ref` to an
         // embedded type or a plain value is this one error (`Ref` itself accepts them).
         let dbref = f.dbref.map(|_| quote!(.stored_as_dbref()));
+        let marked =
+            matches!(r.on_soft_delete, Some((true, _))).then(|| quote!(.marked_on_soft_delete()));
         let target_collection = quote_spanned! {target.span()=>
             <#target as ::odm::__private::ReferenceTarget>::COLLECTION
         };
@@ -83,7 +85,8 @@ pub fn reference_infos(cont: &Container<'_>) -> Option<TokenStream> {
             )
             .bounded(#max)
             #stamped
-            #dbref);
+            #dbref
+            #marked);
         })
     });
     let infos: Vec<_> = infos.collect();

@@ -22,7 +22,7 @@ pub use copies::{sub_path, CopyInfo, CopyKind, ValueCheck};
 pub use defaults::{Acknowledged, Defaults, ReadMode};
 pub(crate) use index::default_index_name;
 pub use index::{IndexKey, IndexSpec};
-pub use references::{OnDelete, RefKind, ReferenceInfo};
+pub use references::{OnDelete, OnSoftDelete, RefKind, ReferenceInfo};
 pub use routing::RouteVerdict;
 pub(crate) use routing::{unpinned, verdict_for, KeyCarrier};
 pub use schema::{nullable, FieldSchema, Schema};

@@ -26,6 +26,20 @@ pub enum OnDelete {
     Cascade,
 }
 
+/// What a soft delete of the referenced document does to the holders
+/// (`#[reference(on_soft_delete = "...")]`, see [`crate::soft_delete`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnSoftDelete {
+    /// Nothing: the holders stay as they are (the default; the document they reference is
+    /// still stored and still resolves).
+    #[default]
+    Leave,
+    /// Mark the holders too, at the same time as the document they reference, and restore
+    /// them with it (the holder's model has soft deletes of its own).
+    Mark,
+}
+
 /// One reference field, as registered by the derive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -57,6 +71,8 @@ pub struct ReferenceInfo {
     pub from_kind: Option<crate::kind::Kind>,
     /// The holder's version and timestamp fields, which a delete rule's write updates.
     pub from_stamps: crate::catalog::Stamps,
+    /// What a soft delete of the referenced document does to the holder.
+    pub on_soft_delete: OnSoftDelete,
 }
 
 impl ReferenceInfo {
@@ -86,7 +102,15 @@ impl ReferenceInfo {
             dbref: None,
             from_kind: None,
             from_stamps: crate::catalog::Stamps::NONE,
+            on_soft_delete: OnSoftDelete::Leave,
         }
+    }
+
+    /// Used by the generated code: a soft delete of the referenced document marks the holder.
+    #[doc(hidden)]
+    pub fn marked_on_soft_delete(mut self) -> Self {
+        self.on_soft_delete = OnSoftDelete::Mark;
+        self
     }
 
     /// Used by the generated code: the holder keeps a version or `updated_at`, which the

@@ -94,6 +94,8 @@ pub(crate) struct DeleteCall<'a> {
     pub odm: &'a Odm,
     pub filter: Document,
     pub many: bool,
+    /// A purge (`Odm::purge`): the documents are removed even from a model with soft deletes.
+    pub hard: bool,
     pub session: Option<&'a mut ClientSession>,
 }
 

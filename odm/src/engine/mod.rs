@@ -29,7 +29,7 @@ pub(crate) use maintainer::{
 };
 pub(crate) use own::{Command, Effect, Own, Returning, Written};
 pub(crate) use read::{
-    decoded, find_decoded, find_documents, missing_in, model_filter, read_options,
+    decoded, find_decoded, find_documents, missing_in, model_filter, read_options, soft_deleted,
 };
 pub(crate) use routed::{by_id_routed, routed};
 pub(crate) use sending::{write_future, Deleted, DriverFuture, Known, Same, Sending};

@@ -104,26 +104,37 @@ pub(crate) use decoded;
 pub(crate) fn model_filter<T: crate::Model>(
     filter: crate::Filter<T>,
 ) -> crate::Result<bson::Document> {
+    let scope = filter.scope();
     let doc = filter.into_document(T::COLLECTION)?;
     let doc = match T::entry().kind {
         Some(kind) => kind.restrict(doc),
         None => doc,
     };
     Ok(match T::entry().soft_delete {
-        Some(field) => without_deleted(field, doc),
+        Some(field) => soft_deleted(field, scope, doc),
         None => doc,
     })
 }
 
-/// `filter` restricted to the documents a soft delete has not marked (`field` null or
-/// missing), after the caller's conditions; a filter that already names the field is
-/// combined with `$and`, so that it cannot reach the deleted documents.
-fn without_deleted(field: &str, mut filter: Document) -> Document {
-    let live = crate::literal::eq(field, bson::Bson::Null);
+/// `filter` restricted to the documents of `scope` (see [`crate::soft_delete`]): by default
+/// those a soft delete has not marked (`field` null or missing), or the marked ones only
+/// (`field` not null). The condition comes after the caller's; a filter that already names
+/// the field is combined with `$and`, so that it cannot reach the documents of another scope.
+pub(crate) fn soft_deleted(
+    field: &str,
+    scope: crate::query::Scope,
+    mut filter: Document,
+) -> Document {
+    use crate::query::Scope;
+    let condition = match scope {
+        Scope::All => return filter,
+        Scope::Live => crate::literal::eq(field, bson::Bson::Null),
+        Scope::Deleted => crate::literal::ne(field, bson::Bson::Null),
+    };
     if filter.contains_key(field) {
-        return bson::doc! { "$and": [filter, live] };
+        return bson::doc! { "$and": [filter, condition] };
     }
-    filter.extend(live);
+    filter.extend(condition);
     filter
 }
 

@@ -2,6 +2,7 @@
 //! state, constructors and settings are the engine's).
 
 mod new;
+mod soft;
 mod tree;
 
 use crate::engine::Odm;

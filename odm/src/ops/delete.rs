@@ -27,6 +27,7 @@ pub struct Delete<'a, T> {
     odm: &'a Odm,
     filter: Filter<T>,
     many: bool,
+    hard: bool,
     session: Option<&'a mut ClientSession>,
     concern: Option<Box<WriteConcern>>,
 }
@@ -37,9 +38,17 @@ impl<'a, T: Model> Delete<'a, T> {
             odm,
             filter,
             many,
+            hard: false,
             session: None,
             concern: None,
         }
+    }
+
+    /// The delete of a purge (see [`Odm::purge`]): the documents are removed even from a
+    /// model with soft deletes.
+    pub(crate) fn hard(mut self) -> Self {
+        self.hard = true;
+        self
     }
 
     /// Runs inside the caller's session.
@@ -51,11 +60,18 @@ impl<'a, T: Model> Delete<'a, T> {
     /// The delete as one future: offered to the maintainers, else the plain `delete`.
     fn start(mut self) -> DeleteSending<'a> {
         crate::engine::concerned!(return Sending::Boxed, self: Delete.start);
-        match crate::engine::model_filter(self.filter) {
+        // A delete marks live documents only, whatever the filter's scope; a purge reaches
+        // the documents of its own.
+        let filter = match self.hard {
+            true => self.filter,
+            false => self.filter.scoped(crate::query::Scope::Live),
+        };
+        match crate::engine::model_filter(filter) {
             Ok(filter) => crate::pipeline::delete::<T>(DeleteCall {
                 odm: self.odm,
                 filter,
                 many: self.many,
+                hard: self.hard,
                 session: self.session,
             }),
             Err(e) => Sending::failed(e),

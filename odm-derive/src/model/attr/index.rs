@@ -34,6 +34,9 @@ pub struct IndexOptions {
     /// `collation(locale = "en", strength = 2)`: the locale and the strength.
     pub collation: Option<(String, i32)>,
     pub hidden: Option<Span>,
+    /// `forever`: a unique index of a model with soft deletes applies to its deleted documents
+    /// too (without it, to the live ones only).
+    pub forever: Option<Span>,
     /// `partial(field = value, ...)`: the documents indexed, each field equal to its value.
     pub partial: Vec<(syn::Ident, Lit)>,
 }
@@ -43,6 +46,8 @@ impl IndexOptions {
     fn parse(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
         if meta.path.is_ident("hidden") {
             set_flag(cx, &mut self.hidden, meta, "hidden")?;
+        } else if meta.path.is_ident("forever") {
+            set_flag(cx, &mut self.forever, meta, "forever")?;
         } else if meta.path.is_ident("collation") {
             self.parse_collation(cx, meta)?;
         } else if meta.path.is_ident("partial") {

@@ -61,9 +61,9 @@ impl Derive {
 
 const CONTAINER_KEYS: &str =
     "`collection`, `index`, `kind_of`, `common`, `bucket`, `counters`, `time_series`, `tree`, `shard_key`, `subset_of`, `schema_version`, `upgrade`, `soft_delete`, `read_preference`, `write_concern`";
-const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`, `kind`, `collation`, `hidden`, `partial`";
+const FIELD_INDEX_KEYS: &str = "`unique`, `sparse`, `desc`, `text`, `name`, `expire_after_secs`, `kind`, `collation`, `hidden`, `partial`, `forever`";
 const COMPOUND_INDEX_KEYS: &str =
-    "`keys`, `unique`, `sparse`, `text`, `name`, `collation`, `hidden`, `partial`";
+    "`keys`, `unique`, `sparse`, `text`, `name`, `collation`, `hidden`, `partial`, `forever`";
 
 /// `#[odm(...)]` on the struct, plus the serde container attributes that change paths.
 #[derive(Default)]

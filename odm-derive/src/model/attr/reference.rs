@@ -30,14 +30,17 @@ pub struct ReferenceAttr {
     pub bound: Bound,
     pub inverse: Option<LitStr>,
     pub on_delete: Option<(OnDelete, Span)>,
+    /// `on_soft_delete = "mark"` (true) or `"leave"`: what a soft delete of the referenced
+    /// document does to this one, and where the value is.
+    pub on_soft_delete: Option<(bool, Span)>,
     /// An option was already reported as wrong (unknown key, bad value): the rules about what
     /// the attribute lacks, and about the field's type, are not checked.
     pub malformed: bool,
 }
 
 pub(super) const REFERENCE_KEYS: &str =
-    "`many`, `poly`, `max`, `allow_large`, `inverse`, `on_delete`";
-pub(super) const PARENT_KEYS: &str = "`inverse`, `on_delete`";
+    "`many`, `poly`, `max`, `allow_large`, `inverse`, `on_delete`, `on_soft_delete`";
+pub(super) const PARENT_KEYS: &str = "`inverse`, `on_delete`, `on_soft_delete`";
 
 impl ReferenceAttr {
     pub(super) fn parse(cx: &Ctxt, attr: &Attribute, parent: bool) -> Self {
@@ -49,6 +52,7 @@ impl ReferenceAttr {
             bound: Bound::default(),
             inverse: None,
             on_delete: None,
+            on_soft_delete: None,
             malformed: false,
         };
         if matches!(attr.meta, syn::Meta::Path(_)) {
@@ -112,6 +116,8 @@ impl ReferenceAttr {
                         ),
                     }
                 }
+            } else if meta.path.is_ident("on_soft_delete") {
+                parse_soft_rule(cx, &meta, &mut out)?;
             } else {
                 out.malformed = true;
                 cx.error_spanned_by(
@@ -128,4 +134,33 @@ impl ReferenceAttr {
         }
         out
     }
+}
+
+/// `on_soft_delete = "mark"` or `"leave"` into `out`, reporting a repeated key or another rule.
+fn parse_soft_rule(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    out: &mut ReferenceAttr,
+) -> syn::Result<()> {
+    let Some(lit) = string_value(cx, meta, "on_soft_delete", "mark")? else {
+        return Ok(());
+    };
+    let mark = match lit.value().as_str() {
+        "mark" => true,
+        "leave" => false,
+        other => {
+            out.malformed = true;
+            cx.error_spanned_by(
+                &lit,
+                format!("unknown soft delete rule `{other}`, expected \"mark\" (mark this document with the one it references) or \"leave\""),
+            );
+            return Ok(());
+        }
+    };
+    if out.on_soft_delete.is_some() {
+        cx.error_spanned_by(&meta.path, "duplicate `on_soft_delete`");
+    } else {
+        out.on_soft_delete = Some((mark, lit.span()));
+    }
+    Ok(())
 }

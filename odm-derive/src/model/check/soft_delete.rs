@@ -9,6 +9,7 @@ use crate::ctxt::Ctxt;
 /// The field exists, is stored, is an `Option` (`None` until the delete), and the model has a
 /// collection of its own.
 pub fn check(cx: &Ctxt, cont: &Container<'_>) {
+    check_rules(cx, cont);
     let Some(soft) = &cont.soft_delete else {
         return;
     };
@@ -48,5 +49,25 @@ pub fn check(cx: &Ctxt, cont: &Container<'_>) {
             f.ty,
             format!("the soft delete's field is `None` until the document is deleted: `{name}: Option<odm::bson::DateTime>`"),
         );
+    }
+}
+
+/// `on_soft_delete = "mark"` marks the holder itself: its model has soft deletes, and the
+/// reference names one model (the target's soft deletes are checked by the expansion, at the
+/// value). `"leave"` is what every reference does without the option.
+fn check_rules(cx: &Ctxt, cont: &Container<'_>) {
+    for f in cont.stored_fields() {
+        let Some(r) = &f.reference else { continue };
+        let Some((true, span)) = r.on_soft_delete else {
+            continue;
+        };
+        if r.poly.is_some() {
+            cx.error_at(span, "a polymorphic reference names several models: `on_soft_delete = \"mark\"` is declared on a reference to one model");
+        } else if cont.soft_delete.is_none() {
+            cx.error_at(
+                span,
+                format!("`on_soft_delete = \"mark\"` marks this `{}` when the document it references is soft-deleted: `{}` needs soft deletes of its own (`#[odm(soft_delete)]` and a field `deleted_at: Option<odm::bson::DateTime>`)", cont.ident, cont.ident),
+            );
+        }
     }
 }

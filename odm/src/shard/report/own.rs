@@ -30,12 +30,7 @@ pub(super) fn own_operations<T: Model>(out: &mut Routes<'_>) {
     let tree = T::entry().tree.is_some();
     let rules = soft.is_none() && !tree && crate::relations::has_rules(out.catalog, c);
     match soft {
-        Some(field) => out.add(
-            format!("delete_document of a loaded {model}"),
-            c,
-            format!("update {c} {{ _id, <its shard key> }} (a soft delete: `{field}` set)"),
-            &with_id,
-        ),
+        Some(field) => soft_delete(out, &model, field),
         None if rules => {
             out.add(
                 format!("delete_document of a loaded {model}: its id read (with its shard key)"),
@@ -249,4 +244,44 @@ fn tree_delete_routes(out: &mut Routes<'_>, tree: crate::catalog::TreeInfo) {
             &named,
         );
     }
+}
+
+/// The routes of a loaded document's soft delete: one update of it; or, when it marks holders,
+/// its id read, each rule's holders marked, the document marked by its id (see
+/// [`crate::soft_delete::marks`]).
+fn soft_delete(out: &mut Routes<'_>, model: &str, field: &str) {
+    let c = out.c;
+    let with_id = out.with_id.clone();
+    if !crate::soft_delete::marks::marks_holders(out.catalog, c) {
+        out.add(
+            format!("delete_document of a loaded {model}"),
+            c,
+            format!("update {c} {{ _id, <its shard key> }} (a soft delete: `{field}` set)"),
+            &with_id,
+        );
+        return;
+    }
+    out.add(
+        format!("delete_document of a loaded {model}: its id read"),
+        c,
+        format!("find {c} {{ _id, <its shard key> }}"),
+        &with_id,
+    );
+    for (r, holder_field) in crate::soft_delete::marks::rules(out.catalog, c) {
+        out.add(
+            format!("delete_document of a loaded {model}: the holders it marks"),
+            r.from,
+            format!(
+                "update {} {{ {}: {{ $in: <ids read> }} }} (a soft delete: `{holder_field}` set)",
+                r.from, r.path
+            ),
+            &[r.path.as_str()],
+        );
+    }
+    out.add(
+        format!("delete_document of a loaded {model}: the mark, by the id read"),
+        c,
+        format!("update {c} {{ _id: {{ $in: <ids read> }} }} (a soft delete: `{field}` set)"),
+        &["_id"],
+    );
 }
