@@ -54,6 +54,8 @@ mod expanded;
 mod explain_kinds;
 #[path = "explain_shapes.rs"]
 mod explain_shapes;
+#[path = "find_one_and.rs"]
+mod find_one_and;
 #[path = "follower.rs"]
 mod follower;
 #[path = "handle_options.rs"]

@@ -136,8 +136,8 @@ pub(crate) async fn acquire(odm: &Odm, owner: ObjectId, lease: Duration) -> Resu
     let update = vec![doc! { "$set": { "owner": owner, "lease": until(lease) } }];
     let write = Own::update(FOLLOWER, filter, update, Effect::Derived, "follower lease");
     let returning = Returning {
-        projection: None,
         which: Some(mongodb::options::ReturnDocument::After),
+        ..Returning::default()
     };
     match odm.modify_own(write.one().upsert(), returning, None).await {
         Ok(Some(d)) => read(&d).map(Some),

@@ -320,6 +320,30 @@ impl Odm {
         FindOneAndUpdate::new(self, filter, update)
     }
 
+    /// Deletes the first document matching `filter` (in the order of
+    /// [`sort`](crate::ops::FindOneAndDelete::sort)) and returns it as it was: a queue's next
+    /// job taken. Sends one `findAndModify`; a model with delete rules, soft deletes, copies
+    /// or a tree reads it first and deletes it as [`Odm::delete_one`] does (see
+    /// [`FindOneAndDelete`](crate::ops::FindOneAndDelete)).
+    pub fn find_one_and_delete<T: Model>(
+        &self,
+        filter: Filter<T>,
+    ) -> crate::ops::FindOneAndDelete<'_, T> {
+        crate::ops::FindOneAndDelete::new(self, filter)
+    }
+
+    /// Replaces the document with `doc`'s `_id`, if it matches `filter`, and returns it as it
+    /// was (or as it is, with `return_new`). Sends one `findAndModify`; a model that holds or
+    /// gives copies, keeps versions or two-way arrays reads it first and replaces it as
+    /// [`Odm::replace_one`] does (see [`FindOneAndReplace`](crate::ops::FindOneAndReplace)).
+    pub fn find_one_and_replace<'a, T: Model>(
+        &'a self,
+        filter: Filter<T>,
+        doc: &'a T,
+    ) -> crate::ops::FindOneAndReplace<'a, T> {
+        crate::ops::FindOneAndReplace::new(self, filter, doc)
+    }
+
     /// The children of `parents` through the parent reference `link` (the reverse of a
     /// `#[parent]` field: `odm.children(LogMsg::host(), &hosts)`), with a per-parent sort and
     /// limit. Sends one `find`, or with `.limit_per_parent(n)` one `aggregate`, whatever the

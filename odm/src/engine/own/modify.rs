@@ -17,6 +17,8 @@ pub(crate) struct Returning {
     /// The document as the write left it (`After`), or as it was (`Before`); `None` leaves
     /// it to the server's default (as it was) without saying so in the command.
     pub which: Option<ReturnDocument>,
+    /// Which document is taken when several match (a user's `find_one_and_delete`).
+    pub sort: Option<Document>,
 }
 
 impl Returning {
@@ -25,6 +27,7 @@ impl Returning {
         Returning {
             projection: Some(projection),
             which: Some(ReturnDocument::Before),
+            sort: None,
         }
     }
 
@@ -33,6 +36,7 @@ impl Returning {
         Returning {
             projection: Some(projection),
             which: None,
+            sort: None,
         }
     }
 
@@ -41,6 +45,7 @@ impl Returning {
         Returning {
             projection: Some(projection),
             which: Some(ReturnDocument::After),
+            sort: None,
         }
     }
 }
@@ -76,7 +81,7 @@ impl Odm {
         let command = std::mem::replace(&mut write.command, Command::Delete);
         let array_filters = write.array_filters.take();
         let fail = |e| write.failed(e);
-        let which = returning.which;
+        let (which, sort) = (returning.which, returning.sort);
         match command {
             Command::Update(update) => {
                 let mut action = coll.find_one_and_update(filter, update);
@@ -85,6 +90,9 @@ impl Odm {
                 }
                 if let Some(projection) = returning.projection {
                     action = action.projection(projection);
+                }
+                if let Some(sort) = sort {
+                    action = action.sort(sort);
                 }
                 // Said only when it holds: the command is the one the feature would send.
                 if write.upsert {
@@ -106,6 +114,9 @@ impl Odm {
                 if let Some(projection) = returning.projection {
                     action = action.projection(projection);
                 }
+                if let Some(sort) = sort {
+                    action = action.sort(sort);
+                }
                 super::super::send!(action, session).map_err(fail)
             }
             Command::Insert(_) => Err(Error::Unsupported(format!(
@@ -116,6 +127,9 @@ impl Odm {
                 let mut action = coll.find_one_and_delete(filter);
                 if let Some(projection) = returning.projection {
                     action = action.projection(projection);
+                }
+                if let Some(sort) = sort {
+                    action = action.sort(sort);
                 }
                 super::super::send!(action, session).map_err(fail)
             }
