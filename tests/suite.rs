@@ -144,3 +144,5 @@ mod two_way_writes;
 mod validators;
 #[path = "versioning.rs"]
 mod versioning;
+#[path = "watch.rs"]
+mod watch;

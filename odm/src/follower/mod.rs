@@ -64,6 +64,7 @@ mod lost;
 mod state;
 mod status;
 mod watch;
+pub(crate) use watch::refusal;
 
 use std::time::Duration;
 

@@ -13,6 +13,7 @@ mod insert;
 mod replace;
 mod stream;
 mod update;
+mod watch;
 
 pub use crate::engine::InSession;
 pub use count::{Count, EstimatedCount};
@@ -31,6 +32,7 @@ pub use replace::Replace;
 pub(crate) use stream::Open;
 pub use stream::{FindStream, DEFAULT_STREAM_BATCH};
 pub use update::UpdateOp;
+pub use watch::{Change, ChangeKind, Changes, Watch};
 
 /// Implements `IntoFuture` for a builder, traced as the operation `$name` (see
 /// [`crate::trace`]); `$documents` gives the `documents` field from the output.
