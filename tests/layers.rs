@@ -355,6 +355,8 @@ const LAYERS: &[(usize, &[&str])] = &[
             "versioning",
             "reference::dbref",
             "soft_delete",
+            "geo",
+            "search",
             "diagram",
         ],
     ),

@@ -58,6 +58,8 @@ mod explain_shapes;
 mod find_one_and;
 #[path = "follower.rs"]
 mod follower;
+#[path = "geo.rs"]
+mod geo;
 #[path = "handle_options.rs"]
 mod handle_options;
 #[path = "harness.rs"]
@@ -112,6 +114,8 @@ mod read_options;
 mod reference_ring;
 #[path = "restore_and_purge.rs"]
 mod restore_and_purge;
+#[path = "search.rs"]
+mod search;
 #[path = "shard.rs"]
 mod shard;
 #[path = "shard_hashed.rs"]

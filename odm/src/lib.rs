@@ -58,6 +58,7 @@ mod document;
 mod engine;
 mod error;
 pub mod follower;
+pub mod geo;
 mod handle;
 pub mod index;
 mod key_check;
@@ -81,6 +82,7 @@ mod reference;
 mod refusal;
 pub mod relations;
 pub mod rules;
+pub mod search;
 pub mod shard;
 pub mod soft_delete;
 pub mod subset;
@@ -394,6 +396,7 @@ pub mod __private {
     pub use crate::catalog::{Segment, ShardKey, ShardOrder, TimeSeriesEntry};
     pub use crate::counters::{Counted, CounterPaths, Granularity};
     pub use crate::engine::Loading;
+    pub use crate::geo::GeoIndexed;
     pub use crate::kind::{Kind, Kinds};
     pub use crate::migrations::SchemaVersion;
     pub use crate::model::{Embed, Model};
@@ -403,6 +406,7 @@ pub mod __private {
     pub use crate::path::{Copied, Each, Field, Single};
     pub use crate::populate::{Inverse, RefContainer, RefPath, RefSlots};
     pub use crate::populate::{PolyContainer, PolyPart, PolyPath, PolySlots, PolyTargets};
+    pub use crate::query::TextIndexed;
     pub use crate::reference::dbref::{dbref_of, serialize_ref, typed, unknown_collection, Stored};
     pub use crate::reference::dbref::{
         dbref_of_target, poly_deserialize, read_target, serialize_target, target_collection,

@@ -84,6 +84,27 @@ pub struct Filter<Root> {
     _root: PhantomData<fn() -> Root>,
 }
 
+/// Models with a text index (`#[index(text)]` on a field, or `#[odm(index(keys = "...",
+/// text))]`), which `$text` needs; `#[derive(Model)]` implements it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` declares no text index, which a text search needs",
+    label = "a model without a text index",
+    note = "declare one: `#[index(text)]` on each field searched; the server refuses `$text` without it"
+)]
+pub trait TextIndexed {}
+
+impl<Root> Filter<Root> {
+    /// Text search over the collection's text index: `{$text: {$search: terms}}`. The terms
+    /// are the server's search syntax (words, `"phrases"`, `-excluded`), never an operator.
+    /// [`Odm::search`](crate::Odm::search) returns each document's score too, best first.
+    pub fn text(terms: &str) -> Self
+    where
+        Root: TextIndexed,
+    {
+        Filter::raw(doc! { "$text": { "$search": terms } })
+    }
+}
+
 /// Which documents of a model with [soft deletes](crate::soft_delete) a filter reaches: the
 /// live ones unless it says otherwise (`Filter::with_deleted`, `Filter::only_deleted`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -110,11 +131,6 @@ impl<Root> Filter<Root> {
     /// operator or a pattern.
     pub fn raw(doc: Document) -> Self {
         Filter::from_parts(doc, None)
-    }
-
-    /// Text search over the collection's text index: `{$text: {$search: terms}}`.
-    pub fn text(terms: &str) -> Self {
-        Filter::raw(doc! { "$text": { "$search": terms } })
     }
 
     pub(crate) fn from_parts(doc: Document, error: Option<Deferred>) -> Self {

@@ -28,6 +28,20 @@ pub fn index_specs(cont: &Container<'_>) -> TokenStream {
     }
 }
 
+/// The marks of the searches the model's indexes answer: `GeoIndexed` with a 2dsphere index
+/// (`$near`, `$geoNear`), `TextIndexed` with a text index (`$text` with its score).
+pub fn searchable(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let indexes = || cont.stored_fields().filter_map(|f| f.index.as_ref());
+    let geo = indexes()
+        .any(|i| matches!(i.kind, Some((IndexKind::Sphere, _))))
+        .then(|| quote!(impl ::odm::__private::GeoIndexed for #ident {}));
+    let text = (indexes().any(|i| i.text.is_some())
+        || cont.compound_indexes.iter().any(|i| i.text.is_some()))
+    .then(|| quote!(impl ::odm::__private::TextIndexed for #ident {}));
+    quote!(#geo #text)
+}
+
 /// The index of a reference: references are queried by their field (delete rules, children,
 /// two-way checks), so they get one without being asked, unless the field declares its own or
 /// a declared compound index starts with it.

@@ -112,12 +112,13 @@ pub(super) fn model_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> Tok
 }
 
 /// The items beside the `Model` impl that each feature adds: counters, the subset's pair,
-/// the soft delete's check, the typed paths, the checks of embedded types, inverse references
+/// the soft delete's check, the searches its indexes allow, the typed paths, the checks of embedded types, inverse references
 /// and copied fields, the bucket.
 fn beside_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> TokenStream {
     let counters = counters::counters_impl(cont);
     let subset = subset::subset_items(cont);
     let soft_delete = soft_delete::checks(cont);
+    let searchable = indexes::searchable(cont);
     let accessors = paths::model_accessors(cont);
     let embed_checks = embed_check::embed_attribute_checks(cont);
     let inverse_checks = references::inverse_checks(cont);
@@ -127,6 +128,7 @@ fn beside_impl(cont: &Container<'_>, checked: &Checked<'_, '_>) -> TokenStream {
         #counters
         #subset
         #soft_delete
+        #searchable
         #accessors
         #embed_checks
         #inverse_checks

@@ -1,7 +1,7 @@
 //! Decoding stored documents with errors that name collection, `_id` and field path.
 
 use bson::raw::{RawBsonRef, RawDocument};
-use bson::{Bson, Document};
+use bson::{Bson, Document, RawDocumentBuf};
 use serde::de::DeserializeOwned;
 
 use crate::error::show_id;
@@ -70,6 +70,34 @@ pub(crate) fn id_of(raw: &RawDocument) -> Option<Bson> {
         .ok()
         .flatten()
         .and_then(|v| Bson::try_from(v).ok())
+}
+
+/// A document a server stage returned with a number of its own added at `key` (a distance, a
+/// text score), decoded as `T` without it, and the number: a typed error naming the
+/// collection and the document when the number is missing.
+pub(crate) fn with_number<T: DeserializeOwned>(
+    from: &Reading<'_>,
+    raw: &RawDocument,
+    key: &str,
+) -> crate::Result<(T, f64)> {
+    let fail = |path: &str, message: String| Error::Decode {
+        collection: from.collection.to_owned(),
+        id: show_id(id_of(raw).as_ref()),
+        path: path.to_owned(),
+        message,
+    };
+    let mut stripped = RawDocumentBuf::new();
+    let mut number = None;
+    for element in raw {
+        let (name, value) = element.map_err(|e| fail("", e.to_string()))?;
+        match name.as_str() == key {
+            true => number = Bson::try_from(value).ok().and_then(|v| v.as_f64()),
+            false => stripped.append(name, value),
+        }
+    }
+    let document = decode(from, &stripped)?;
+    let number = number.ok_or_else(|| fail(key, "the server returned no number here".into()))?;
+    Ok((document, number))
 }
 
 /// The error for a document whose discriminator names no kind; `None` when it names one (the

@@ -75,22 +75,29 @@ pub(crate) use read_options;
 /// Runs the driver's cursor `action` on the collection of `$model` (a `find`, an
 /// `aggregate`), in `$session` when there is one (an `Option<&mut ClientSession>`), and decodes
 /// every document it returns with the [`Reading`](crate::decode::Reading) `$from`: a
-/// `Result<Vec<_>>`, the first driver or decoding error ending it.
+/// `Result<Vec<_>>`, the first driver or decoding error ending it. With `@each`, `$each` turns
+/// each returned `&RawDocument` into a `Result` of the value instead.
 macro_rules! decoded {
-    ($action:expr, $session:expr, $from:expr, $model:ty) => {{
+    ($action:expr, $session:expr, $from:expr, $model:ty) => {
+        $crate::engine::decoded!(@each $action, $session, |raw: &::bson::RawDocument| {
+            $crate::decode::decode($from, raw)
+        }, $model)
+    };
+    (@each $action:expr, $session:expr, $each:expr, $model:ty) => {{
         let error = $crate::Odm::driver_error::<$model>;
+        let each = $each;
         let mut out = ::std::vec::Vec::new();
         match $session {
             None => {
                 let mut cursor = $action.await.map_err(error)?;
                 while cursor.advance().await.map_err(error)? {
-                    out.push($crate::decode::decode($from, cursor.current())?);
+                    out.push(each(cursor.current())?);
                 }
             }
             Some(session) => {
                 let mut cursor = $action.session(&mut *session).await.map_err(error)?;
                 while cursor.advance(session).await.map_err(error)? {
-                    out.push($crate::decode::decode($from, cursor.current())?);
+                    out.push(each(cursor.current())?);
                 }
             }
         }
