@@ -26,6 +26,8 @@ mod book;
 mod bounds;
 #[path = "buckets.rs"]
 mod buckets;
+#[path = "bulk_writes.rs"]
+mod bulk_writes;
 #[path = "concurrency.rs"]
 mod concurrency;
 #[path = "copies_elsewhere.rs"]

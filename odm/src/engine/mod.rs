@@ -27,7 +27,7 @@ pub(crate) use maintainer::{
     DeleteCall, Described, InsertCall, Maintainer, ModifyCall, NextDelete, NextInsert, NextModify,
     NextReplace, NextUpdate, ReplaceCall, Step, Stepped, UpdateCall,
 };
-pub(crate) use own::{Command, Effect, Own, Returning, Written};
+pub(crate) use own::{BatchWritten, Command, Effect, Own, Returning, Statements, Written};
 pub(crate) use read::{
     decoded, find_decoded, find_documents, missing_in, model_filter, read_options, soft_deleted,
 };

@@ -1,10 +1,12 @@
 //! The one error type of the crate.
 
+mod bulk;
 mod classify;
 mod restricted;
 mod show;
 mod sync_report;
 
+pub use bulk::{BulkFailure, BulkWritten};
 pub use restricted::DeleteRestricted;
 pub use sync_report::{CollectionSync, IndexDiff, IndexFailure, ShardSync, SyncReport};
 
@@ -530,6 +532,17 @@ pub enum Error {
         /// The driver's error, for the full server reply.
         #[source]
         source: Box<mongodb::error::Error>,
+    },
+
+    /// Writes of a bulk write ([`Odm::bulk`](crate::Odm::bulk)) failed, each named by its
+    /// place in the batch. The others were written (in an ordered batch, those before the
+    /// first failure; none after it), as `written` counts.
+    #[error("a bulk write failed: {}", bulk::show_failures(.failures))]
+    BulkWrite {
+        /// What the writes that went through did.
+        written: BulkWritten,
+        /// The writes that failed, in order.
+        failures: Vec<BulkFailure>,
     },
 
     /// Any other error reported by the driver or the server.

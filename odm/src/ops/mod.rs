@@ -1,5 +1,6 @@
 //! The operation builders returned by [`Odm`](crate::Odm). Each is `.await`ed to run.
 
+mod bulk;
 mod count;
 mod delete;
 mod encode;
@@ -16,6 +17,8 @@ mod update;
 mod watch;
 
 pub use crate::engine::InSession;
+pub use crate::error::{BulkFailure, BulkWritten};
+pub use bulk::Bulk;
 pub use count::{Count, EstimatedCount};
 pub use delete::Delete;
 #[cfg(feature = "testing")]

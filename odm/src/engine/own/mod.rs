@@ -19,6 +19,8 @@ mod bounded;
 mod modify;
 mod statements;
 
+pub(crate) use statements::{BatchWritten, Statements};
+
 pub(crate) use modify::Returning;
 
 use super::Odm;

@@ -69,15 +69,68 @@ impl Odm {
         statements: Vec<Document>,
         ordered: bool,
         shown: &str,
-        mut session: Option<&mut ClientSession>,
+        session: Option<&mut ClientSession>,
     ) -> Result<AllWritten> {
-        let mut all = AllWritten::default();
+        let kind = Statements::Update;
+        let written = self
+            .write_statements(collection, kind, statements, ordered, shown, session)
+            .await?;
+        Ok(AllWritten {
+            matched: written.n,
+            modified: written.modified,
+            refused: written.refused,
+        })
+    }
+}
+
+/// The write commands a batch of the caller's statements is sent as: `insert` (statements are
+/// documents), `update` (`{q, u, ...}`), `delete` (`{q, limit}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Statements {
+    Insert,
+    Update,
+    Delete,
+}
+
+/// What a batch of the caller's statements did, by the server's replies.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct BatchWritten {
+    /// `n`: documents inserted, matched by the updates, or deleted.
+    pub n: u64,
+    /// `nModified`: documents the updates changed.
+    pub modified: u64,
+    /// Documents the updates' upserts inserted.
+    pub upserted: u64,
+    /// The statements refused, numbered from the first given. Ordered writes stop at the first.
+    pub refused: Vec<Refused>,
+}
+
+impl Odm {
+    /// Sends `statements`, writes of the caller's on `collection` that no maintainer concerns
+    /// (prepared by the operation as its plain command would be), as `kind` commands: one per
+    /// batch of at most [`crate::batch::MAX_WRITE_BATCH`] statements and about
+    /// [`crate::batch::MAX_IDS_BYTES`], on the primary, with the handle's write concern
+    /// outside a session. `ordered`: each command ordered, none sent after a refusal. A
+    /// failure of a whole command names `shown`.
+    pub(crate) async fn write_statements(
+        &self,
+        collection: &str,
+        kind: Statements,
+        statements: Vec<Document>,
+        ordered: bool,
+        shown: &str,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<BatchWritten> {
+        let (name, field) = match kind {
+            Statements::Insert => ("insert", "documents"),
+            Statements::Update => ("update", "updates"),
+            Statements::Delete => ("delete", "deletes"),
+        };
+        let mut all = BatchWritten::default();
         let mut first = 0;
         for batch in batches(statements) {
             let count = batch.len();
-            let command = doc! { "update": collection, "updates": batch, "ordered": ordered };
-            // In a session, the write may be in a transaction, which takes no concern of its
-            // own: the commit carries it.
+            let command = doc! { name: collection, field: batch, "ordered": ordered };
             let command = match session {
                 None => self.with_own_concern(command),
                 Some(_) => command,
@@ -85,8 +138,9 @@ impl Odm {
             let action = self.own_database().run_command(command);
             let reply = super::super::send!(action, session.as_deref_mut())
                 .map_err(|e| Error::from_write(collection, || shown.to_owned(), e))?;
-            all.matched += count_of(&reply, "n");
+            all.n += count_of(&reply, "n");
             all.modified += count_of(&reply, "nModified");
+            all.upserted += reply.get_array("upserted").map_or(0, |u| u.len() as u64);
             all.refused.extend(refused(&reply, first));
             if ordered && !all.refused.is_empty() {
                 break;
