@@ -284,6 +284,51 @@ fn the_reference_a_summary_holds_is_drawn_with_its_delete_rule() {
     );
 }
 
+/// A member of a soft-deleting team: its email unique without case among the live members,
+/// its handle unique within its team, its home a place.
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(
+    collection = "members",
+    soft_delete,
+    index(keys = "team, handle", unique)
+)]
+struct Member {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[index(unique, collation(locale = "en", strength = 2))]
+    email: String,
+    team: String,
+    handle: String,
+    #[index(kind = "2dsphere")]
+    home: odm::geo::Point,
+    deleted_at: Option<odm::bson::DateTime>,
+}
+
+#[derive(Model, Serialize, Deserialize, Debug)]
+#[odm(collection = "badges", soft_delete)]
+struct Badge {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[reference(on_delete = "cascade", on_soft_delete = "mark")]
+    member: Ref<Member>,
+    deleted_at: Option<odm::bson::DateTime>,
+}
+
+#[test]
+fn unique_values_collations_places_and_mark_rules_are_drawn() {
+    let drawn = odm::diagram::mermaid(&odm::Catalog::new().with::<Member>().with::<Badge>());
+    for line in [
+        "    email: string, unique in en without case\n",
+        "    team: string, unique with handle\n",
+        "    home: ",
+        ", 2dsphere\n",
+        "  Badge --> \"1\" Member : member, on delete cascade, marked on soft delete\n",
+    ] {
+        assert!(drawn.contains(line), "no {line:?} in\n{drawn}");
+    }
+    assert!(!drawn.contains("unique with handle, deleted_at"), "{drawn}");
+}
+
 /// A reference or a copy whose other end is not in the catalog points at a node standing for
 /// its collection, whose model the catalog cannot name.
 #[test]

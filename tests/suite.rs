@@ -152,3 +152,5 @@ mod validators;
 mod versioning;
 #[path = "watch.rs"]
 mod watch;
+#[path = "write_options.rs"]
+mod write_options;

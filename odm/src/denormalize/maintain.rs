@@ -136,6 +136,7 @@ impl Maintainer for Copies {
                 raws,
                 ordered,
                 mut session,
+                extras,
             } = call;
             let in_session = session.is_some();
             let mut docs: Vec<Document> = raws
@@ -171,6 +172,7 @@ impl Maintainer for Copies {
                 raws,
                 ordered,
                 session: session.as_deref_mut(),
+                extras,
             })
             .await?;
             if !latest.is_empty() {

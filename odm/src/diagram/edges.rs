@@ -103,6 +103,9 @@ fn reference(nodes: &Nodes<'_>, from: &str, r: &ReferenceInfo) -> String {
     if r.dbref.is_some() {
         label.push_str(", DBRef");
     }
+    if r.on_soft_delete == crate::catalog::OnSoftDelete::Mark {
+        label.push_str(", marked on soft delete");
+    }
     let cardinality = cardinality(r.kind, r.max);
     format!("  {from} --> \"{cardinality}\" {to} : {label}\n")
 }

@@ -305,4 +305,48 @@ fn annotate(nodes: &Nodes<'_>, entry: &ModelEntry, members: &mut Vec<Member>) {
     if let Some(field) = entry.soft_delete {
         member(members, field).notes.push("soft delete".into());
     }
+    indexes(entry, members);
+}
+
+/// Adds what the declared indexes say where it matters to a reader of the schema: a unique
+/// value (of one field, or of several together, named on the first), how its strings compare,
+/// a geospatial key. A unique index of a soft-deleting model ends with the soft delete's field
+/// (unique among the live documents); that key is not shown as one of the values.
+fn indexes(entry: &ModelEntry, members: &mut Vec<Member>) {
+    for spec in (entry.indexes)() {
+        let keys: Vec<&str> = spec
+            .keys()
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .filter(|p| Some(*p) != entry.soft_delete || !spec.is_unique())
+            .collect();
+        let Some(first) = keys.first() else { continue };
+        let collation = spec.collation.as_ref().map(|c| {
+            let locale = c.get_str("locale").unwrap_or("simple");
+            match c.get_i32("strength") {
+                Ok(1 | 2) => format!("{locale} without case"),
+                Ok(n) => format!("{locale} at strength {n}"),
+                Err(_) => locale.to_owned(),
+            }
+        });
+        let mut note = match (spec.is_unique(), keys.len()) {
+            (true, 1) => "unique".to_owned(),
+            (true, _) => format!("unique with {}", keys[1..].join(", ")),
+            (false, _) => String::new(),
+        };
+        if let Some(collation) = collation {
+            note = match note.is_empty() {
+                true => format!("compared in {collation}"),
+                false => format!("{note} in {collation}"),
+            };
+        }
+        if !note.is_empty() {
+            member(members, first).notes.push(text(&note));
+        }
+        for (path, key) in spec.keys() {
+            if *key == crate::catalog::IndexKey::Sphere {
+                member(members, path).notes.push("2dsphere".into());
+            }
+        }
+    }
 }

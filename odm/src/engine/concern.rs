@@ -3,10 +3,34 @@
 //! ODM's own writes for it and the commit of a transaction it runs carry the concern too, and
 //! not only the caller's command. Nothing of this is made when no concern is set.
 
-/// The `write_concern` setter of the write builder `$ty`, keeping the concern in its field
-/// `concern` (an `Option<Box<WriteConcern>>`).
+/// What a write's own command carries besides its concern, when the caller set it: a comment,
+/// document validation bypassed, the variables of its `$expr`s. Boxed in the builder and the
+/// call, so that a write without them carries one empty pointer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Extras {
+    pub comment: Option<bson::Bson>,
+    pub bypass_document_validation: Option<bool>,
+    pub let_vars: Option<bson::Document>,
+}
+
+/// The option setters of the write builder `$ty`: `write_concern` (kept in its field
+/// `concern`, an `Option<Box<WriteConcern>>`) and `comment` (in `extras`, an
+/// `Option<Box<Extras>>`); with `bypass`, `bypass_document_validation`; with `let`,
+/// `let_vars`. `@concern` gives `write_concern` alone.
 macro_rules! write_options {
-    ($ty:ident) => {
+    ($ty:ident $(, $extra:ident)*) => {
+        $crate::engine::write_options!(@concern $ty);
+        impl<'a, T: $crate::Model> $ty<'a, T> {
+            /// Attaches `comment` to the write's own command (the profiler, the server's log
+            /// and `currentOp` show it); the ODM's own commands for the write carry none.
+            pub fn comment(mut self, comment: impl Into<::bson::Bson>) -> Self {
+                self.extras.get_or_insert_with(Default::default).comment = Some(comment.into());
+                self
+            }
+        }
+        $( $crate::engine::write_options!(@$extra $ty); )*
+    };
+    (@concern $ty:ident) => {
         impl<'a, T: $crate::Model> $ty<'a, T> {
             /// The write concern of this write (`w: "majority"`, a `wtimeout`), the handle's
             /// otherwise ([`Odm::with_write_concern`](crate::Odm::with_write_concern)): on its
@@ -16,6 +40,31 @@ macro_rules! write_options {
             /// with the write).
             pub fn write_concern(mut self, concern: $crate::options::WriteConcern) -> Self {
                 self.concern = Some(Box::new(concern));
+                self
+            }
+        }
+    };
+    (@bypass $ty:ident) => {
+        impl<'a, T: $crate::Model> $ty<'a, T> {
+            /// Lets the write's own command store documents the collection's validator would
+            /// refuse (`bypassDocumentValidation`, which needs the privilege of that action);
+            /// the ODM's own writes for it are validated as always.
+            pub fn bypass_document_validation(mut self, yes: bool) -> Self {
+                self.extras
+                    .get_or_insert_with(Default::default)
+                    .bypass_document_validation = Some(yes);
+                self
+            }
+        }
+    };
+    (@let $ty:ident) => {
+        impl<'a, T: $crate::Model> $ty<'a, T> {
+            /// The variables (`let`) the filter's and the update's `$expr`s read as `$$name`.
+            /// Only for a write of a model nothing maintains: the ODM's commands for a
+            /// maintained write read the filter too, without them, so such a write is refused
+            /// before anything is sent ([`Error::Unsupported`](crate::Error::Unsupported)).
+            pub fn let_vars(mut self, vars: ::bson::Document) -> Self {
+                self.extras.get_or_insert_with(Default::default).let_vars = Some(vars);
                 self
             }
         }

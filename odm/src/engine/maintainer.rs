@@ -41,6 +41,8 @@ pub(crate) struct InsertCall<'a, T> {
     pub raws: Vec<RawDocumentBuf>,
     pub ordered: bool,
     pub session: Option<&'a mut ClientSession>,
+    /// What the caller's own command carries besides its concern.
+    pub extras: Option<Box<super::Extras>>,
 }
 
 /// An update about to be sent (`update_one`, `update_many`, `update_by_id`, `update_document`).
@@ -61,6 +63,8 @@ pub(crate) struct UpdateCall<'a> {
     /// `update_document` of a versioned model: the document's `_id` and its loaded version.
     pub loaded: Option<Box<(Bson, i64)>>,
     pub session: Option<&'a mut ClientSession>,
+    /// What the caller's own command carries besides its concern.
+    pub extras: Option<Box<super::Extras>>,
 }
 
 /// A replacement of a loaded document about to be sent, by `_id`.
@@ -72,6 +76,8 @@ pub(crate) struct ReplaceCall<'a, T> {
     pub raw: RawDocumentBuf,
     pub upsert: bool,
     pub session: Option<&'a mut ClientSession>,
+    /// What the caller's own command carries besides its concern.
+    pub extras: Option<Box<super::Extras>>,
 }
 
 /// A `findAndModify` update (`find_one_and_update`) about to be sent; resolves to the document
@@ -97,6 +103,8 @@ pub(crate) struct DeleteCall<'a> {
     /// A purge (`Odm::purge`): the documents are removed even from a model with soft deletes.
     pub hard: bool,
     pub session: Option<&'a mut ClientSession>,
+    /// What the caller's own command carries besides its concern.
+    pub extras: Option<Box<super::Extras>>,
 }
 
 /// The rest of the list after a maintainer, ending with the plain command, for each operation.
@@ -207,6 +215,7 @@ impl UpdateCall<'_> {
             mode: self.mode,
             loaded: self.loaded.clone(),
             session: Some(session),
+            extras: self.extras.clone(),
         }
     }
 }
@@ -229,6 +238,7 @@ impl<'a, T> ReplaceCall<'a, T> {
             raw: self.raw.clone(),
             upsert: self.upsert,
             session: Some(session),
+            extras: self.extras.clone(),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 mod collections;
 mod concern;
-pub(crate) use concern::{concerned, write_options};
+pub(crate) use concern::{concerned, write_options, Extras};
 mod follows;
 pub(crate) use collections::Slot;
 mod in_session;

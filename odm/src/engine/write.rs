@@ -11,7 +11,9 @@
 
 use bson::{Bson, RawDocumentBuf};
 use mongodb::action;
-use mongodb::options::{InsertManyOptions, ReplaceOptions, UpdateOptions};
+use mongodb::options::{
+    DeleteOptions, InsertManyOptions, InsertOneOptions, ReplaceOptions, UpdateOptions,
+};
 use mongodb::results::UpdateResult;
 use mongodb::Collection;
 
@@ -134,6 +136,7 @@ fn insert_on<'a, T: Model>(
         mut raws,
         ordered,
         session,
+        extras,
         ..
     } = call;
     let n = raws.len();
@@ -150,10 +153,24 @@ fn insert_on<'a, T: Model>(
     };
     let fail = move |e| Error::from_write(T::COLLECTION, target, e);
     if n == 1 {
-        let sent = start!(coll.insert_one(raws.pop().expect("one document")), session);
+        let action = coll.insert_one(raws.pop().expect("one document"));
+        let action = match extras {
+            Some(e) => action.with_options(
+                InsertOneOptions::builder()
+                    .comment(e.comment)
+                    .bypass_document_validation(e.bypass_document_validation)
+                    .build(),
+            ),
+            None => action,
+        };
+        let sent = start!(action, session);
         Box::pin(async move { sent.await.map(|_| n).map_err(fail) })
     } else {
-        let options = InsertManyOptions::builder().ordered(ordered).build();
+        let mut options = InsertManyOptions::builder().ordered(ordered).build();
+        if let Some(e) = extras {
+            options.comment = e.comment;
+            options.bypass_document_validation = e.bypass_document_validation;
+        }
         let sent = start!(coll.insert_many(raws).with_options(options), session);
         Box::pin(async move { sent.await.map(|_| n).map_err(fail) })
     }
@@ -178,14 +195,21 @@ fn update_on<'a, T: Model>(coll: &'a Coll, call: UpdateCall<'a>) -> UpdateSendin
         many,
         upsert,
         session,
+        extras,
         ..
     } = call;
     let filter = crate::positional::filter_for_update(filter, &update);
-    let options = (upsert || !array_filters.is_empty()).then(|| {
-        UpdateOptions::builder()
+    let options = (upsert || !array_filters.is_empty() || extras.is_some()).then(|| {
+        let mut options = UpdateOptions::builder()
             .upsert(upsert)
             .array_filters((!array_filters.is_empty()).then_some(array_filters))
-            .build()
+            .build();
+        if let Some(e) = extras {
+            options.comment = e.comment;
+            options.bypass_document_validation = e.bypass_document_validation;
+            options.let_vars = e.let_vars;
+        }
+        options
     });
     let action = match many {
         true => coll.update_many(filter, update),
@@ -215,10 +239,16 @@ fn replace_on<'a, T: Model>(coll: &'a Coll, call: ReplaceCall<'a, T>) -> Replace
         raw,
         upsert,
         session,
+        extras,
         ..
     } = call;
     // `upsert` is always said (`upsert: false` too), as odm's replacements always have.
-    let options = ReplaceOptions::builder().upsert(upsert).build();
+    let mut options = ReplaceOptions::builder().upsert(upsert).build();
+    if let Some(e) = extras {
+        options.comment = e.comment;
+        options.bypass_document_validation = e.bypass_document_validation;
+        options.let_vars = e.let_vars;
+    }
     let action = coll.replace_one(filter, raw).with_options(options);
     Sending::plain_document(start!(action, session), Same, T::COLLECTION, Shown::id(&id))
 }
@@ -267,6 +297,7 @@ fn delete_on<'a, T: Model>(coll: &'a Coll, call: DeleteCall<'a>) -> DeleteSendin
         filter,
         many,
         session,
+        extras,
         ..
     } = call;
     // Shown only when the delete fails.
@@ -274,6 +305,15 @@ fn delete_on<'a, T: Model>(coll: &'a Coll, call: DeleteCall<'a>) -> DeleteSendin
     let action = match many {
         true => coll.delete_many(filter),
         false => coll.delete_one(filter),
+    };
+    let action = match extras {
+        Some(e) => action.with_options(
+            DeleteOptions::builder()
+                .comment(e.comment)
+                .let_vars(e.let_vars)
+                .build(),
+        ),
+        None => action,
     };
     Sending::plain(start!(action, session), Deleted, T::COLLECTION, shown)
 }

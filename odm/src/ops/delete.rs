@@ -30,6 +30,7 @@ pub struct Delete<'a, T> {
     hard: bool,
     session: Option<&'a mut ClientSession>,
     concern: Option<Box<WriteConcern>>,
+    extras: Option<Box<crate::engine::Extras>>,
 }
 
 impl<'a, T: Model> Delete<'a, T> {
@@ -41,6 +42,7 @@ impl<'a, T: Model> Delete<'a, T> {
             hard: false,
             session: None,
             concern: None,
+            extras: None,
         }
     }
 
@@ -67,19 +69,23 @@ impl<'a, T: Model> Delete<'a, T> {
             false => self.filter.scoped(crate::query::Scope::Live),
         };
         match crate::engine::model_filter(filter) {
-            Ok(filter) => crate::pipeline::delete::<T>(DeleteCall {
-                odm: self.odm,
-                filter,
-                many: self.many,
-                hard: self.hard,
-                session: self.session,
-            }),
+            Ok(filter) => match super::encode::let_checked::<T>(self.odm, &self.extras) {
+                Ok(()) => crate::pipeline::delete::<T>(DeleteCall {
+                    odm: self.odm,
+                    filter,
+                    many: self.many,
+                    hard: self.hard,
+                    session: self.session,
+                    extras: self.extras,
+                }),
+                Err(e) => Sending::failed(e),
+            },
             Err(e) => Sending::failed(e),
         }
     }
 }
 
-crate::engine::write_options!(Delete);
+crate::engine::write_options!(Delete, let);
 
 into_future!(Delete => u64, "delete", |n: &u64| Some(*n), start -> DeleteFuture<'a>);
 

@@ -220,6 +220,29 @@ impl Odm {
     }
 }
 
+/// Refuses the `let` variables of a write of `T` that a maintainer takes: the ODM's own
+/// commands for it (a delete plan's `find`, a cascade's `findAndModify`) read the filter
+/// without them, and the server would refuse each of them or, worse, match otherwise.
+pub(crate) fn let_checked<T: Model>(
+    odm: &crate::Odm,
+    extras: &Option<Box<crate::engine::Extras>>,
+) -> Result<()> {
+    let has_let = extras.as_ref().is_some_and(|e| e.let_vars.is_some());
+    if has_let
+        && matches!(
+            crate::pipeline::route::<T>(odm),
+            crate::pipeline::Route::Maintained
+        )
+    {
+        return Err(Error::Unsupported(format!(
+            "`let_vars` on a write of `{}`, which the ODM maintains: its own commands for the \
+             write read the filter without them; compare with values in the filter instead",
+            T::COLLECTION
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

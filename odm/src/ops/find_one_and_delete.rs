@@ -89,7 +89,7 @@ impl<'a, T: Model> FindOneAndDelete<'a, T> {
     }
 }
 
-crate::engine::write_options!(FindOneAndDelete);
+crate::engine::write_options!(@concern FindOneAndDelete);
 
 into_future!(FindOneAndDelete => Option<T>, "find_one_and_delete", |v: &Option<T>| Some(v.is_some().into()));
 
@@ -158,6 +158,7 @@ async fn attempt<T: Model>(
         many: false,
         hard: false,
         session,
+        extras: None,
     };
     Ok(match crate::pipeline::delete::<T>(call).await? {
         0 => Attempt::Lost,

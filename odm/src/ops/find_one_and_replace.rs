@@ -121,7 +121,7 @@ impl<'a, T: Model> FindOneAndReplace<'a, T> {
     }
 }
 
-crate::engine::write_options!(FindOneAndReplace);
+crate::engine::write_options!(@concern FindOneAndReplace);
 
 into_future!(FindOneAndReplace => Option<T>, "find_one_and_replace", |v: &Option<T>| Some(v.is_some().into()));
 

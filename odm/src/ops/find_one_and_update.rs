@@ -107,6 +107,6 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
     }
 }
 
-crate::engine::write_options!(FindOneAndUpdate);
+crate::engine::write_options!(@concern FindOneAndUpdate);
 
 into_future!(FindOneAndUpdate => Option<T>, "find_one_and_update", |v: &Option<T>| Some(v.is_some().into()));

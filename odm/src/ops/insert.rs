@@ -28,6 +28,7 @@ fn insert_raw<'a, T: Model>(
     raws: Vec<RawDocumentBuf>,
     ordered: bool,
     session: Option<&'a mut ClientSession>,
+    extras: Option<Box<crate::engine::Extras>>,
 ) -> BoxFuture<'a, Result<usize>> {
     crate::pipeline::insert::<T>(InsertCall {
         odm,
@@ -35,6 +36,7 @@ fn insert_raw<'a, T: Model>(
         raws,
         ordered,
         session,
+        extras,
     })
 }
 
@@ -48,6 +50,7 @@ pub struct InsertOne<'a, T> {
     doc: &'a T,
     session: Option<&'a mut ClientSession>,
     concern: Option<Box<WriteConcern>>,
+    extras: Option<Box<crate::engine::Extras>>,
 }
 
 impl<'a, T: Model> InsertOne<'a, T> {
@@ -57,6 +60,7 @@ impl<'a, T: Model> InsertOne<'a, T> {
             doc,
             session: None,
             concern: None,
+            extras: None,
         }
     }
 
@@ -72,8 +76,9 @@ impl<'a, T: Model> InsertOne<'a, T> {
         crate::engine::concerned!(return Sending::Boxed, self: InsertOne.start);
         let odm = self.odm;
         let slot = match crate::pipeline::route::<T>(odm) {
-            Route::Maintained => return Sending::Boxed(Box::pin(self.run())),
-            Route::Plain(slot) => slot,
+            Route::Plain(slot) if self.extras.is_none() => slot,
+            // Options of its own: the command built with them, by the call.
+            _ => return Sending::Boxed(Box::pin(self.run())),
         };
         // Sent as serde writes it: the driver serializes the struct itself, once.
         let typed = slot.and_then(|slot| odm.typed_collection::<T>(slot));
@@ -102,6 +107,7 @@ impl<'a, T: Model> InsertOne<'a, T> {
             vec![raw],
             true,
             self.session,
+            self.extras,
         )
         .await?;
         debug_assert_eq!(n, 1);
@@ -109,8 +115,8 @@ impl<'a, T: Model> InsertOne<'a, T> {
     }
 }
 
-crate::engine::write_options!(InsertOne);
-crate::engine::write_options!(InsertMany);
+crate::engine::write_options!(InsertOne, bypass);
+crate::engine::write_options!(InsertMany, bypass);
 
 into_future!(InsertOne => T::Id, "insert_one", |_: &T::Id| Some(1), start -> InsertOneFuture<'a, T>);
 
@@ -130,6 +136,7 @@ pub struct InsertMany<'a, T> {
     ordered: bool,
     session: Option<&'a mut ClientSession>,
     concern: Option<Box<WriteConcern>>,
+    extras: Option<Box<crate::engine::Extras>>,
 }
 
 impl<'a, T: Model> InsertMany<'a, T> {
@@ -140,6 +147,7 @@ impl<'a, T: Model> InsertMany<'a, T> {
             ordered: true,
             session: None,
             concern: None,
+            extras: None,
         }
     }
 
@@ -172,7 +180,8 @@ impl<'a, T: Model> InsertMany<'a, T> {
             raws.push(raw);
             ids.push(id);
         }
-        insert_raw::<T>(self.odm, &self.docs, raws, self.ordered, self.session).await?;
+        let (odm, docs, ordered) = (self.odm, &self.docs, self.ordered);
+        insert_raw::<T>(odm, docs, raws, ordered, self.session, self.extras).await?;
         Ok(ids)
     }
 }

@@ -45,6 +45,7 @@ pub struct Replace<'a, T> {
     upsert: bool,
     session: Option<&'a mut ClientSession>,
     concern: Option<Box<WriteConcern>>,
+    extras: Option<Box<crate::engine::Extras>>,
 }
 
 impl<'a, T: Model> Replace<'a, T> {
@@ -55,6 +56,7 @@ impl<'a, T: Model> Replace<'a, T> {
             upsert: false,
             session: None,
             concern: None,
+            extras: None,
         }
     }
 
@@ -75,7 +77,7 @@ impl<'a, T: Model> Replace<'a, T> {
         crate::engine::concerned!(return Sending::Boxed, self: Replace.start);
         // Sent as serde writes it, to a model no maintainer concerns: the driver serializes the
         // struct itself, once.
-        if let Some(id) = as_serialized(self.doc) {
+        if let (Some(id), None) = (as_serialized(self.doc), &self.extras) {
             let typed = match crate::pipeline::route::<T>(self.odm) {
                 Route::Plain(Some(slot)) => self.odm.typed_collection::<T>(slot),
                 _ => None,
@@ -101,6 +103,7 @@ impl<'a, T: Model> Replace<'a, T> {
     }
 
     fn call(self) -> Result<ReplaceCall<'a, T>> {
+        super::encode::let_checked::<T>(self.odm, &self.extras)?;
         let id = self.doc.document_id().ok_or_else(|| Error::MissingId {
             collection: T::COLLECTION.to_owned(),
         })?;
@@ -116,10 +119,11 @@ impl<'a, T: Model> Replace<'a, T> {
             raw,
             upsert: self.upsert,
             session: self.session,
+            extras: self.extras,
         })
     }
 }
 
-crate::engine::write_options!(Replace);
+crate::engine::write_options!(Replace, bypass, let);
 
 into_future!(Replace => UpdateResult, "replace_one", |r: &UpdateResult| Some(r.modified_count), start -> ReplaceFuture<'a>);

@@ -60,6 +60,7 @@ pub struct UpdateOp<'a, T> {
     /// loaded at, required in the filter.
     loaded: Option<Box<(Bson, i64)>>,
     concern: Option<Box<WriteConcern>>,
+    extras: Option<Box<crate::engine::Extras>>,
 }
 
 impl<'a, T: Model> UpdateOp<'a, T> {
@@ -74,6 +75,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             session: None,
             loaded: None,
             concern: None,
+            extras: None,
         }
     }
 
@@ -114,6 +116,7 @@ impl<'a, T: Model> UpdateOp<'a, T> {
     }
 
     fn call(mut self) -> Result<UpdateCall<'a>> {
+        super::encode::let_checked::<T>(self.odm, &self.extras)?;
         let filter = crate::engine::model_filter(self.filter)?;
         Ok(UpdateCall {
             odm: self.odm,
@@ -127,11 +130,12 @@ impl<'a, T: Model> UpdateOp<'a, T> {
             mode: self.mode,
             loaded: self.loaded,
             session: self.session,
+            extras: self.extras,
         })
     }
 }
 
-crate::engine::write_options!(UpdateOp);
+crate::engine::write_options!(UpdateOp, bypass, let);
 
 into_future!(UpdateOp => UpdateResult, "update", |r: &UpdateResult| Some(r.modified_count), start -> UpdateFuture<'a>);
 

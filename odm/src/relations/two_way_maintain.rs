@@ -232,6 +232,7 @@ struct Insert<'d, T> {
     docs: &'d [&'d T],
     raws: Vec<RawDocumentBuf>,
     ordered: bool,
+    extras: Option<Box<crate::engine::Extras>>,
     next: NextInsert<T>,
 }
 
@@ -248,6 +249,7 @@ impl<T: Model> Insert<'_, T> {
             raws: self.raws.clone(),
             ordered: self.ordered,
             session: Some(session),
+            extras: self.extras.clone(),
         })
         .await
     }
@@ -265,6 +267,7 @@ impl<T: Model> Insert<'_, T> {
             raws: self.raws,
             ordered: self.ordered,
             session: None,
+            extras: self.extras,
         })
         .await;
         if sent.is_err() {
@@ -287,6 +290,7 @@ async fn insert_children<T: Model>(
         raws,
         ordered,
         session,
+        extras,
     } = call;
     let insert = Insert {
         pairs,
@@ -294,6 +298,7 @@ async fn insert_children<T: Model>(
         docs,
         raws,
         ordered,
+        extras,
         next,
     };
     match session {

@@ -132,6 +132,7 @@ async fn mark<T: Model>(call: DeleteCall<'_>, field: &'static str) -> Result<u64
         filter,
         many,
         session,
+        extras,
         ..
     } = call;
     let update = UpdateCall {
@@ -147,6 +148,7 @@ async fn mark<T: Model>(call: DeleteCall<'_>, field: &'static str) -> Result<u64
         mode: TransactionMode::Auto,
         loaded: None,
         session,
+        extras,
     };
     let coll = odm.cached_collection::<T>();
     Ok(crate::engine::write::update::<T>(update, coll)

@@ -60,7 +60,7 @@ impl<'a, T: Model> Restore<'a, T> {
     }
 }
 
-crate::engine::write_options!(Restore);
+crate::engine::write_options!(@concern Restore);
 
 impl<'a, T: Model> std::future::IntoFuture for Restore<'a, T> {
     type Output = Result<u64>;

@@ -43,6 +43,7 @@ pub(crate) async fn insert_nodes<T: Model>(
         raws,
         ordered,
         session,
+        extras,
     } = call;
     let docs: Vec<Document> = raws
         .iter()
@@ -79,6 +80,7 @@ pub(crate) async fn insert_nodes<T: Model>(
         batch,
         outside,
         ordered,
+        extras,
         typed,
         next,
     };
@@ -105,6 +107,8 @@ struct Job<'d, T> {
     /// The parents that are not in the batch.
     outside: Vec<Bson>,
     ordered: bool,
+    /// What the caller's own command carries besides its concern.
+    extras: Option<Box<crate::engine::Extras>>,
     /// The typed documents, for the maintainers after the tree.
     typed: &'d [&'d T],
     /// The maintainers after the tree, then the plain insert.
@@ -197,6 +201,7 @@ impl<T: Model> Job<'_, T> {
             raws,
             ordered: self.ordered,
             session: session.as_deref_mut(),
+            extras: self.extras.clone(),
         })
         .await?;
         if let (true, Some(s)) = (mark && !self.outside.is_empty(), session) {

@@ -122,6 +122,7 @@ async fn replace_stamped<T: Model>(
             raw,
             upsert: call.upsert,
             session: session.as_deref_mut(),
+            extras: call.extras.clone(),
         })
         .await;
         if missed(&written, call.upsert) {
