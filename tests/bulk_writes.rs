@@ -239,3 +239,56 @@ async fn ordered_stops_at_the_first_failure_unordered_tries_every_write() -> odm
     assert_eq!(two.get_i64("reading").unwrap(), 1);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_document_past_16_mb_fails_alone_and_values_are_matched_literally() -> odm::Result<()> {
+    let db = common::db().await?;
+    db.odm().sync_indexes_of::<Meter>().await?;
+    let huge = Meter {
+        id: 2,
+        serial: "x".repeat(17 * 1024 * 1024),
+        reading: 0,
+    };
+    // A serial that looks like an operator, and one like a pattern.
+    let dollar = Meter {
+        id: 3,
+        serial: "$gt".into(),
+        reading: 0,
+    };
+    let pattern = Meter {
+        id: 4,
+        serial: ".*".into(),
+        reading: 0,
+    };
+    let (a, b) = (meter(1), meter(5));
+    let mut bulk = db.odm().bulk();
+    bulk.insert(&a)
+        .insert(&huge)
+        .insert(&dollar)
+        .insert(&pattern)
+        .insert(&b)
+        .update_many(Meter::serial().eq("$gt"), Meter::reading().inc(7))
+        .delete_many(Meter::serial().eq(".*"));
+    db.commands().clear();
+    let err = bulk.ordered(false).await.unwrap_err();
+    let odm::Error::BulkWrite { written, failures } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(failures.len(), 1, "{err}");
+    assert_eq!(failures[0].index, 1);
+    assert!(failures[0].message.contains("16 MiB"), "{err}");
+    assert_eq!(
+        (written.inserted, written.modified, written.deleted),
+        (4, 1, 1),
+        "{err}"
+    );
+    // The inserts before and after it in their commands; nothing of the huge one sent.
+    assert_eq!(sent(&db), ["insert", "insert", "update", "delete"]);
+    let stored = stored(&db, "bulk_meters").await;
+    let kept: Vec<(i32, i64)> = stored
+        .iter()
+        .map(|d| (d.get_i32("_id").unwrap(), d.get_i64("reading").unwrap()))
+        .collect();
+    assert_eq!(kept, [(1, 0), (3, 7), (5, 0)]);
+    Ok(())
+}

@@ -106,16 +106,10 @@ impl<'a> Bulk<'a> {
     /// Queues the insert of `doc` (as [`Odm::insert_one`]).
     pub fn insert<T: Model>(&mut self, doc: &'a T) -> &mut Self {
         let item = match plain::<T>(self.odm) {
-            true => encode_document(doc).and_then(|(raw, _)| {
-                Ok(Item::Plain {
-                    collection: T::COLLECTION,
-                    kind: Statements::Insert,
-                    statement: Document::try_from(raw.as_ref()).map_err(|e| Error::Encode {
-                        collection: T::COLLECTION.to_owned(),
-                        what: "document".to_owned(),
-                        message: e.to_string(),
-                    })?,
-                })
+            true => statement_document::<T>(doc).map(|statement| Item::Plain {
+                collection: T::COLLECTION,
+                kind: Statements::Insert,
+                statement,
             }),
             false => Ok(Item::Maintained(Box::new(InsertWrite(doc)))),
         };
@@ -244,13 +238,32 @@ fn replace_statement<T: Model>(doc: &T) -> Result<Document> {
         collection: T::COLLECTION.to_owned(),
     })?;
     let q = crate::engine::model_filter(T::id_field().eq(id))?;
-    let (raw, _) = encode_document(doc)?;
-    let u = Document::try_from(raw.as_ref()).map_err(|e| Error::Encode {
-        collection: T::COLLECTION.to_owned(),
-        what: "document".to_owned(),
-        message: e.to_string(),
-    })?;
+    let u = statement_document(doc)?;
     Ok(doc! { "q": q, "u": u, "upsert": false })
+}
+
+/// The largest document the server stores (16 MiB).
+const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// `doc` encoded for a statement: refused in its place, with nothing sent, when it is larger
+/// than the server stores, so that it takes no other write of its command down with it.
+fn statement_document<T: Model>(doc: &T) -> Result<Document> {
+    let (raw, _) = encode_document(doc)?;
+    let encode = |message: String| Error::Encode {
+        collection: T::COLLECTION.to_owned(),
+        what: format!(
+            "document {}",
+            crate::error::show_id(crate::decode::id_of(&raw).as_ref())
+        ),
+        message,
+    };
+    if raw.as_bytes().len() > MAX_DOCUMENT_BYTES {
+        let size = raw.as_bytes().len();
+        return Err(encode(format!(
+            "{size} bytes, past the server's 16 MiB for a document"
+        )));
+    }
+    Document::try_from(raw.as_ref()).map_err(|e| encode(e.to_string()))
 }
 
 impl<'a> Bulk<'a> {
@@ -302,17 +315,15 @@ impl<'a> Bulk<'a> {
                             session.as_deref_mut(),
                         )
                         .await;
-                    match sent {
-                        Ok(batch) => {
-                            add(&mut written, counted(kind, &batch));
-                            failures.extend(batch.refused.into_iter().map(|r| BulkFailure {
-                                index: index + r.index,
-                                code: Some(r.code),
-                                message: r.message,
-                                error: None,
-                            }));
-                        }
-                        Err(e) => failures.push(BulkFailure::of(index, e)),
+                    add(&mut written, counted(kind, &sent));
+                    failures.extend(sent.refused.into_iter().map(|r| BulkFailure {
+                        index: index + r.index,
+                        code: Some(r.code),
+                        message: r.message,
+                        error: None,
+                    }));
+                    for (first, e) in sent.failed {
+                        failures.push(BulkFailure::of(index + first, e));
                     }
                 }
             }
@@ -320,6 +331,7 @@ impl<'a> Bulk<'a> {
                 break;
             }
         }
+        failures.sort_by_key(|f| f.index);
         match failures.is_empty() {
             true => Ok(written),
             false => Err(Error::BulkWrite { written, failures }),

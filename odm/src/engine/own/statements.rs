@@ -74,7 +74,10 @@ impl Odm {
         let kind = Statements::Update;
         let written = self
             .write_statements(collection, kind, statements, ordered, shown, session)
-            .await?;
+            .await;
+        if let Some((_, e)) = written.failed.into_iter().next() {
+            return Err(e);
+        }
         Ok(AllWritten {
             matched: written.n,
             modified: written.modified,
@@ -93,7 +96,7 @@ pub(crate) enum Statements {
 }
 
 /// What a batch of the caller's statements did, by the server's replies.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub(crate) struct BatchWritten {
     /// `n`: documents inserted, matched by the updates, or deleted.
     pub n: u64,
@@ -103,6 +106,10 @@ pub(crate) struct BatchWritten {
     pub upserted: u64,
     /// The statements refused, numbered from the first given. Ordered writes stop at the first.
     pub refused: Vec<Refused>,
+    /// The commands that failed as a whole (a lost connection, a statement the server cannot
+    /// read), each with the place of its first statement. Ordered, nothing after the first
+    /// was sent.
+    pub failed: Vec<(usize, Error)>,
 }
 
 impl Odm {
@@ -111,7 +118,8 @@ impl Odm {
     /// batch of at most [`crate::batch::MAX_WRITE_BATCH`] statements and about
     /// [`crate::batch::MAX_IDS_BYTES`], on the primary, with the handle's write concern
     /// outside a session. `ordered`: each command ordered, none sent after a refusal. A
-    /// failure of a whole command names `shown`.
+    /// failure of a whole command names `shown` (ordered, it ends the batches); what the other
+    /// commands did is still counted.
     pub(crate) async fn write_statements(
         &self,
         collection: &str,
@@ -120,7 +128,7 @@ impl Odm {
         ordered: bool,
         shown: &str,
         mut session: Option<&mut ClientSession>,
-    ) -> Result<BatchWritten> {
+    ) -> BatchWritten {
         let (name, field) = match kind {
             Statements::Insert => ("insert", "documents"),
             Statements::Update => ("update", "updates"),
@@ -136,8 +144,18 @@ impl Odm {
                 Some(_) => command,
             };
             let action = self.own_database().run_command(command);
-            let reply = super::super::send!(action, session.as_deref_mut())
-                .map_err(|e| Error::from_write(collection, || shown.to_owned(), e))?;
+            let reply = match super::super::send!(action, session.as_deref_mut()) {
+                Ok(reply) => reply,
+                Err(e) => {
+                    let e = Error::from_write(collection, || shown.to_owned(), e);
+                    all.failed.push((first, e));
+                    if ordered {
+                        break;
+                    }
+                    first += count;
+                    continue;
+                }
+            };
             all.n += count_of(&reply, "n");
             all.modified += count_of(&reply, "nModified");
             all.upserted += reply.get_array("upserted").map_or(0, |u| u.len() as u64);
@@ -147,7 +165,7 @@ impl Odm {
             }
             first += count;
         }
-        Ok(all)
+        all
     }
 }
 
@@ -187,18 +205,22 @@ fn statement(write: Own<'_>) -> Result<Document> {
 }
 
 /// `statements` in batches of at most [`crate::batch::MAX_WRITE_BATCH`] statements, each
-/// ending at the statement that takes it past [`crate::batch::MAX_IDS_BYTES`].
+/// ending before the statement that would take it past [`crate::batch::MAX_IDS_BYTES`] (a
+/// statement larger than that goes alone), so that no command passes the server's 16 MiB.
 fn batches(statements: Vec<Document>) -> Vec<Vec<Document>> {
     let mut out = Vec::new();
     let mut batch = Vec::new();
     let mut size = 0;
     for statement in statements {
-        size += bson::serialize_to_vec(&statement).map_or(0, |v| v.len());
-        batch.push(statement);
-        if batch.len() >= crate::batch::MAX_WRITE_BATCH || size >= crate::batch::MAX_IDS_BYTES {
+        let len = bson::serialize_to_vec(&statement).map_or(0, |v| v.len());
+        let full = batch.len() >= crate::batch::MAX_WRITE_BATCH
+            || size + len > crate::batch::MAX_IDS_BYTES;
+        if full && !batch.is_empty() {
             out.push(std::mem::take(&mut batch));
             size = 0;
         }
+        size += len;
+        batch.push(statement);
     }
     if !batch.is_empty() {
         out.push(batch);
@@ -238,15 +260,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_batch_ends_at_the_statement_past_the_size() {
+    fn a_batch_ends_before_the_statement_that_would_take_it_past_the_size() {
         let big = "x".repeat(crate::batch::MAX_IDS_BYTES / 2);
+        let huge = "x".repeat(crate::batch::MAX_IDS_BYTES + 1);
         let statements = vec![
             doc! { "q": { "_id": 1 }, "u": { "$set": { "a": &big } } },
             doc! { "q": { "_id": 2 }, "u": { "$set": { "a": &big } } },
             doc! { "q": { "_id": 3 }, "u": { "$set": { "a": 1 } } },
+            doc! { "q": { "_id": 4 }, "u": { "$set": { "a": &huge } } },
+            doc! { "q": { "_id": 5 }, "u": { "$set": { "a": 1 } } },
         ];
         let sizes: Vec<usize> = batches(statements).iter().map(Vec::len).collect();
-        assert_eq!(sizes, vec![2, 1]);
+        assert_eq!(sizes, vec![1, 2, 1, 1]);
     }
 
     #[test]
