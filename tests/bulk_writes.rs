@@ -292,3 +292,25 @@ async fn a_document_past_16_mb_fails_alone_and_values_are_matched_literally() ->
     assert_eq!(kept, [(1, 0), (3, 7), (5, 0)]);
     Ok(())
 }
+
+#[tokio::test]
+async fn upserts_insert_what_no_document_matches_in_the_same_command() -> odm::Result<()> {
+    let db = common::db().await?;
+    let one = meter(1);
+    db.odm().insert_one(&one).await?;
+    let mut bulk = db.odm().bulk();
+    bulk.upsert_one(Meter::id_field().eq(1), Meter::reading().inc(2))
+        .upsert_one(Meter::id_field().eq(9), Meter::reading().inc(3));
+    db.commands().clear();
+    let written = bulk.await?;
+    assert_eq!(sent(&db), ["update"]);
+    assert_eq!(
+        (written.matched, written.modified, written.upserted),
+        (1, 1, 1)
+    );
+    let nine = stored_one(&db, "bulk_meters", 9).await.expect("upserted");
+    assert_eq!(nine.get_i64("reading").unwrap(), 3);
+    let one = stored_one(&db, "bulk_meters", 1).await.unwrap();
+    assert_eq!(one.get_i64("reading").unwrap(), 2);
+    Ok(())
+}

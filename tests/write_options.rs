@@ -77,6 +77,13 @@ async fn a_comment_goes_with_each_write_command() -> odm::Result<()> {
         .map(|d| (d.get_i32("_id").unwrap(), d.get_i64("reading").unwrap()))
         .collect();
     assert_eq!(readings, [(1, 6), (2, 9)]);
+    odm.find_one_and_update(Meter::id_field().eq(1), Meter::reading().inc(1))
+        .comment("take 1")
+        .await?;
+    assert_eq!(
+        last_command(&db, "findAndModify").get_str("comment").ok(),
+        Some("take 1")
+    );
     // Without one, none is sent.
     odm.insert_one(&meter(4, 0)).await?;
     assert!(!last_command(&db, "insert").contains_key("comment"));

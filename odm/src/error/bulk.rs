@@ -13,6 +13,8 @@ pub struct BulkWritten {
     pub matched: u64,
     /// Documents the updates and replacements changed.
     pub modified: u64,
+    /// Documents the upserts inserted (not counted in `inserted`).
+    pub upserted: u64,
     /// Documents deleted (marked, for a model with soft deletes).
     pub deleted: u64,
 }

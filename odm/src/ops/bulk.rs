@@ -16,6 +16,7 @@ use crate::{Error, Model, Odm, Result};
 
 /// Builder returned by [`Odm::bulk`]: writes queued in order with [`insert`](Bulk::insert),
 /// [`update_one`](Bulk::update_one), [`update_many`](Bulk::update_many),
+/// [`upsert_one`](Bulk::upsert_one),
 /// [`replace_one`](Bulk::replace_one), [`delete_one`](Bulk::delete_one) and
 /// [`delete_many`](Bulk::delete_many), then `.await`ed for what they did, summed
 /// ([`BulkWritten`]).
@@ -118,17 +119,30 @@ impl<'a> Bulk<'a> {
 
     /// Queues `update` of the first document `filter` matches (as [`Odm::update_one`]).
     pub fn update_one<T: Model>(&mut self, filter: Filter<T>, update: Update<T>) -> &mut Self {
-        self.update(filter, update, false)
+        self.update(filter, update, false, false)
     }
 
     /// Queues `update` of every document `filter` matches (as [`Odm::update_many`]).
     pub fn update_many<T: Model>(&mut self, filter: Filter<T>, update: Update<T>) -> &mut Self {
-        self.update(filter, update, true)
+        self.update(filter, update, true, false)
     }
 
-    fn update<T: Model>(&mut self, filter: Filter<T>, update: Update<T>, many: bool) -> &mut Self {
+    /// Queues `update` of the first document `filter` matches, or the insert of one built
+    /// from the filter and the update when none does (as [`Odm::update_one`] with
+    /// `.upsert(true)`).
+    pub fn upsert_one<T: Model>(&mut self, filter: Filter<T>, update: Update<T>) -> &mut Self {
+        self.update(filter, update, false, true)
+    }
+
+    fn update<T: Model>(
+        &mut self,
+        filter: Filter<T>,
+        update: Update<T>,
+        many: bool,
+        upsert: bool,
+    ) -> &mut Self {
         let item = match plain::<T>(self.odm) && update.guards().is_empty() {
-            true => update_statement(filter, update, many).map(|statement| Item::Plain {
+            true => update_statement(filter, update, many, upsert).map(|statement| Item::Plain {
                 collection: T::COLLECTION,
                 kind: Statements::Update,
                 statement,
@@ -137,6 +151,7 @@ impl<'a> Bulk<'a> {
                 filter,
                 update,
                 many,
+                upsert,
             }))),
         };
         self.push(item)
@@ -218,6 +233,7 @@ fn update_statement<T: Model>(
     filter: Filter<T>,
     update: Update<T>,
     many: bool,
+    upsert: bool,
 ) -> Result<Document> {
     let filter = crate::engine::model_filter(filter)?;
     let array_filters = update.array_filters();
@@ -225,6 +241,9 @@ fn update_statement<T: Model>(
     let mut statement = doc! { "q": crate::positional::filter_for_update(filter, &u), "u": u };
     if many {
         statement.insert("multi", true);
+    }
+    if upsert {
+        statement.insert("upsert", true);
     }
     if !array_filters.is_empty() {
         statement.insert("arrayFilters", array_filters);
@@ -349,6 +368,7 @@ fn counted(kind: Statements, batch: &crate::engine::BatchWritten) -> BulkWritten
         Statements::Update => BulkWritten {
             matched: batch.n - batch.upserted.min(batch.n),
             modified: batch.modified,
+            upserted: batch.upserted,
             ..BulkWritten::default()
         },
         Statements::Delete => BulkWritten {
@@ -362,6 +382,7 @@ fn add(sum: &mut BulkWritten, did: BulkWritten) {
     sum.inserted += did.inserted;
     sum.matched += did.matched;
     sum.modified += did.modified;
+    sum.upserted += did.upserted;
     sum.deleted += did.deleted;
 }
 
@@ -369,6 +390,7 @@ fn updated(r: UpdateResult) -> BulkWritten {
     BulkWritten {
         matched: r.matched_count,
         modified: r.modified_count,
+        upserted: u64::from(r.upserted_id.is_some()),
         ..BulkWritten::default()
     }
 }
@@ -409,6 +431,7 @@ struct UpdateWrite<T> {
     filter: Filter<T>,
     update: Update<T>,
     many: bool,
+    upsert: bool,
 }
 
 impl<'a, T: Model> Pending<'a> for UpdateWrite<T> {
@@ -424,11 +447,13 @@ impl<'a, T: Model> Pending<'a> for UpdateWrite<T> {
             filter,
             update,
             many,
+            upsert,
         } = *self;
         let op = match many {
             true => odm.update_many(filter, update),
             false => odm.update_one(filter, update),
-        };
+        }
+        .upsert(upsert);
         let op = in_session!(op, session);
         Box::pin(async move { op.await.map(updated) })
     }

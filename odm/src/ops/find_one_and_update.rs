@@ -71,6 +71,20 @@ impl<'a, T: Model> FindOneAndUpdate<'a, T> {
         self
     }
 
+    /// Attaches `comment` to the `findAndModify` (the profiler, the server's log and
+    /// `currentOp` show it); the ODM's own commands for the write carry none.
+    pub fn comment(mut self, comment: impl Into<bson::Bson>) -> Self {
+        self.options.comment = Some(comment.into());
+        self
+    }
+
+    /// Lets the `findAndModify` store a document the collection's validator would refuse
+    /// (`bypassDocumentValidation`); the ODM's own writes for it are validated as always.
+    pub fn bypass_document_validation(mut self, yes: bool) -> Self {
+        self.options.bypass_document_validation = Some(yes);
+        self
+    }
+
     /// Runs inside the caller's session.
     pub fn session(mut self, session: &'a mut ClientSession) -> Self {
         self.session = Some(session);
