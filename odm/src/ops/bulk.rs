@@ -112,7 +112,7 @@ impl<'a> Bulk<'a> {
                 kind: Statements::Insert,
                 statement,
             }),
-            false => Ok(Item::Maintained(Box::new(InsertWrite(doc)))),
+            false => Ok(Item::Maintained(Box::new(Typed::Insert(doc)))),
         };
         self.push(item)
     }
@@ -147,7 +147,7 @@ impl<'a> Bulk<'a> {
                 kind: Statements::Update,
                 statement,
             }),
-            false => Ok(Item::Maintained(Box::new(UpdateWrite {
+            false => Ok(Item::Maintained(Box::new(Typed::Update {
                 filter,
                 update,
                 many,
@@ -166,7 +166,7 @@ impl<'a> Bulk<'a> {
                 kind: Statements::Update,
                 statement,
             }),
-            false => Ok(Item::Maintained(Box::new(ReplaceWrite(doc)))),
+            false => Ok(Item::Maintained(Box::new(Typed::Replace(doc)))),
         };
         self.push(item)
     }
@@ -192,7 +192,7 @@ impl<'a> Bulk<'a> {
                     }
                 })
             }
-            false => Ok(Item::Maintained(Box::new(DeleteWrite { filter, many }))),
+            false => Ok(Item::Maintained(Box::new(Typed::Delete { filter, many }))),
         };
         self.push(item)
     }
@@ -395,6 +395,22 @@ fn updated(r: UpdateResult) -> BulkWritten {
     }
 }
 
+/// A queued write of a model the ODM maintains, as the operation that sends it alone.
+enum Typed<'a, T> {
+    Insert(&'a T),
+    Update {
+        filter: Filter<T>,
+        update: Update<T>,
+        many: bool,
+        upsert: bool,
+    },
+    Replace(&'a T),
+    Delete {
+        filter: Filter<T>,
+        many: bool,
+    },
+}
+
 /// The session of a queued write's operation, when the batch has one.
 macro_rules! in_session {
     ($op:expr, $session:expr) => {
@@ -405,9 +421,7 @@ macro_rules! in_session {
     };
 }
 
-struct InsertWrite<'a, T>(&'a T);
-
-impl<'a, T: Model> Pending<'a> for InsertWrite<'a, T> {
+impl<'a, T: Model> Pending<'a> for Typed<'a, T> {
     fn run<'s>(
         self: Box<Self>,
         odm: &'s Odm,
@@ -416,92 +430,49 @@ impl<'a, T: Model> Pending<'a> for InsertWrite<'a, T> {
     where
         'a: 's,
     {
-        let op = in_session!(odm.insert_one(self.0), session);
-        Box::pin(async move {
-            op.await?;
-            Ok(BulkWritten {
-                inserted: 1,
-                ..BulkWritten::default()
-            })
-        })
-    }
-}
-
-struct UpdateWrite<T> {
-    filter: Filter<T>,
-    update: Update<T>,
-    many: bool,
-    upsert: bool,
-}
-
-impl<'a, T: Model> Pending<'a> for UpdateWrite<T> {
-    fn run<'s>(
-        self: Box<Self>,
-        odm: &'s Odm,
-        session: Option<&'s mut ClientSession>,
-    ) -> BoxFuture<'s, Result<BulkWritten>>
-    where
-        'a: 's,
-    {
-        let UpdateWrite {
-            filter,
-            update,
-            many,
-            upsert,
-        } = *self;
-        let op = match many {
-            true => odm.update_many(filter, update),
-            false => odm.update_one(filter, update),
+        match *self {
+            Typed::Insert(doc) => {
+                let op = in_session!(odm.insert_one(doc), session);
+                Box::pin(async move {
+                    op.await?;
+                    Ok(BulkWritten {
+                        inserted: 1,
+                        ..BulkWritten::default()
+                    })
+                })
+            }
+            Typed::Update {
+                filter,
+                update,
+                many,
+                upsert,
+            } => {
+                let op = match many {
+                    true => odm.update_many(filter, update),
+                    false => odm.update_one(filter, update),
+                };
+                let op = in_session!(op.upsert(upsert), session);
+                Box::pin(async move { op.await.map(updated) })
+            }
+            Typed::Replace(doc) => {
+                let op = in_session!(odm.replace_one(doc), session);
+                Box::pin(async move { op.await.map(updated) })
+            }
+            Typed::Delete { filter, many } => {
+                let op = match many {
+                    true => odm.delete_many(filter),
+                    false => odm.delete_one(filter),
+                };
+                let op = in_session!(op, session);
+                Box::pin(async move {
+                    let deleted = op.await?;
+                    Ok(BulkWritten {
+                        deleted,
+                        ..BulkWritten::default()
+                    })
+                })
+            }
         }
-        .upsert(upsert);
-        let op = in_session!(op, session);
-        Box::pin(async move { op.await.map(updated) })
-    }
-}
-
-struct ReplaceWrite<'a, T>(&'a T);
-
-impl<'a, T: Model> Pending<'a> for ReplaceWrite<'a, T> {
-    fn run<'s>(
-        self: Box<Self>,
-        odm: &'s Odm,
-        session: Option<&'s mut ClientSession>,
-    ) -> BoxFuture<'s, Result<BulkWritten>>
-    where
-        'a: 's,
-    {
-        let op = in_session!(odm.replace_one(self.0), session);
-        Box::pin(async move { op.await.map(updated) })
-    }
-}
-
-struct DeleteWrite<T> {
-    filter: Filter<T>,
-    many: bool,
-}
-
-impl<'a, T: Model> Pending<'a> for DeleteWrite<T> {
-    fn run<'s>(
-        self: Box<Self>,
-        odm: &'s Odm,
-        session: Option<&'s mut ClientSession>,
-    ) -> BoxFuture<'s, Result<BulkWritten>>
-    where
-        'a: 's,
-    {
-        let DeleteWrite { filter, many } = *self;
-        let op = match many {
-            true => odm.delete_many(filter),
-            false => odm.delete_one(filter),
-        };
-        let op = in_session!(op, session);
-        Box::pin(async move {
-            let deleted = op.await?;
-            Ok(BulkWritten {
-                deleted,
-                ..BulkWritten::default()
-            })
-        })
     }
 }
 
